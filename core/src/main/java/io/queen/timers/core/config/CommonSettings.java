@@ -1,0 +1,53 @@
+package io.queen.timers.core.config;
+
+import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
+import static io.queen.timers.core.config.ConfigDef.Type.INT;
+import static io.queen.timers.core.config.ConfigDef.Type.PASSWORD;
+import static io.queen.timers.core.config.ConfigDef.Type.STRING;
+import static io.queen.timers.core.config.ConfigDef.between;
+import static io.queen.timers.core.config.ConfigDef.durationBetween;
+import static io.queen.timers.core.config.ConfigDef.nonEmpty;
+
+import java.time.Duration;
+
+/**
+ * Settings every queen-timers process reads. The environment names are part of the interface
+ * (DESIGN.md §9: docker-compose and operators use them).
+ */
+public final class CommonSettings {
+
+    public static final String JDBC_URL = "jdbc.url";
+    public static final String JDBC_USER = "jdbc.user";
+    public static final String JDBC_PASSWORD = "jdbc.password";
+    public static final String JDBC_POOL_SIZE = "jdbc.pool.size";
+    public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap.servers";
+    public static final String AUDIT_TOPIC = "audit.topic";
+    public static final String HTTP_PORT = "http.port";
+    public static final String DB_RETRY_BACKOFF_MAX = "db.retry.backoff.max";
+    public static final String MIGRATE_ON_START = "migrate.on.start";
+
+    /** The default tenant: every topic maps to it unless configured otherwise. */
+    public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
+
+    private CommonSettings() {}
+
+    public static ConfigDef definition() {
+        return new ConfigDef()
+                .define(JDBC_URL, STRING, null, nonEmpty(), "QUEEN_JDBC_URL",
+                        "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=require.")
+                .define(JDBC_USER, STRING, "postgres", null, "QUEEN_JDBC_USER", "Database user.")
+                .define(JDBC_PASSWORD, PASSWORD, "", null, "QUEEN_JDBC_PASSWORD", "Database password. Never logged.")
+                .define(JDBC_POOL_SIZE, INT, "8", between(2, 200), "QUEEN_JDBC_POOL_SIZE",
+                        "Maximum connections in this process's pool (HikariCP maximumPoolSize).")
+                .define(KAFKA_BOOTSTRAP, STRING, null, nonEmpty(), "QUEEN_KAFKA_BOOTSTRAP",
+                        "Kafka bootstrap servers. Every other kafka.* key passes through to the Kafka clients (SASL, TLS).")
+                .define(AUDIT_TOPIC, STRING, "queen.timers.audit", nonEmpty(), "QUEEN_AUDIT_TOPIC",
+                        "Topic the audit relay publishes to (for the default tenant; see tenant.<id>.audit.topic).")
+                .define(HTTP_PORT, INT, "8080", between(0, 65535), "QUEEN_HTTP_PORT",
+                        "Port of /health/live, /health/ready and /metrics; 0 picks a free port, -1 is not allowed.")
+                .define(DB_RETRY_BACKOFF_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
+                        "Longest pause between retries while the database is unreachable (backoff doubles from 100 ms).")
+                .define(MIGRATE_ON_START, ConfigDef.Type.BOOLEAN, "true", null,
+                        "Apply the Flyway migrations at start (safe when several processes start at once).");
+    }
+}

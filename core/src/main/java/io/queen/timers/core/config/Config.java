@@ -1,0 +1,90 @@
+package io.queen.timers.core.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Parsed, validated settings. Built by {@link ConfigDef#parse}; immutable. */
+public final class Config {
+
+    public static final String KAFKA_PREFIX = "kafka.";
+
+    private final ConfigDef def;
+    private final Map<String, Object> values;
+    private final Map<String, String> raw;
+
+    Config(ConfigDef def, Map<String, Object> values, Map<String, String> raw) {
+        this.def = def;
+        this.values = values;
+        this.raw = raw;
+    }
+
+    public String string(String key) {
+        return (String) get(key);
+    }
+
+    public int intValue(String key) {
+        return (Integer) get(key);
+    }
+
+    public long longValue(String key) {
+        return (Long) get(key);
+    }
+
+    public boolean bool(String key) {
+        return (Boolean) get(key);
+    }
+
+    public Duration duration(String key) {
+        return (Duration) get(key);
+    }
+
+    @SuppressWarnings("unchecked")
+    public List<String> list(String key) {
+        return (List<String>) get(key);
+    }
+
+    /** Every {@code kafka.*} setting with the prefix removed: hand it to a Kafka client as is. */
+    public Map<String, Object> kafka() {
+        return withPrefix(KAFKA_PREFIX);
+    }
+
+    /** Undeclared keys under {@code prefix} (per-topic settings, for example), prefix removed. */
+    public Map<String, Object> withPrefix(String prefix) {
+        Map<String, Object> out = new TreeMap<>();
+        raw.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                out.put(k.substring(prefix.length()), v);
+            }
+        });
+        return out;
+    }
+
+    public ConfigDef definition() {
+        return def;
+    }
+
+    private Object get(String key) {
+        if (!values.containsKey(key)) {
+            throw new IllegalArgumentException("setting not defined: " + key);
+        }
+        return values.get(key);
+    }
+
+    /** Values for a log line: passwords and anything under kafka.sasl / ssl passwords are masked. */
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("{");
+        values.forEach((k, v) -> {
+            boolean secret = def.key(k).type() == ConfigDef.Type.PASSWORD;
+            sb.append(k).append('=').append(secret ? "***" : v).append(", ");
+        });
+        kafka().forEach((k, v) -> sb.append(KAFKA_PREFIX).append(k).append('=')
+                .append(k.contains("password") || k.contains("jaas") || k.contains("secret") ? "***" : v).append(", "));
+        if (sb.length() > 1) {
+            sb.setLength(sb.length() - 2);
+        }
+        return sb.append('}').toString();
+    }
+}

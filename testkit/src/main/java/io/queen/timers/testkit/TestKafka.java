@@ -1,0 +1,109 @@
+package io.queen.timers.testkit;
+
+import io.queen.timers.embedded.EmbeddedKafkaBroker;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.testcontainers.kafka.KafkaContainer;
+
+/**
+ * The one Kafka broker of this test JVM, found in this order: {@code QUEEN_TEST_KAFKA} (bootstrap
+ * servers), Testcontainers {@code apache/kafka} when a Docker engine answers, else an in-process
+ * single-node KRaft broker ({@link EmbeddedKafkaBroker}). Tests isolate by topic: {@link #newTopic}.
+ */
+public final class TestKafka {
+
+    public enum Origin { ENV, TESTCONTAINERS, EMBEDDED }
+
+    private static final AtomicInteger COUNTER = new AtomicInteger();
+    private static String bootstrap;
+    private static Origin origin;
+
+    private TestKafka() {}
+
+    public static synchronized String bootstrapServers() {
+        if (bootstrap == null) {
+            String env = System.getenv("QUEEN_TEST_KAFKA");
+            if (env != null && !env.isBlank()) {
+                bootstrap = env;
+                origin = Origin.ENV;
+            } else if (Docker.available()) {
+                KafkaContainer kafka = new KafkaContainer("apache/kafka:4.1.0");
+                kafka.start();
+                Runtime.getRuntime().addShutdownHook(new Thread(kafka::stop, "testkit-kafka-stop"));
+                bootstrap = kafka.getBootstrapServers();
+                origin = Origin.TESTCONTAINERS;
+            } else {
+                EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
+                Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "testkit-kafka-stop"));
+                bootstrap = broker.bootstrapServers();
+                origin = Origin.EMBEDDED;
+            }
+            System.out.println("[queen-testkit] Kafka: " + origin + " " + bootstrap);
+        }
+        return bootstrap;
+    }
+
+    public static synchronized Origin origin() {
+        bootstrapServers();
+        return origin;
+    }
+
+    /** Creates a topic no other test uses, with {@code partitions} partitions, and returns its name. */
+    public static String newTopic(String prefix, int partitions) {
+        String name = prefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9._-]", "-") + "-" + COUNTER.incrementAndGet()
+                + "-" + UUID.randomUUID().toString().substring(0, 8);
+        createTopic(name, partitions);
+        return name;
+    }
+
+    public static void createTopic(String name, int partitions) {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot create topic " + name + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static Admin admin() {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()));
+    }
+
+    /** Byte-array producer settings: acks=all, idempotent. */
+    public static Map<String, Object> producerProps() {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        return p;
+    }
+
+    /** Byte-array consumer settings reading from the earliest offset. */
+    public static Map<String, Object> consumerProps(String groupId) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return p;
+    }
+}
