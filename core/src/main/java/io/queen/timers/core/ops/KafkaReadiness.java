@@ -1,0 +1,60 @@
+package io.queen.timers.core.ops;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+
+/**
+ * Ready when the Kafka cluster answers {@code describeCluster} within a short timeout. One Admin
+ * client per process, opened with the same {@code kafka.*} settings as the other clients (SASL/TLS),
+ * closed with the process.
+ */
+public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
+
+    private final Admin admin;
+    private final Duration timeout;
+
+    /** @param kafkaProps the process's Kafka client settings ({@code Config.kafka()}), bootstrap included */
+    public KafkaReadiness(Map<String, Object> kafkaProps, Duration timeout) {
+        Map<String, Object> props = new HashMap<>(kafkaProps);
+        int ms = (int) timeout.toMillis();
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ms);
+        props.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "queen-timers-readiness");
+        this.admin = Admin.create(props);
+        this.timeout = timeout;
+    }
+
+    @Override
+    public String name() {
+        return "kafka";
+    }
+
+    @Override
+    public Optional<String> problem() {
+        try {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) timeout.toMillis()))
+                    .clusterId().get(timeout.toMillis() + 500, TimeUnit.MILLISECONDS);
+            return Optional.empty();
+        } catch (ExecutionException e) {
+            return Optional.of("unreachable: " + e.getCause().getMessage());
+        } catch (TimeoutException e) {
+            return Optional.of("no answer within " + timeout.toMillis() + " ms");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("interrupted");
+        }
+    }
+
+    @Override
+    public void close() {
+        admin.close(Duration.ofSeconds(2));
+    }
+}
