@@ -56,6 +56,19 @@ public final class ConfigDef {
         return this;
     }
 
+    /** A definition with only the named keys of this one (a tool that needs the database but not Kafka, say). */
+    public ConfigDef select(String... names) {
+        ConfigDef out = new ConfigDef();
+        for (String n : names) {
+            Key k = keys.get(n);
+            if (k == null) {
+                throw new IllegalArgumentException("setting not defined: " + n);
+            }
+            out.define(k.name(), k.type(), k.defaultValue(), k.validator(), k.env(), k.doc());
+        }
+        return out;
+    }
+
     public Collection<Key> keys() {
         return Collections.unmodifiableCollection(keys.values());
     }

@@ -1,0 +1,35 @@
+package io.queen.timers.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** Produces one cancel command. */
+@Command(name = "cancel", mixinStandardHelpOptions = true,
+        description = {"Publish one cancel command to the command topic.",
+            "The verdict is cancelled, too_late (being fired right now) or absent (no longer pending:",
+            "it may already have been delivered; `queen-timers find` asks the log)."},
+        footer = {"", "Example:", "  queen-timers cancel -q orders.reminders -k order-42"})
+final class CancelCommand implements Callable<Integer> {
+
+    @ParentCommand QueenTimers root;
+    @Spec CommandSpec spec;
+    @Mixin CommandTarget target;
+    @Mixin KafkaOptions kafka;
+    @Mixin Output output;
+
+    @Override
+    public Integer call() {
+        ObjectNode cmd = Output.mapper().createObjectNode();
+        cmd.put("op", "cancel");
+        cmd.put("queue", target.queue);
+        cmd.put("timerKey", target.timerKey);
+        return ScheduleCommand.Sent.print(root, spec, output, kafka, target, "cancel",
+                Output.toJson(cmd).getBytes(StandardCharsets.UTF_8), "");
+    }
+}

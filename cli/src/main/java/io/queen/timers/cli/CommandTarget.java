@@ -1,0 +1,38 @@
+package io.queen.timers.cli;
+
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** Which timer a command is about, and the command topic it goes to. */
+public final class CommandTarget {
+
+    static final String DEFAULT_COMMAND_TOPIC = "queen.timers.commands";
+
+    @Option(names = {"-q", "--queue"}, required = true, paramLabel = "QUEUE", description = "Destination queue, e.g. orders.reminders.")
+    String queue;
+
+    @Option(names = {"-k", "--key"}, required = true, paramLabel = "TIMER_KEY", description = "The timer's key within the queue.")
+    String timerKey;
+
+    @Option(names = {"-t", "--topic"}, paramLabel = "TOPIC",
+            description = "Command topic (else the first of QUEEN_COMMAND_TOPICS, else " + DEFAULT_COMMAND_TOPIC + ").")
+    String topic;
+
+    String topic(Map<String, String> env) {
+        if (topic != null) {
+            return topic;
+        }
+        String topics = env.get("QUEEN_COMMAND_TOPICS");
+        if (topics != null && !topics.isBlank()) {
+            List<String> list = List.of(topics.split(","));
+            return list.get(0).trim();
+        }
+        return DEFAULT_COMMAND_TOPIC;
+    }
+
+    /** The record key every command for this timer carries (DESIGN.md §3.3). */
+    String recordKey() {
+        return queue + "/" + timerKey;
+    }
+}

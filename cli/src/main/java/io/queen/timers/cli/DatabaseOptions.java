@@ -1,0 +1,55 @@
+package io.queen.timers.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.db.DataSources;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/**
+ * How an operator tool finds the database: the same properties file and environment variables as
+ * the services ({@code --config}, {@code QUEEN_JDBC_URL}, ...), and flags on top of both.
+ */
+public final class DatabaseOptions {
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file with the services' keys (jdbc.url, ...).")
+    Path config;
+
+    @Option(names = "--jdbc-url", paramLabel = "URL", description = "PostgreSQL JDBC URL (else jdbc.url / QUEEN_JDBC_URL).")
+    String jdbcUrl;
+
+    @Option(names = "--jdbc-user", paramLabel = "USER", description = "Database user (else jdbc.user / QUEEN_JDBC_USER, default postgres).")
+    String jdbcUser;
+
+    @Option(names = "--jdbc-password", paramLabel = "PASSWORD",
+            description = "Database password (prefer QUEEN_JDBC_PASSWORD: a flag shows in the process list).")
+    String jdbcPassword;
+
+    /** The database settings: file, then environment, then these flags. */
+    public Config settings(Map<String, String> env) {
+        ConfigDef def = CommonSettings.definition().select(
+                CommonSettings.JDBC_URL, CommonSettings.JDBC_USER, CommonSettings.JDBC_PASSWORD, CommonSettings.JDBC_POOL_SIZE);
+        Map<String, String> merged = new HashMap<>(env);
+        put(merged, def, CommonSettings.JDBC_URL, jdbcUrl);
+        put(merged, def, CommonSettings.JDBC_USER, jdbcUser);
+        put(merged, def, CommonSettings.JDBC_PASSWORD, jdbcPassword);
+        // migrate holds one connection for its advisory lock while Flyway uses up to two more
+        merged.putIfAbsent(def.key(CommonSettings.JDBC_POOL_SIZE).env(), "4");
+        return ConfigLoader.load(def, config, merged);
+    }
+
+    public HikariDataSource open(Map<String, String> env, String poolName) {
+        return DataSources.create(settings(env), poolName);
+    }
+
+    static void put(Map<String, String> env, ConfigDef def, String key, String flag) {
+        if (flag != null) {
+            env.put(def.key(key).env(), flag);
+        }
+    }
+}

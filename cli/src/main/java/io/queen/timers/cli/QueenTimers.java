@@ -1,0 +1,82 @@
+package io.queen.timers.cli;
+
+import io.queen.timers.cli.local.LocalCommand;
+import java.io.PrintWriter;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The one launcher: {@code java -jar queen-timers.jar <subcommand>}. The services ({@code bridge},
+ * {@code sweeper}), the embedded stack ({@code local}) and the operator tools share it so that an
+ * operator has one thing to install and one {@code --help} to read.
+ *
+ * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
+ * {@code find}), 130 interrupted.
+ */
+@Command(name = "queen-timers",
+        mixinStandardHelpOptions = true,
+        versionProvider = Version.class,
+        description = "Kafka-fronted timers for the Queen message log on PostgreSQL.",
+        subcommands = {
+            BridgeCommand.class,
+            SweeperCommand.class,
+            LocalCommand.class,
+            ScheduleCommand.class,
+            CancelCommand.class,
+            PeekCommand.class,
+            ListCommand.class,
+            FindCommand.class,
+            TailCommand.class,
+            MigrateCommand.class,
+            ConfigDocsCommand.class,
+            CommandLine.HelpCommand.class,
+        })
+public final class QueenTimers implements Runnable {
+
+    public static final int EXIT_NOT_FOUND = 3;
+
+    private final Map<String, String> env;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--stacktrace", description = "On an error, print the whole stack trace instead of one line.")
+    boolean stacktrace;
+
+    public QueenTimers() {
+        this(System.getenv());
+    }
+
+    /** @param env the environment the settings are read from (the process's, or a test's own). */
+    public QueenTimers(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine(new QueenTimers(), new PrintWriter(System.out, true), new PrintWriter(System.err, true)).execute(args));
+    }
+
+    /** The launcher with its error handling, writing to {@code out} and {@code err}: what main runs, and what tests run. */
+    public static CommandLine commandLine(QueenTimers root, PrintWriter out, PrintWriter err) {
+        Errors errors = new Errors(root);
+        return new CommandLine(root)
+                .setOut(out)
+                .setErr(err)
+                .setExecutionExceptionHandler(errors)
+                .setParameterExceptionHandler(errors)
+                .setCaseInsensitiveEnumValuesAllowed(true);
+    }
+
+    Map<String, String> env() {
+        return env;
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}

@@ -1,0 +1,126 @@
+package io.queen.timers.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.core.config.ConfigDef;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** Produces one schedule (or reschedule) command. The verdict arrives on the audit topic. */
+@Command(name = "schedule", mixinStandardHelpOptions = true,
+        description = {"Publish one schedule (or --reschedule) command to the command topic.",
+            "The bridge's verdict (scheduled, rescheduled, too_late, rejected) is published on the audit topic."},
+        footer = {"", "Example:",
+            "  queen-timers schedule -q orders.reminders -k order-42 --delay 30s --payload '{\"orderId\":42}'"})
+final class ScheduleCommand implements Callable<Integer> {
+
+    static final class When {
+        @Option(names = "--delay", paramLabel = "DURATION", description = "Fire this long after the record's timestamp: 500ms, 30s, 10m, 2h, 7d.")
+        String delay;
+
+        @Option(names = "--at", paramLabel = "INSTANT", description = "Fire at this ISO-8601 instant with offset, e.g. 2026-12-24T18:00:00+01:00.")
+        String at;
+    }
+
+    @ParentCommand QueenTimers root;
+    @Spec CommandSpec spec;
+    @Mixin CommandTarget target;
+    @Mixin KafkaOptions kafka;
+    @Mixin Output output;
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    When when;
+
+    @Option(names = "--txn", paramLabel = "TXN", description = "Transaction id the fired message carries (default: the timer key).")
+    String txn;
+
+    @Option(names = {"-p", "--payload"}, paramLabel = "JSON", defaultValue = "{}", description = "The message payload, any JSON value (default: ${DEFAULT-VALUE}).")
+    String payload;
+
+    @Option(names = "--partition", paramLabel = "NAME", description = "Destination partition of the queue (default: Default).")
+    String partition;
+
+    @Option(names = "--reschedule", description = "Send op=reschedule (same upsert; the audit verdict says rescheduled).")
+    boolean reschedule;
+
+    @Override
+    public Integer call() {
+        ObjectNode cmd = Output.mapper().createObjectNode();
+        String op = reschedule ? "reschedule" : "schedule";
+        cmd.put("op", op);
+        cmd.put("queue", target.queue);
+        cmd.put("timerKey", target.timerKey);
+        if (partition != null) {
+            cmd.put("partition", partition);
+        }
+        String whenText;
+        if (when.delay != null) {
+            Duration d;
+            try {
+                d = ConfigDef.parseDuration(when.delay);
+            } catch (RuntimeException e) {
+                throw new UserError("--delay '" + when.delay + "': " + e.getMessage());
+            }
+            cmd.put("delayMs", d.toMillis());
+            whenText = "in " + when.delay;
+        } else {
+            try {
+                OffsetDateTime.parse(when.at);
+            } catch (DateTimeParseException e) {
+                throw new UserError("--at '" + when.at + "' is not an ISO-8601 instant with offset (e.g. 2026-12-24T18:00:00Z)");
+            }
+            cmd.put("deliverAt", when.at);
+            whenText = "at " + when.at;
+        }
+        String effectiveTxn = txn == null ? target.timerKey : txn;
+        cmd.put("txn", effectiveTxn);
+        cmd.set("payload", parsePayload(payload));
+        return Sent.print(root, spec, output, kafka, target, op, Output.toJson(cmd).getBytes(StandardCharsets.UTF_8),
+                whenText + ", txn " + effectiveTxn);
+    }
+
+    static JsonNode parsePayload(String text) {
+        try {
+            return Output.mapper().readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new UserError("--payload is not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    /** Sends and prints where the record went. */
+    static final class Sent {
+        private Sent() {}
+
+        static int print(QueenTimers root, CommandSpec spec, Output output, KafkaOptions kafka, CommandTarget target,
+                         String op, byte[] value, String detail) {
+            String topic = target.topic(root.env());
+            RecordMetadata md = Producing.send(kafka.clientProps(root.env()), topic, target.recordKey(), value);
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("op", op);
+            f.put("queue", target.queue);
+            f.put("timerKey", target.timerKey);
+            f.put("topic", md.topic());
+            f.put("partition", md.partition());
+            f.put("offset", md.offset());
+            output.print(spec.commandLine().getOut(),
+                    "sent " + op + " " + target.recordKey() + (detail.isEmpty() ? "" : " (" + detail + ")")
+                            + " to " + md.topic() + "[" + md.partition() + "]@" + md.offset()
+                            + "; the verdict comes on the audit topic", f);
+            return 0;
+        }
+    }
+}

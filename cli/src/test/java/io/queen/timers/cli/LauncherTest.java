@@ -1,0 +1,49 @@
+package io.queen.timers.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The launcher's shape: one command, every subcommand has --help, mistakes are one line. */
+class LauncherTest {
+
+    static final List<String> SUBCOMMANDS = List.of(
+            "bridge", "sweeper", "local", "schedule", "cancel", "peek", "list", "find", "tail", "migrate");
+
+    @Test
+    void everySubcommandAnswersHelp() {
+        for (String sub : SUBCOMMANDS) {
+            Cli r = Cli.run(sub, "--help");
+            assertThat(r.exitCode()).as(sub).isZero();
+            assertThat(r.out()).as(sub).contains("Usage: queen-timers " + sub);
+        }
+        Cli top = Cli.run("--help");
+        assertThat(top.exitCode()).isZero();
+        assertThat(top.out()).contains(SUBCOMMANDS);
+    }
+
+    @Test
+    void anUnknownOptionIsOneLineAndExitCode2() {
+        Cli r = Cli.run("peek", "--no-such-option");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err()).startsWith("error: Unknown option: '--no-such-option'");
+        assertThat(r.err().lines()).hasSize(2).last().asString().contains("queen-timers peek --help");
+    }
+
+    @Test
+    void aMissingRequiredSettingIsOneLineWithoutAStackTrace() {
+        Cli r = Cli.run("migrate");
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).startsWith("error: missing required setting jdbc.url (env QUEEN_JDBC_URL)");
+        assertThat(r.err().lines()).hasSize(1);
+        assertThat(r.err()).doesNotContain("\tat ");
+    }
+
+    @Test
+    void configDocsListsEveryKeyWithItsEnvironmentName() {
+        Cli r = Cli.run("config-docs");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out()).contains("| `jdbc.url` |", "`QUEEN_JDBC_URL`", "`QUEEN_KAFKA_BOOTSTRAP`", "`QUEEN_HTTP_PORT`");
+    }
+}
