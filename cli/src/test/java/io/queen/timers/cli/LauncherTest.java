@@ -46,4 +46,13 @@ class LauncherTest {
         assertThat(r.exitCode()).isZero();
         assertThat(r.out()).contains("| `jdbc.url` |", "`QUEEN_JDBC_URL`", "`QUEEN_KAFKA_BOOTSTRAP`", "`QUEEN_HTTP_PORT`");
     }
+
+    @Test
+    void theShippedLogbackConfigurationIsWellFormedXml() throws Exception {
+        // tests run with the testkit's logback-test.xml, so the jar's own file is parsed here
+        try (var in = QueenTimers.class.getResourceAsStream("/logback.xml")) {
+            assertThat(in).isNotNull();
+            javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(in);
+        }
+    }
 }
