@@ -1,7 +1,6 @@
 package io.queen.timers.cli;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.charset.StandardCharsets;
+import io.queen.timers.bridge.wire.CommandJson;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,11 +24,7 @@ final class CancelCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ObjectNode cmd = Output.mapper().createObjectNode();
-        cmd.put("op", "cancel");
-        cmd.put("queue", target.queue);
-        cmd.put("timerKey", target.timerKey);
         return ScheduleCommand.Sent.print(root, spec, output, kafka, target, "cancel",
-                Output.toJson(cmd).getBytes(StandardCharsets.UTF_8), "");
+                CommandJson.cancel(target.queue, target.timerKey), "");
     }
 }

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import java.io.PrintWriter;
@@ -23,6 +24,7 @@ final class ConfigDocsCommand implements Callable<Integer> {
     static Map<String, ConfigDef> definitions() {
         Map<String, ConfigDef> defs = new LinkedHashMap<>();
         defs.put("all", CommonSettings.definition());
+        defs.put("bridge, sweeper (audit relay)", AuditSettings.definition());
         return defs;
     }
 

@@ -2,10 +2,10 @@ package io.queen.timers.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.bridge.wire.Op;
 import io.queen.timers.core.config.ConfigDef;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
@@ -59,38 +59,29 @@ final class ScheduleCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ObjectNode cmd = Output.mapper().createObjectNode();
-        String op = reschedule ? "reschedule" : "schedule";
-        cmd.put("op", op);
-        cmd.put("queue", target.queue);
-        cmd.put("timerKey", target.timerKey);
-        if (partition != null) {
-            cmd.put("partition", partition);
-        }
+        Op op = reschedule ? Op.RESCHEDULE : Op.SCHEDULE;
+        Long delayMs = null;
+        Instant deliverAt = null;
         String whenText;
         if (when.delay != null) {
-            Duration d;
             try {
-                d = ConfigDef.parseDuration(when.delay);
+                delayMs = ConfigDef.parseDuration(when.delay).toMillis();
             } catch (RuntimeException e) {
                 throw new UserError("--delay '" + when.delay + "': " + e.getMessage());
             }
-            cmd.put("delayMs", d.toMillis());
             whenText = "in " + when.delay;
         } else {
             try {
-                OffsetDateTime.parse(when.at);
+                deliverAt = OffsetDateTime.parse(when.at).toInstant();
             } catch (DateTimeParseException e) {
                 throw new UserError("--at '" + when.at + "' is not an ISO-8601 instant with offset (e.g. 2026-12-24T18:00:00Z)");
             }
-            cmd.put("deliverAt", when.at);
             whenText = "at " + when.at;
         }
         String effectiveTxn = txn == null ? target.timerKey : txn;
-        cmd.put("txn", effectiveTxn);
-        cmd.set("payload", parsePayload(payload));
-        return Sent.print(root, spec, output, kafka, target, op, Output.toJson(cmd).getBytes(StandardCharsets.UTF_8),
-                whenText + ", txn " + effectiveTxn);
+        parsePayload(payload);
+        byte[] value = CommandJson.encode(op, target.queue, target.timerKey, partition, delayMs, deliverAt, effectiveTxn, payload);
+        return Sent.print(root, spec, output, kafka, target, op.wireName(), value, whenText + ", txn " + effectiveTxn);
     }
 
     static JsonNode parsePayload(String text) {
