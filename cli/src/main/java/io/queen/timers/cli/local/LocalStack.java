@@ -1,0 +1,179 @@
+package io.queen.timers.cli.local;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.embedded.EmbeddedKafkaBroker;
+import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.sql.Migrations;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole product in one JVM: a Kafka broker, a PostgreSQL server (or the one a JDBC URL names),
+ * the schema, the two topics, the bridge and the sweeper (each with its audit relay and its
+ * /health and /metrics port). Closing stops them in reverse order.
+ */
+final class LocalStack implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocalStack.class);
+
+    /** Where things listen, for the banner and for a second terminal. */
+    record Endpoints(String bootstrap, String jdbcUrl, String jdbcUser, String commandTopic, String auditTopic,
+                     int bridgeHttpPort, int sweeperHttpPort, String pgData, String kafkaData) {}
+
+    /** What to start. {@code dataDir} null = temporary directories, removed on close. */
+    record Plan(Path dataDir, int kafkaPort, int pgPort, String externalJdbcUrl, String jdbcUser, String jdbcPassword,
+                int bridgeHttpPort, int sweeperHttpPort, String commandTopic, String auditTopic) {}
+
+    private final Deque<AutoCloseable> started = new ArrayDeque<>();
+    private Endpoints endpoints;
+    private Map<String, String> serviceEnv;
+
+    private LocalStack() {}
+
+    static LocalStack start(Plan plan) {
+        LocalStack stack = new LocalStack();
+        try {
+            stack.startAll(plan);
+            return stack;
+        } catch (RuntimeException e) {
+            stack.close();
+            throw e;
+        }
+    }
+
+    private void startAll(Plan plan) {
+        Ports.requireFree(plan.kafkaPort(), "--kafka-port");
+        if (plan.externalJdbcUrl() == null) {
+            Ports.requireFree(plan.pgPort(), "--pg-port");
+        }
+        Ports.requireFree(plan.bridgeHttpPort(), "--http-port");
+        Ports.requireFree(plan.sweeperHttpPort(), "--http-port");
+
+        String jdbcUrl;
+        String user;
+        String password;
+        String pgData;
+        if (plan.externalJdbcUrl() != null) {
+            jdbcUrl = plan.externalJdbcUrl();
+            user = plan.jdbcUser();
+            password = plan.jdbcPassword();
+            pgData = "(external)";
+        } else {
+            Path dir = plan.dataDir() == null ? null : plan.dataDir().resolve("pg");
+            EmbeddedPostgresServer pg = EmbeddedPostgresServer.start(dir, plan.pgPort(),
+                    dir == null ? EmbeddedPostgresServer.Durability.RELAXED : EmbeddedPostgresServer.Durability.DURABLE);
+            started.push(pg);
+            jdbcUrl = pg.jdbcUrl("postgres");
+            user = EmbeddedPostgresServer.USER;
+            password = "";
+            pgData = dir == null ? "(temporary)" : dir.toString();
+        }
+
+        EmbeddedKafkaBroker kafka;
+        String kafkaData;
+        if (plan.dataDir() == null) {
+            kafka = EmbeddedKafkaBroker.start(tempDir("queen-local-kafka-"), plan.kafkaPort(), true);
+            kafkaData = "(temporary)";
+        } else {
+            Path dir = plan.dataDir().resolve("kafka");
+            kafka = EmbeddedKafkaBroker.start(dir, plan.kafkaPort(), false);
+            kafkaData = dir.toString();
+        }
+        started.push(kafka);
+
+        try (HikariDataSource ds = dataSource(jdbcUrl, user, password)) {
+            Migrations.migrate(ds);
+        }
+        createTopics(kafka.bootstrapServers(), plan.commandTopic(), plan.auditTopic());
+
+        int bridgePort = plan.bridgeHttpPort() == 0 ? Ports.free() : plan.bridgeHttpPort();
+        int sweeperPort = plan.sweeperHttpPort() == 0 ? Ports.free() : plan.sweeperHttpPort();
+        serviceEnv = new HashMap<>();
+        serviceEnv.put("QUEEN_JDBC_URL", jdbcUrl);
+        serviceEnv.put("QUEEN_JDBC_USER", user);
+        serviceEnv.put("QUEEN_JDBC_PASSWORD", password == null ? "" : password);
+        serviceEnv.put("QUEEN_KAFKA_BOOTSTRAP", kafka.bootstrapServers());
+        serviceEnv.put("QUEEN_COMMAND_TOPICS", plan.commandTopic());
+        serviceEnv.put("QUEEN_AUDIT_TOPIC", plan.auditTopic());
+        serviceEnv.put("QUEEN_MIGRATE_ON_START", "false");
+
+        Map<String, String> bridgeEnv = new HashMap<>(serviceEnv);
+        bridgeEnv.put("QUEEN_HTTP_PORT", Integer.toString(bridgePort));
+        started.push(Services.bridge(bridgeEnv));
+        Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
+        sweeperEnv.put("QUEEN_HTTP_PORT", Integer.toString(sweeperPort));
+        started.push(Services.sweeper(sweeperEnv));
+
+        endpoints = new Endpoints(kafka.bootstrapServers(), jdbcUrl, user, plan.commandTopic(), plan.auditTopic(),
+                bridgePort, sweeperPort, pgData, kafkaData);
+    }
+
+    Endpoints endpoints() {
+        return endpoints;
+    }
+
+    /** A small pool on the stack's database, closed with the stack (for reading the log back). */
+    HikariDataSource newDataSource() {
+        HikariDataSource ds = dataSource(serviceEnv.get("QUEEN_JDBC_URL"), serviceEnv.get("QUEEN_JDBC_USER"),
+                serviceEnv.get("QUEEN_JDBC_PASSWORD"));
+        started.push(ds);
+        return ds;
+    }
+
+    @Override
+    public synchronized void close() {
+        while (!started.isEmpty()) {
+            AutoCloseable c = started.pop();
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.warn("stopping {} failed: {}", c.getClass().getSimpleName(), e.toString());
+            }
+        }
+    }
+
+    private static HikariDataSource dataSource(String url, String user, String password) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(url);
+        c.setUsername(user);
+        c.setPassword(password);
+        c.setMaximumPoolSize(4);
+        c.setMinimumIdle(0);
+        c.setPoolName("queen-local");
+        return new HikariDataSource(c);
+    }
+
+    private static void createTopics(String bootstrap, String... topics) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            Set<String> existing = admin.listTopics().names().get();
+            List<NewTopic> missing = java.util.Arrays.stream(topics).distinct().filter(t -> !existing.contains(t))
+                    .map(t -> new NewTopic(t, 1, (short) 1)).toList();
+            admin.createTopics(missing).all().get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot create topics: " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+
+    private static Path tempDir(String prefix) {
+        try {
+            return java.nio.file.Files.createTempDirectory(prefix);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
