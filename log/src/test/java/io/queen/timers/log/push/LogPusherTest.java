@@ -176,6 +176,39 @@ class LogPusherTest {
         assertThat(out.get(2).createdAt()).isAfterOrEqualTo(out.get(0).createdAt());
     }
 
+    /** Without the ascending pre-lock, appending in these shuffled list orders deadlocks (40P01). */
+    @Test
+    void pushAllInShuffledOrdersNeverDeadlocks() throws Exception {
+        DataSource pool = db.newDataSource(4);
+        LogPusher pusher = new LogPusher(pool);
+        List<Destination> dests = IntStream.range(0, 5).mapToObj(i -> new Destination(TENANT, "shuffle.q" + i, "Default")).toList();
+        ConcurrentLinkedQueue<Appended> results = new ConcurrentLinkedQueue<>();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                done.add(threads.submit(() -> {
+                    while (System.nanoTime() < until) {
+                        List<Destination> order = new ArrayList<>(dests);
+                        java.util.Collections.shuffle(order);
+                        results.addAll(pusher.pushAll(order.stream().map(d -> new SegmentPush(d, segment("s", 1))).toList()));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(30, TimeUnit.SECONDS); // a deadlock surfaces here as an ExecutionException (40P01)
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        for (Destination d : dests) {
+            List<Long> offsets = results.stream().filter(a -> a.destination().equals(d)).map(Appended::baseOffset).sorted().toList();
+            assertThat(offsets).isEqualTo(java.util.stream.LongStream.range(0, offsets.size()).boxed().toList());
+        }
+    }
+
     @Test
     void lockReturnsOnlyPartitionsThatStillExistAndPushReprovisionsADeletedOne() throws Exception {
         LogPusher pusher = new LogPusher(db.dataSource());
