@@ -1,12 +1,43 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.bridge.BridgeMain;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigLoader;
+import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
-@Command(name = "bridge", mixinStandardHelpOptions = true, description = "(pending integration)")
+/** {@code queen-timers bridge}: consume commands from Kafka into queen.log_timers until stopped. */
+@Command(name = "bridge", mixinStandardHelpOptions = true,
+        description = {"Run a bridge: Kafka commands -> queen.log_timers, verdicts to the audit outbox.",
+            "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
+            "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class BridgeCommand implements Callable<Integer> {
+
+    @ParentCommand QueenTimers root;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file (optional; the environment overrides it).")
+    Path config;
+
     @Override
     public Integer call() {
-        throw new UserError("bridge: not integrated yet");
+        Config c = ConfigLoader.load(BridgeSettings.definition(), config, root.env());
+        return Hosting.runUntilStopped(start(c));
+    }
+
+    static ServiceHost start(Config config) {
+        return ServiceHost.start("bridge", config, (cfg, registry) -> {
+            BridgeMain bridge = BridgeMain.start(cfg, registry);
+            return new ServiceHost.Running(bridge.readinessChecks(), bridge::awaitTermination, bridge);
+        });
+    }
+
+    /** The local stack's way in: settings given as environment variables. */
+    static ServiceHost start(Map<String, String> env) {
+        return start(ConfigLoader.load(BridgeSettings.definition(), null, env));
     }
 }

@@ -2,6 +2,7 @@ package io.queen.timers.cli.local;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.cli.Services;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.sql.Migrations;
