@@ -14,9 +14,12 @@ final class Hosting {
         Thread hook = new Thread(host::close, "queen-" + host.name() + "-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         LOG.info("{} running; /health/live, /health/ready, /metrics on port {}", host.name(), host.httpPort());
+        boolean interrupted = false;
         try {
             host.awaitTermination();
         } finally {
+            // an interrupt asks for a stop; the stop itself (joins, pool shutdown) must not see it
+            interrupted = Thread.interrupted();
             host.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -25,6 +28,9 @@ final class Hosting {
             }
         }
         LOG.info("{} stopped", host.name());
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         return 0;
     }
 }

@@ -37,14 +37,14 @@ public final class DatabaseReadiness implements ReadinessCheck {
                 return Optional.of("connection did not answer within " + VALID_TIMEOUT_SECONDS + " s");
             }
         } catch (SQLException e) {
-            return Optional.of("unreachable: " + e.getMessage());
+            return Optional.of("unreachable: " + firstLine(e.getMessage()));
         }
         if (!schemaCurrent) {
             int pending;
             try {
                 pending = Migrations.pendingCount(dataSource);
             } catch (RuntimeException e) {
-                return Optional.of("cannot read the schema version: " + e.getMessage());
+                return Optional.of("cannot read the schema version: " + firstLine(e.getMessage()));
             }
             if (pending > 0) {
                 return Optional.of(pending + " migration(s) pending: run `queen-timers migrate` or set migrate.on.start=true");
@@ -52,5 +52,13 @@ public final class DatabaseReadiness implements ReadinessCheck {
             schemaCurrent = true;
         }
         return Optional.empty();
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "no message";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl).trim();
     }
 }

@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * The checks every service's /health/ready has in common: the database (reachable, schema current)
  * and Kafka (reachable), built from the process's own settings. The database is probed through a
- * pool of one connection of its own, so a service whose pool is exhausted by work still answers
+ * pool of two connections of its own (Flyway reads the schema version with two), so a service whose pool is exhausted by work still answers
  * its probe, and a probe never takes a connection the work needs.
  */
 public final class StandardReadiness implements AutoCloseable {
@@ -26,7 +26,7 @@ public final class StandardReadiness implements AutoCloseable {
         c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
         c.setUsername(config.string(CommonSettings.JDBC_USER));
         c.setPassword(config.string(CommonSettings.JDBC_PASSWORD));
-        c.setMaximumPoolSize(1);
+        c.setMaximumPoolSize(2); // Flyway's info() holds two connections at once
         c.setMinimumIdle(0);
         c.setConnectionTimeout(2_000);
         c.setInitializationFailTimeout(-1);

@@ -1,0 +1,104 @@
+package io.queen.timers.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The {@code bridge} and {@code sweeper} subcommands as an operator runs them (settings from the
+ * environment), scraped as a monitoring system would: /health/live, /health/ready, /metrics.
+ */
+class ServiceCommandsTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    @Test
+    void bridgeServesHealthAndItsMetricsAndStopsOnInterrupt() throws Exception {
+        String commands = TestKafka.newTopic("ops-commands", 1);
+        String audit = TestKafka.newTopic("ops-audit", 1);
+        int port = Http.freePort();
+        Map<String, String> env = env(commands, audit, port);
+
+        try (Background bridge = Background.run(env, "bridge")) {
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() ->
+                    assertThat(Http.get(port, "/health/ready")).satisfies(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(200)));
+            assertThat(Http.status(port, "/health/live")).isEqualTo(200);
+            assertThat(Http.get(port, "/health/ready").body()).contains("database: ok", "kafka: ok");
+
+            Cli sent = Cli.run(env, "schedule", "-t", commands, "-q", "ops.q", "-k", "k1", "--delay", "1h");
+            assertThat(sent.exitCode()).as(sent.err()).isZero();
+            Cli bad = Cli.run(env, "schedule", "-t", commands, "-q", "bad queue!", "-k", "k1", "--delay", "1h");
+            assertThat(bad.exitCode()).as(bad.err()).isZero();
+
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Http.get(port, "/metrics").body())
+                    .contains("queen_timers_commands_total{reason=\"none\",verdict=\"scheduled\"} 1.0")
+                    .containsPattern("queen_timers_commands_total\\{reason=\"bad_queue\",verdict=\"rejected\"\\} 1.0"));
+            String metrics = Http.get(port, "/metrics").body();
+            assertThat(metrics).contains(
+                    "queen_timers_bridge_ingest_lag",
+                    "queen_timers_audit_outbox_backlog",
+                    "queen_timers_bridge_batch_apply_seconds");
+            assertThat(bridge.stop()).isZero();
+        }
+    }
+
+    @Test
+    void aBadSettingStopsTheServiceWithOneLine() {
+        Map<String, String> env = new HashMap<>(env("t", "a", 0));
+        env.put("QUEEN_JDBC_POOL_SIZE", "1");
+        Cli r = Cli.run(env, "bridge");
+        assertThat(r.exitCode()).isEqualTo(1);
+        assertThat(r.err()).isEqualTo("error: setting jdbc.pool.size = 1 is out of range: allowed 2 .. 200" + System.lineSeparator());
+    }
+
+    static Map<String, String> env(String commands, String audit, int port) {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUEEN_JDBC_URL", db.jdbcUrl());
+        env.put("QUEEN_JDBC_USER", db.user());
+        env.put("QUEEN_JDBC_PASSWORD", db.password());
+        env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
+        env.put("QUEEN_COMMAND_TOPICS", commands);
+        env.put("QUEEN_AUDIT_TOPIC", audit);
+        env.put("QUEEN_HTTP_PORT", Integer.toString(port));
+        return env;
+    }
+
+    /** A subcommand running on its own thread, stopped by interrupting it (as SIGTERM would via the shutdown hook). */
+    record Background(Thread thread, AtomicInteger code, StringWriter err) implements AutoCloseable {
+
+        static Background run(Map<String, String> env, String... args) {
+            AtomicInteger code = new AtomicInteger(-1);
+            StringWriter err = new StringWriter();
+            Thread t = new Thread(() -> code.set(QueenTimers.commandLine(new QueenTimers(env),
+                    new PrintWriter(new StringWriter(), true), new PrintWriter(err, true)).execute(args)), "test-" + args[0]);
+            t.start();
+            return new Background(t, code, err);
+        }
+
+        int stop() throws InterruptedException {
+            thread.interrupt();
+            thread.join(20_000);
+            return code.get();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (thread.isAlive()) {
+                stop();
+            }
+        }
+    }
+}
