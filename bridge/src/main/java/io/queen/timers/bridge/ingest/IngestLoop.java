@@ -59,6 +59,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration maxBackoff;
     private final MeterRegistry registry;
     private final Timer applyTimer;
+    private final Counter retries;
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
@@ -81,6 +82,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.registry = registry;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
+        this.retries = Counter.builder("queen.timers.bridge.batch.retries")
+                .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -131,6 +134,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             } else {
                 LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
                         batch.size(), records.partitions());
+                retries.increment();
                 pauseAndResync(Duration.ZERO);
             }
         } catch (Exception e) {
@@ -143,6 +147,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 LOG.error(msg, e);
             }
             problem.set("database: " + e.getMessage());
+            retries.increment();
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
         }

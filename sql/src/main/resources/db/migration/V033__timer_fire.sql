@@ -1,0 +1,234 @@
+-- V033  The fire (DESIGN.md §6.4, seed "The fire itself never waits in this space").
+--
+-- queen.timer_fire_v1 delivers packed segments of claimed timers into the log in ONE transaction
+-- (the caller runs it as one autocommit statement), in the seed's order:
+--   1. verify: lock every named row FOR UPDATE SKIP LOCKED, keeping only rows that still carry the
+--      caller's claim_token with a live lease (claimed_until > now()) and the segment's partition;
+--   2. a segment is live only if ALL of its rows are held (all-or-nothing per segment): a segment is
+--      a compressed blob, so one missing frame cannot be cut out of it;
+--   3. two live segments for one (tenant, queue, partition) are rejected (SQLSTATE 22023): if one of
+--      them could go stale while the other fires, a later timer would enter the log before an earlier
+--      one, breaking "the order they enter the log is visible_at order". The sweeper never sends such
+--      a call; a destination larger than one fire is split across successive calls;
+--   4. provision missing queues/partitions and pre-lock every destination partition in ascending id,
+--      one statement (queen.timer_destinations_v1, V032);
+--   5. push each live segment with queen.log_append_v1 (V002: offsets allocated under the partition
+--      row lock, created_at stamped under it);
+--   6. delete the delivered rows (held since step 1: no new lock, no wait);
+--   7. release held-but-undelivered rows (rows of stale segments): claim_token NULL,
+--      claimed_until = now(), so they are claimable in the very next cycle, not after the lease;
+--   8. write one `fired` audit outbox row per delivered timer (offset, partition, lateMs, messageId,
+--      txn, ...). The relay adds eventId, type, at and tenant.
+-- Result: one row per segment, verdict `fired` or `stale`.
+--
+-- Why exactly once: the push (5) and the disappearance of the staging row (6) are one commit. A crash
+-- anywhere before the commit leaves the rows claimed with an outstanding lease; after the lease they are
+-- claimed again with NEW tokens, and this call, replayed by a sweeper that lost its lease, finds no row
+-- with its token and answers `stale`. Nothing is deduplicated after the fact; nothing needs reconciling.
+--
+-- Why SKIP LOCKED and not a plain FOR UPDATE before the delete. A design note once prescribed a plain
+-- FOR UPDATE before the final delete; it is cancelled (seed, V025 header), and it fails twice:
+--   (a) it named an id column this table does not have (the key is (tenant_id, queue, timer_key)), so
+--       the migration would kill the boot;
+--   (b) without SKIP LOCKED the fire becomes a waiter on timer rows: one slow cancel inside a long
+--       bridge transaction could stop the fire of the whole sweeper while it holds the lease of every
+--       other timer of its batch.
+-- Here the rows are locked once, SKIP LOCKED, at the start; a row somebody else holds just makes its
+-- segment stale (its other rows are released at once), and the delete at the end only touches rows
+-- this transaction already holds.
+--
+-- Parameters (arrays, so the whole fire is one round trip):
+--   per segment i:  p_tenants[i], p_queues[i], p_partitions[i], p_counts[i] (frames),
+--                   p_blob_lengths[i] (its blob is the next p_blob_lengths[i] bytes of p_blobs);
+--                   its hashes are the next 16 * p_counts[i] bytes of p_hashes (queen.log_txns form);
+--   per row, in segment order (segment 1's rows first, each segment's rows in frame order):
+--                   p_keys[j], p_tokens[j]. A row's frame offset is base_offset + its position.
+--   Blobs and hashes are passed back to back in one bytea each: a bytea travels in binary, where a
+--   bytea[] would be hex text twice its size.
+--
+-- PRICE: a segment is the unit of verdict, so one row lost to somebody else (cancelled after a lease
+-- expiry, reclaimed) sends its whole segment back to the queue; the other rows are claimable at once
+-- and go out in the next cycle. The all-or-nothing rule is what keeps a frame that is no longer ours
+-- out of a blob we cannot edit.
+--
+-- Lock order (DESIGN.md §8): queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP
+-- LOCKED → queen.queues → queen.log_partitions ascending id (V032) → leaves: queen.log_segments and
+-- queen.log_txns (log_append_v1), queen.timer_audit_outbox. No timer-row lock is taken after step 1.
+-- Due-ness and lease liveness come from PostgreSQL's clock (now() of this transaction).
+
+CREATE OR REPLACE FUNCTION queen.timer_fire_v1(
+    p_tenants      UUID[],
+    p_queues       TEXT[],
+    p_partitions   TEXT[],
+    p_counts       INT[],
+    p_blobs        BYTEA,
+    p_blob_lengths INT[],
+    p_hashes       BYTEA,
+    p_keys         TEXT[],
+    p_tokens       UUID[])
+RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_now      TIMESTAMPTZ := now();
+    v_nseg     INT := coalesce(cardinality(p_tenants), 0);
+    v_nrows    BIGINT;
+    v_held_seg INT[];
+    v_held_pos INT[];
+    v_held_key TEXT[];
+    v_live     INT[];
+    v_pids     UUID[];
+    v_bases    BIGINT[];
+    v_created  TIMESTAMPTZ[];
+    v_base     BIGINT;
+    v_at       TIMESTAMPTZ;
+    v_d_seg    INT[];
+    v_d_pos    INT[];
+    v_d_key    TEXT[];
+    v_d_part   TEXT[];
+    v_d_at     TIMESTAMPTZ[];
+    v_d_txn    TEXT[];
+    v_d_mid    UUID[];
+    v_d_att    INT[];
+    r          RECORD;
+BEGIN
+    -- Shape checks: a malformed call is a caller bug, never a partial fire.
+    IF v_nseg = 0 THEN
+        RETURN;
+    END IF;
+    IF cardinality(p_queues) IS DISTINCT FROM v_nseg OR cardinality(p_partitions) IS DISTINCT FROM v_nseg
+       OR cardinality(p_counts) IS DISTINCT FROM v_nseg OR cardinality(p_blob_lengths) IS DISTINCT FROM v_nseg THEN
+        RAISE EXCEPTION 'timer_fire_v1: per-segment arrays differ in length' USING ERRCODE = '22023';
+    END IF;
+    SELECT sum(c) INTO v_nrows FROM unnest(p_counts) AS c;
+    IF EXISTS (SELECT 1 FROM unnest(p_counts) AS c WHERE c IS NULL OR c < 1)
+       OR cardinality(p_keys) IS DISTINCT FROM v_nrows OR cardinality(p_tokens) IS DISTINCT FROM v_nrows
+       OR octet_length(p_hashes) IS DISTINCT FROM 16 * v_nrows
+       OR octet_length(p_blobs) IS DISTINCT FROM (SELECT sum(l) FROM unnest(p_blob_lengths) AS l) THEN
+        RAISE EXCEPTION 'timer_fire_v1: rows, hashes or blobs do not match the segment counts' USING ERRCODE = '22023';
+    END IF;
+
+    -- 1. Verify and hold.
+    -- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits).
+    SELECT array_agg(h.seg), array_agg(h.pos), array_agg(h.key)
+      INTO v_held_seg, v_held_pos, v_held_key
+      FROM (SELECT x.seg, x.pos, t.timer_key AS key
+              FROM (SELECT sl.seg, sl.pos, n.key, n.token
+                      FROM (SELECT s.i AS seg, g.pos, row_number() OVER (ORDER BY s.i, g.pos) AS ord
+                              FROM unnest(p_counts) WITH ORDINALITY AS s(c, i)
+                             CROSS JOIN LATERAL generate_series(0, s.c - 1) AS g(pos)) sl
+                      JOIN unnest(p_keys, p_tokens) WITH ORDINALITY AS n(key, token, ord) ON n.ord = sl.ord) x
+              JOIN queen.log_timers t
+                ON t.tenant_id = p_tenants[x.seg]
+               AND t.queue = p_queues[x.seg]
+               AND t.timer_key = x.key
+             WHERE t.claim_token = x.token
+               AND t.claimed_until > v_now
+               AND t."partition" = p_partitions[x.seg]
+             ORDER BY t.tenant_id, t.queue, t.timer_key
+               FOR UPDATE OF t SKIP LOCKED) h;
+
+    -- 2. Live segments: every row held.
+    SELECT array_agg(s.i ORDER BY s.i) INTO v_live
+      FROM unnest(p_counts) WITH ORDINALITY AS s(c, i)
+      JOIN (SELECT hs, count(*) AS n FROM unnest(v_held_seg) AS hs GROUP BY hs) h ON h.hs = s.i
+     WHERE h.n = s.c;
+    v_live := coalesce(v_live, '{}');
+
+    -- 3. At most one live segment per destination.
+    IF EXISTS (SELECT 1 FROM unnest(v_live) AS l(i)
+                GROUP BY p_tenants[l.i], p_queues[l.i], p_partitions[l.i] HAVING count(*) > 1) THEN
+        RAISE EXCEPTION 'timer_fire_v1: two live segments for one (tenant, queue, partition) in one fire'
+            USING ERRCODE = '22023';
+    END IF;
+
+    v_pids    := array_fill(NULL::uuid, ARRAY[v_nseg]);
+    v_bases   := array_fill(NULL::bigint, ARRAY[v_nseg]);
+    v_created := array_fill(NULL::timestamptz, ARRAY[v_nseg]);
+
+    IF cardinality(v_live) > 0 THEN
+        -- 4. Provision and pre-lock. Lock order: queen.queues → queen.log_partitions ascending id (V032).
+        FOR r IN
+            SELECT l.i, d.partition_id
+              FROM queen.timer_destinations_v1(
+                       ARRAY(SELECT p_tenants[i] FROM unnest(v_live) AS i),
+                       ARRAY(SELECT p_queues[i] FROM unnest(v_live) AS i),
+                       ARRAY(SELECT p_partitions[i] FROM unnest(v_live) AS i)) d
+              JOIN unnest(v_live) AS l(i)
+                ON d.tenant_id = p_tenants[l.i] AND d.queue = p_queues[l.i] AND d."partition" = p_partitions[l.i]
+        LOOP
+            v_pids[r.i] := r.partition_id;
+        END LOOP;
+
+        -- 5. Push. Lock order: the partition rows are already held (step 4); leaves: log_segments, log_txns.
+        FOR r IN
+            SELECT s.i, s.c,
+                   substring(p_blobs FROM (s.boff + 1)::int FOR s.blen) AS blob,
+                   substring(p_hashes FROM (16 * s.hoff + 1)::int FOR 16 * s.c) AS hashes
+              FROM (SELECT u.i, u.c, u.blen,
+                           sum(u.blen) OVER (ORDER BY u.i) - u.blen AS boff,
+                           sum(u.c) OVER (ORDER BY u.i) - u.c AS hoff
+                      FROM unnest(p_counts, p_blob_lengths) WITH ORDINALITY AS u(c, blen, i)) s
+             WHERE s.i = ANY (v_live)
+             ORDER BY s.i
+        LOOP
+            IF v_pids[r.i] IS NULL THEN
+                RAISE EXCEPTION 'timer_fire_v1: no partition resolved for segment %', r.i USING ERRCODE = 'XX000';
+            END IF;
+            SELECT a.base_offset, a.created_at INTO v_base, v_at
+              FROM queen.log_append_v1(v_pids[r.i], r.c, r.blob, r.hashes) a;
+            v_bases[r.i] := v_base;
+            v_created[r.i] := v_at;
+        END LOOP;
+
+        -- 6. Delete the delivered rows. Lock order: rows held since step 1 (no new lock, no wait).
+        WITH delivered AS (
+            DELETE FROM queen.log_timers t
+             USING unnest(v_held_seg, v_held_pos, v_held_key) AS h(seg, pos, key)
+             WHERE h.seg = ANY (v_live)
+               AND t.tenant_id = p_tenants[h.seg]
+               AND t.queue = p_queues[h.seg]
+               AND t.timer_key = h.key
+            RETURNING h.seg, h.pos, t.timer_key, t."partition", t.deliver_at, t.txn, t.message_id, t.attempts)
+        SELECT array_agg(d.seg), array_agg(d.pos), array_agg(d.timer_key), array_agg(d."partition"),
+               array_agg(d.deliver_at), array_agg(d.txn), array_agg(d.message_id), array_agg(d.attempts)
+          INTO v_d_seg, v_d_pos, v_d_key, v_d_part, v_d_at, v_d_txn, v_d_mid, v_d_att
+          FROM delivered d;
+    END IF;
+
+    -- 7. Release held-but-undelivered rows. Lock order: rows held since step 1.
+    UPDATE queen.log_timers t
+       SET claim_token = NULL,
+           claimed_until = v_now
+      FROM unnest(v_held_seg, v_held_key) AS h(seg, key)
+     WHERE NOT (h.seg = ANY (v_live))
+       AND t.tenant_id = p_tenants[h.seg]
+       AND t.queue = p_queues[h.seg]
+       AND t.timer_key = h.key;
+
+    -- 8. `fired` audit rows. Lock order: leaf (outbox insert).
+    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
+    SELECT p_tenants[d.seg], p_queues[d.seg] || '/' || d.key, 'fired',
+           jsonb_build_object(
+               'queue', p_queues[d.seg],
+               'timerKey', d.key,
+               'partition', d.part,
+               'txn', d.txn,
+               'messageId', d.mid,
+               'deliverAt', d.at,
+               'offset', v_bases[d.seg] + d.pos,
+               'lateMs', floor(extract(epoch FROM (v_created[d.seg] - d.at)) * 1000)::bigint,
+               'attempts', d.att)
+      FROM unnest(v_d_seg, v_d_pos, v_d_key, v_d_part, v_d_at, v_d_txn, v_d_mid, v_d_att)
+           AS d(seg, pos, key, part, at, txn, mid, att)
+     ORDER BY d.seg, d.pos;
+
+    RETURN QUERY
+        SELECT s.i::int,
+               CASE WHEN s.i = ANY (v_live) THEN 'fired' ELSE 'stale' END,
+               v_pids[s.i], v_bases[s.i], v_created[s.i]
+          FROM generate_series(1, v_nseg) AS s(i);
+END;
+$$;
