@@ -1,12 +1,115 @@
 package io.queen.timers.cli;
 
+import com.github.luben.zstd.ZstdInputStream;
+import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.sweeper.inspect.TimerInspector;
+import io.queen.timers.sweeper.inspect.TimerView;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
-@Command(name = "peek", mixinStandardHelpOptions = true, description = "(pending integration)")
+/** One pending timer, as the staging table holds it. */
+@Command(name = "peek", mixinStandardHelpOptions = true,
+        description = {"Show one pending timer: state (waiting, due, claimed, backoff), delivery time, txn, message id,",
+            "attempts, last error, lease, payload. Exit code 3 when it is not pending (never scheduled, cancelled,",
+            "or already fired: `queen-timers find` asks the log)."},
+        footer = {"", "Example:", "  queen-timers peek -q orders.reminders -k order-42"})
 final class PeekCommand implements Callable<Integer> {
+
+    @ParentCommand QueenTimers root;
+    @Spec CommandSpec spec;
+    @Mixin DatabaseOptions db;
+    @Mixin QueueOptions queue;
+    @Mixin Output output;
+
+    @Option(names = {"-k", "--key"}, required = true, paramLabel = "TIMER_KEY", description = "The timer's key.")
+    String timerKey;
+
     @Override
-    public Integer call() {
-        throw new UserError("peek: not integrated yet");
+    public Integer call() throws SQLException {
+        Optional<TimerView> found;
+        try (HikariDataSource ds = db.open(root.env(), "queen-peek")) {
+            found = new TimerInspector(ds).peek(queue.tenant, queue.queue, timerKey);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        if (found.isEmpty()) {
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("queue", queue.queue);
+            f.put("timerKey", timerKey);
+            f.put("pending", false);
+            output.print(out, "not pending: " + queue.queue + "/" + timerKey
+                    + " (never scheduled, cancelled, or already fired: `queen-timers find -q " + queue.queue + " --txn <txn>`)", f);
+            return QueenTimers.EXIT_NOT_FOUND;
+        }
+        TimerView t = found.get();
+        String payload = payloadText(t);
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("queue", t.queue());
+        f.put("timerKey", t.timerKey());
+        f.put("pending", true);
+        f.put("state", t.state().name().toLowerCase(java.util.Locale.ROOT));
+        f.put("partition", t.partition());
+        f.put("deliverAt", t.deliverAt().toString());
+        f.put("visibleAt", t.visibleAt().toString());
+        f.put("txn", t.txn());
+        f.put("messageId", t.messageId().toString());
+        f.put("attempts", t.attempts());
+        f.put("lastError", t.lastError());
+        f.put("claimedUntil", t.claimedUntil() == null ? null : t.claimedUntil().toString());
+        f.put("payload", payload);
+        f.put("payloadZstd", t.payloadZstd());
+        f.put("encrypted", t.encrypted());
+        Duration in = Duration.between(t.dbNow(), t.deliverAt());
+        output.print(out, String.join("\n",
+                t.queue() + "/" + t.timerKey() + "  " + f.get("state") + "  deliver at " + t.deliverAt()
+                        + (in.isNegative() ? " (" + human(in.negated()) + " ago)" : " (in " + human(in) + ")"),
+                "  partition " + t.partition() + "  txn " + t.txn() + "  message " + t.messageId(),
+                "  attempts " + t.attempts() + "  last error " + (t.lastError() == null ? "-" : t.lastError())
+                        + "  claimed until " + (t.claimedUntil() == null ? "-" : t.claimedUntil()),
+                "  payload " + payload), f);
+        return 0;
+    }
+
+    /** The payload as text: decompressed when stored zstd, never decrypted. */
+    private static String payloadText(TimerView t) {
+        if (t.encrypted()) {
+            return "(encrypted, " + t.payload().length + " bytes)";
+        }
+        byte[] bytes = t.payload();
+        if (t.payloadZstd()) {
+            try (ZstdInputStream in = new ZstdInputStream(new ByteArrayInputStream(bytes))) {
+                bytes = in.readAllBytes();
+            } catch (IOException e) {
+                return "(zstd payload that does not decompress: " + e.getMessage() + ")";
+            }
+        }
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    static String human(Duration d) {
+        long s = d.toSeconds();
+        if (s < 120) {
+            return s + "s";
+        }
+        if (s < 7200) {
+            return (s / 60) + "m" + (s % 60) + "s";
+        }
+        if (s < 172_800) {
+            return (s / 3600) + "h" + (s % 3600 / 60) + "m";
+        }
+        return (s / 86_400) + "d" + (s % 86_400 / 3600) + "h";
     }
 }
