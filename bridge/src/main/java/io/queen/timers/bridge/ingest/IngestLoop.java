@@ -169,6 +169,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 expected.put(tp, s);
             }
             consumer.resume(assigned);
+            if (!assigned.isEmpty()) {
+                LOG.info("consuming {} from the stored offsets {} (start = none stored yet)", assigned, describe(assigned));
+            }
             resync = false;
             problem.set(null);
         } catch (Exception e) {
@@ -197,6 +200,15 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             sum += consumer.currentLag(tp).orElse(0);
         }
         lag.set(sum);
+    }
+
+    private String describe(Collection<TopicPartition> assigned) {
+        StringBuilder b = new StringBuilder();
+        for (TopicPartition tp : assigned) {
+            Long e = expected.get(tp);
+            b.append(b.length() == 0 ? "" : ", ").append(tp).append('@').append(e == null ? "start" : e);
+        }
+        return b.toString();
     }
 
     private static String describe(List<OffsetAdvance> advances) {

@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.claim;
 
+import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,9 +17,7 @@ import javax.sql.DataSource;
  */
 public final class Claimer {
 
-    private static final String CLAIM = "SELECT tenant_id, queue, timer_key, \"partition\", deliver_at, visible_at, txn, message_id,"
-            + " payload, payload_zstd, encrypted, producer_sub, attempts, last_error, claim_token, claimed_until"
-            + " FROM queen.timer_claim_v1(?, make_interval(secs => ?), ?)";
+    private static final String CLAIM = SqlFile.load(Claimer.class, "claim.sql");
 
     private final DataSource dataSource;
     private final int batchSize;

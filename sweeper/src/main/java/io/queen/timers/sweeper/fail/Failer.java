@@ -2,6 +2,7 @@ package io.queen.timers.sweeper.fail;
 
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
+import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,10 +21,9 @@ import javax.sql.DataSource;
  */
 public final class Failer {
 
-    private static final String FAIL = "SELECT tenant_id, queue, timer_key, attempts, retry_at, exhausted FROM queen.timer_fail_v1("
-            + "?, ?, ?, ?, ?, ?, make_interval(secs => ?), make_interval(secs => ?), make_interval(secs => ?), ?)";
-    private static final String RELEASE = "SELECT queen.timer_release_v1(?, ?, ?, ?)";
-    private static final String DEAD_LETTER = "SELECT tenant_id, queue, timer_key, dlq_id, partition_id FROM queen.timer_dead_letter_v1(?, ?, ?, ?, ?)";
+    private static final String FAIL = SqlFile.load(Failer.class, "fail.sql");
+    private static final String RELEASE = SqlFile.load(Failer.class, "release.sql");
+    private static final String DEAD_LETTER = SqlFile.load(Failer.class, "dead_letter.sql");
 
     /** One timer and the error its fire (or its packing) met. */
     public record Failure(ClaimedTimer timer, String error) {}

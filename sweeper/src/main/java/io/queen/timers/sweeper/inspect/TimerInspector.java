@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.inspect;
 
+import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -21,12 +22,8 @@ public final class TimerInspector {
     /** The server clamps a page to this many rows. */
     public static final int MAX_PAGE = 1000;
 
-    private static final String PEEK = "SELECT tenant_id, queue, timer_key, \"partition\", deliver_at, visible_at, state, txn, message_id,"
-            + " payload, payload_zstd, encrypted, producer_sub, attempts, last_error, claimed_until, created_at, updated_at, db_now"
-            + " FROM queen.timer_peek_v1(?, ?, ?)";
-    private static final String LIST = "SELECT timer_key, \"partition\", deliver_at, visible_at, state, txn, message_id, payload_bytes,"
-            + " payload_zstd, encrypted, producer_sub, attempts, last_error, claimed_until, created_at, updated_at"
-            + " FROM queen.timer_list_v1(?, ?, ?, ?)";
+    private static final String PEEK = SqlFile.load(TimerInspector.class, "peek.sql");
+    private static final String LIST = SqlFile.load(TimerInspector.class, "list.sql");
 
     private final DataSource dataSource;
 

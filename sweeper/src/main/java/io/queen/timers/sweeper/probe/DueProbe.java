@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.probe;
 
+import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,7 +12,7 @@ import javax.sql.DataSource;
 /** Runs {@code queen.timer_probe_v1} (V030): one read for the wake-up time, the due count and the lateness. */
 public final class DueProbe {
 
-    private static final String PROBE = "SELECT db_now, next_visible_at, due FROM queen.timer_probe_v1(?)";
+    private static final String PROBE = SqlFile.load(DueProbe.class, "probe.sql");
 
     private final DataSource dataSource;
     private final int dueCap;

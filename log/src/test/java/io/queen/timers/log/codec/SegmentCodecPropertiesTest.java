@@ -15,7 +15,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
-class SegmentCodecProperties {
+class SegmentCodecPropertiesTest {
 
     @Property(tries = 300)
     void packThenUnpackIsTheIdentity(@ForAll("segments") List<Frame> frames) {
@@ -82,7 +82,7 @@ class SegmentCodecProperties {
         Arbitrary<UUID> ids = Arbitraries.longs().tuple2().map(t -> new UUID(t.get1(), t.get2()));
         Arbitrary<String> text = Arbitraries.oneOf(
                 Arbitraries.strings().ofMaxLength(40),
-                Arbitraries.strings().all().ofMaxLength(40).filter(SegmentCodecProperties::encodable),
+                Arbitraries.strings().all().ofMaxLength(40).filter(SegmentCodecPropertiesTest::encodable),
                 Arbitraries.of("", "txn-0001", "заказ-42", "注文-🎉", "\u0000nul"));
         Arbitrary<byte[]> payloads = Arbitraries.oneOf(
                 Arbitraries.just(new byte[0]),
