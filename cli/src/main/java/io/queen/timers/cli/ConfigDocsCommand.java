@@ -1,13 +1,12 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.audit.AuditSettings;
-import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.ConfigDef;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,27 +19,29 @@ final class ConfigDocsCommand implements Callable<Integer> {
 
     @Spec CommandSpec spec;
 
-    /** The definitions per process; the shared keys are listed once, under "all". */
+    /** Each service's full definition (shared keys included). */
     static Map<String, ConfigDef> definitions() {
         Map<String, ConfigDef> defs = new LinkedHashMap<>();
-        defs.put("all", CommonSettings.definition());
-        defs.put("bridge, sweeper (audit relay)", AuditSettings.definition());
+        defs.put("bridge", BridgeSettings.definition());
         return defs;
     }
 
     @Override
     public Integer call() {
+        Map<String, ConfigDef.Key> keys = new LinkedHashMap<>();
+        Map<String, List<String>> usedBy = new LinkedHashMap<>();
+        definitions().forEach((process, def) -> def.keys().forEach(k -> {
+            keys.putIfAbsent(k.name(), k);
+            usedBy.computeIfAbsent(k.name(), n -> new ArrayList<>()).add(process);
+        }));
         PrintWriter out = spec.commandLine().getOut();
         out.println("| key | used by | default | environment | meaning |");
         out.println("|---|---|---|---|---|");
-        Set<String> seen = new LinkedHashSet<>();
-        definitions().forEach((process, def) -> def.keys().forEach(k -> {
-            if (seen.add(k.name())) {
-                String dflt = k.required() ? "*required*" : k.defaultValue().isEmpty() ? "(empty)" : "`" + k.defaultValue() + "`";
-                out.println("| `" + k.name() + "` | " + process + " | " + dflt + " | `" + k.env() + "` | "
-                        + k.doc().replace("|", "\\|") + " |");
-            }
-        }));
+        keys.values().forEach(k -> {
+            String dflt = k.required() ? "*required*" : k.defaultValue().isEmpty() ? "(empty)" : "`" + k.defaultValue() + "`";
+            String users = usedBy.get(k.name()).size() == definitions().size() ? "all" : String.join(", ", usedBy.get(k.name()));
+            out.println("| `" + k.name() + "` | " + users + " | " + dflt + " | `" + k.env() + "` | " + k.doc().replace("|", "\\|") + " |");
+        });
         out.flush();
         return 0;
     }
