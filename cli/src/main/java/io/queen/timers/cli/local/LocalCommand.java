@@ -1,6 +1,13 @@
 package io.queen.timers.cli.local;
 
 import io.queen.timers.cli.Output;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.log.read.LogMessage;
+import io.queen.timers.log.read.LogReader;
+import io.queen.timers.log.read.TxnHit;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.UUID;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -115,8 +122,34 @@ public final class LocalCommand implements Callable<Integer> {
         }
     }
 
-    private LogReadback readback(LocalStack stack) {
-        return event -> Optional.empty();
+    /** For a fire: the message found in the log by its txn and decoded, as a consumer of the queue would see it. */
+    private static LogReadback readback(LocalStack stack) {
+        LogReader reader = new LogReader(stack.newDataSource());
+        return event -> {
+            String queue = event.path("queue").asText();
+            String txn = event.path("txn").asText();
+            UUID tenant = UUID.fromString(event.path("tenant").asText(CommonSettings.DEFAULT_TENANT));
+            try {
+                for (TxnHit hit : reader.find(tenant, queue, txn)) {
+                    for (LogMessage m : reader.read(tenant, queue, hit.partition(), hit.offset(), 1)) {
+                        Map<String, Object> f = new LinkedHashMap<>();
+                        f.put("log", queue);
+                        f.put("partition", m.partition());
+                        f.put("offset", m.offset());
+                        f.put("txn", m.txn());
+                        f.put("messageId", m.messageId().toString());
+                        f.put("payload", m.payloadText());
+                        return Optional.of(new LogReadback.Found(queue + "[" + m.partition() + "]@" + m.offset() + "  txn " + m.txn()
+                                + "  message " + m.messageId() + "  payload " + m.payloadText(), Output.toJson(f)));
+                    }
+                }
+                return Optional.of(new LogReadback.Found("txn " + txn + " not found in " + queue + " (yet)",
+                        Output.toJson(Map.of("log", queue, "txn", txn, "found", false))));
+            } catch (SQLException e) {
+                return Optional.of(new LogReadback.Found("cannot read the log: " + e.getMessage(),
+                        Output.toJson(Map.of("log", queue, "error", String.valueOf(e.getMessage())))));
+            }
+        };
     }
 
     private void banner(PrintWriter out, LocalStack.Endpoints ep) {

@@ -1,0 +1,38 @@
+package io.queen.timers.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queen.timers.testkit.PostgresDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code local} as a new user runs it, to completion: its own Kafka broker, the schema applied to
+ * an empty database, bridge and sweeper in-process, the example commands, and every verdict and
+ * fire printed as it comes back (fires read back from the log).
+ */
+class LocalCommandTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.empty();
+
+    @Test
+    void theDemoRunsToCompletionAndPrintsEveryVerdictAndFire() {
+        Cli r = Cli.run("local", "--temp", "--kafka-port", "0", "--http-port", "0",
+                "--jdbc-url", db.jdbcUrl(), "--jdbc-user", db.user(), "--jdbc-password", db.password(),
+                "--demo-only", "--exit-after", "90");
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains(
+                "queen-timers local stack is up",
+                "From a second terminal:",
+                " scheduled ", " rescheduled ", " cancelled ",
+                " rejected ", "reason malformed_json",
+                " fired ", "-> log offset",
+                "payload {\"demo\":\"fires in 3 s\"}",
+                "payload {\"demo\":\"rescheduled to 5 s\"}",
+                "demo complete: every example command came back",
+                "stopped");
+        assertThat(r.out()).doesNotContain("never fires\"}  ");
+    }
+}
