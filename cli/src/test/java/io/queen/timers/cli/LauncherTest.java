@@ -25,10 +25,10 @@ class LauncherTest {
 
     @Test
     void anUnknownOptionIsOneLineAndExitCode2() {
-        Cli r = Cli.run("peek", "--no-such-option");
+        Cli r = Cli.run("migrate", "--no-such-option");
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.err()).startsWith("error: Unknown option: '--no-such-option'");
-        assertThat(r.err().lines()).hasSize(2).last().asString().contains("queen-timers peek --help");
+        assertThat(r.err().lines()).hasSize(2).last().asString().contains("queen-timers migrate --help");
     }
 
     @Test
