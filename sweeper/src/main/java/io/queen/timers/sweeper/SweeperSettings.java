@@ -6,6 +6,7 @@ import static io.queen.timers.core.config.ConfigDef.Type.INT;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
+import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -13,7 +14,8 @@ import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 
 /**
- * The sweeper's settings (DESIGN.md §6), on top of {@link CommonSettings}. Every default is a number
+ * The sweeper's settings (DESIGN.md §6), on top of {@link CommonSettings} and the audit relay's
+ * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
  * to start from, not a measured one: the soak replaces them. Environment names are derived
  * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}.
  */
@@ -68,6 +70,7 @@ public record SweeperSettings(
     public static ConfigDef definition() {
         return new ConfigDef()
                 .include(CommonSettings.definition())
+                .include(AuditSettings.definition())
                 .define(BATCH_SIZE, INT, "200", between(1, 10_000),
                         "Most timers one claim takes. Each of the 64 shards gives at most max(ceil(batch/64), 8) per claim.")
                 .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),

@@ -22,6 +22,9 @@ class SegmentCodecPropertiesTest {
         PackedSegment seg = SegmentCodec.pack(frames);
         assertThat(seg.count()).isEqualTo(frames.size());
         assertThat(seg.hashes()).hasSize(16 * frames.size());
+        for (int i = 0; i < frames.size(); i++) {
+            assertThat(Arrays.copyOfRange(seg.hashes(), 16 * i, 16 * i + 16)).isEqualTo(TxnHash.of(frames.get(i).txn()));
+        }
         assertThat(SegmentCodec.unpack(seg.blob())).isEqualTo(frames);
     }
 

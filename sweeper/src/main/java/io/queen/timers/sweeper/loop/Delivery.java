@@ -106,10 +106,14 @@ public final class Delivery {
                 }
                 return;
             }
-            for (ClaimedTimer t : batch.timers()) {
-                LOG.warn("fire of timer {} failed ({}, {}): {}", t.name(), errorClass, t.attempts() + 1, describe(e));
+            List<ClaimedTimer> timers = batch.timers();
+            if (errorClass == ErrorClass.TRANSIENT) {
+                LOG.warn("fire of {} timers (first: {}) failed transiently, no attempt spent: {}", timers.size(), timers.get(0).name(), describe(e));
+            } else {
+                ClaimedTimer t = timers.get(0);
+                LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.attempts() + 1, failer.maxAttempts(), describe(e));
             }
-            fail(batch.timers().stream().map(t -> new Failer.Failure(t, describe(e))).toList(), errorClass);
+            fail(timers.stream().map(t -> new Failer.Failure(t, describe(e))).toList(), errorClass);
             return;
         } finally {
             metrics.fireTimer().record(Duration.ofNanos(System.nanoTime() - start));
