@@ -2,6 +2,7 @@ package io.queen.timers.cli;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.sweeper.SweeperSettings;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -23,6 +24,7 @@ final class ConfigDocsCommand implements Callable<Integer> {
     static Map<String, ConfigDef> definitions() {
         Map<String, ConfigDef> defs = new LinkedHashMap<>();
         defs.put("bridge", BridgeSettings.definition());
+        defs.put("sweeper", SweeperSettings.definition());
         return defs;
     }
 

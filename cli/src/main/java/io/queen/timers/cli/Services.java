@@ -15,6 +15,6 @@ public final class Services {
     }
 
     public static ServiceHost sweeper(Map<String, String> env) {
-        throw new IllegalStateException("the sweeper is not integrated yet");
+        return SweeperCommand.start(env);
     }
 }

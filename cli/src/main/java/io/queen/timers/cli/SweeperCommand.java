@@ -1,12 +1,43 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
+import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
-@Command(name = "sweeper", mixinStandardHelpOptions = true, description = "(pending integration)")
+/** {@code queen-timers sweeper}: fire due timers into the log until stopped. */
+@Command(name = "sweeper", mixinStandardHelpOptions = true,
+        description = {"Run a sweeper: claim due timers, fire them into the log exactly once, retry or dead-letter failures.",
+            "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
+            "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class SweeperCommand implements Callable<Integer> {
+
+    @ParentCommand QueenTimers root;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Properties file (optional; the environment overrides it).")
+    Path config;
+
     @Override
     public Integer call() {
-        throw new UserError("sweeper: not integrated yet");
+        Config c = ConfigLoader.load(SweeperSettings.definition(), config, root.env());
+        return Hosting.runUntilStopped(start(c));
+    }
+
+    static ServiceHost start(Config config) {
+        return ServiceHost.start("sweeper", config, (cfg, registry) -> {
+            SweeperMain sweeper = SweeperMain.start(cfg, registry);
+            return new ServiceHost.Running(sweeper.readinessChecks(), sweeper::awaitTermination, sweeper);
+        });
+    }
+
+    /** The local stack's way in: settings given as environment variables. */
+    static ServiceHost start(Map<String, String> env) {
+        return start(ConfigLoader.load(SweeperSettings.definition(), null, env));
     }
 }

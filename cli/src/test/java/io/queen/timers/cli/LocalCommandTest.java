@@ -22,6 +22,7 @@ class LocalCommandTest {
                 "--jdbc-url", db.jdbcUrl(), "--jdbc-user", db.user(), "--jdbc-password", db.password(),
                 "--demo-only", "--exit-after", "90");
 
+        System.out.println("[local stdout]\n" + r.out());
         assertThat(r.exitCode()).as(r.err()).isZero();
         assertThat(r.out()).contains(
                 "queen-timers local stack is up",

@@ -47,11 +47,38 @@ class ServiceCommandsTest {
                     .contains("queen_timers_commands_total{reason=\"none\",verdict=\"scheduled\"} 1.0")
                     .containsPattern("queen_timers_commands_total\\{reason=\"bad_queue\",verdict=\"rejected\"\\} 1.0"));
             String metrics = Http.get(port, "/metrics").body();
+            System.out.println("[bridge /metrics]\n" + metrics);
             assertThat(metrics).contains(
                     "queen_timers_bridge_ingest_lag",
                     "queen_timers_audit_outbox_backlog",
                     "queen_timers_bridge_batch_apply_seconds");
             assertThat(bridge.stop()).isZero();
+        }
+    }
+
+    @Test
+    void sweeperServesHealthAndItsMetricsAndStopsOnInterrupt() throws Exception {
+        int port = Http.freePort();
+        Map<String, String> env = env(TestKafka.newTopic("ops-commands", 1), TestKafka.newTopic("ops-audit", 1), port);
+
+        try (Background sweeper = Background.run(env, "sweeper")) {
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() ->
+                    assertThat(Http.get(port, "/health/ready")).satisfies(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(200)));
+            assertThat(Http.status(port, "/health/live")).isEqualTo(200);
+            String metrics = Http.get(port, "/metrics").body();
+            System.out.println("[sweeper /metrics]\n" + metrics);
+            assertThat(metrics).contains(
+                    "queen_timers_fired_total{result=",
+                    "queen_timers_fire_lateness_seconds_bucket{",
+                    "queen_timers_due ",
+                    "queen_timers_oldest_late_seconds ",
+                    "queen_timers_fire_failures_total{class=\"transient\"}",
+                    "queen_timers_fire_failures_total{class=\"permanent\"}",
+                    "queen_timers_dead_lettered_total ",
+                    "queen_timers_claim_duration_seconds_count",
+                    "queen_timers_fire_duration_seconds_count",
+                    "queen_timers_audit_outbox_backlog");
+            assertThat(sweeper.stop()).isZero();
         }
     }
 

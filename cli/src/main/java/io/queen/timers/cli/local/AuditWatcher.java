@@ -77,7 +77,8 @@ final class AuditWatcher implements AutoCloseable {
 
     private void show(JsonNode e) {
         String type = e.path("type").asText();
-        String target = e.path("queue").asText("?") + "/" + e.path("timerKey").asText("?");
+        // a record rejected before its key could be read names no timer: its source says which record it was
+        String target = e.hasNonNull("queue") ? e.path("queue").asText() + "/" + e.path("timerKey").asText("?") : "(record)";
         StringBuilder line = new StringBuilder(String.format("%s  %-13s %s", now(), type, target));
         switch (type) {
             case "fired" -> line.append("  -> log offset ").append(e.path("offset").asText("?"))
