@@ -49,7 +49,7 @@ class ServiceCommandsTest {
             String metrics = Http.get(port, "/metrics").body();
             System.out.println("[bridge /metrics]\n" + metrics);
             assertThat(metrics).contains(
-                    "queen_timers_bridge_ingest_lag",
+                    "queen_timers_bridge_ingest_lag_records ",
                     "queen_timers_audit_outbox_backlog",
                     "queen_timers_bridge_batch_apply_seconds");
             assertThat(bridge.stop()).isZero();
