@@ -19,6 +19,22 @@ public final class CommandTarget {
             description = "Command topic (else the first of QUEEN_COMMAND_TOPICS, else " + DEFAULT_COMMAND_TOPIC + ").")
     String topic;
 
+    @Option(names = "--wait", paramLabel = "DURATION", arity = "0..1", fallbackValue = "30s",
+            description = "Wait for the bridge's verdict on the audit topic and print it (default wait 30s).")
+    String wait;
+
+    @Option(names = "--audit-topic", paramLabel = "TOPIC",
+            description = "Audit topic for --wait (else QUEEN_AUDIT_TOPIC, else queen.timers.audit).")
+    String auditTopic;
+
+    String auditTopic(Map<String, String> env) {
+        if (auditTopic != null) {
+            return auditTopic;
+        }
+        String t = env.get("QUEEN_AUDIT_TOPIC");
+        return t == null || t.isBlank() ? "queen.timers.audit" : t.trim();
+    }
+
     String topic(Map<String, String> env) {
         if (topic != null) {
             return topic;

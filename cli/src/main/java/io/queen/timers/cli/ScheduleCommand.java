@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.bridge.wire.CommandJson;
 import io.queen.timers.bridge.wire.Op;
 import io.queen.timers.core.config.ConfigDef;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
@@ -99,19 +101,51 @@ final class ScheduleCommand implements Callable<Integer> {
         static int print(QueenTimers root, CommandSpec spec, Output output, KafkaOptions kafka, CommandTarget target,
                          String op, byte[] value, String detail) {
             String topic = target.topic(root.env());
-            RecordMetadata md = Producing.send(kafka.clientProps(root.env()), topic, target.recordKey(), value);
-            Map<String, Object> f = new LinkedHashMap<>();
-            f.put("op", op);
-            f.put("queue", target.queue);
-            f.put("timerKey", target.timerKey);
-            f.put("topic", md.topic());
-            f.put("partition", md.partition());
-            f.put("offset", md.offset());
-            output.print(spec.commandLine().getOut(),
-                    "sent " + op + " " + target.recordKey() + (detail.isEmpty() ? "" : " (" + detail + ")")
-                            + " to " + md.topic() + "[" + md.partition() + "]@" + md.offset()
-                            + "; the verdict comes on the audit topic", f);
-            return 0;
+            Map<String, Object> props = kafka.clientProps(root.env());
+            Duration wait = null;
+            if (target.wait != null) {
+                try {
+                    wait = ConfigDef.parseDuration(target.wait);
+                } catch (RuntimeException e) {
+                    throw new UserError("--wait '" + target.wait + "': " + e.getMessage());
+                }
+            }
+            try (VerdictWaiter waiter = wait == null ? null : new VerdictWaiter(props, target.auditTopic(root.env()))) {
+                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value);
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("op", op);
+                f.put("queue", target.queue);
+                f.put("timerKey", target.timerKey);
+                f.put("topic", md.topic());
+                f.put("partition", md.partition());
+                f.put("offset", md.offset());
+                String sent = "sent " + op + " " + target.recordKey() + (detail.isEmpty() ? "" : " (" + detail + ")")
+                        + " to " + md.topic() + "[" + md.partition() + "]@" + md.offset();
+                if (waiter == null) {
+                    output.print(spec.commandLine().getOut(), sent + "; the verdict comes on the audit topic", f);
+                    return 0;
+                }
+                Optional<JsonNode> verdict = waiter.await(md, wait);
+                if (verdict.isEmpty()) {
+                    output.print(spec.commandLine().getOut(), sent, f);
+                    throw new IllegalStateException("no verdict on " + target.auditTopic(root.env()) + " within " + target.wait
+                            + " (is a bridge consuming " + topic + "?)");
+                }
+                JsonNode v = verdict.get();
+                String type = v.path("type").asText();
+                f.put("verdict", type);
+                if (v.hasNonNull("reason")) {
+                    f.put("reason", v.path("reason").asText());
+                }
+                if (v.hasNonNull("deliverAt")) {
+                    f.put("deliverAt", v.path("deliverAt").asText());
+                }
+                output.print(spec.commandLine().getOut(), sent + "\nverdict: " + type
+                        + (v.hasNonNull("reason") ? " (" + v.path("reason").asText() + ")" : "")
+                        + (v.hasNonNull("deliverAt") ? ", deliver at " + v.path("deliverAt").asText() : ""), f);
+                // a refusal is a failure for a script; absent (no longer pending) and the others are answers
+                return type.equals("rejected") || type.equals("too_late") ? 1 : 0;
+            }
         }
     }
 }

@@ -38,13 +38,18 @@ class ServiceCommandsTest {
             assertThat(Http.status(port, "/health/live")).isEqualTo(200);
             assertThat(Http.get(port, "/health/ready").body()).contains("database: ok", "kafka: ok");
 
-            Cli sent = Cli.run(env, "schedule", "-t", commands, "-q", "ops.q", "-k", "k1", "--delay", "1h");
+            Cli sent = Cli.run(env, "schedule", "-t", commands, "-q", "ops.q", "-k", "k1", "--delay", "1h", "--wait");
             assertThat(sent.exitCode()).as(sent.err()).isZero();
-            Cli bad = Cli.run(env, "schedule", "-t", commands, "-q", "bad queue!", "-k", "k1", "--delay", "1h");
-            assertThat(bad.exitCode()).as(bad.err()).isZero();
+            assertThat(sent.out()).contains("verdict: scheduled, deliver at ");
+            Cli bad = Cli.run(env, "schedule", "-t", commands, "-q", "bad queue!", "-k", "k1", "--delay", "1h", "--wait", "--json");
+            assertThat(bad.exitCode()).as("a rejected command fails the script").isEqualTo(1);
+            assertThat(Output.mapper().readTree(bad.out()).get("reason").asText()).isEqualTo("bad_queue");
+            Cli cancel = Cli.run(env, "cancel", "-t", commands, "-q", "ops.q", "-k", "k1", "--wait=20s");
+            assertThat(cancel.out()).contains("verdict: cancelled");
 
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(Http.get(port, "/metrics").body())
                     .contains("queen_timers_commands_total{reason=\"none\",verdict=\"scheduled\"} 1.0")
+                    .contains("queen_timers_commands_total{reason=\"none\",verdict=\"cancelled\"} 1.0")
                     .containsPattern("queen_timers_commands_total\\{reason=\"bad_queue\",verdict=\"rejected\"\\} 1.0"));
             String metrics = Http.get(port, "/metrics").body();
             System.out.println("[bridge /metrics]\n" + metrics);

@@ -162,7 +162,7 @@ public final class LocalCommand implements Callable<Integer> {
                 "  bridge       http://127.0.0.1:" + ep.bridgeHttpPort() + "/health/ready   /metrics",
                 "  sweeper      http://127.0.0.1:" + ep.sweeperHttpPort() + "/health/ready   /metrics",
                 "From a second terminal:",
-                "  " + jar + " schedule -b " + ep.bootstrap() + " -q demo.reminders -k hello --delay 10s --payload '{\"hello\":\"world\"}'",
+                "  " + jar + " schedule -b " + ep.bootstrap() + " -q demo.reminders -k hello --delay 10s --payload '{\"hello\":\"world\"}' --wait",
                 "  " + jar + " list --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders",
                 "  " + jar + " find --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --txn hello",
                 "  " + jar + " tail --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --follow",
