@@ -42,7 +42,8 @@
 --                   p_blob_lengths[i] (its blob is the next p_blob_lengths[i] bytes of p_blobs);
 --                   its hashes are the next 16 * p_counts[i] bytes of p_hashes (queen.log_txns form);
 --   per row, in segment order (segment 1's rows first, each segment's rows in frame order):
---                   p_keys[j], p_tokens[j]. A row's frame offset is base_offset + its position.
+--                   p_row_segs[j] (its segment), p_keys[j], p_tokens[j]. A row's frame offset is
+--                   base_offset + its position among its segment's rows.
 --   Blobs and hashes are passed back to back in one bytea each: a bytea travels in binary, where a
 --   bytea[] would be hex text twice its size.
 --
@@ -64,6 +65,7 @@ CREATE OR REPLACE FUNCTION queen.timer_fire_v1(
     p_blobs        BYTEA,
     p_blob_lengths INT[],
     p_hashes       BYTEA,
+    p_row_segs     INT[],
     p_keys         TEXT[],
     p_tokens       UUID[])
 RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
@@ -105,6 +107,15 @@ BEGIN
     SELECT sum(c) INTO v_nrows FROM unnest(p_counts) AS c;
     IF EXISTS (SELECT 1 FROM unnest(p_counts) AS c WHERE c IS NULL OR c < 1)
        OR cardinality(p_keys) IS DISTINCT FROM v_nrows OR cardinality(p_tokens) IS DISTINCT FROM v_nrows
+       OR cardinality(p_row_segs) IS DISTINCT FROM v_nrows
+       OR EXISTS (SELECT 1
+                    FROM (SELECT r.seg, lag(r.seg) OVER (ORDER BY r.ord) AS prev
+                            FROM unnest(p_row_segs) WITH ORDINALITY AS r(seg, ord)) x
+                   WHERE x.seg IS NULL OR x.seg < 1 OR x.seg > v_nseg OR x.seg < x.prev)
+       OR EXISTS (SELECT 1
+                    FROM unnest(p_counts) WITH ORDINALITY AS s(c, i)
+                    LEFT JOIN (SELECT rs, count(*) AS n FROM unnest(p_row_segs) AS rs GROUP BY rs) r ON r.rs = s.i
+                   WHERE coalesce(r.n, 0) <> s.c)
        OR octet_length(p_hashes) IS DISTINCT FROM 16 * v_nrows
        OR octet_length(p_blobs) IS DISTINCT FROM (SELECT sum(l) FROM unnest(p_blob_lengths) AS l) THEN
         RAISE EXCEPTION 'timer_fire_v1: rows, hashes or blobs do not match the segment counts' USING ERRCODE = '22023';
@@ -115,15 +126,13 @@ BEGIN
     SELECT array_agg(h.seg), array_agg(h.pos), array_agg(h.key)
       INTO v_held_seg, v_held_pos, v_held_key
       FROM (SELECT x.seg, x.pos, t.timer_key AS key
-              FROM (SELECT sl.seg, sl.pos, n.key, n.token
-                      FROM (SELECT s.i AS seg, g.pos, row_number() OVER (ORDER BY s.i, g.pos) AS ord
-                              FROM unnest(p_counts) WITH ORDINALITY AS s(c, i)
-                             CROSS JOIN LATERAL generate_series(0, s.c - 1) AS g(pos)) sl
-                      JOIN unnest(p_keys, p_tokens) WITH ORDINALITY AS n(key, token, ord) ON n.ord = sl.ord) x
+              FROM (SELECT r.seg, r.key, r.token,
+                           (row_number() OVER (PARTITION BY r.seg ORDER BY r.ord) - 1)::int AS pos
+                      FROM unnest(p_row_segs, p_keys, p_tokens) WITH ORDINALITY AS r(seg, key, token, ord)) x
               JOIN queen.log_timers t
                 ON t.tenant_id = p_tenants[x.seg]
-               AND t.queue = p_queues[x.seg]
-               AND t.timer_key = x.key
+               AND t.queue = p_queues[x.seg] COLLATE "C"
+               AND t.timer_key = x.key COLLATE "C"
              WHERE t.claim_token = x.token
                AND t.claimed_until > v_now
                AND t."partition" = p_partitions[x.seg]
@@ -189,8 +198,8 @@ BEGIN
              USING unnest(v_held_seg, v_held_pos, v_held_key) AS h(seg, pos, key)
              WHERE h.seg = ANY (v_live)
                AND t.tenant_id = p_tenants[h.seg]
-               AND t.queue = p_queues[h.seg]
-               AND t.timer_key = h.key
+               AND t.queue = p_queues[h.seg] COLLATE "C"
+               AND t.timer_key = h.key COLLATE "C"
             RETURNING h.seg, h.pos, t.timer_key, t."partition", t.deliver_at, t.txn, t.message_id, t.attempts)
         SELECT array_agg(d.seg), array_agg(d.pos), array_agg(d.timer_key), array_agg(d."partition"),
                array_agg(d.deliver_at), array_agg(d.txn), array_agg(d.message_id), array_agg(d.attempts)
@@ -205,8 +214,8 @@ BEGIN
       FROM unnest(v_held_seg, v_held_key) AS h(seg, key)
      WHERE NOT (h.seg = ANY (v_live))
        AND t.tenant_id = p_tenants[h.seg]
-       AND t.queue = p_queues[h.seg]
-       AND t.timer_key = h.key;
+       AND t.queue = p_queues[h.seg] COLLATE "C"
+       AND t.timer_key = h.key COLLATE "C";
 
     -- 8. `fired` audit rows. Lock order: leaf (outbox insert).
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)

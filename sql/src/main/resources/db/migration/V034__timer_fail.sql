@@ -51,7 +51,7 @@ WITH held AS MATERIALIZED (
     SELECT t.tenant_id, t.queue, t.timer_key, t.attempts, n.error
       FROM unnest(p_tenants, p_queues, p_keys, p_tokens, p_errors) AS n(tenant_id, queue, timer_key, token, error)
       JOIN queen.log_timers t
-        ON t.tenant_id = n.tenant_id AND t.queue = n.queue AND t.timer_key = n.timer_key
+        ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
      WHERE t.claim_token = n.token
      ORDER BY t.tenant_id, t.queue, t.timer_key
        FOR UPDATE OF t SKIP LOCKED
@@ -94,7 +94,7 @@ WITH held AS MATERIALIZED (
     SELECT t.tenant_id, t.queue, t.timer_key
       FROM unnest(p_tenants, p_queues, p_keys, p_tokens) AS n(tenant_id, queue, timer_key, token)
       JOIN queen.log_timers t
-        ON t.tenant_id = n.tenant_id AND t.queue = n.queue AND t.timer_key = n.timer_key
+        ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
      WHERE t.claim_token = n.token
      ORDER BY t.tenant_id, t.queue, t.timer_key
        FOR UPDATE OF t SKIP LOCKED

@@ -85,7 +85,7 @@ BEGIN
       FROM (SELECT n.ord, t.tenant_id, t.queue, t.timer_key, t."partition"
               FROM unnest(p_tenants, p_queues, p_keys) WITH ORDINALITY AS n(tenant_id, queue, timer_key, ord)
               JOIN queen.log_timers t
-                ON t.tenant_id = n.tenant_id AND t.queue = n.queue AND t.timer_key = n.timer_key
+                ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
              WHERE t.attempts >= p_max_attempts
                AND t.claim_token IS NULL
              ORDER BY t.tenant_id, t.queue, t.timer_key
@@ -121,13 +121,13 @@ BEGIN
            t.last_error, t.attempts, now()
       FROM unnest(v_ord, v_t, v_q, v_k, v_pid, v_dlq) AS u(ord, tenant_id, queue, timer_key, pid, dlq)
       JOIN queen.log_timers t
-        ON t.tenant_id = u.tenant_id AND t.queue = u.queue AND t.timer_key = u.timer_key;
+        ON t.tenant_id = u.tenant_id AND t.queue = u.queue COLLATE "C" AND t.timer_key = u.timer_key COLLATE "C";
 
     -- 4. Delete (rows held since step 1) and write `dead_lettered` audit rows (leaf).
     WITH gone AS (
         DELETE FROM queen.log_timers t
          USING unnest(v_t, v_q, v_k) AS u(tenant_id, queue, timer_key)
-         WHERE t.tenant_id = u.tenant_id AND t.queue = u.queue AND t.timer_key = u.timer_key
+         WHERE t.tenant_id = u.tenant_id AND t.queue = u.queue COLLATE "C" AND t.timer_key = u.timer_key COLLATE "C"
         RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.txn, t.message_id, t.deliver_at,
                   t.attempts, t.last_error)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)

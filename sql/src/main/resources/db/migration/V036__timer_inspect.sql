@@ -49,7 +49,7 @@ AS $$
            t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,
            t.last_error, t.claimed_until, t.created_at, t.updated_at, now()
       FROM queen.log_timers t
-     WHERE t.tenant_id = p_tenant AND t.queue = p_queue AND t.timer_key = p_timer_key
+     WHERE t.tenant_id = p_tenant AND t.queue = p_queue COLLATE "C" AND t.timer_key = p_timer_key COLLATE "C"
 $$;
 
 CREATE OR REPLACE FUNCTION queen.timer_list_v1(p_tenant UUID, p_queue TEXT, p_after_key TEXT, p_limit INT)
@@ -67,8 +67,8 @@ AS $$
            t.attempts, t.last_error, t.claimed_until, t.created_at, t.updated_at
       FROM queen.log_timers t
      WHERE t.tenant_id = p_tenant
-       AND t.queue = p_queue
-       AND (p_after_key IS NULL OR t.timer_key > p_after_key)
+       AND t.queue = p_queue COLLATE "C"
+       AND (p_after_key IS NULL OR t.timer_key > p_after_key COLLATE "C")
      ORDER BY t.timer_key
      LIMIT least(greatest(coalesce(p_limit, 100), 1), 1000)
 $$;

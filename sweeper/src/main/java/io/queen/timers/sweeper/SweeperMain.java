@@ -118,7 +118,7 @@ public final class SweeperMain implements AutoCloseable {
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes()));
             }
             WakeListener listener = new WakeListener(() -> connect(config), wake).start();
             CleanupClock cleanup = s.cleanupEnabled()

@@ -42,6 +42,7 @@ public final class Firer {
         Integer[] blobLengths = new Integer[n];
         ByteArrayOutputStream blobs = new ByteArrayOutputStream((int) batch.blobBytes());
         ByteArrayOutputStream hashes = new ByteArrayOutputStream();
+        List<Integer> rowSegs = new ArrayList<>();
         List<String> keys = new ArrayList<>();
         List<UUID> tokens = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -54,6 +55,7 @@ public final class Firer {
             blobs.writeBytes(s.packed().blob());
             hashes.writeBytes(s.packed().hashes());
             for (ClaimedTimer t : s.timers()) {
+                rowSegs.add(i + 1);
                 keys.add(t.timerKey());
                 tokens.add(t.claimToken());
             }
@@ -68,8 +70,9 @@ public final class Firer {
                 st.setBytes(5, blobs.toByteArray());
                 st.setArray(6, c.createArrayOf("int4", blobLengths));
                 st.setBytes(7, hashes.toByteArray());
-                st.setArray(8, c.createArrayOf("text", keys.toArray(String[]::new)));
-                st.setArray(9, c.createArrayOf("uuid", tokens.toArray(UUID[]::new)));
+                st.setArray(8, c.createArrayOf("int4", rowSegs.toArray(Integer[]::new)));
+                st.setArray(9, c.createArrayOf("text", keys.toArray(String[]::new)));
+                st.setArray(10, c.createArrayOf("uuid", tokens.toArray(UUID[]::new)));
                 List<SegmentOutcome> out = new ArrayList<>(n);
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {

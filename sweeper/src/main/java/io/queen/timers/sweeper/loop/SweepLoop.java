@@ -6,16 +6,23 @@ import io.queen.timers.sweeper.probe.DueProbe;
 import io.queen.timers.sweeper.probe.ProbeResult;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One sweep loop: probe → claim → deliver (pack, fire, fail) → sleep. Leaderless: any number of loops in
- * any number of processes; they meet only in SKIP LOCKED. A cycle claims again while claims come back full,
- * but stops claiming once half the lease has passed since the cycle began, so it returns to the probe
- * (metrics, wake-up time) regularly and never builds a long tail of claims whose leases age while earlier
- * batches are fired.
+ * One sweep loop: probe → claim → deliver (group, pack, fire, fail) → sleep. Leaderless: any number of
+ * loops in any number of processes; they meet only in SKIP LOCKED.
+ *
+ * <p>A cycle claims batch after batch while claims come back full, until it holds a fire's worth of bytes
+ * ({@code sweeper.max.fire.bytes}) or half the lease has passed since its first claim, and only then
+ * packs and fires. Accumulating is what makes segments large under a backlog (a claim of 200 spread over
+ * 100 queues would otherwise push 100 segments of two frames each) and what makes one fire carry
+ * thousands of timers; stopping at half the lease leaves the first claim at least half its lease for the
+ * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle (bounded by
+ * half the lease, in practice by the bytes); with no backlog the first claim comes back short and is fired
+ * at once.
  */
 public final class SweepLoop implements Runnable {
 
@@ -27,15 +34,21 @@ public final class SweepLoop implements Runnable {
     private final Pacer pacer;
     private final WakeSignal wake;
     private final SweeperMetrics metrics;
+    private final int maxFireBytes;
     private volatile boolean stopping;
 
-    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics) {
+    /** Fixed frame bytes besides txn and payload, for the running byte count of a cycle's claims. */
+    private static final int FRAME_OVERHEAD = 64;
+
+    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
+                     int maxFireBytes) {
         this.probe = probe;
         this.claimer = claimer;
         this.delivery = delivery;
         this.pacer = pacer;
         this.wake = wake;
         this.metrics = metrics;
+        this.maxFireBytes = maxFireBytes;
     }
 
     /** One cycle; returns how long to sleep before the next. */
@@ -47,14 +60,20 @@ public final class SweepLoop implements Runnable {
         }
         long start = System.nanoTime();
         long halfLease = claimer.lease().toNanos() / 2;
-        int claimed;
+        List<ClaimedTimer> claimed = new ArrayList<>();
+        long bytes = 0;
+        int got;
         do {
             long t0 = System.nanoTime();
             List<ClaimedTimer> batch = claimer.claim();
             metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));
-            claimed = batch.size();
-            delivery.deliver(batch, () -> stopping);
-        } while (claimed >= claimer.batchSize() && !stopping && System.nanoTime() - start < halfLease);
+            got = batch.size();
+            claimed.addAll(batch);
+            for (ClaimedTimer t : batch) {
+                bytes += t.payload().length + t.txn().length() + FRAME_OVERHEAD;
+            }
+        } while (got >= claimer.batchSize() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        delivery.deliver(claimed, () -> stopping);
         return pacer.afterWork();
     }
 

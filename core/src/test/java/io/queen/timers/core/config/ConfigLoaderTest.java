@@ -1,0 +1,89 @@
+package io.queen.timers.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void environmentOverridesTheFileAndDefaultsFillTheRest() throws Exception {
+        Path file = write("jdbc.url=jdbc:postgresql://file/db\nkafka.bootstrap.servers=file:9092\njdbc.pool.size=4\n");
+        Config c = ConfigLoader.load(CommonSettings.definition(), file,
+                Map.of("QUEEN_JDBC_URL", "jdbc:postgresql://env/db", "QUEEN_HTTP_PORT", "9100"));
+        assertThat(c.string(CommonSettings.JDBC_URL)).isEqualTo("jdbc:postgresql://env/db");
+        assertThat(c.intValue(CommonSettings.JDBC_POOL_SIZE)).isEqualTo(4);
+        assertThat(c.intValue(CommonSettings.HTTP_PORT)).isEqualTo(9100);
+        assertThat(c.string(CommonSettings.AUDIT_TOPIC)).isEqualTo("queen.timers.audit");
+        assertThat(c.duration(CommonSettings.DB_RETRY_BACKOFF_MAX)).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void kafkaKeysPassThroughFromFileAndEnvironment() throws Exception {
+        Path file = write("jdbc.url=x\nkafka.bootstrap.servers=b:1\nkafka.security.protocol=SSL\n");
+        Config c = ConfigLoader.load(CommonSettings.definition(), file,
+                Map.of("QUEEN_KAFKA_BOOTSTRAP", "env:9093", "QUEEN_KAFKA_SASL_MECHANISM", "PLAIN"));
+        assertThat(c.kafka()).containsEntry("bootstrap.servers", "env:9093")
+                .containsEntry("security.protocol", "SSL")
+                .containsEntry("sasl.mechanism", "PLAIN");
+    }
+
+    @Test
+    void aMissingRequiredSettingNamesTheKeyAndItsVariable() {
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null, Map.of("QUEEN_KAFKA_BOOTSTRAP", "b:1")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("jdbc.url").hasMessageContaining("QUEEN_JDBC_URL");
+    }
+
+    @Test
+    void anOutOfRangeValueNamesTheKeyAndTheAllowedRange() {
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null,
+                Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_JDBC_POOL_SIZE", "1")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("setting jdbc.pool.size = 1 is out of range: allowed 2 .. 200");
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null,
+                Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_HTTP_PORT", "eighty")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("setting http.port = 'eighty' is not a valid int");
+    }
+
+    @Test
+    void aMissingFileIsOneClearLine() {
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), dir.resolve("nope.properties"), Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("nope.properties").hasMessageContaining("does not exist");
+    }
+
+    @Test
+    void passwordsNeverReachToString() throws Exception {
+        Path file = write("jdbc.url=x\njdbc.password=hunter2\nkafka.bootstrap.servers=b:1\n"
+                + "kafka.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required password=\"s3cret\";\n");
+        Config c = ConfigLoader.load(CommonSettings.definition(), file, Map.of());
+        assertThat(c.string(CommonSettings.JDBC_PASSWORD)).isEqualTo("hunter2");
+        assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret").contains("jdbc.password=***");
+    }
+
+    @Test
+    void durationsAcceptUnitsAndIso() {
+        assertThat(ConfigDef.parseDuration("250ms")).isEqualTo(Duration.ofMillis(250));
+        assertThat(ConfigDef.parseDuration("7d")).isEqualTo(Duration.ofDays(7));
+        assertThat(ConfigDef.parseDuration("PT30S")).isEqualTo(Duration.ofSeconds(30));
+        assertThatThrownBy(() -> ConfigDef.parseDuration("soon")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ConfigDef.parseDuration("5 weeks")).isInstanceOf(RuntimeException.class);
+    }
+
+    private Path write(String text) throws Exception {
+        Path f = dir.resolve("queen.properties");
+        Files.writeString(f, text);
+        return f;
+    }
+}

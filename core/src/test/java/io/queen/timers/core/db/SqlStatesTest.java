@@ -1,0 +1,42 @@
+package io.queen.timers.core.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.SQLException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class SqlStatesTest {
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource({
+        "40001, TRANSIENT", // serialization failure
+        "40P01, TRANSIENT", // deadlock detected
+        "08006, TRANSIENT", // connection failure
+        "53300, TRANSIENT", // too many connections
+        "57P01, TRANSIENT", // admin shutdown (pg_terminate_backend)
+        "57014, TRANSIENT", // query canceled
+        "58030, TRANSIENT", // io error
+        "23505, PERMANENT", // unique violation
+        "22P02, PERMANENT", // invalid text representation
+        "42P01, PERMANENT", // undefined table
+        "40002, PERMANENT", // integrity constraint violation at commit: not a retry-me
+        "P0001, PERMANENT", // raise_exception
+    })
+    void classifiesBySqlState(String state, ErrorClass expected) {
+        assertThat(SqlStates.classify(new SQLException("x", state))).isEqualTo(expected);
+    }
+
+    @Test
+    void noSqlStateOrNoSqlExceptionIsTransient() {
+        assertThat(SqlStates.classify(new SQLException("socket closed"))).isEqualTo(ErrorClass.TRANSIENT);
+        assertThat(SqlStates.classify(new IllegalStateException("pool closed"))).isEqualTo(ErrorClass.TRANSIENT);
+    }
+
+    @Test
+    void findsTheSqlExceptionInACauseChain() {
+        RuntimeException wrapped = new RuntimeException(new RuntimeException(new SQLException("x", "23505")));
+        assertThat(SqlStates.classify(wrapped)).isEqualTo(ErrorClass.PERMANENT);
+    }
+}

@@ -1,0 +1,81 @@
+package io.queen.timers.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queen.timers.testkit.PostgresDatabase;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * queen.log_timers is the seed's table, exactly. The reference is the seed's own CREATE TABLE,
+ * verbatim (test resource seed-log-timers.sql), created in a scratch schema; the comparison is
+ * between the two catalogs, so a changed type, default, collation, generated expression, key or
+ * index in V025 fails here.
+ */
+class SeedSchemaTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    @BeforeAll
+    static void createSeedReference() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute("CREATE SCHEMA seed_ref");
+            st.execute(resource("/seed-log-timers.sql"));
+        }
+    }
+
+    @Test
+    void columnsMatchTheSeedOneByOne() throws SQLException {
+        List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
+        List<Catalog.Column> seed = Catalog.columns(db.dataSource(), "seed_ref.log_timers");
+        assertThat(ours).hasSize(19);
+        assertThat(ours).containsExactlyElementsOf(seed);
+    }
+
+    @Test
+    void keyColumnsSortBytewiseAndGeneratedColumnsAreStored() throws SQLException {
+        List<Catalog.Column> cols = Catalog.columns(db.dataSource(), "queen.log_timers");
+        assertThat(column(cols, "queue").collation()).isEqualTo("C");
+        assertThat(column(cols, "timer_key").collation()).isEqualTo("C");
+        assertThat(column(cols, "shard").generated()).isEqualTo("s");
+        assertThat(column(cols, "shard").expression()).contains("hashtextextended(timer_key").contains("63");
+        assertThat(column(cols, "visible_at").generated()).isEqualTo("s");
+        assertThat(column(cols, "visible_at").expression()).contains("claimed_until").contains("deliver_at");
+        assertThat(column(cols, "tenant_id").expression()).contains("00000000-0000-0000-0000-000000000001");
+        assertThat(cols).noneMatch(c -> c.name().equals("id") || c.name().contains("queue_id") || c.name().contains("partition_id"));
+    }
+
+    @Test
+    void primaryKeyAndTheVisibleIndexAreTheOnlyIndexes() throws SQLException {
+        List<Catalog.Index> ours = Catalog.indexes(db.dataSource(), "queen.log_timers");
+        assertThat(ours).hasSize(2);
+        Catalog.Index pk = ours.stream().filter(Catalog.Index::primary).findFirst().orElseThrow();
+        assertThat(pk.definition()).endsWith("USING btree (tenant_id, queue, timer_key)");
+        Catalog.Index visible = ours.stream().filter(i -> !i.primary()).findFirst().orElseThrow();
+        assertThat(visible.name()).isEqualTo("queen.idx_log_timers_visible");
+        assertThat(visible.definition())
+                .isEqualTo("CREATE INDEX idx_log_timers_visible ON queen.log_timers USING btree (shard, visible_at)");
+        List<Catalog.Index> seed = Catalog.indexes(db.dataSource(), "seed_ref.log_timers");
+        assertThat(seed.stream().map(i -> i.definition().replaceAll(".*USING", "")).sorted().toList())
+                .isEqualTo(ours.stream().map(i -> i.definition().replaceAll(".*USING", "")).sorted().toList());
+    }
+
+    private static Catalog.Column column(List<Catalog.Column> cols, String name) {
+        return cols.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = SeedSchemaTest.class.getResourceAsStream(name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
