@@ -13,7 +13,8 @@ import picocli.CommandLine.ParentCommand;
 
 /** {@code queen-timers bridge}: consume commands from Kafka into queen.log_timers until stopped. */
 @Command(name = "bridge", mixinStandardHelpOptions = true,
-        description = {"Run a bridge: Kafka commands -> queen.log_timers, verdicts to the audit outbox.",
+        description = {"Run a bridge: Kafka commands -> queen.log_timers.",
+            "Every verdict goes to the audit outbox in the same transaction.",
             "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
             "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class BridgeCommand implements Callable<Integer> {

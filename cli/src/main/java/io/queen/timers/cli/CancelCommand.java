@@ -10,7 +10,7 @@ import picocli.CommandLine.Spec;
 
 /** Produces one cancel command. */
 @Command(name = "cancel", mixinStandardHelpOptions = true,
-        description = {"Publish one cancel command to the command topic.",
+        description = {"Publish one cancel command.",
             "The verdict is cancelled, too_late (being fired right now) or absent (no longer pending:",
             "it may already have been delivered; `queen-timers find` asks the log)."},
         footer = {"", "Example:", "  queen-timers cancel -q orders.reminders -k order-42"})

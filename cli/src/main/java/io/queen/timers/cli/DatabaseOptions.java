@@ -7,6 +7,8 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -43,8 +45,21 @@ public final class DatabaseOptions {
         return ConfigLoader.load(def, config, merged);
     }
 
+    /** A small pool that has answered once: an unreachable database is one clear line now, not a timeout later. */
     public HikariDataSource open(Map<String, String> env, String poolName) {
-        return DataSources.create(settings(env), poolName);
+        Config c = settings(env);
+        HikariDataSource ds = DataSources.create(c, poolName);
+        try (Connection probe = ds.getConnection()) {
+            return ds;
+        } catch (SQLException e) {
+            ds.close();
+            Throwable root = e;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            throw new UserError("cannot connect to " + c.string(CommonSettings.JDBC_URL) + " as " + c.string(CommonSettings.JDBC_USER)
+                    + ": " + root.getMessage());
+        }
     }
 
     static void put(Map<String, String> env, ConfigDef def, String key, String flag) {

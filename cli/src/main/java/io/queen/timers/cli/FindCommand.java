@@ -18,8 +18,8 @@ import picocli.CommandLine.Spec;
 
 /** "Was it sent?": where a txn appears in a queue's log. The log is the authority, not the timer table. */
 @Command(name = "find", mixinStandardHelpOptions = true,
-        description = {"Was it sent? Look for a transaction id in a queue's log and print where it is",
-            "(partition, offset, message id, time). Exit code 0 when found, 3 when not.",
+        description = {"Was it sent? Find a txn in a queue's log.",
+            "Prints where it is (partition, offset, message id, time). Exit code 0 when found, 3 when not.",
             "A cancel that answered `absent` may have come after the fire: this is how to tell."},
         footer = {"", "Example:", "  queen-timers find -q orders.reminders --txn remind-42"})
 final class FindCommand implements Callable<Integer> {

@@ -19,8 +19,8 @@ import picocli.CommandLine.Spec;
 
 /** A queue's pending timers by key, one page at a time (keyset: --after the last key shown). */
 @Command(name = "list", mixinStandardHelpOptions = true,
-        description = {"List a queue's pending timers in key order, without payloads, one page at a time.",
-            "The next page starts --after the last key printed."},
+        description = {"List a queue's pending timers, one page at a time.",
+            "Key order, no payloads. The next page starts --after the last key printed."},
         footer = {"", "Example:", "  queen-timers list -q orders.reminders --limit 50",
             "  queen-timers list -q orders.reminders --limit 50 --after order-49"})
 final class ListCommand implements Callable<Integer> {

@@ -14,7 +14,8 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /** Applies the schema (the one-shot step of docker-compose). Safe to run beside running services. */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
-        description = "Apply the queen-timers schema migrations to the database and print the version.")
+        description = {"Apply the schema migrations and print the version.",
+            "Safe beside running services and when several run at once (advisory lock)."})
 final class MigrateCommand implements Callable<Integer> {
 
     @ParentCommand QueenTimers root;

@@ -23,8 +23,9 @@ import picocli.CommandLine.Spec;
 
 /** One pending timer, as the staging table holds it. */
 @Command(name = "peek", mixinStandardHelpOptions = true,
-        description = {"Show one pending timer: state (waiting, due, claimed, backoff), delivery time, txn, message id,",
-            "attempts, last error, lease, payload. Exit code 3 when it is not pending (never scheduled, cancelled,",
+        description = {"Show one pending timer.",
+            "State (waiting, due, claimed, backoff), delivery time, txn, message id, attempts, last error,",
+            "lease, payload. Exit code 3 when it is not pending (never scheduled, cancelled,",
             "or already fired: `queen-timers find` asks the log)."},
         footer = {"", "Example:", "  queen-timers peek -q orders.reminders -k order-42"})
 final class PeekCommand implements Callable<Integer> {

@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
 
 /** Produces one schedule (or reschedule) command. The verdict arrives on the audit topic. */
 @Command(name = "schedule", mixinStandardHelpOptions = true,
-        description = {"Publish one schedule (or --reschedule) command to the command topic.",
+        description = {"Publish one schedule (or --reschedule) command.",
             "The bridge's verdict (scheduled, rescheduled, too_late, rejected) is published on the audit topic."},
         footer = {"", "Example:",
             "  queen-timers schedule -q orders.reminders -k order-42 --delay 30s --payload '{\"orderId\":42}'"})

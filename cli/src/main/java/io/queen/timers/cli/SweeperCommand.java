@@ -13,7 +13,8 @@ import picocli.CommandLine.ParentCommand;
 
 /** {@code queen-timers sweeper}: fire due timers into the log until stopped. */
 @Command(name = "sweeper", mixinStandardHelpOptions = true,
-        description = {"Run a sweeper: claim due timers, fire them into the log exactly once, retry or dead-letter failures.",
+        description = {"Run a sweeper: fire due timers into the log.",
+            "Claims due timers, fires each exactly once, retries or dead-letters failures.",
             "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
             "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class SweeperCommand implements Callable<Integer> {

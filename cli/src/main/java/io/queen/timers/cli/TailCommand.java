@@ -21,8 +21,9 @@ import picocli.CommandLine.Spec;
 
 /** Decodes a queue partition's log from an offset; with --follow, keeps polling for new messages. */
 @Command(name = "tail", mixinStandardHelpOptions = true,
-        description = {"Decode a queue's log from an offset: one line per message (partition@offset, time, txn,",
-            "message id, payload). --follow keeps reading as messages arrive, until Ctrl-C."},
+        description = {"Decode a queue's log from an offset; --follow for more.",
+            "One line per message (partition@offset, time, txn, message id, payload). --follow keeps reading",
+            "as messages arrive, until Ctrl-C."},
         footer = {"", "Examples:", "  queen-timers tail -q orders.reminders --from 0",
             "  queen-timers tail -q orders.reminders --last 10 --follow"})
 final class TailCommand implements Callable<Integer> {

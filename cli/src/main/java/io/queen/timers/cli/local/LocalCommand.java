@@ -24,8 +24,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code queen-timers local}: the whole stack in this process, a short demo, and what to type next. */
 @Command(name = "local", mixinStandardHelpOptions = true,
-        description = {"Run the whole stack in this process: a Kafka broker, PostgreSQL (embedded, or --jdbc-url),",
-            "the bridge, the sweeper and the audit relay. Publishes a few example commands and prints every",
+        description = {"Run the whole stack in this process, with a demo.",
+            "Starts a Kafka broker, PostgreSQL (embedded, or --jdbc-url), the bridge, the sweeper and the",
+            "audit relay. Publishes a few example commands and prints every",
             "verdict and fire from the audit topic, and each fired message as read back from the log.",
             "Ctrl-C stops everything."})
 public final class LocalCommand implements Callable<Integer> {
