@@ -32,7 +32,7 @@ class MigrateCommandTest {
     void anUnreachableDatabaseIsOneLine() {
         Cli r = Cli.run("migrate", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nothing");
         assertThat(r.exitCode()).isEqualTo(1);
-        assertThat(r.err()).startsWith("error: ");
+        assertThat(r.err()).startsWith("error: cannot connect to jdbc:postgresql://127.0.0.1:1/nothing as postgres: ");
         assertThat(r.err().lines()).hasSize(1);
     }
 }
