@@ -37,4 +37,14 @@ class LocalCommandTest {
         assertThat(r.out().lines().filter(l -> l.matches(".*fired\\s+demo\\.reminders/demo-\\d+-c\\b.*"))).as("the cancelled timer fired").isEmpty();
         assertThat(r.out().lines().filter(l -> l.matches(".*fired\\s+demo\\.reminders/demo-\\d+-[ab]\\b.*"))).hasSize(2);
     }
+
+    @Test
+    void aPortInUseIsOneLineNamingTheFlagBeforeAnythingStarts() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Cli r = Cli.run("local", "--temp", "--kafka-port", Integer.toString(taken.getLocalPort()));
+            assertThat(r.exitCode()).isEqualTo(1);
+            assertThat(r.err()).isEqualTo("error: port " + taken.getLocalPort()
+                    + " is in use (another local stack?): choose another with --kafka-port" + System.lineSeparator());
+        }
+    }
 }
