@@ -79,6 +79,7 @@ public final class LocalCommand implements Callable<Integer> {
                 "queen.timers.commands", "queen.timers.audit");
         say(out, "starting Kafka, PostgreSQL, the bridge and the sweeper ...");
         CountDownLatch stop = new CountDownLatch(1);
+        boolean demoComplete;
         try (LocalStack stack = LocalStack.start(plan)) {
             Thread hook = new Thread(() -> {
                 stop.countDown();
@@ -95,7 +96,7 @@ public final class LocalCommand implements Callable<Integer> {
                         say(out, "publishing the example commands:\n" + demo.describe());
                         demo.publish(ep.bootstrap(), ep.commandTopic());
                     }
-                    waitForEnd(out, stop, demo);
+                    demoComplete = waitForEnd(out, stop, demo);
                 }
             } finally {
                 try {
@@ -106,21 +107,28 @@ public final class LocalCommand implements Callable<Integer> {
             }
         }
         say(out, "stopped");
+        if (!demoComplete) {
+            throw new IllegalStateException("demo incomplete: not every example command came back within the time allowed");
+        }
         return 0;
     }
 
-    private void waitForEnd(PrintWriter out, CountDownLatch stop, Demo demo) throws InterruptedException {
+    /** @return false when --demo-only ran out of time before every example came back */
+    private boolean waitForEnd(PrintWriter out, CountDownLatch stop, Demo demo) throws InterruptedException {
         long deadline = exitAfter == null ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.SECONDS.toNanos(exitAfter);
         if (demoOnly && !noDemo) {
             boolean done = demo.awaitDone(Duration.ofSeconds(exitAfter == null ? 120 : exitAfter));
-            say(out, done ? "demo complete: every example command came back" : "demo incomplete: not every example came back in time");
-            return;
+            if (done) {
+                say(out, "demo complete: every example command came back");
+            }
+            return done;
         }
         while (System.nanoTime() < deadline) {
             if (stop.await(Math.min(1_000, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS)) {
-                return;
+                return true;
             }
         }
+        return true;
     }
 
     /** For a fire: the message found in the log by its txn and decoded, as a consumer of the queue would see it. */
