@@ -31,7 +31,17 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      * @param port    the port, or 0 for a free one
      */
     public static EmbeddedPostgresServer start(Path dataDir, int port, Durability durability) {
+        return start(dataDir, port, durability, true);
+    }
+
+    /**
+     * As {@link #start(Path, int, Durability)}; {@code stopOnJvmExit = false} leaves stopping to the
+     * caller's own shutdown hook, so the server is not stopped under processes still using it (a
+     * JVM runs its shutdown hooks concurrently, in no order).
+     */
+    public static EmbeddedPostgresServer start(Path dataDir, int port, Durability durability, boolean stopOnJvmExit) {
         EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
+                .setRegisterShutdownHook(stopOnJvmExit)
                 .setPort(port == 0 ? EmbeddedKafkaBroker.freePort() : port)
                 .setPGStartupWait(Duration.ofSeconds(60))
                 .setServerConfig("max_connections", "400")

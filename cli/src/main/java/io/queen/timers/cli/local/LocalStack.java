@@ -73,8 +73,9 @@ final class LocalStack implements AutoCloseable {
             pgData = "(external)";
         } else {
             Path dir = plan.dataDir() == null ? null : plan.dataDir().resolve("pg");
+            // stopped by close() (the local command's shutdown hook), after the services that use it
             EmbeddedPostgresServer pg = EmbeddedPostgresServer.start(dir, plan.pgPort(),
-                    dir == null ? EmbeddedPostgresServer.Durability.RELAXED : EmbeddedPostgresServer.Durability.DURABLE);
+                    dir == null ? EmbeddedPostgresServer.Durability.RELAXED : EmbeddedPostgresServer.Durability.DURABLE, false);
             started.push(pg);
             jdbcUrl = pg.jdbcUrl("postgres");
             user = EmbeddedPostgresServer.USER;
