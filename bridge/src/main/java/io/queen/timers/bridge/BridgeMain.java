@@ -1,0 +1,165 @@
+package io.queen.timers.bridge;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.bridge.apply.BatchApplier;
+import io.queen.timers.bridge.ingest.IngestLoop;
+import io.queen.timers.bridge.ingest.OffsetStore;
+import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.WireLimits;
+import io.queen.timers.core.audit.AuditRelay;
+import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.sql.Migrations;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bridge process: configuration → data source → migrations → consumer, applier, relay → start.
+ * {@link #main} takes {@code --config FILE}; {@link #start(Config, MeterRegistry)} runs the same
+ * thing in-process (the CLI, tests, benchmarks) and {@link #close()} stops it gracefully: the batch
+ * in hand is committed, the consumer leaves its group, the relay stops.
+ */
+public final class BridgeMain implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BridgeMain.class);
+
+    private final HikariDataSource dataSource;
+    private final IngestLoop loop;
+    private final Thread loopThread;
+    private final AuditRelay relay;
+    private volatile boolean closing;
+
+    private BridgeMain(HikariDataSource dataSource, IngestLoop loop, AuditRelay relay) {
+        this.dataSource = dataSource;
+        this.loop = loop;
+        this.relay = relay;
+        this.loopThread = new Thread(loop, "queen-bridge-ingest");
+        this.loopThread.setUncaughtExceptionHandler((t, e) -> LOG.error("ingest loop stopped: {}", e.toString(), e));
+    }
+
+    public static void main(String[] args) {
+        Path file = null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--config") && i + 1 < args.length) {
+                file = Path.of(args[++i]);
+            } else {
+                System.err.println("usage: BridgeMain [--config FILE]   (unknown argument: " + args[i] + ")");
+                System.exit(2);
+            }
+        }
+        Config config;
+        try {
+            config = ConfigLoader.load(BridgeSettings.definition(), file);
+        } catch (ConfigException e) {
+            System.err.println("queen-timers bridge: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        BridgeMain bridge = start(config, registry);
+        OpsServer ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, bridge.readinessChecks());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            ops.close();
+            bridge.close();
+        }, "queen-bridge-shutdown"));
+        bridge.awaitTermination();
+        if (!bridge.closing) {
+            // The loop died on its own (its error is logged): exit non-zero so a supervisor restarts the
+            // process. Safe at any point: every batch is one transaction, and restart seeks to the stored offsets.
+            System.exit(1);
+        }
+    }
+
+    /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
+    public static BridgeMain start(Config config, MeterRegistry registry) {
+        LOG.info("starting bridge: {}", config);
+        HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
+        try {
+            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+                Migrations.migrate(dataSource);
+            }
+            String group = config.string(BridgeSettings.GROUP_ID);
+            TopicRoutes routes = TopicRoutes.from(config);
+            CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
+                    config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
+            BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
+                    config.intValue(BridgeSettings.ZSTD_THRESHOLD));
+            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), config.list(BridgeSettings.COMMAND_TOPICS),
+                    routes, parser, applier, new OffsetStore(dataSource, group), config.duration(BridgeSettings.POLL_TIMEOUT),
+                    config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry);
+            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry).start() : null;
+            BridgeMain bridge = new BridgeMain(dataSource, loop, relay);
+            bridge.loopThread.start();
+            return bridge;
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+    }
+
+    /** Kafka settings of the consumer: every kafka.* key, then what exactly-once requires. */
+    static Map<String, Object> consumerProps(Config config, String group) {
+        Map<String, Object> p = new HashMap<>(config.kafka());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        // A command of an aborted producer transaction never happened.
+        p.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);
+        p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
+        return p;
+    }
+
+    public List<ReadinessCheck> readinessChecks() {
+        return List.of(new ReadinessCheck() {
+            @Override
+            public String name() {
+                return "ingest";
+            }
+
+            @Override
+            public Optional<String> problem() {
+                return loop.problem();
+            }
+        });
+    }
+
+    /** Blocks until the ingest loop ends (after {@link #close()}, or on a fatal error). */
+    public void awaitTermination() {
+        try {
+            loopThread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        loop.close();
+        awaitTermination();
+        if (relay != null) {
+            relay.close();
+        }
+        dataSource.close();
+    }
+}

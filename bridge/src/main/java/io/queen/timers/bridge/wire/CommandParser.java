@@ -1,0 +1,344 @@
+package io.queen.timers.bridge.wire;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * Turns one Kafka record into a {@link Command} or a {@link Rejection} (DESIGN §3). Validation is a
+ * pure function of the record (key, value, headers, timestamp) and the limits: a record replayed
+ * after a crash gets the same verdict. Nothing is written before everything is checked.
+ *
+ * <p>Form: a record with a {@code queen-op} header is in the headers form (the value is the raw JSON
+ * payload); any other record is the JSON envelope.
+ */
+public final class CommandParser {
+
+    static final String H_OP = "queen-op";
+    static final String H_QUEUE = "queen-queue";
+    static final String H_TIMER_KEY = "queen-timer-key";
+    static final String H_PARTITION = "queen-partition";
+    static final String H_DELAY_MS = "queen-delay-ms";
+    static final String H_DELIVER_AT = "queen-deliver-at";
+    static final String H_TXN = "queen-txn";
+
+    private static final Set<String> FIELDS = Set.of("op", "queue", "timerKey", "partition", "delayMs", "deliverAt", "txn", "payload");
+    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN);
+    /** Server-owned names, compared case-insensitively with '_' and '-' removed (so tenant_id, Tenant-Id, tenantId all match). */
+    private static final Set<String> SERVER_OWNED = Set.of("tenant", "tenantid", "producersub", "producer", "sub", "messageid",
+            "attempts", "lasterror", "claimtoken", "claimeduntil", "shard", "visibleat", "createdat", "updatedat",
+            "payloadzstd", "encrypted");
+    private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9._-]{1,255}");
+    private static final Instant EARLIEST = Instant.EPOCH;
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    private final WireLimits limits;
+
+    public CommandParser(WireLimits limits) {
+        this.limits = limits;
+    }
+
+    /** @param timestampMs the record's timestamp (delayMs counts from it; the horizon too); negative when absent */
+    public Parsed parse(byte[] key, byte[] value, Headers headers, long timestampMs) {
+        String kafkaKey = null;
+        try {
+            kafkaKey = key == null ? null : utf8(key, null);
+        } catch (Reject ignored) {
+            // an unreadable key is reported as key_mismatch below, once the rest is known to be fine
+        }
+        try {
+            Fields f = headers != null && headers.lastHeader(H_OP) != null ? fromHeaders(headers, value) : fromEnvelope(value);
+            Command c = validate(f, timestampMs);
+            if (kafkaKey == null) {
+                throw new Reject(RejectReason.KEY_MISMATCH, key == null ? "record has no key, expected '" + c.kafkaKey() + "'"
+                        : "record key is not valid UTF-8, expected '" + c.kafkaKey() + "'");
+            }
+            if (!kafkaKey.equals(c.kafkaKey())) {
+                throw new Reject(RejectReason.KEY_MISMATCH, "record key '" + printable(kafkaKey) + "' is not '<queue>/<timerKey>' = '"
+                        + printable(c.kafkaKey()) + "'");
+            }
+            return c;
+        } catch (Reject r) {
+            return new Rejection(r.reason, r.getMessage(), kafkaKey == null ? null : printableKey(kafkaKey));
+        }
+    }
+
+    /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */
+    private record Fields(Object op, Object queue, Object timerKey, Object partition, Object delayMs, Object deliverAt,
+                          Object txn, byte[] payload, boolean hasPayload, boolean headersForm) {}
+
+    private Fields fromEnvelope(byte[] value) {
+        if (value == null) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "record has no value");
+        }
+        JsonNode root;
+        try {
+            root = JSON.readTree(value);
+        } catch (IOException e) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "value is not JSON: " + firstLine(e));
+        }
+        if (root == null || !root.isObject()) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "value is not a JSON object");
+        }
+        for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+            String name = it.next();
+            if (isServerOwned(name)) {
+                throw new Reject(RejectReason.SERVER_OWNED_FIELD, "field '" + printable(name) + "' is set by the server, never by a command");
+            }
+            if (!FIELDS.contains(name)) {
+                throw new Reject(RejectReason.UNKNOWN_FIELD, "unknown field '" + printable(name) + "'");
+            }
+        }
+        JsonNode payload = root.get("payload");
+        byte[] bytes = payload == null ? null : compact(payload);
+        return new Fields(root.get("op"), root.get("queue"), root.get("timerKey"), root.get("partition"), root.get("delayMs"),
+                root.get("deliverAt"), root.get("txn"), bytes, payload != null, false);
+    }
+
+    private Fields fromHeaders(Headers headers, byte[] value) {
+        Map<String, String> h = new HashMap<>();
+        for (Header header : headers) {
+            String name = header.key();
+            String lower = name.toLowerCase(Locale.ROOT);
+            if (!lower.startsWith("queen-")) {
+                continue; // tracing and other foreign headers are not ours to judge
+            }
+            if (isServerOwned(lower.substring("queen-".length()))) {
+                throw new Reject(RejectReason.SERVER_OWNED_FIELD, "header '" + printable(name) + "' is set by the server, never by a command");
+            }
+            if (!HEADERS.contains(lower)) {
+                throw new Reject(RejectReason.UNKNOWN_FIELD, "unknown header '" + printable(name) + "'");
+            }
+            if (h.put(lower, utf8(header.value(), name)) != null) {
+                throw new Reject(RejectReason.BAD_HEADER, "header '" + name + "' appears more than once");
+            }
+        }
+        boolean hasPayload = value != null && value.length > 0;
+        byte[] payload = null;
+        if (hasPayload) {
+            try {
+                payload = compact(JSON.readTree(value));
+            } catch (IOException e) {
+                throw new Reject(RejectReason.MALFORMED_JSON, "value (the payload) is not JSON: " + firstLine(e));
+            }
+        }
+        return new Fields(h.get(H_OP), h.get(H_QUEUE), h.get(H_TIMER_KEY), h.get(H_PARTITION), h.get(H_DELAY_MS),
+                h.get(H_DELIVER_AT), h.get(H_TXN), payload, hasPayload, true);
+    }
+
+    private Command validate(Fields f, long timestampMs) {
+        String opName = text(f.op, "op", f.headersForm);
+        Op op = Op.fromWire(opName).orElseThrow(() -> new Reject(RejectReason.UNKNOWN_OP,
+                "op '" + printable(opName) + "' is not schedule, reschedule or cancel"));
+        String queue = text(f.queue, f.headersForm ? H_QUEUE : "queue", f.headersForm);
+        if (!QUEUE.matcher(queue).matches()) {
+            throw new Reject(RejectReason.BAD_QUEUE, "queue '" + printable(queue) + "' is not 1-255 characters of [A-Za-z0-9._-]");
+        }
+        String timerKey = text(f.timerKey, f.headersForm ? H_TIMER_KEY : "timerKey", f.headersForm);
+        if (!validText(timerKey, 512)) {
+            throw new Reject(RejectReason.BAD_TIMER_KEY, "timerKey is not 1-512 characters of Unicode without NUL");
+        }
+        String partition = f.partition == null ? Command.DEFAULT_PARTITION : text(f.partition, "partition", f.headersForm);
+        if (!validText(partition, 255)) {
+            throw new Reject(RejectReason.BAD_PARTITION, "partition is not 1-255 characters without NUL");
+        }
+        if (op == Op.CANCEL) {
+            String extra = f.delayMs != null ? "delayMs" : f.deliverAt != null ? "deliverAt" : f.txn != null ? "txn"
+                    : f.hasPayload ? "payload" : null;
+            if (extra != null) {
+                throw new Reject(RejectReason.UNKNOWN_FIELD, "cancel takes no " + extra);
+            }
+            return new Command(op, queue, timerKey, partition, null, null, null);
+        }
+        String txn = text(f.txn, f.headersForm ? H_TXN : "txn", f.headersForm);
+        if (!validText(txn, 1024)) {
+            throw new Reject(RejectReason.BAD_TXN, "txn is not 1-1024 characters without NUL");
+        }
+        Instant deliverAt = deliverAt(f, timestampMs);
+        if (!f.hasPayload) {
+            throw new Reject(RejectReason.MISSING_FIELD, f.headersForm ? "the record value (the payload) is empty"
+                    : "missing field 'payload' (use null for none)");
+        }
+        if (f.payload.length > limits.payloadMaxBytes()) {
+            throw new Reject(RejectReason.PAYLOAD_TOO_LARGE, "payload is " + f.payload.length + " bytes, limit "
+                    + limits.payloadMaxBytes() + " (bridge.payload.max.bytes)");
+        }
+        return new Command(op, queue, timerKey, partition, deliverAt, txn, f.payload);
+    }
+
+    private Instant deliverAt(Fields f, long timestampMs) {
+        if (f.delayMs != null && f.deliverAt != null) {
+            throw new Reject(RejectReason.BAD_TIME, "give exactly one of delayMs and deliverAt, not both");
+        }
+        if (f.delayMs == null && f.deliverAt == null) {
+            throw new Reject(RejectReason.MISSING_FIELD, "missing delayMs or deliverAt");
+        }
+        long horizonMs = limits.horizon().toMillis();
+        if (f.delayMs != null) {
+            long delay = delayMs(f.delayMs);
+            if (delay > horizonMs) {
+                throw new Reject(RejectReason.HORIZON, "delayMs " + delay + " is beyond the horizon of " + limits.horizon() + " (bridge.horizon)");
+            }
+            if (timestampMs < 0) {
+                throw new Reject(RejectReason.BAD_TIME, "delayMs needs the record timestamp, and the record has none");
+            }
+            return Instant.ofEpochMilli(timestampMs + delay);
+        }
+        String text = text(f.deliverAt, "deliverAt", f.headersForm);
+        Instant at;
+        try {
+            at = OffsetDateTime.parse(text).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new Reject(RejectReason.BAD_TIME, "deliverAt '" + printable(text) + "' is not an ISO-8601 instant with offset");
+        }
+        if (at.isBefore(EARLIEST)) {
+            throw new Reject(RejectReason.BAD_TIME, "deliverAt " + at + " is before 1970");
+        }
+        if (timestampMs >= 0 && at.toEpochMilli() - timestampMs > horizonMs) {
+            throw new Reject(RejectReason.HORIZON, "deliverAt " + at + " is beyond the horizon of " + limits.horizon()
+                    + " after the record timestamp (bridge.horizon)");
+        }
+        return at;
+    }
+
+    private static long delayMs(Object v) {
+        if (v instanceof JsonNode n) {
+            if (!n.isNumber()) {
+                throw new Reject(RejectReason.WRONG_TYPE, "delayMs must be a number");
+            }
+            if (!n.isIntegralNumber() || !n.canConvertToLong() || n.longValue() < 0) {
+                throw new Reject(RejectReason.BAD_TIME, "delayMs must be an integer >= 0, got " + printable(n.toString()));
+            }
+            return n.longValue();
+        }
+        String s = (String) v;
+        if (!s.matches("[0-9]{1,18}")) {
+            throw new Reject(RejectReason.BAD_TIME, "header queen-delay-ms must be an integer >= 0, got '" + printable(s) + "'");
+        }
+        return Long.parseLong(s);
+    }
+
+    private static String text(Object v, String name, boolean headersForm) {
+        if (v == null) {
+            throw new Reject(RejectReason.MISSING_FIELD, (headersForm ? "missing header '" : "missing field '") + name + "'");
+        }
+        if (v instanceof String s) {
+            return s;
+        }
+        JsonNode n = (JsonNode) v;
+        if (n.isNull()) {
+            throw new Reject(RejectReason.MISSING_FIELD, "field '" + name + "' is null");
+        }
+        if (!n.isTextual()) {
+            throw new Reject(RejectReason.WRONG_TYPE, "field '" + name + "' must be a string, got " + n.getNodeType().name().toLowerCase(Locale.ROOT));
+        }
+        return n.textValue();
+    }
+
+    /** 1..max code points, no NUL (PostgreSQL text cannot hold it), no unpaired surrogate (not encodable as UTF-8). */
+    static boolean validText(String s, int maxCodePoints) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        int count = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == 0) {
+                return false;
+            }
+            if (Character.isHighSurrogate(ch)) {
+                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+                    return false;
+                }
+                i++;
+            } else if (Character.isLowSurrogate(ch)) {
+                return false;
+            }
+            if (++count > maxCodePoints) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static byte[] compact(JsonNode payload) {
+        try {
+            return JSON.writeValueAsBytes(payload);
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "payload cannot be written as UTF-8 JSON: " + firstLine(e));
+        }
+    }
+
+    private static boolean isServerOwned(String name) {
+        return SERVER_OWNED.contains(name.toLowerCase(Locale.ROOT).replace("_", "").replace("-", ""));
+    }
+
+    private static String utf8(byte[] bytes, String header) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes == null ? new byte[0] : bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new Reject(RejectReason.BAD_HEADER, "header '" + header + "' is not valid UTF-8");
+        }
+    }
+
+    /** For a detail line or an audit key: NUL and unpaired surrogates replaced, long text cut. */
+    static String printable(String s) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), 200));
+        for (int i = 0; i < s.length() && b.length() < 200; i++) {
+            char ch = s.charAt(i);
+            if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                b.append(ch).append(s.charAt(++i));
+            } else if (ch == 0 || Character.isSurrogate(ch) || Character.isISOControl(ch)) {
+                b.append('\uFFFD');
+            } else {
+                b.append(ch);
+            }
+        }
+        return s.length() > b.length() && b.length() >= 200 ? b.append('…').toString() : b.toString();
+    }
+
+    /** The key of a rejected record's audit event: the record key if PostgreSQL text can hold it, else null. */
+    private static String printableKey(String key) {
+        return key.length() <= 1024 && validText(key, 1024) ? key : null;
+    }
+
+    private static String firstLine(Exception e) {
+        String m = String.valueOf(e.getMessage());
+        int nl = m.indexOf('\n');
+        return printable(nl < 0 ? m : m.substring(0, nl));
+    }
+
+    /** Control flow of validation: one reason, one line. No stack trace (it is not an error of this program). */
+    private static final class Reject extends RuntimeException {
+        final RejectReason reason;
+
+        Reject(RejectReason reason, String detail) {
+            super(detail, null, false, false);
+            this.reason = reason;
+        }
+    }
+}

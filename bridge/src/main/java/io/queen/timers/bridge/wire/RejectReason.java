@@ -1,0 +1,48 @@
+package io.queen.timers.bridge.wire;
+
+/**
+ * Why a record was rejected: the closed list (README "Commands"). A rejected record is consumed,
+ * never retried, and yields exactly one {@code rejected} audit event carrying this reason.
+ */
+public enum RejectReason {
+    /** The value is not valid UTF-8 JSON, not an object (envelope form), or has duplicate or trailing content. */
+    MALFORMED_JSON("malformed_json"),
+    /** {@code op} is not schedule, reschedule or cancel. */
+    UNKNOWN_OP("unknown_op"),
+    /** A required field or header is absent (op, queue, timerKey; txn, time and payload for schedule). */
+    MISSING_FIELD("missing_field"),
+    /** A field has the wrong JSON type (for example a number where a string belongs). */
+    WRONG_TYPE("wrong_type"),
+    /** A field or queen-* header the command form does not have, or one its op does not take. */
+    UNKNOWN_FIELD("unknown_field"),
+    /** A field the server owns (tenant, producerSub, messageId, attempts, claimToken, ...): rejected, never ignored. */
+    SERVER_OWNED_FIELD("server_owned_field"),
+    /** queue is not 1-255 characters of [A-Za-z0-9._-]. */
+    BAD_QUEUE("bad_queue"),
+    /** timerKey is not 1-512 characters of Unicode without NUL. */
+    BAD_TIMER_KEY("bad_timer_key"),
+    /** partition is empty, longer than 255 characters, or holds NUL. */
+    BAD_PARTITION("bad_partition"),
+    /** txn is empty, longer than 1024 characters, or holds NUL. */
+    BAD_TXN("bad_txn"),
+    /** Both delayMs and deliverAt, a negative or non-integer delayMs, an unparsable deliverAt, or no record timestamp. */
+    BAD_TIME("bad_time"),
+    /** The delivery time is further than the horizon (bridge.horizon) after the record's timestamp. */
+    HORIZON("horizon"),
+    /** The compact payload is larger than bridge.payload.max.bytes. */
+    PAYLOAD_TOO_LARGE("payload_too_large"),
+    /** The record key is absent or is not {@code <queue>/<timerKey>}. */
+    KEY_MISMATCH("key_mismatch"),
+    /** A queen-* header is repeated or is not valid UTF-8. */
+    BAD_HEADER("bad_header");
+
+    private final String wireName;
+
+    RejectReason(String wireName) {
+        this.wireName = wireName;
+    }
+
+    public String wireName() {
+        return wireName;
+    }
+}

@@ -1,0 +1,2 @@
+-- Writes a folded batch: timers, then outbox, then offsets (V028). Returns the fenced partition count.
+SELECT queen.bridge_apply_v1(?, ?, ?, ?, ?,  ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,  ?, ?, ?,  ?, ?, ?, ?,  ?::interval)

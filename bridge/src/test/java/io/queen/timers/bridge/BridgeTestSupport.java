@@ -1,0 +1,180 @@
+package io.queen.timers.bridge;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+
+/** What the bridge's integration tests share: settings for a test database and topic, and reading the audit trail. */
+final class BridgeTestSupport {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private BridgeTestSupport() {}
+
+    /** Settings of a bridge on {@code db}, consuming {@code commandTopic}, auditing to {@code auditTopic}. */
+    static Map<String, String> settings(PostgresDatabase db, String commandTopic, String auditTopic, String group) {
+        Map<String, String> s = new LinkedHashMap<>();
+        s.put("jdbc.url", db.jdbcUrl());
+        s.put("jdbc.user", db.user());
+        s.put("jdbc.password", db.password());
+        s.put("jdbc.pool.size", "4");
+        s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        s.put("kafka.session.timeout.ms", "6000");
+        s.put("kafka.heartbeat.interval.ms", "500");
+        s.put("command.topics", commandTopic);
+        s.put("audit.topic", auditTopic);
+        s.put("bridge.group.id", group);
+        s.put("http.port", "0");
+        s.put("db.retry.backoff.max", "1s");
+        s.put("audit.relay.poll.interval", "50ms");
+        s.put("audit.relay.standby.interval", "500ms");
+        return s;
+    }
+
+    static Config config(Map<String, String> settings) {
+        return BridgeSettings.definition().parse(settings);
+    }
+
+    static Path writeProperties(Map<String, String> settings) {
+        try {
+            Path f = Files.createTempFile("bridge", ".properties");
+            Properties p = new Properties();
+            p.putAll(settings);
+            try (var w = Files.newBufferedWriter(f)) {
+                p.store(w, "test bridge");
+            }
+            f.toFile().deleteOnExit();
+            return f;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Every record of {@code topic} from the beginning to its current end, values parsed as JSON. */
+    static List<JsonNode> readAll(String topic) {
+        Map<String, Object> props = TestKafka.consumerProps("unused");
+        props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG); // assign() only: no coordinator to leave
+        List<JsonNode> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+            List<PartitionInfo> infos = c.partitionsFor(topic, Duration.ofSeconds(10));
+            if (infos == null || infos.isEmpty()) {
+                return out;
+            }
+            List<TopicPartition> tps = infos.stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("cannot read " + topic + " to its end");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    try {
+                        out.add(JSON.readTree(r.value()));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Reads {@code topic} from the beginning with one consumer until it holds at least {@code n} records. */
+    static List<JsonNode> awaitRecords(String topic, int n, Duration timeout) {
+        Map<String, Object> props = TestKafka.consumerProps("unused");
+        props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
+        List<JsonNode> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+            List<TopicPartition> tps = c.partitionsFor(topic, timeout).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (out.size() < n) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("only " + out.size() + " of " + n + " records on " + topic + " after " + timeout);
+                }
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    try {
+                        out.add(JSON.readTree(r.value()));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The outbox rows not yet published, as the relay would publish them. */
+    static List<JsonNode> outbox(DataSource ds) throws SQLException, IOException {
+        List<JsonNode> out = new ArrayList<>();
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'tenant', tenant_id) || event)::text "
+                        + "FROM queen.timer_audit_outbox ORDER BY id")) {
+            while (rs.next()) {
+                out.add(JSON.readTree(rs.getString(1)));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The verdicts of every source record (topic/partition/offset), deduplicated by eventId (the relay is
+     * at-least-once), from the audit topic and what is still in the outbox. A record with two different
+     * events would show up as a list of two.
+     */
+    static Map<String, List<JsonNode>> verdictsBySource(String auditTopic, DataSource ds) throws SQLException, IOException {
+        Map<String, JsonNode> byEventId = new LinkedHashMap<>();
+        for (JsonNode e : readAll(auditTopic)) {
+            byEventId.putIfAbsent(e.get("eventId").asText(), e);
+        }
+        for (JsonNode e : outbox(ds)) {
+            byEventId.putIfAbsent(e.get("eventId").asText(), e);
+        }
+        Map<String, List<JsonNode>> bySource = new HashMap<>();
+        for (JsonNode e : byEventId.values()) {
+            JsonNode s = e.get("source");
+            if (s != null) {
+                bySource.computeIfAbsent(s.get("topic").asText() + "/" + s.get("partition").asInt() + "@" + s.get("offset").asLong(),
+                        k -> new ArrayList<>()).add(e);
+            }
+        }
+        return bySource;
+    }
+
+    static long storedOffsetSum(DataSource ds, String group) throws SQLException {
+        return longQuery(ds, "SELECT coalesce(sum(next_offset), 0) FROM queen.bridge_offsets WHERE group_id = '" + group + "'");
+    }
+
+    static long longQuery(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}

@@ -1,0 +1,216 @@
+package io.queen.timers.bridge.apply;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.luben.zstd.Zstd;
+import io.queen.timers.bridge.wire.Command;
+import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.bridge.wire.Rejection;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/** The apply step against a real PostgreSQL: verdicts, per-key order, fencing, storage. No Kafka. */
+class BatchApplierTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
+    static final Instant LATER = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
+
+    final AtomicLong offset = new AtomicLong();
+    final String topic = "t-" + UUID.randomUUID();
+    final BatchApplier applier = new BatchApplier(db.dataSource(), "g", Duration.ofSeconds(30), 4096);
+
+    @Test
+    void scheduleThenRescheduleKeepsMessageIdAndResetsAttempts() throws Exception {
+        List<Decision> first = applyOk(schedule("q.a", "k1", LATER, "{\"n\":1}"));
+        UUID id = messageId("q.a", "k1");
+        exec("UPDATE queen.log_timers SET attempts = 3, last_error = 'boom', claimed_until = now() + interval '1 minute' WHERE timer_key = 'k1'");
+        List<Decision> second = applyOk(schedule("q.a", "k1", LATER.plusSeconds(5), "{\"n\":2}"));
+
+        assertThat(first).extracting(Decision::verdict).containsExactly(Verdict.SCHEDULED);
+        assertThat(second).extracting(Decision::verdict).containsExactly(Verdict.RESCHEDULED);
+        assertThat(messageId("q.a", "k1")).isEqualTo(id);
+        assertThat(id.version()).isEqualTo(7);
+        assertThat(query("SELECT attempts || '/' || coalesce(last_error, '-') || '/' || coalesce(claimed_until::text, '-') "
+                + "|| '/' || convert_from(payload, 'UTF8') FROM queen.log_timers WHERE timer_key = 'k1'"))
+                .isEqualTo("0/-/-/{\"n\":2}");
+    }
+
+    @Test
+    void scheduleCancelScheduleInOneBatchYieldsThreeVerdictsInOrderAndEndsScheduled() throws Exception {
+        List<Decision> d = applyOk(schedule("q.b", "k", LATER, "1"), cancel("q.b", "k"), schedule("q.b", "k", LATER.plusSeconds(1), "2"));
+        assertThat(d).extracting(Decision::verdict).containsExactly(Verdict.SCHEDULED, Verdict.CANCELLED, Verdict.SCHEDULED);
+        assertThat(query("SELECT convert_from(payload, 'UTF8') FROM queen.log_timers WHERE queue = 'q.b'")).isEqualTo("2");
+        assertThat(query("SELECT string_agg(type, ',' ORDER BY id) FROM queen.timer_audit_outbox WHERE kafka_key = 'q.b/k'"))
+                .isEqualTo("scheduled,cancelled,scheduled");
+    }
+
+    @Test
+    void cancelOfMissingTimerIsAbsentAndCancelOfPendingIsCancelled() throws Exception {
+        applyOk(schedule("q.c", "k", LATER, "null"));
+        assertThat(applyOk(cancel("q.c", "k"), cancel("q.c", "k"), cancel("q.c", "never")))
+                .extracting(Decision::verdict).containsExactly(Verdict.CANCELLED, Verdict.ABSENT, Verdict.ABSENT);
+        assertThat(query("SELECT count(*) FROM queen.log_timers WHERE queue = 'q.c'")).isEqualTo("0");
+    }
+
+    @Test
+    void timerInSomebodysHandsIsTooLateForEveryOp() throws Exception {
+        applyOk(schedule("q.d", "k", LATER, "1"));
+        exec("UPDATE queen.log_timers SET claim_token = gen_random_uuid(), claimed_until = now() + interval '30 seconds' WHERE queue = 'q.d'");
+        assertThat(applyOk(schedule("q.d", "k", LATER, "2"), command(Op.RESCHEDULE, "q.d", "k", LATER, "3"), cancel("q.d", "k")))
+                .extracting(Decision::verdict).containsExactly(Verdict.TOO_LATE, Verdict.TOO_LATE, Verdict.TOO_LATE);
+        assertThat(query("SELECT convert_from(payload, 'UTF8') FROM queen.log_timers WHERE queue = 'q.d'")).isEqualTo("1");
+    }
+
+    @Test
+    void expiredLeaseIsNotInSomebodysHands() throws Exception {
+        applyOk(schedule("q.e", "k", LATER, "1"));
+        exec("UPDATE queen.log_timers SET claim_token = gen_random_uuid(), claimed_until = now() - interval '1 second' WHERE queue = 'q.e'");
+        assertThat(applyOk(schedule("q.e", "k", LATER, "2"))).extracting(Decision::verdict).containsExactly(Verdict.RESCHEDULED);
+        assertThat(query("SELECT coalesce(claim_token::text, 'none') FROM queen.log_timers WHERE queue = 'q.e'")).isEqualTo("none");
+    }
+
+    @Test
+    void cancelDuringBackoffSucceeds() throws Exception {
+        applyOk(schedule("q.f", "k", LATER, "1"));
+        exec("UPDATE queen.log_timers SET claim_token = NULL, claimed_until = now() + interval '10 minutes', attempts = 2 WHERE queue = 'q.f'");
+        assertThat(applyOk(cancel("q.f", "k"))).extracting(Decision::verdict).containsExactly(Verdict.CANCELLED);
+        assertThat(query("SELECT count(*) FROM queen.log_timers WHERE queue = 'q.f'")).isEqualTo("0");
+    }
+
+    @Test
+    void schedulePathNeverWritesQueuesOrPartitions() throws Exception {
+        applyOk(schedule("never.born", "k", LATER, "1"), schedule("never.born", "k2", LATER, "1"), cancel("never.born", "k2"));
+        assertThat(query("SELECT count(*) FROM queen.queues")).isEqualTo("0");
+        assertThat(query("SELECT count(*) FROM queen.log_partitions")).isEqualTo("0");
+    }
+
+    @Test
+    void payloadAboveThresholdIsStoredZstdAndNeverClaimsEncryption() throws Exception {
+        String big = "\"" + "x".repeat(5000) + "\"";
+        applyOk(schedule("q.z", "big", LATER, big), schedule("q.z", "small", LATER, "\"x\""));
+        try (Connection c = db.dataSource().getConnection();
+                PreparedStatement st = c.prepareStatement("SELECT timer_key, payload, payload_zstd, encrypted FROM queen.log_timers WHERE queue = 'q.z' ORDER BY timer_key")) {
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                assertThat(rs.getBoolean(3)).isTrue();
+                assertThat(rs.getBoolean(4)).isFalse();
+                byte[] stored = rs.getBytes(2);
+                assertThat(stored.length).isLessThan(5000);
+                assertThat(new String(Zstd.decompress(stored, 5002), StandardCharsets.UTF_8)).isEqualTo(big);
+                rs.next();
+                assertThat(rs.getBoolean(3)).isFalse();
+                assertThat(new String(rs.getBytes(2), StandardCharsets.UTF_8)).isEqualTo("\"x\"");
+            }
+        }
+    }
+
+    @Test
+    void rejectedRecordIsAuditedWithItsReasonAndSource() throws Exception {
+        Incoming bad = new Incoming(new Source(topic, 0, offset.getAndIncrement()), TENANT, null,
+                new Rejection(RejectReason.BAD_QUEUE, "queue 'a b' is not ...", "a b/k"));
+        assertThat(applyOk(bad)).extracting(Decision::verdict).containsExactly(Verdict.REJECTED);
+        assertThat(query("SELECT event->>'reason' || ' ' || (event->'source'->>'offset') FROM queen.timer_audit_outbox WHERE kafka_key = 'a b/k'"))
+                .isEqualTo("bad_queue " + bad.source().offset());
+    }
+
+    @Test
+    void staleExpectedOffsetIsFencedAndWritesNothing() throws Exception {
+        applyOk(schedule("q.g", "k", LATER, "1")); // stores next offset for (topic, 0)
+        long before = Long.parseLong(query("SELECT count(*) FROM queen.timer_audit_outbox"));
+        Incoming zombie = schedule("q.g", "zombie", LATER, "1");
+        Outcome out = applier.apply(List.of(zombie), List.of(new OffsetAdvance(topic, 0, 0L, zombie.source().offset() + 1)));
+        assertThat(out).isInstanceOf(Outcome.Fenced.class);
+        Outcome again = applier.apply(List.of(zombie), List.of(new OffsetAdvance(topic, 0, null, zombie.source().offset() + 1)));
+        assertThat(again).isInstanceOf(Outcome.Fenced.class);
+        assertThat(query("SELECT count(*) FROM queen.log_timers WHERE timer_key = 'zombie'")).isEqualTo("0");
+        assertThat(Long.parseLong(query("SELECT count(*) FROM queen.timer_audit_outbox"))).isEqualTo(before);
+    }
+
+    @Test
+    void dueTimerWakesTheSweeperAtCommit() throws Exception {
+        try (Connection listener = db.dataSource().getConnection()) {
+            exec(listener, "LISTEN queen_timers_wake");
+            applyOk(schedule("q.w", "later", Instant.now().plus(1, ChronoUnit.DAYS), "1"));
+            assertThat(notifications(listener)).isEmpty();
+            applyOk(schedule("q.w", "now", Instant.now(), "1"));
+            assertThat(notifications(listener)).extracting(PGNotification::getName).containsExactly("queen_timers_wake");
+        }
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------------
+
+    private List<Decision> applyOk(Incoming... records) throws SQLException {
+        Long expected = stored();
+        long last = records[records.length - 1].source().offset();
+        Outcome out = applier.apply(List.of(records), List.of(new OffsetAdvance(topic, 0, expected, last + 1)));
+        assertThat(out).isInstanceOf(Outcome.Applied.class);
+        return ((Outcome.Applied) out).decisions();
+    }
+
+    private Long stored() throws SQLException {
+        String v = query("SELECT max(next_offset) FROM queen.bridge_offsets WHERE group_id = 'g' AND topic = '" + topic + "'");
+        return v == null ? null : Long.parseLong(v);
+    }
+
+    private Incoming schedule(String queue, String key, Instant at, String payload) {
+        return command(Op.SCHEDULE, queue, key, at, payload);
+    }
+
+    private Incoming command(Op op, String queue, String key, Instant at, String payload) {
+        return new Incoming(new Source(topic, 0, offset.getAndIncrement()), TENANT, null,
+                new Command(op, queue, key, Command.DEFAULT_PARTITION, at, "txn-" + key, payload.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private Incoming cancel(String queue, String key) {
+        return new Incoming(new Source(topic, 0, offset.getAndIncrement()), TENANT, null,
+                new Command(Op.CANCEL, queue, key, Command.DEFAULT_PARTITION, null, null, null));
+    }
+
+    private UUID messageId(String queue, String key) throws SQLException {
+        return UUID.fromString(query("SELECT message_id FROM queen.log_timers WHERE queue = '" + queue + "' AND timer_key = '" + key + "'"));
+    }
+
+    private static List<PGNotification> notifications(Connection c) throws SQLException {
+        PGNotification[] n = c.unwrap(PGConnection.class).getNotifications(500);
+        return n == null ? List.of() : List.of(n);
+    }
+
+    private static String query(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    private static void exec(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection()) {
+            exec(c, sql);
+        }
+    }
+
+    private static void exec(Connection c, String sql) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package io.queen.timers.core.audit;
+
+import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
+import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
+import static io.queen.timers.core.config.ConfigDef.Type.INT;
+import static io.queen.timers.core.config.ConfigDef.between;
+import static io.queen.timers.core.config.ConfigDef.durationBetween;
+
+import io.queen.timers.core.config.ConfigDef;
+import java.time.Duration;
+
+/**
+ * Settings of the audit outbox relay ({@link AuditRelay}). Every process that writes outbox rows
+ * (bridge, sweeper) includes these and may run a relay; one per database is active at a time.
+ * The audit topic itself is {@code audit.topic} of CommonSettings; a tenant other than the default
+ * publishes to {@code tenant.<uuid>.audit.topic}, default {@code <audit.topic>.<uuid>}.
+ */
+public final class AuditSettings {
+
+    public static final String RELAY_ENABLED = "audit.relay.enabled";
+    public static final String RELAY_BATCH_SIZE = "audit.relay.batch.size";
+    public static final String RELAY_POLL_INTERVAL = "audit.relay.poll.interval";
+    public static final String RELAY_STANDBY_INTERVAL = "audit.relay.standby.interval";
+
+    private AuditSettings() {}
+
+    public static ConfigDef definition() {
+        return new ConfigDef()
+                .define(RELAY_ENABLED, BOOLEAN, "true", null,
+                        "Run an audit outbox relay in this process. Only one relay per database publishes at a time "
+                                + "(pg_try_advisory_lock on a connection of its own); the others stand by.")
+                .define(RELAY_BATCH_SIZE, INT, "1000", between(1, 100_000),
+                        "Outbox rows the relay reads, publishes and deletes per round.")
+                .define(RELAY_POLL_INTERVAL, DURATION, "200ms", durationBetween(Duration.ofMillis(10), Duration.ofMinutes(1)),
+                        "Pause of the active relay when the outbox is empty.")
+                .define(RELAY_STANDBY_INTERVAL, DURATION, "2s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
+                        "How often a standing-by relay tries to become the active one.");
+    }
+}

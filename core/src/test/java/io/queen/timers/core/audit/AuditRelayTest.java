@@ -1,0 +1,188 @@
+package io.queen.timers.core.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The relay against a real PostgreSQL and a real Kafka broker. */
+class AuditRelayTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final String DEFAULT = CommonSettings.DEFAULT_TENANT;
+    static final String OTHER = "6a1f0000-0000-4000-8000-00000000beef";
+    static final String CONFIGURED = "6a1f0000-0000-4000-8000-0000000c0fee";
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    void publishesInIdOrderToEachTenantsTopicAndDeletesAfterAck() throws Exception {
+        String audit = TestKafka.newTopic("audit", 2);
+        String configured = TestKafka.newTopic("audit-configured", 1);
+        TestKafka.createTopic(audit + "." + OTHER, 1);
+        Map<String, String> s = settings(audit);
+        s.put("tenant." + CONFIGURED + ".audit.topic", configured);
+        for (int i = 0; i < 50; i++) {
+            insert(DEFAULT, "q/k" + (i % 5), "scheduled", "{\"n\":" + i + "}");
+        }
+        insert(OTHER, "q/k", "cancelled", "{\"n\":0}");
+        insert(CONFIGURED, "q/k", "absent", "{\"n\":0}");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), registry).start()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+            assertThat(registry.counter("queen.timers.audit.published").count()).isEqualTo(52);
+        }
+        List<ConsumerRecord<String, JsonNode>> events = readAll(audit);
+        assertThat(events).hasSize(50);
+        Map<String, List<Integer>> perKey = new HashMap<>();
+        for (ConsumerRecord<String, JsonNode> r : events) {
+            assertThat(r.value().get("tenant").asText()).isEqualTo(DEFAULT);
+            assertThat(r.value().get("type").asText()).isEqualTo("scheduled");
+            assertThat(r.value().get("eventId").asText()).isNotBlank();
+            assertThat(r.value().get("at").asText()).isNotBlank();
+            perKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value().get("n").asInt());
+        }
+        perKey.values().forEach(ns -> assertThat(ns).isSorted()); // per-key order kept
+        assertThat(readAll(audit + "." + OTHER)).singleElement().satisfies(r -> assertThat(r.value().get("tenant").asText()).isEqualTo(OTHER));
+        assertThat(readAll(configured)).singleElement().satisfies(r -> assertThat(r.value().get("type").asText()).isEqualTo("absent"));
+    }
+
+    @Test
+    void onlyOneRelayPerDatabaseIsActiveAndAStandbyTakesOver() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        Config config = config(settings(audit));
+        try (AuditRelay a = new AuditRelay(db.dataSource(), config, new SimpleMeterRegistry()).start();
+                AuditRelay b = new AuditRelay(db.dataSource(), config, new SimpleMeterRegistry()).start()) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> a.isActive() || b.isActive());
+            Thread.sleep(1000); // the other has tried for the lock at least once by now
+            assertThat(a.isActive() && b.isActive()).isFalse();
+            AuditRelay active = a.isActive() ? a : b;
+            AuditRelay standby = active == a ? b : a;
+            active.close();
+            insert(DEFAULT, "q/after", "scheduled", "{}");
+            await().atMost(Duration.ofSeconds(10)).until(standby::isActive);
+            await().atMost(Duration.ofSeconds(10)).until(() -> count() == 0);
+        }
+        assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/after");
+    }
+
+    @Test
+    void crashBetweenPublishAndDeleteRepublishesWithTheSameEventId() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        exec("CREATE TABLE public.fail_delete (on_ boolean)");
+        exec("INSERT INTO public.fail_delete VALUES (true)");
+        exec("CREATE FUNCTION public.fail_delete_f() RETURNS trigger LANGUAGE plpgsql AS "
+                + "$$ BEGIN IF (SELECT on_ FROM public.fail_delete) THEN RAISE EXCEPTION 'simulated crash before delete'; END IF; RETURN OLD; END $$");
+        exec("CREATE TRIGGER fail_delete_t BEFORE DELETE ON queen.timer_audit_outbox FOR EACH ROW EXECUTE FUNCTION public.fail_delete_f()");
+        try {
+            for (int i = 0; i < 10; i++) {
+                insert(DEFAULT, "q/k", "scheduled", "{\"n\":" + i + "}");
+            }
+            try (AuditRelay relay = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> readAll(audit).size() >= 20); // published, not deleted, published again
+                exec("UPDATE public.fail_delete SET on_ = false");
+                await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+            }
+        } finally {
+            exec("DROP TRIGGER IF EXISTS fail_delete_t ON queen.timer_audit_outbox");
+        }
+        List<ConsumerRecord<String, JsonNode>> events = readAll(audit);
+        Set<String> ids = events.stream().map(r -> r.value().get("eventId").asText()).collect(Collectors.toSet());
+        assertThat(events.size()).isGreaterThanOrEqualTo(20);
+        assertThat(ids).hasSize(10); // at-least-once, and every copy carries the row's one eventId
+        Map<String, JsonNode> first = new HashMap<>();
+        for (ConsumerRecord<String, JsonNode> r : events) {
+            JsonNode prior = first.putIfAbsent(r.value().get("eventId").asText(), r.value());
+            if (prior != null) {
+                assertThat(r.value()).isEqualTo(prior);
+            }
+        }
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------------
+
+    static Map<String, String> settings(String auditTopic) {
+        Map<String, String> s = new HashMap<>();
+        s.put("jdbc.url", db.jdbcUrl());
+        s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        s.put("audit.topic", auditTopic);
+        s.put("audit.relay.poll.interval", "50ms");
+        s.put("audit.relay.standby.interval", "200ms");
+        s.put("db.retry.backoff.max", "500ms");
+        return s;
+    }
+
+    static Config config(Map<String, String> s) {
+        return new ConfigDef().include(CommonSettings.definition()).include(AuditSettings.definition()).parse(s);
+    }
+
+    static void insert(String tenant, String key, String type, String event) throws Exception {
+        try (Connection c = db.dataSource().getConnection();
+                var st = c.prepareStatement("INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event) VALUES (?::uuid, ?, ?, ?::jsonb)")) {
+            st.setString(1, tenant);
+            st.setString(2, key);
+            st.setString(3, type);
+            st.setString(4, event);
+            st.executeUpdate();
+        }
+    }
+
+    static long count() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT count(*) FROM queen.timer_audit_outbox")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static void exec(String sql) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    static List<ConsumerRecord<String, JsonNode>> readAll(String topic) throws Exception {
+        Map<String, Object> p = TestKafka.consumerProps("unused");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        List<ConsumerRecord<String, JsonNode>> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
+            List<TopicPartition> tps = c.partitionsFor(topic, Duration.ofSeconds(10)).stream()
+                    .map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
+            while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    out.add(new ConsumerRecord<>(r.topic(), r.partition(), r.offset(), r.key() == null ? null : new String(r.key()),
+                            JSON.readTree(r.value())));
+                }
+            }
+        }
+        return out;
+    }
+}
