@@ -19,7 +19,7 @@
 --    (statement 2's queue insert after statement 1's partition lock): two such transactions can wait
 --    on each other, which per-statement ordering does not prevent because they are different
 --    statements. log_push_v1 is for one segment per transaction.
---  * Partition cleanup (V004) may delete a partition between provisioning and locking. The lock
+--  * Partition cleanup (V003) may delete a partition between provisioning and locking. The lock
 --    statement then returns without that id and the caller provisions again (log_push_v1 does so
 --    itself). Cleanup locks with SKIP LOCKED and re-checks under its lock, so it never deletes a
 --    partition a push holds.

@@ -176,6 +176,57 @@ class LogPusherTest {
         assertThat(out.get(2).createdAt()).isAfterOrEqualTo(out.get(0).createdAt());
     }
 
+    /**
+     * Concurrent provisioners of the same new queues and partitions, each in a shuffled order, in
+     * transactions that stay open a moment after provisioning: ordered inserts mean one waits for
+     * the other and never a cycle (unordered, the unique-index waits deadlock), and all agree on ids.
+     */
+    @Test
+    void concurrentProvisioningInShuffledOrdersAgreesAndNeverDeadlocks() throws Exception {
+        DataSource pool = db.newDataSource(4);
+        LogPusher pusher = new LogPusher(pool);
+        int threadsCount = 4;
+        java.util.concurrent.CyclicBarrier barrier = new java.util.concurrent.CyclicBarrier(threadsCount);
+        ExecutorService threads = Executors.newFixedThreadPool(threadsCount);
+        try {
+            List<Future<List<Map<Destination, UUID>>>> done = new ArrayList<>();
+            for (int t = 0; t < threadsCount; t++) {
+                done.add(threads.submit(() -> {
+                    List<Map<Destination, UUID>> seen = new ArrayList<>();
+                    for (int round = 0; round < 15; round++) {
+                        int r = round;
+                        List<Destination> dests = new ArrayList<>(IntStream.range(0, 8)
+                                .mapToObj(i -> new Destination(i % 2 == 0 ? TENANT : UUID.fromString("00000000-0000-0000-0000-0000000000cc"),
+                                        "storm" + r + ".q" + (i / 2), "P" + (i % 3)))
+                                .toList());
+                        java.util.Collections.shuffle(dests);
+                        barrier.await(10, TimeUnit.SECONDS);
+                        try (Connection c = pool.getConnection()) {
+                            c.setAutoCommit(false);
+                            seen.add(pusher.provision(c, dests));
+                            Thread.sleep(5); // hold the new rows' index entries while the others arrive
+                            c.commit();
+                        }
+                    }
+                    return seen;
+                }));
+            }
+            List<List<Map<Destination, UUID>>> all = new ArrayList<>();
+            for (Future<List<Map<Destination, UUID>>> f : done) {
+                all.add(f.get(60, TimeUnit.SECONDS)); // a deadlock surfaces here (40P01)
+            }
+            for (int round = 0; round < 15; round++) {
+                Map<Destination, UUID> first = all.get(0).get(round);
+                assertThat(first).hasSize(8);
+                for (List<Map<Destination, UUID>> other : all) {
+                    assertThat(other.get(round)).isEqualTo(first);
+                }
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
     /** Without the ascending pre-lock, appending in these shuffled list orders deadlocks (40P01). */
     @Test
     void pushAllInShuffledOrdersNeverDeadlocks() throws Exception {

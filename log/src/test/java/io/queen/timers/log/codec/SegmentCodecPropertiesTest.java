@@ -15,13 +15,16 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
-class SegmentCodecProperties {
+class SegmentCodecPropertiesTest {
 
     @Property(tries = 300)
     void packThenUnpackIsTheIdentity(@ForAll("segments") List<Frame> frames) {
         PackedSegment seg = SegmentCodec.pack(frames);
         assertThat(seg.count()).isEqualTo(frames.size());
         assertThat(seg.hashes()).hasSize(16 * frames.size());
+        for (int i = 0; i < frames.size(); i++) {
+            assertThat(Arrays.copyOfRange(seg.hashes(), 16 * i, 16 * i + 16)).isEqualTo(TxnHash.of(frames.get(i).txn()));
+        }
         assertThat(SegmentCodec.unpack(seg.blob())).isEqualTo(frames);
     }
 
@@ -82,7 +85,7 @@ class SegmentCodecProperties {
         Arbitrary<UUID> ids = Arbitraries.longs().tuple2().map(t -> new UUID(t.get1(), t.get2()));
         Arbitrary<String> text = Arbitraries.oneOf(
                 Arbitraries.strings().ofMaxLength(40),
-                Arbitraries.strings().all().ofMaxLength(40).filter(SegmentCodecProperties::encodable),
+                Arbitraries.strings().all().ofMaxLength(40).filter(SegmentCodecPropertiesTest::encodable),
                 Arbitraries.of("", "txn-0001", "заказ-42", "注文-🎉", "\u0000nul"));
         Arbitrary<byte[]> payloads = Arbitraries.oneOf(
                 Arbitraries.just(new byte[0]),
