@@ -1,6 +1,6 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.JSON;
+import static io.queen.timers.bridge.BridgeTestSupport.awaitRecords;
 import static io.queen.timers.bridge.BridgeTestSupport.config;
 import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
 import static io.queen.timers.bridge.BridgeTestSupport.readAll;
@@ -38,6 +38,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -49,6 +50,14 @@ class BridgeEndToEndTest {
 
     static final String OTHER_TENANT = "6a1f0000-0000-4000-8000-00000000beef";
 
+    /** One database per class: a test's unpublished verdicts must not reach the next test's audit topic. */
+    @BeforeEach
+    void emptyOutbox() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM queen.timer_audit_outbox");
+        }
+    }
+
     @Test
     void commandsBecomeTimersAndAuditEventsOnEachTenantsTopic() throws Exception {
         String a = TestKafka.newTopic("cmd-a", 1);
@@ -58,7 +67,8 @@ class BridgeEndToEndTest {
         Map<String, String> s = settings(db, a + "," + b, audit, "g-" + UUID.randomUUID());
         s.put("topic." + a + ".producer.sub", "svc-a");
         s.put("topic." + b + ".tenant", OTHER_TENANT);
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (BridgeMain bridge = BridgeMain.start(config(s), registry);
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
             producer.send(new ProducerRecord<>(a, CommandJson.key("orders.reminders", "order-42"),
@@ -70,8 +80,14 @@ class BridgeEndToEndTest {
             producer.send(new ProducerRecord<>(a, CommandJson.key("orders.reminders", "never"), CommandJson.cancel("orders.reminders", "never")));
             producer.flush();
 
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
-                    .until(() -> readAll(audit).size() == 2 && readAll(audit + "." + OTHER_TENANT).size() == 1);
+            awaitRecords(audit, 2, Duration.ofSeconds(60));
+            awaitRecords(audit + "." + OTHER_TENANT, 1, Duration.ofSeconds(60));
+            assertThat(registry.get("queen.timers.commands").tag("verdict", "scheduled").counter().count()).isEqualTo(2);
+            assertThat(registry.get("queen.timers.commands").tag("verdict", "absent").counter().count()).isEqualTo(1);
+            assertThat(registry.get("queen.timers.audit.published").counter().count()).isEqualTo(3);
+            assertThat(registry.get("queen.timers.bridge.batch.apply").timer().count()).isPositive();
+            assertThat(registry.get("queen.timers.bridge.ingest.lag").gauge().value()).isZero();
+            assertThat(bridge.readinessChecks()).allSatisfy(c -> assertThat(c.problem()).isEmpty());
         }
         List<JsonNode> defaultEvents = readAll(audit);
         assertThat(defaultEvents).extracting(e -> e.get("type").asText()).containsExactly("scheduled", "absent");
@@ -87,7 +103,7 @@ class BridgeEndToEndTest {
 
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT tenant_id, coalesce(producer_sub, '-'), message_id, convert_from(payload, 'UTF8') "
-                        + "FROM queen.log_timers ORDER BY tenant_id")) {
+                        + "FROM queen.log_timers WHERE queue = 'orders.reminders' ORDER BY tenant_id")) {
             rs.next();
             assertThat(rs.getString(1)).isEqualTo("00000000-0000-0000-0000-000000000001");
             assertThat(rs.getString(2)).isEqualTo("svc-a");

@@ -104,6 +104,32 @@ final class BridgeTestSupport {
         return out;
     }
 
+    /** Reads {@code topic} from the beginning with one consumer until it holds at least {@code n} records. */
+    static List<JsonNode> awaitRecords(String topic, int n, Duration timeout) {
+        Map<String, Object> props = TestKafka.consumerProps("unused");
+        props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
+        List<JsonNode> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+            List<TopicPartition> tps = c.partitionsFor(topic, timeout).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (out.size() < n) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("only " + out.size() + " of " + n + " records on " + topic + " after " + timeout);
+                }
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    try {
+                        out.add(JSON.readTree(r.value()));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     /** The outbox rows not yet published, as the relay would publish them. */
     static List<JsonNode> outbox(DataSource ds) throws SQLException, IOException {
         List<JsonNode> out = new ArrayList<>();
