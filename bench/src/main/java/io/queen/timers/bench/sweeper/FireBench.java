@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * mvn -B -q -pl bench -am package -DskipTests
- * java -Xmx256m -cp bench/target/benchmarks.jar io.queen.timers.bench.sweeper.FireBench [timers=100000] [pool=8] [workers=2]
+ * java -Xmx256m -cp bench/target/benchmarks.jar io.queen.timers.bench.sweeper.FireBench [timers=100000] [pool=8] [workers=2] [batch=200]
  * </pre>
  *
  * Both sides start before their work is due (due = now + 3 s on PostgreSQL's clock) and are timed from the
@@ -43,6 +43,7 @@ public final class FireBench {
         int n = intArg(args, "timers", 100_000);
         int pool = intArg(args, "pool", 8);
         int workers = intArg(args, "workers", 2);
+        int batch = intArg(args, "batch", 200);
         int queues = 100;
         try (FreshDatabase db = TestPostgres.createDatabase("FireBench")) {
             HikariDataSource admin = db.newDataSource(4);
@@ -52,9 +53,9 @@ public final class FireBench {
             System.out.printf("db-scheduler 16.7.1: %,d one-time no-op tasks in %.2f s = %,.0f executions/s (threads=%d, pool=%d)%n",
                     n, n / dbScheduler, dbScheduler, pool, pool);
 
-            double sweeper = runSweeper(db, admin, n, queues, pool, workers);
-            System.out.printf("sweeper: %,d timers over %d queues in %.2f s = %,.0f timers/s (workers=%d, pool=%d, batch=200)%n",
-                    n, queues, n / sweeper, sweeper, workers, pool);
+            double sweeper = runSweeper(db, admin, n, queues, pool, workers, batch);
+            System.out.printf("sweeper: %,d timers over %d queues in %.2f s = %,.0f timers/s (workers=%d, pool=%d, batch=%d)%n",
+                    n, queues, n / sweeper, sweeper, workers, pool, batch);
             System.out.printf("segments: %d, frames in the log: %d, fired audit rows: %d, staging rows left: %d%n",
                     longOf(admin, "SELECT count(*) FROM queen.log_segments"),
                     longOf(admin, "SELECT coalesce(sum(end_offset - base_offset + 1), 0) FROM queen.log_segments"),
@@ -65,12 +66,14 @@ public final class FireBench {
         }
     }
 
-    private static double runSweeper(FreshDatabase db, HikariDataSource admin, int n, int queues, int pool, int workers) throws Exception {
+    private static double runSweeper(FreshDatabase db, HikariDataSource admin, int n, int queues, int pool, int workers, int batch)
+            throws Exception {
         BenchStack.insertTimers(admin, "f", n, queues, "now() + interval '3 seconds'");
         execute(admin, "VACUUM ANALYZE queen.log_timers");
         long dueAtMillis = longOf(admin, "SELECT (extract(epoch FROM min(deliver_at)) * 1000)::bigint FROM queen.log_timers");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = BenchStack.startSweeper(db, pool, Map.of(SweeperSettings.WORKERS, Integer.toString(workers)), registry)) {
+        try (SweeperMain sweeper = BenchStack.startSweeper(db, pool, Map.of(SweeperSettings.WORKERS, Integer.toString(workers),
+                SweeperSettings.BATCH_SIZE, Integer.toString(batch)), registry)) {
             BenchStack.awaitFired(registry, n, Duration.ofMinutes(30));
         }
         System.out.println(BenchStack.callTimes(registry));
