@@ -1,0 +1,211 @@
+package io.queen.timers.sweeper;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.core.audit.AuditRelay;
+import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.log.cleanup.PartitionCleanup;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.claim.Claimer;
+import io.queen.timers.sweeper.fail.Failer;
+import io.queen.timers.sweeper.fire.Firer;
+import io.queen.timers.sweeper.loop.CleanupClock;
+import io.queen.timers.sweeper.loop.Delivery;
+import io.queen.timers.sweeper.loop.Pacer;
+import io.queen.timers.sweeper.loop.SweepLoop;
+import io.queen.timers.sweeper.loop.SweeperMetrics;
+import io.queen.timers.sweeper.loop.WakeListener;
+import io.queen.timers.sweeper.loop.WakeSignal;
+import io.queen.timers.sweeper.pack.Packer;
+import io.queen.timers.sweeper.probe.DueProbe;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sweeper process: configuration → data source → migrations → probe, claimer, packer, firer, failer →
+ * loops, LISTEN, partition cleanup, audit relay → start. {@link #main} takes {@code --config FILE};
+ * {@link #start(Config, MeterRegistry)} runs the same thing in-process (the CLI, tests, benchmarks) and
+ * {@link #close()} stops it gracefully: each loop finishes the fire in flight (its transaction decides),
+ * releases the claimed timers it has not fired yet (its own tokens only), and the relay stops last.
+ */
+public final class SweeperMain implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SweeperMain.class);
+
+    private final HikariDataSource dataSource;
+    private final List<SweepLoop> loops;
+    private final List<Thread> threads;
+    private final WakeSignal wake;
+    private final WakeListener listener;
+    private final CleanupClock cleanup;
+    private final AuditRelay relay;
+    private final CountDownLatch closed = new CountDownLatch(1);
+
+    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, WakeSignal wake, WakeListener listener,
+                        CleanupClock cleanup, AuditRelay relay) {
+        this.dataSource = dataSource;
+        this.loops = loops;
+        this.wake = wake;
+        this.listener = listener;
+        this.cleanup = cleanup;
+        this.relay = relay;
+        this.threads = new ArrayList<>();
+        for (int i = 0; i < loops.size(); i++) {
+            threads.add(new Thread(loops.get(i), "sweeper-loop-" + i));
+        }
+    }
+
+    public static void main(String[] args) {
+        Path file = null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--config") && i + 1 < args.length) {
+                file = Path.of(args[++i]);
+            } else {
+                System.err.println("usage: SweeperMain [--config FILE]   (unknown argument: " + args[i] + ")");
+                System.exit(2);
+            }
+        }
+        Config config;
+        try {
+            config = ConfigLoader.load(SweeperSettings.definition(), file);
+            SweeperSettings.from(config);
+        } catch (ConfigException e) {
+            System.err.println("queen-timers sweeper: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        SweeperMain sweeper = start(config, registry);
+        OpsServer ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, sweeper.readinessChecks());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            ops.close();
+            sweeper.close();
+        }, "queen-sweeper-shutdown"));
+        sweeper.awaitTermination();
+    }
+
+    /** Starts the sweeper in this JVM; the caller owns the registry (and any HTTP face). */
+    public static SweeperMain start(Config config, MeterRegistry registry) {
+        SweeperSettings s = SweeperSettings.from(config);
+        LOG.info("starting sweeper: {}", config);
+        HikariDataSource dataSource = DataSources.create(config, "queen-sweeper");
+        try {
+            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+                Migrations.migrate(dataSource);
+            }
+            SweeperMetrics metrics = new SweeperMetrics(registry);
+            WakeSignal wake = new WakeSignal();
+            Packer packer = new Packer(s.maxFireBytes());
+            Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
+            List<SweepLoop> loops = new ArrayList<>();
+            for (int i = 0; i < s.workers(); i++) {
+                loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
+                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
+                        new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes()));
+            }
+            WakeListener listener = new WakeListener(() -> connect(config), wake).start();
+            CleanupClock cleanup = s.cleanupEnabled()
+                    ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
+                    : null;
+            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry).start() : null;
+            SweeperMain sweeper = new SweeperMain(dataSource, loops, wake, listener, cleanup, relay);
+            sweeper.threads.forEach(Thread::start);
+            return sweeper;
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+    }
+
+    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials. */
+    private static Connection connect(Config config) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", config.string(CommonSettings.JDBC_USER));
+        p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
+        p.setProperty("ApplicationName", "queen-sweeper-listen");
+        return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
+    }
+
+    public List<ReadinessCheck> readinessChecks() {
+        return List.of(new ReadinessCheck() {
+            @Override
+            public String name() {
+                return "database";
+            }
+
+            @Override
+            public Optional<String> problem() {
+                try (Connection c = dataSource.getConnection()) {
+                    return c.isValid(2) ? Optional.empty() : Optional.of("database connection is not valid");
+                } catch (SQLException e) {
+                    return Optional.of("database unreachable: " + e.getMessage());
+                }
+            }
+        }, new ReadinessCheck() {
+            @Override
+            public String name() {
+                return "listen";
+            }
+
+            @Override
+            public Optional<String> problem() {
+                return listener.listening() ? Optional.empty()
+                        : Optional.of("LISTEN " + WakeListener.CHANNEL + " is down (sweeping on the clock only)");
+            }
+        });
+    }
+
+    /** Blocks until {@link #close()} finished. */
+    public void awaitTermination() {
+        try {
+            closed.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed.getCount() == 0) {
+            return;
+        }
+        loops.forEach(SweepLoop::stop);
+        wake.wake();
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        listener.close();
+        if (cleanup != null) {
+            cleanup.close();
+        }
+        if (relay != null) {
+            relay.close();
+        }
+        dataSource.close();
+        LOG.info("sweeper stopped");
+        closed.countDown();
+    }
+}

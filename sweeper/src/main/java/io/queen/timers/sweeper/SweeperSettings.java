@@ -1,0 +1,118 @@
+package io.queen.timers.sweeper;
+
+import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
+import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
+import static io.queen.timers.core.config.ConfigDef.Type.INT;
+import static io.queen.timers.core.config.ConfigDef.between;
+import static io.queen.timers.core.config.ConfigDef.durationBetween;
+
+import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigException;
+import java.time.Duration;
+
+/**
+ * The sweeper's settings (DESIGN.md §6), on top of {@link CommonSettings} and the audit relay's
+ * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
+ * to start from, not a measured one: the soak replaces them. Environment names are derived
+ * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}.
+ */
+public record SweeperSettings(
+        int batchSize,
+        Duration lease,
+        int perTenantPerShard,
+        int maxAttempts,
+        int maxFireBytes,
+        Duration backoffBase,
+        Duration backoffMax,
+        Duration transientBackoff,
+        Duration sleepMin,
+        Duration sleepNear,
+        Duration idleMax,
+        int workers,
+        int dueCap,
+        boolean cleanupEnabled,
+        Duration cleanupInterval,
+        Duration cleanupIdle,
+        int cleanupBatch) {
+
+    public static final String BATCH_SIZE = "sweeper.batch.size";
+    public static final String LEASE = "sweeper.lease";
+    public static final String PER_TENANT_PER_SHARD = "sweeper.tenant.per.shard";
+    public static final String MAX_ATTEMPTS = "sweeper.max.attempts";
+    public static final String MAX_FIRE_BYTES = "sweeper.max.fire.bytes";
+    public static final String BACKOFF_BASE = "sweeper.backoff.base";
+    public static final String BACKOFF_MAX = "sweeper.backoff.max";
+    public static final String TRANSIENT_BACKOFF = "sweeper.transient.backoff";
+    public static final String SLEEP_MIN = "sweeper.sleep.min";
+    public static final String SLEEP_NEAR = "sweeper.sleep.near";
+    public static final String IDLE_MAX = "sweeper.idle.max";
+    public static final String WORKERS = "sweeper.workers";
+    public static final String DUE_CAP = "sweeper.due.cap";
+    public static final String CLEANUP_ENABLED = "cleanup.enabled";
+    public static final String CLEANUP_INTERVAL = "cleanup.interval";
+    public static final String CLEANUP_IDLE = "cleanup.idle";
+    public static final String CLEANUP_BATCH = "cleanup.batch";
+
+    public SweeperSettings {
+        if (backoffBase.compareTo(backoffMax) > 0) {
+            throw new ConfigException("setting " + BACKOFF_BASE + " = " + backoffBase + " must not exceed " + BACKOFF_MAX + " = " + backoffMax);
+        }
+        if (sleepMin.compareTo(sleepNear) > 0 || sleepNear.compareTo(idleMax) > 0) {
+            throw new ConfigException("settings must satisfy " + SLEEP_MIN + " <= " + SLEEP_NEAR + " <= " + IDLE_MAX
+                    + ", got " + sleepMin + ", " + sleepNear + ", " + idleMax);
+        }
+    }
+
+    /** The keys the sweeper process understands: the common ones plus its own. */
+    public static ConfigDef definition() {
+        return new ConfigDef()
+                .include(CommonSettings.definition())
+                .include(AuditSettings.definition())
+                .define(BATCH_SIZE, INT, "200", between(1, 10_000),
+                        "Most timers one claim takes. Each of the 64 shards gives at most max(ceil(batch/64), 8) per claim.")
+                .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
+                        "How long a claim holds its timers. A sweeper that dies loses them for this long; claiming stops "
+                                + "at half of it in one cycle, so a batch is fired well inside its lease.")
+                .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
+                        "Most timers of one tenant per shard per claim (round-robin over tenants).")
+                .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
+                        "Permanent fire failures before a timer is moved to queen.log_dlq.")
+                .define(MAX_FIRE_BYTES, INT, String.valueOf(8 * 1024 * 1024), between(64 * 1024, 256 * 1024 * 1024),
+                        "Most compressed segment bytes one fire transaction pushes; a larger destination is split across fires.")
+                .define(BACKOFF_BASE, DURATION, "1s", durationBetween(Duration.ofMillis(10), Duration.ofHours(1)),
+                        "Backoff after a permanent failure: min(base * 2^attempts, max).")
+                .define(BACKOFF_MAX, DURATION, "60s", durationBetween(Duration.ofMillis(10), Duration.ofDays(1)),
+                        "Longest backoff after a permanent failure.")
+                .define(TRANSIENT_BACKOFF, DURATION, "1s", durationBetween(Duration.ofMillis(10), Duration.ofMinutes(10)),
+                        "Backoff after a transient failure (no attempt spent).")
+                .define(SLEEP_MIN, DURATION, "5ms", durationBetween(Duration.ofMillis(1), Duration.ofSeconds(1)),
+                        "Shortest sleep between cycles.")
+                .define(SLEEP_NEAR, DURATION, "1s", durationBetween(Duration.ofMillis(1), Duration.ofMinutes(1)),
+                        "Longest sleep while work is near (the next timer is due within it, or the last cycle found work).")
+                .define(IDLE_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(1), Duration.ofHours(1)),
+                        "Longest sleep when idle; the idle sleep doubles from sweeper.sleep.near up to this. NOTIFY queen_timers_wake wakes at once.")
+                .define(WORKERS, INT, "1", between(1, 64),
+                        "Claim-and-fire loops in this process. Each holds one connection at a time; they coordinate only through SKIP LOCKED.")
+                .define(DUE_CAP, INT, "10000", between(1, 10_000_000),
+                        "The due gauge counts up to this many visible timers per probe.")
+                .define(CLEANUP_ENABLED, BOOLEAN, "true", null,
+                        "Delete dead partitions (queen.log_partition_dead_v1) on a slow clock. Switch off when a Queen broker sharing the database does it.")
+                .define(CLEANUP_INTERVAL, DURATION, "10m", durationBetween(Duration.ofSeconds(1), Duration.ofDays(1)),
+                        "Pause between partition cleanup runs.")
+                .define(CLEANUP_IDLE, DURATION, "7d", durationBetween(Duration.ofMinutes(1), Duration.ofDays(3650)),
+                        "A partition idle (created and last written) for longer than this, with nothing in it, is dead.")
+                .define(CLEANUP_BATCH, INT, "100", between(1, 100_000),
+                        "Most partitions one cleanup run deletes.");
+    }
+
+    public static SweeperSettings from(Config c) {
+        return new SweeperSettings(
+                c.intValue(BATCH_SIZE), c.duration(LEASE), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
+                c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
+                c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
+                c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH));
+    }
+}

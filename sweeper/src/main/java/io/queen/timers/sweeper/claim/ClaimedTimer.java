@@ -1,0 +1,33 @@
+package io.queen.timers.sweeper.claim;
+
+import java.time.Instant;
+import java.util.UUID;
+
+/**
+ * One timer in this sweeper's hands: the staging row as the claim returned it. {@code visibleAt} is the
+ * PRE-claim value (the order the timer enters the log); {@code claimToken} is what the fire, the fail and
+ * the release must present. {@code payload} is as stored ({@code payloadZstd} says whether compressed).
+ */
+public record ClaimedTimer(
+        UUID tenantId,
+        String queue,
+        String timerKey,
+        String partition,
+        Instant deliverAt,
+        Instant visibleAt,
+        String txn,
+        UUID messageId,
+        byte[] payload,
+        boolean payloadZstd,
+        boolean encrypted,
+        String producerSub,
+        int attempts,
+        String lastError,
+        UUID claimToken,
+        Instant claimedUntil) {
+
+    /** "tenant/queue/key": how a log line or an error names this timer. */
+    public String name() {
+        return tenantId + "/" + queue + "/" + timerKey;
+    }
+}

@@ -1,0 +1,65 @@
+package io.queen.timers.sweeper.claim;
+
+import io.queen.timers.log.SqlFile;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * Claims due timers with {@code queen.timer_claim_v1} (V031): per shard, SKIP LOCKED, round-robin over
+ * tenants, a new token per row, rows in pre-claim visible_at order. One statement, its own transaction.
+ */
+public final class Claimer {
+
+    private static final String CLAIM = SqlFile.load(Claimer.class, "claim.sql");
+
+    private final DataSource dataSource;
+    private final int batchSize;
+    private final Duration lease;
+    private final int perTenantPerShard;
+
+    public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard) {
+        this.dataSource = dataSource;
+        this.batchSize = batchSize;
+        this.lease = lease;
+        this.perTenantPerShard = perTenantPerShard;
+    }
+
+    public int batchSize() {
+        return batchSize;
+    }
+
+    public Duration lease() {
+        return lease;
+    }
+
+    /** Claims up to the batch size; an empty list when nothing is due (or everything due is held by others). */
+    public List<ClaimedTimer> claim() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            try (PreparedStatement st = c.prepareStatement(CLAIM)) {
+                st.setInt(1, batchSize);
+                st.setDouble(2, lease.toMillis() / 1000.0);
+                st.setInt(3, perTenantPerShard);
+                List<ClaimedTimer> out = new ArrayList<>();
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new ClaimedTimer(
+                                rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
+                                rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
+                                rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
+                                rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
+                                rs.getTimestamp(16).toInstant()));
+                    }
+                }
+                return out;
+            }
+        }
+    }
+}

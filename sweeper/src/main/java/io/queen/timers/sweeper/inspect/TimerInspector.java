@@ -1,0 +1,80 @@
+package io.queen.timers.sweeper.inspect;
+
+import io.queen.timers.log.SqlFile;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The operators' read-only view of queen.log_timers (V036), for the CLI: {@link #peek} one timer with its
+ * payload, {@link #list} a queue's timers by keyset without payloads. Plain reads: they never block a fire.
+ */
+public final class TimerInspector {
+
+    /** The server clamps a page to this many rows. */
+    public static final int MAX_PAGE = 1000;
+
+    private static final String PEEK = SqlFile.load(TimerInspector.class, "peek.sql");
+    private static final String LIST = SqlFile.load(TimerInspector.class, "list.sql");
+
+    private final DataSource dataSource;
+
+    public TimerInspector(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** The timer, or empty when it is not pending (never scheduled, cancelled, or already fired: ask the log). */
+    public Optional<TimerView> peek(UUID tenantId, String queue, String timerKey) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(PEEK)) {
+            st.setObject(1, tenantId);
+            st.setString(2, queue);
+            st.setString(3, timerKey);
+            try (ResultSet rs = st.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new TimerView(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
+                        instant(rs, 5), instant(rs, 6), TimerState.of(rs.getString(7)), rs.getString(8), rs.getObject(9, UUID.class),
+                        rs.getBytes(10), rs.getBoolean(11), rs.getBoolean(12), rs.getString(13), rs.getInt(14), rs.getString(15),
+                        instant(rs, 16), instant(rs, 17), instant(rs, 18), instant(rs, 19)));
+            }
+        }
+    }
+
+    /**
+     * Up to {@code limit} timers of the queue with timer_key after {@code afterKey} (null: from the first), in
+     * timer_key (byte) order. The limit is clamped to 1..{@value #MAX_PAGE}. The next page starts after the
+     * last key returned.
+     */
+    public List<TimerSummary> list(UUID tenantId, String queue, String afterKey, int limit) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(LIST)) {
+            st.setObject(1, tenantId);
+            st.setString(2, queue);
+            st.setString(3, afterKey);
+            st.setInt(4, limit);
+            List<TimerSummary> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new TimerSummary(rs.getString(1), rs.getString(2), instant(rs, 3), instant(rs, 4),
+                            TimerState.of(rs.getString(5)), rs.getString(6), rs.getObject(7, UUID.class), rs.getInt(8),
+                            rs.getBoolean(9), rs.getBoolean(10), rs.getString(11), rs.getInt(12), rs.getString(13),
+                            instant(rs, 14), instant(rs, 15), instant(rs, 16)));
+                }
+            }
+            return out;
+        }
+    }
+
+    private static Instant instant(ResultSet rs, int column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+}

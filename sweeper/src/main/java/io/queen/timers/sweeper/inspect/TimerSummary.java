@@ -1,0 +1,23 @@
+package io.queen.timers.sweeper.inspect;
+
+import java.time.Instant;
+import java.util.UUID;
+
+/** One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size). */
+public record TimerSummary(
+        String timerKey,
+        String partition,
+        Instant deliverAt,
+        Instant visibleAt,
+        TimerState state,
+        String txn,
+        UUID messageId,
+        int payloadBytes,
+        boolean payloadZstd,
+        boolean encrypted,
+        String producerSub,
+        int attempts,
+        String lastError,
+        Instant claimedUntil,
+        Instant createdAt,
+        Instant updatedAt) {}

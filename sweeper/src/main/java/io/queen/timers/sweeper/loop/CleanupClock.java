@@ -1,0 +1,52 @@
+package io.queen.timers.sweeper.loop;
+
+import io.queen.timers.log.cleanup.PartitionCleanup;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Partition cleanup on its own slow clock (DESIGN.md §6.7): one bounded {@link PartitionCleanup} pass every
+ * {@code cleanup.interval}, on a thread of its own, never on the fire path. A pending timer does not keep its
+ * destination alive; the fire provisions a deleted partition again. Off when {@code cleanup.enabled=false}
+ * (a Queen broker sharing the database does its own).
+ */
+public final class CleanupClock implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CleanupClock.class);
+
+    private final ScheduledExecutorService executor;
+
+    public CleanupClock(PartitionCleanup cleanup, Duration interval) {
+        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sweeper-cleanup");
+            t.setDaemon(true);
+            return t;
+        });
+        executor.scheduleWithFixedDelay(() -> {
+            try {
+                List<UUID> deleted = cleanup.runOnce();
+                if (!deleted.isEmpty()) {
+                    LOG.info("partition cleanup deleted {} dead partitions (idle > {})", deleted.size(), cleanup.idle());
+                }
+            } catch (Exception e) {
+                LOG.warn("partition cleanup failed ({}); next run in {}", e.toString(), interval);
+            }
+        }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        try {
+            executor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.queen.timers.sweeper.loop;
+
+import io.queen.timers.core.db.ErrorClass;
+import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.sweeper.claim.ClaimedTimer;
+import io.queen.timers.sweeper.fail.DeadLettered;
+import io.queen.timers.sweeper.fail.FailOutcome;
+import io.queen.timers.sweeper.fail.Failer;
+import io.queen.timers.sweeper.fire.FireResult;
+import io.queen.timers.sweeper.fire.Firer;
+import io.queen.timers.sweeper.fire.SegmentOutcome;
+import io.queen.timers.sweeper.pack.FireBatch;
+import io.queen.timers.sweeper.pack.PackResult;
+import io.queen.timers.sweeper.pack.Packer;
+import io.queen.timers.sweeper.pack.Payloads;
+import io.queen.timers.sweeper.pack.Segment;
+import io.queen.timers.sweeper.pack.Unpackable;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything between a claim and the next claim: pack, fire, and what happens to timers that did not go
+ * out (DESIGN.md §6.3–§6.5).
+ * <ul>
+ *   <li>A timer claimed with attempts already at the maximum (its dead-letter was interrupted by a crash)
+ *       is released and dead-lettered instead of fired.</li>
+ *   <li>A timer that cannot be packed fails on its own, permanently.</li>
+ *   <li>A fire that fails is classified by SQLSTATE ({@link SqlStates}, the one classifier). Transient:
+ *       every timer of the fire backs off {@code sweeper.transient.backoff}, no attempt spent. Permanent: a
+ *       multi-segment fire is retried one segment per call, and a multi-frame segment is retried in halves,
+ *       so one poisoned timer ends up failing alone and never holds back the others; only the single
+ *       timer that still fails spends an attempt.</li>
+ *   <li>Timers whose fail exhausts their attempts are dead-lettered right after, in their own transaction,
+ *       so a reschedule in between wins.</li>
+ *   <li>On shutdown the fires not started yet are released (only our own tokens); the fire in flight is
+ *       never interrupted: its transaction decides.</li>
+ * </ul>
+ */
+public final class Delivery {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Delivery.class);
+
+    private final Packer packer;
+    private final Firer firer;
+    private final Failer failer;
+    private final SweeperMetrics metrics;
+    private final int maxPayloadBytes;
+
+    public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes) {
+        this.packer = packer;
+        this.firer = firer;
+        this.failer = failer;
+        this.metrics = metrics;
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /** Delivers one claim. Fires not started when {@code stopping} turns true are released. */
+    public void deliver(List<ClaimedTimer> claimed, BooleanSupplier stopping) throws SQLException {
+        List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.attempts() >= failer.maxAttempts()).toList();
+        if (!exhausted.isEmpty()) {
+            failer.release(exhausted);
+            deadLetter(exhausted);
+        }
+        PackResult packed = packer.pack(claimed.stream().filter(t -> t.attempts() < failer.maxAttempts()).toList());
+        for (Unpackable u : packed.unpackable()) {
+            LOG.warn("{}", u.error());
+            fail(List.of(new Failer.Failure(u.timer(), u.error())), ErrorClass.PERMANENT);
+        }
+        List<FireBatch> fires = packed.fires();
+        for (int i = 0; i < fires.size(); i++) {
+            if (stopping.getAsBoolean()) {
+                List<ClaimedTimer> rest = fires.subList(i, fires.size()).stream().flatMap(f -> f.timers().stream()).toList();
+                int released = failer.release(rest);
+                LOG.info("shutting down: released {} claimed timers not fired yet", released);
+                return;
+            }
+            fire(fires.get(i));
+        }
+    }
+
+    private void fire(FireBatch batch) throws SQLException {
+        List<SegmentOutcome> outcomes;
+        long start = System.nanoTime();
+        try {
+            outcomes = firer.fire(batch);
+        } catch (SQLException | RuntimeException e) {
+            ErrorClass errorClass = SqlStates.classify(e);
+            if (errorClass == ErrorClass.PERMANENT && batch.segments().size() > 1) {
+                LOG.warn("fire of {} segments failed permanently ({}); retrying one segment per fire", batch.segments().size(), describe(e));
+                for (Segment s : batch.segments()) {
+                    fire(FireBatch.of(s));
+                }
+                return;
+            }
+            Segment only = batch.segments().get(0);
+            if (errorClass == ErrorClass.PERMANENT && only.size() > 1) {
+                LOG.warn("fire of {} timers into {} failed permanently ({}); retrying in halves to isolate the cause",
+                        only.size(), only.destination(), describe(e));
+                for (Segment half : packer.halves(only)) {
+                    fire(FireBatch.of(half));
+                }
+                return;
+            }
+            List<ClaimedTimer> timers = batch.timers();
+            if (errorClass == ErrorClass.TRANSIENT) {
+                LOG.warn("fire of {} timers (first: {}) failed transiently, no attempt spent: {}", timers.size(), timers.get(0).name(), describe(e));
+            } else {
+                ClaimedTimer t = timers.get(0);
+                LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.attempts() + 1, failer.maxAttempts(), describe(e));
+            }
+            fail(timers.stream().map(t -> new Failer.Failure(t, describe(e))).toList(), errorClass);
+            return;
+        } finally {
+            metrics.fireTimer().record(Duration.ofNanos(System.nanoTime() - start));
+        }
+        for (SegmentOutcome o : outcomes) {
+            metrics.fired(o.result(), o.segment().size());
+            if (o.result() == FireResult.FIRED) {
+                for (ClaimedTimer t : o.segment().timers()) {
+                    metrics.lateness(Duration.between(t.deliverAt(), o.createdAt()));
+                }
+            }
+        }
+    }
+
+    private void fail(List<Failer.Failure> failures, ErrorClass errorClass) throws SQLException {
+        metrics.failed(errorClass, failures.size());
+        List<FailOutcome> outcomes = failer.fail(failures, errorClass);
+        List<ClaimedTimer> exhausted = new ArrayList<>();
+        for (FailOutcome o : outcomes) {
+            if (o.exhausted()) {
+                failures.stream().map(Failer.Failure::timer)
+                        .filter(t -> t.tenantId().equals(o.tenantId()) && t.queue().equals(o.queue()) && t.timerKey().equals(o.timerKey()))
+                        .findFirst().ifPresent(exhausted::add);
+            }
+        }
+        deadLetter(exhausted);
+    }
+
+    private void deadLetter(List<ClaimedTimer> timers) throws SQLException {
+        if (timers.isEmpty()) {
+            return;
+        }
+        List<byte[]> payloads = new ArrayList<>();
+        for (ClaimedTimer t : timers) {
+            byte[] p;
+            try {
+                p = Payloads.of(t, maxPayloadBytes);
+            } catch (IllegalArgumentException e) {
+                p = null;   // kept in its stored form
+            }
+            payloads.add(p);
+        }
+        List<DeadLettered> moved = failer.deadLetter(timers, payloads);
+        for (DeadLettered d : moved) {
+            LOG.warn("timer {}/{}/{} moved to queen.log_dlq (id {}) after {} failed attempts",
+                    d.tenantId(), d.queue(), d.timerKey(), d.dlqId(), failer.maxAttempts());
+        }
+        metrics.deadLettered(moved.size());
+    }
+
+    private static String describe(Throwable e) {
+        SQLException sql = SqlStates.find(e);
+        if (sql != null) {
+            return "SQLSTATE " + sql.getSQLState() + ": " + sql.getMessage();
+        }
+        return e.toString();
+    }
+}

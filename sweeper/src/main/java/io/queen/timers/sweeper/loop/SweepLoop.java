@@ -1,0 +1,111 @@
+package io.queen.timers.sweeper.loop;
+
+import io.queen.timers.sweeper.claim.ClaimedTimer;
+import io.queen.timers.sweeper.claim.Claimer;
+import io.queen.timers.sweeper.probe.DueProbe;
+import io.queen.timers.sweeper.probe.ProbeResult;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One sweep loop: probe → claim → deliver (group, pack, fire, fail) → sleep. Leaderless: any number of
+ * loops in any number of processes; they meet only in SKIP LOCKED.
+ *
+ * <p>A cycle claims batch after batch while claims come back full, until it holds a fire's worth of bytes
+ * ({@code sweeper.max.fire.bytes}) or half the lease has passed since its first claim, and only then
+ * packs and fires. Accumulating is what makes segments large under a backlog (a claim of 200 spread over
+ * 100 queues would otherwise push 100 segments of two frames each) and what makes one fire carry
+ * thousands of timers; stopping at half the lease leaves the first claim at least half its lease for the
+ * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle (bounded by
+ * half the lease, in practice by the bytes); with no backlog the first claim comes back short and is fired
+ * at once.
+ */
+public final class SweepLoop implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SweepLoop.class);
+
+    private final DueProbe probe;
+    private final Claimer claimer;
+    private final Delivery delivery;
+    private final Pacer pacer;
+    private final WakeSignal wake;
+    private final SweeperMetrics metrics;
+    private final int maxFireBytes;
+    private volatile boolean stopping;
+
+    /** Fixed frame bytes besides txn and payload, for the running byte count of a cycle's claims. */
+    private static final int FRAME_OVERHEAD = 64;
+
+    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
+                     int maxFireBytes) {
+        this.probe = probe;
+        this.claimer = claimer;
+        this.delivery = delivery;
+        this.pacer = pacer;
+        this.wake = wake;
+        this.metrics = metrics;
+        this.maxFireBytes = maxFireBytes;
+    }
+
+    /** One cycle; returns how long to sleep before the next. */
+    Duration cycle() throws SQLException {
+        ProbeResult p = probe.probe();
+        metrics.probed(p);
+        if (p.due() == 0) {
+            return pacer.afterProbe(p);
+        }
+        long start = System.nanoTime();
+        long halfLease = claimer.lease().toNanos() / 2;
+        List<ClaimedTimer> claimed = new ArrayList<>();
+        long bytes = 0;
+        int got;
+        do {
+            long t0 = System.nanoTime();
+            List<ClaimedTimer> batch = claimer.claim();
+            metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));
+            got = batch.size();
+            claimed.addAll(batch);
+            for (ClaimedTimer t : batch) {
+                bytes += t.payload().length + t.txn().length() + FRAME_OVERHEAD;
+            }
+        } while (got >= claimer.batchSize() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        long claimedAt = System.nanoTime();
+        delivery.deliver(claimed, () -> stopping);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("cycle: {} timers ({} bytes) claimed in {} ms (last claim {} of {}), delivered in {} ms", claimed.size(), bytes,
+                    (claimedAt - start) / 1_000_000, got, claimer.batchSize(), (System.nanoTime() - claimedAt) / 1_000_000);
+        }
+        return pacer.afterWork();
+    }
+
+    @Override
+    public void run() {
+        while (!stopping) {
+            long seen = wake.generation();
+            Duration sleep;
+            try {
+                sleep = cycle();
+            } catch (SQLException | RuntimeException e) {
+                sleep = pacer.afterError();
+                LOG.warn("sweep cycle failed ({}); next try in {} ms", e.toString(), sleep.toMillis());
+            }
+            if (!sleep.isZero() && !stopping) {
+                try {
+                    wake.awaitChange(seen, sleep);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Asks the loop to stop after the fire in flight; the caller wakes it and joins its thread. */
+    public void stop() {
+        stopping = true;
+    }
+}

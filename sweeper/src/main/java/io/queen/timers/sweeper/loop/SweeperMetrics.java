@@ -1,0 +1,87 @@
+package io.queen.timers.sweeper.loop;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.queen.timers.core.db.ErrorClass;
+import io.queen.timers.sweeper.fire.FireResult;
+import io.queen.timers.sweeper.probe.ProbeResult;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The sweeper's meters (DESIGN.md §9), names as Prometheus shows them:
+ * <ul>
+ *   <li>{@code queen_timers_fired_total{result="fired|stale"}}: timers per fire verdict;</li>
+ *   <li>{@code queen_timers_fire_lateness_seconds}: histogram of (segment created_at - deliver_at) per fired timer;</li>
+ *   <li>{@code queen_timers_due}: visible timers nobody holds, as of the last probe (saturates at sweeper.due.cap);</li>
+ *   <li>{@code queen_timers_oldest_late_seconds}: how long the oldest visible timer has waited, as of the last probe;</li>
+ *   <li>{@code queen_timers_fire_failures_total{class="transient|permanent"}}: timers whose fire failed;</li>
+ *   <li>{@code queen_timers_dead_lettered_total}: timers moved to queen.log_dlq;</li>
+ *   <li>{@code queen_timers_claim_duration_seconds}, {@code queen_timers_fire_duration_seconds}: per call.</li>
+ * </ul>
+ */
+public final class SweeperMetrics {
+
+    private final Map<FireResult, Counter> fired = new EnumMap<>(FireResult.class);
+    private final Map<ErrorClass, Counter> failures = new EnumMap<>(ErrorClass.class);
+    private final Timer lateness;
+    private final Counter deadLettered;
+    private final Timer claimDuration;
+    private final Timer fireDuration;
+    private final AtomicLong due = new AtomicLong();
+    private final AtomicLong oldestLateMillis = new AtomicLong();
+
+    public SweeperMetrics(MeterRegistry registry) {
+        for (FireResult r : FireResult.values()) {
+            fired.put(r, Counter.builder("queen.timers.fired").tag("result", r.name().toLowerCase(Locale.ROOT))
+                    .description("Timers per fire verdict").register(registry));
+        }
+        for (ErrorClass c : ErrorClass.values()) {
+            failures.put(c, Counter.builder("queen.timers.fire.failures").tag("class", c.name().toLowerCase(Locale.ROOT))
+                    .description("Timers whose fire failed, by error class").register(registry));
+        }
+        lateness = Timer.builder("queen.timers.fire.lateness").description("Segment created_at minus deliver_at, per fired timer")
+                .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
+                .register(registry);
+        deadLettered = Counter.builder("queen.timers.dead.lettered").description("Timers moved to queen.log_dlq").register(registry);
+        claimDuration = Timer.builder("queen.timers.claim.duration").description("One claim call").register(registry);
+        fireDuration = Timer.builder("queen.timers.fire.duration").description("One fire transaction").register(registry);
+        Gauge.builder("queen.timers.due", due, AtomicLong::get).description("Visible timers nobody holds (last probe)").register(registry);
+        Gauge.builder("queen.timers.oldest.late.seconds", oldestLateMillis, v -> v.get() / 1000.0)
+                .description("How long the oldest visible timer has waited for a sweeper (last probe)").register(registry);
+    }
+
+    public void probed(ProbeResult p) {
+        due.set(p.due());
+        oldestLateMillis.set(p.oldestLateness().toMillis());
+    }
+
+    public void fired(FireResult result, int timers) {
+        fired.get(result).increment(timers);
+    }
+
+    public void lateness(Duration late) {
+        lateness.record(late.isNegative() ? Duration.ZERO : late);
+    }
+
+    public void failed(ErrorClass errorClass, int timers) {
+        failures.get(errorClass).increment(timers);
+    }
+
+    public void deadLettered(int timers) {
+        deadLettered.increment(timers);
+    }
+
+    public Timer claimTimer() {
+        return claimDuration;
+    }
+
+    public Timer fireTimer() {
+        return fireDuration;
+    }
+}

@@ -1,0 +1,105 @@
+package io.queen.timers.sweeper.loop;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code LISTEN queen_timers_wake} on a dedicated connection (not from the pool: it is held for the
+ * process's life and pgjdbc delivers notifications only to the connection that listens). pgjdbc cannot
+ * push notifications; {@code PGConnection.getNotifications(timeout)} blocks on the socket for up to the
+ * timeout, which is exactly a sleep that a NOTIFY cuts short. Every notification wakes the loops through
+ * the {@link WakeSignal}. A lost connection is retried with backoff; after every (re)connect the loops are
+ * woken once, since notifications sent while nobody listened are gone.
+ */
+public final class WakeListener implements AutoCloseable {
+
+    public static final String CHANNEL = "queen_timers_wake";
+
+    /** Opens the dedicated connection. */
+    @FunctionalInterface
+    public interface Connector {
+        Connection connect() throws SQLException;
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(WakeListener.class);
+    private static final int POLL_MILLIS = 500;
+
+    private final Connector connector;
+    private final WakeSignal signal;
+    private final Thread thread;
+    private volatile boolean closed;
+    private volatile boolean listening;
+
+    public WakeListener(Connector connector, WakeSignal signal) {
+        this.connector = connector;
+        this.signal = signal;
+        this.thread = new Thread(this::run, "sweeper-listen");
+        this.thread.setDaemon(true);
+    }
+
+    public WakeListener start() {
+        thread.start();
+        return this;
+    }
+
+    /** True while the LISTEN connection is up (readiness shows it; the loops still poll without it). */
+    public boolean listening() {
+        return listening;
+    }
+
+    private void run() {
+        Duration backoff = Duration.ofMillis(200);
+        while (!closed) {
+            try (Connection c = connector.connect()) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("LISTEN " + CHANNEL);
+                }
+                listening = true;
+                backoff = Duration.ofMillis(200);
+                signal.wake();
+                PGConnection pg = c.unwrap(PGConnection.class);
+                while (!closed) {
+                    PGNotification[] got = pg.getNotifications(POLL_MILLIS);
+                    if (got != null && got.length > 0) {
+                        signal.wake();
+                    }
+                }
+            } catch (SQLException e) {
+                listening = false;
+                if (closed) {
+                    return;
+                }
+                LOG.warn("LISTEN {} connection lost ({}); retrying in {} ms, sweeping on the clock meanwhile",
+                        CHANNEL, e.getMessage(), backoff.toMillis());
+                sleep(backoff);
+                backoff = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(30)) > 0 ? Duration.ofSeconds(30) : backoff.multipliedBy(2);
+            }
+        }
+        listening = false;
+    }
+
+    private void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            closed = true;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            thread.join(POLL_MILLIS * 4L);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
