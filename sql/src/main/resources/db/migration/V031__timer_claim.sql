@@ -50,10 +50,10 @@ VOLATILE
 AS $$
 WITH candidates AS MATERIALIZED (
     -- Lock order: queen.log_timers rows only, SKIP LOCKED (never waits).
-    SELECT c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at
+    SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at
       FROM generate_series(0, 63) AS s(shard)
      CROSS JOIN LATERAL (
-            SELECT t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at
+            SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at
               FROM queen.log_timers t
              WHERE t.shard = s.shard::smallint
                AND t.visible_at <= now()
@@ -68,33 +68,32 @@ ranked AS (
       FROM candidates c
 ),
 kept AS (
-    SELECT r.tenant_id, r.queue, r.timer_key, r.visible_at,
+    SELECT r.row_ctid, r.tenant_id, r.queue, r.timer_key, r.visible_at,
            row_number() OVER (PARTITION BY r.tenant_id ORDER BY r.visible_at, r.queue, r.timer_key) AS turn
       FROM ranked r
      WHERE r.tenant_rank <= p_per_tenant
 ),
-picked AS (
-    SELECT k.tenant_id, k.queue, k.timer_key, k.visible_at
+picked AS MATERIALIZED (
+    SELECT k.row_ctid, k.tenant_id, k.queue, k.timer_key, k.visible_at
       FROM kept k
      ORDER BY k.turn, k.visible_at, k.tenant_id, k.queue, k.timer_key
      LIMIT p_batch
 ),
 claimed AS (
-    -- Lock order: rows already held by `candidates`; no new lock is taken.
+    -- Lock order: rows already held by `candidates`; no new lock is taken. Addressed by ctid (a TID
+    -- scan: stable while we hold the row lock), so the plan never depends on table statistics.
     UPDATE queen.log_timers t
        SET claimed_until = now() + p_lease,
            claim_token   = gen_random_uuid()
-      FROM picked p
-     WHERE t.tenant_id = p.tenant_id
-       AND t.queue = p.queue
-       AND t.timer_key = p.timer_key
-    RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at, p.visible_at AS claimed_visible_at,
+     WHERE t.ctid = ANY (ARRAY(SELECT p.row_ctid FROM picked p))
+    RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at,
               t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,
               t.last_error, t.claim_token, t.claimed_until
 )
-SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.claimed_visible_at,
+SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible_at,
        c.txn, c.message_id, c.payload, c.payload_zstd, c.encrypted, c.producer_sub, c.attempts,
        c.last_error, c.claim_token, c.claimed_until
   FROM claimed c
- ORDER BY c.claimed_visible_at, c.tenant_id, c.queue, c.timer_key;
+  JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
+ ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
 $$;

@@ -77,23 +77,27 @@ DECLARE
     v_now      TIMESTAMPTZ := now();
     v_nseg     INT := coalesce(cardinality(p_tenants), 0);
     v_nrows    BIGINT;
-    v_held_seg INT[];
-    v_held_pos INT[];
-    v_held_key TEXT[];
+    -- rows held by step 1, in primary-key order, with what the audit row needs (read under our lock)
+    v_h_seg    INT[];
+    v_h_pos    INT[];
+    v_h_ctid   TID[];
+    v_h_key    TEXT[];
+    v_h_part   TEXT[];
+    v_h_at     TIMESTAMPTZ[];
+    v_h_txn    TEXT[];
+    v_h_mid    UUID[];
+    v_h_att    INT[];
     v_live     INT[];
+    v_is_live  BOOLEAN[];
     v_pids     UUID[];
     v_bases    BIGINT[];
     v_created  TIMESTAMPTZ[];
+    v_dt       UUID[];
+    v_dq       TEXT[];
+    v_dp       TEXT[];
+    v_did      UUID[];
     v_base     BIGINT;
     v_at       TIMESTAMPTZ;
-    v_d_seg    INT[];
-    v_d_pos    INT[];
-    v_d_key    TEXT[];
-    v_d_part   TEXT[];
-    v_d_at     TIMESTAMPTZ[];
-    v_d_txn    TEXT[];
-    v_d_mid    UUID[];
-    v_d_att    INT[];
     r          RECORD;
 BEGIN
     -- Shape checks: a malformed call is a caller bug, never a partial fire.
@@ -121,30 +125,43 @@ BEGIN
         RAISE EXCEPTION 'timer_fire_v1: rows, hashes or blobs do not match the segment counts' USING ERRCODE = '22023';
     END IF;
 
-    -- 1. Verify and hold.
+    -- 1. Verify and hold. The rows are visited in (tenant_id, queue, timer_key) order and each is
+    --    looked up by its full primary key inside a LATERAL subquery: the plan is a nested loop of
+    --    unique index probes whatever the table statistics say (a join the planner is free to reorder
+    --    turned quadratic once statistics went stale under a burst). Its ctid is kept: the row stays
+    --    locked by us until commit, so the delete and the release below address it by TID.
     -- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits).
-    SELECT array_agg(h.seg), array_agg(h.pos), array_agg(h.key)
-      INTO v_held_seg, v_held_pos, v_held_key
-      FROM (SELECT x.seg, x.pos, t.timer_key AS key
+    SELECT array_agg(h.seg ORDER BY h.n), array_agg(h.pos ORDER BY h.n), array_agg(h.row_ctid ORDER BY h.n),
+           array_agg(h.key ORDER BY h.n), array_agg(h.part ORDER BY h.n), array_agg(h.deliver_at ORDER BY h.n),
+           array_agg(h.txn ORDER BY h.n), array_agg(h.message_id ORDER BY h.n), array_agg(h.attempts ORDER BY h.n)
+      INTO v_h_seg, v_h_pos, v_h_ctid, v_h_key, v_h_part, v_h_at, v_h_txn, v_h_mid, v_h_att
+      FROM (SELECT row_number() OVER () AS n, x.seg, x.pos, l.*
               FROM (SELECT r.seg, r.key, r.token,
                            (row_number() OVER (PARTITION BY r.seg ORDER BY r.ord) - 1)::int AS pos
-                      FROM unnest(p_row_segs, p_keys, p_tokens) WITH ORDINALITY AS r(seg, key, token, ord)) x
-              JOIN queen.log_timers t
-                ON t.tenant_id = p_tenants[x.seg]
-               AND t.queue = p_queues[x.seg] COLLATE "C"
-               AND t.timer_key = x.key COLLATE "C"
-             WHERE t.claim_token = x.token
-               AND t.claimed_until > v_now
-               AND t."partition" = p_partitions[x.seg]
-             ORDER BY t.tenant_id, t.queue, t.timer_key
-               FOR UPDATE OF t SKIP LOCKED) h;
+                      FROM unnest(p_row_segs, p_keys, p_tokens) WITH ORDINALITY AS r(seg, key, token, ord)
+                     ORDER BY p_tenants[r.seg], p_queues[r.seg] COLLATE "C", r.key COLLATE "C") x
+             CROSS JOIN LATERAL (
+                    SELECT t.ctid AS row_ctid, t.timer_key AS key, t."partition" AS part, t.deliver_at, t.txn,
+                           t.message_id, t.attempts
+                      FROM queen.log_timers t
+                     WHERE t.tenant_id = p_tenants[x.seg]
+                       AND t.queue = p_queues[x.seg] COLLATE "C"
+                       AND t.timer_key = x.key COLLATE "C"
+                       AND t.claim_token = x.token
+                       AND t.claimed_until > v_now
+                       AND t."partition" = p_partitions[x.seg]
+                       FOR UPDATE OF t SKIP LOCKED) l) h;
 
     -- 2. Live segments: every row held.
+    v_is_live := array_fill(false, ARRAY[v_nseg]);
     SELECT array_agg(s.i ORDER BY s.i) INTO v_live
       FROM unnest(p_counts) WITH ORDINALITY AS s(c, i)
-      JOIN (SELECT hs, count(*) AS n FROM unnest(v_held_seg) AS hs GROUP BY hs) h ON h.hs = s.i
+      JOIN (SELECT hs, count(*) AS n FROM unnest(v_h_seg) AS hs GROUP BY hs) h ON h.hs = s.i
      WHERE h.n = s.c;
     v_live := coalesce(v_live, '{}');
+    FOREACH v_base IN ARRAY v_live LOOP
+        v_is_live[v_base] := true;
+    END LOOP;
 
     -- 3. At most one live segment per destination.
     IF EXISTS (SELECT 1 FROM unnest(v_live) AS l(i)
@@ -159,17 +176,24 @@ BEGIN
 
     IF cardinality(v_live) > 0 THEN
         -- 4. Provision and pre-lock. Lock order: queen.queues → queen.log_partitions ascending id (V032).
+        --    The mapping back to segments is a join of two in-memory sets of up to thousands of
+        --    destinations: nested loops are switched off for it so it is a hash join, never quadratic.
+        SELECT array_agg(d.tenant_id), array_agg(d.queue), array_agg(d."partition"), array_agg(d.partition_id)
+          INTO v_dt, v_dq, v_dp, v_did
+          FROM queen.timer_destinations_v1(
+                   ARRAY(SELECT p_tenants[i] FROM unnest(v_live) AS i),
+                   ARRAY(SELECT p_queues[i] FROM unnest(v_live) AS i),
+                   ARRAY(SELECT p_partitions[i] FROM unnest(v_live) AS i)) d;
+        PERFORM set_config('enable_nestloop', 'off', true);
         FOR r IN
-            SELECT l.i, d.partition_id
-              FROM queen.timer_destinations_v1(
-                       ARRAY(SELECT p_tenants[i] FROM unnest(v_live) AS i),
-                       ARRAY(SELECT p_queues[i] FROM unnest(v_live) AS i),
-                       ARRAY(SELECT p_partitions[i] FROM unnest(v_live) AS i)) d
-              JOIN unnest(v_live) AS l(i)
-                ON d.tenant_id = p_tenants[l.i] AND d.queue = p_queues[l.i] AND d."partition" = p_partitions[l.i]
+            SELECT l.i, u.id
+              FROM unnest(v_live) AS l(i)
+              JOIN unnest(v_dt, v_dq, v_dp, v_did) AS u(t, q, p, id)
+                ON u.t = p_tenants[l.i] AND u.q = p_queues[l.i] AND u.p = p_partitions[l.i]
         LOOP
-            v_pids[r.i] := r.partition_id;
+            v_pids[r.i] := r.id;
         END LOOP;
+        PERFORM set_config('enable_nestloop', 'on', true);
 
         -- 5. Push. Lock order: the partition rows are already held (step 4); leaves: log_segments, log_txns.
         FOR r IN
@@ -180,7 +204,7 @@ BEGIN
                            sum(u.blen) OVER (ORDER BY u.i) - u.blen AS boff,
                            sum(u.c) OVER (ORDER BY u.i) - u.c AS hoff
                       FROM unnest(p_counts, p_blob_lengths) WITH ORDINALITY AS u(c, blen, i)) s
-             WHERE s.i = ANY (v_live)
+             WHERE v_is_live[s.i]
              ORDER BY s.i
         LOOP
             IF v_pids[r.i] IS NULL THEN
@@ -192,32 +216,20 @@ BEGIN
             v_created[r.i] := v_at;
         END LOOP;
 
-        -- 6. Delete the delivered rows. Lock order: rows held since step 1 (no new lock, no wait).
-        WITH delivered AS (
-            DELETE FROM queen.log_timers t
-             USING unnest(v_held_seg, v_held_pos, v_held_key) AS h(seg, pos, key)
-             WHERE h.seg = ANY (v_live)
-               AND t.tenant_id = p_tenants[h.seg]
-               AND t.queue = p_queues[h.seg] COLLATE "C"
-               AND t.timer_key = h.key COLLATE "C"
-            RETURNING h.seg, h.pos, t.timer_key, t."partition", t.deliver_at, t.txn, t.message_id, t.attempts)
-        SELECT array_agg(d.seg), array_agg(d.pos), array_agg(d.timer_key), array_agg(d."partition"),
-               array_agg(d.deliver_at), array_agg(d.txn), array_agg(d.message_id), array_agg(d.attempts)
-          INTO v_d_seg, v_d_pos, v_d_key, v_d_part, v_d_at, v_d_txn, v_d_mid, v_d_att
-          FROM delivered d;
+        -- 6. Delete the delivered rows. Lock order: rows held since step 1 (by TID: no new lock, no wait).
+        DELETE FROM queen.log_timers t
+         WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(v_h_seg, v_h_ctid) AS h(seg, row_ctid)
+                                    WHERE v_is_live[h.seg]));
     END IF;
 
-    -- 7. Release held-but-undelivered rows. Lock order: rows held since step 1.
+    -- 7. Release held-but-undelivered rows. Lock order: rows held since step 1 (by TID).
     UPDATE queen.log_timers t
        SET claim_token = NULL,
            claimed_until = v_now
-      FROM unnest(v_held_seg, v_held_key) AS h(seg, key)
-     WHERE NOT (h.seg = ANY (v_live))
-       AND t.tenant_id = p_tenants[h.seg]
-       AND t.queue = p_queues[h.seg] COLLATE "C"
-       AND t.timer_key = h.key COLLATE "C";
+     WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(v_h_seg, v_h_ctid) AS h(seg, row_ctid)
+                                WHERE NOT v_is_live[h.seg]));
 
-    -- 8. `fired` audit rows. Lock order: leaf (outbox insert).
+    -- 8. `fired` audit rows, from what step 1 read under the lock. Lock order: leaf (outbox insert).
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT p_tenants[d.seg], p_queues[d.seg] || '/' || d.key, 'fired',
            jsonb_build_object(
@@ -230,13 +242,14 @@ BEGIN
                'offset', v_bases[d.seg] + d.pos,
                'lateMs', floor(extract(epoch FROM (v_created[d.seg] - d.at)) * 1000)::bigint,
                'attempts', d.att)
-      FROM unnest(v_d_seg, v_d_pos, v_d_key, v_d_part, v_d_at, v_d_txn, v_d_mid, v_d_att)
+      FROM unnest(v_h_seg, v_h_pos, v_h_key, v_h_part, v_h_at, v_h_txn, v_h_mid, v_h_att)
            AS d(seg, pos, key, part, at, txn, mid, att)
+     WHERE v_is_live[d.seg]
      ORDER BY d.seg, d.pos;
 
     RETURN QUERY
         SELECT s.i::int,
-               CASE WHEN s.i = ANY (v_live) THEN 'fired' ELSE 'stale' END,
+               CASE WHEN v_is_live[s.i] THEN 'fired' ELSE 'stale' END,
                v_pids[s.i], v_bases[s.i], v_created[s.i]
           FROM generate_series(1, v_nseg) AS s(i);
 END;

@@ -13,7 +13,8 @@
 --     (1 s): the data is fine, the moment was not;
 --   * permanent errors spend one attempt and back off least(p_backoff_base * 2^attempts, p_backoff_max)
 --     with attempts counted BEFORE this failure: 1 s, 2 s, 4 s, 8 s, ... capped at 60 s;
---   * last_error := the error (it names the SQLSTATE); a `retrying` audit row per failed timer.
+--   * last_error := the error (it names the SQLSTATE); a `retrying` audit row per failed timer. One
+--     call records one error for all its rows (a fire fails as a whole); the sweeper groups by error.
 -- Returns the failed rows with their new attempts, the retry instant, and `exhausted`
 -- (attempts >= p_max_attempts): the sweeper dead-letters those next (V035), in its own transaction,
 -- so a reschedule committed in between (which resets attempts) wins.
@@ -28,6 +29,10 @@
 -- timer row. A row skipped here keeps its token and lease; it becomes visible at lease expiry, spending
 -- no attempt. That is the price of never waiting, and it is only paid while a command holds that row.
 --
+-- Plans: each named row is looked up by its full primary key in a LATERAL subquery, and the UPDATE
+-- addresses the rows it holds by ctid (TID scan). Neither depends on table statistics, so a burst that
+-- leaves them stale cannot turn a fail into a scan of the whole table per row.
+--
 -- Lock order (DESIGN.md §8): queen.log_timers rows in (tenant_id, queue, timer_key) ascending,
 -- SKIP LOCKED → leaf (queen.timer_audit_outbox). Nothing else.
 
@@ -36,7 +41,7 @@ CREATE OR REPLACE FUNCTION queen.timer_fail_v1(
     p_queues            TEXT[],
     p_keys              TEXT[],
     p_tokens            UUID[],
-    p_errors            TEXT[],
+    p_error             TEXT,
     p_transient         BOOLEAN,
     p_transient_backoff INTERVAL,
     p_backoff_base      INTERVAL,
@@ -48,24 +53,25 @@ VOLATILE
 AS $$
 WITH held AS MATERIALIZED (
     -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED.
-    SELECT t.tenant_id, t.queue, t.timer_key, t.attempts, n.error
-      FROM unnest(p_tenants, p_queues, p_keys, p_tokens, p_errors) AS n(tenant_id, queue, timer_key, token, error)
-      JOIN queen.log_timers t
-        ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
-     WHERE t.claim_token = n.token
-     ORDER BY t.tenant_id, t.queue, t.timer_key
-       FOR UPDATE OF t SKIP LOCKED
+    SELECT l.row_ctid
+      FROM (SELECT n.* FROM unnest(p_tenants, p_queues, p_keys, p_tokens) AS n(tenant_id, queue, timer_key, token)
+             ORDER BY n.tenant_id, n.queue COLLATE "C", n.timer_key COLLATE "C") n
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid
+              FROM queen.log_timers t
+             WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
+               AND t.claim_token = n.token
+               FOR UPDATE OF t SKIP LOCKED) l
 ),
 failed AS (
-    -- Lock order: rows held by `held`.
+    -- Lock order: rows held by `held` (by TID).
     UPDATE queen.log_timers t
        SET claim_token   = NULL,
            claimed_until = now() + CASE WHEN p_transient THEN p_transient_backoff
-                                        ELSE least(p_backoff_base * power(2, least(h.attempts, 30)), p_backoff_max) END,
+                                        ELSE least(p_backoff_base * power(2, least(t.attempts, 30)), p_backoff_max) END,
            attempts      = t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END,
-           last_error    = h.error
-      FROM held h
-     WHERE t.tenant_id = h.tenant_id AND t.queue = h.queue AND t.timer_key = h.timer_key
+           last_error    = p_error
+     WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))
     RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.txn, t.message_id, t.deliver_at,
               t.attempts, t.last_error, t.claimed_until
 ),
@@ -91,20 +97,22 @@ VOLATILE
 AS $$
 WITH held AS MATERIALIZED (
     -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED.
-    SELECT t.tenant_id, t.queue, t.timer_key
-      FROM unnest(p_tenants, p_queues, p_keys, p_tokens) AS n(tenant_id, queue, timer_key, token)
-      JOIN queen.log_timers t
-        ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
-     WHERE t.claim_token = n.token
-     ORDER BY t.tenant_id, t.queue, t.timer_key
-       FOR UPDATE OF t SKIP LOCKED
+    SELECT l.row_ctid
+      FROM (SELECT n.* FROM unnest(p_tenants, p_queues, p_keys, p_tokens) AS n(tenant_id, queue, timer_key, token)
+             ORDER BY n.tenant_id, n.queue COLLATE "C", n.timer_key COLLATE "C") n
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid
+              FROM queen.log_timers t
+             WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
+               AND t.claim_token = n.token
+               FOR UPDATE OF t SKIP LOCKED) l
 ),
 released AS (
+    -- Lock order: rows held by `held` (by TID).
     UPDATE queen.log_timers t
        SET claim_token = NULL,
            claimed_until = now()
-      FROM held h
-     WHERE t.tenant_id = h.tenant_id AND t.queue = h.queue AND t.timer_key = h.timer_key
+     WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))
     RETURNING 1
 )
 SELECT count(*)::int FROM released;

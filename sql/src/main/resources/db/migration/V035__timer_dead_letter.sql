@@ -29,6 +29,9 @@
 -- partition with DLQ rows, and the foreign key has no cascade): somebody's unfinished business must
 -- not be collected. One subtransaction per call for the JSON fallback of each non-JSON payload.
 --
+-- Plans: rows are found by full primary-key probes (LATERAL) and then addressed by ctid, so no step
+-- depends on table statistics.
+--
 -- Lock order (DESIGN.md §8): queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP
 -- LOCKED → queen.queues → queen.log_partitions ascending id (V032) → leaves (queen.log_dlq,
 -- queen.timer_audit_outbox). The delete touches rows held since the first statement.
@@ -62,13 +65,18 @@ VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_ord  BIGINT[];
-    v_t    UUID[];
-    v_q    TEXT[];
-    v_k    TEXT[];
-    v_p    TEXT[];
-    v_pid  UUID[];
-    v_dlq  UUID[];
+    v_ord   BIGINT[];
+    v_ctid  TID[];
+    v_t     UUID[];
+    v_q     TEXT[];
+    v_k     TEXT[];
+    v_p     TEXT[];
+    v_pid   UUID[];
+    v_dlq   UUID[];
+    v_dt    UUID[];
+    v_dq    TEXT[];
+    v_dp    TEXT[];
+    v_did   UUID[];
 BEGIN
     IF coalesce(cardinality(p_tenants), 0) = 0 THEN
         RETURN;
@@ -78,37 +86,47 @@ BEGIN
         RAISE EXCEPTION 'timer_dead_letter_v1: arrays differ in length' USING ERRCODE = '22023';
     END IF;
 
-    -- 1. Hold the exhausted, unclaimed rows.
+    -- 1. Hold the exhausted, unclaimed rows (full primary-key probes in a LATERAL subquery).
     -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (never waits).
-    SELECT array_agg(h.ord), array_agg(h.tenant_id), array_agg(h.queue), array_agg(h.timer_key), array_agg(h."partition")
-      INTO v_ord, v_t, v_q, v_k, v_p
-      FROM (SELECT n.ord, t.tenant_id, t.queue, t.timer_key, t."partition"
-              FROM unnest(p_tenants, p_queues, p_keys) WITH ORDINALITY AS n(tenant_id, queue, timer_key, ord)
-              JOIN queen.log_timers t
-                ON t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
-             WHERE t.attempts >= p_max_attempts
+    SELECT array_agg(n.ord ORDER BY n.rn), array_agg(l.row_ctid ORDER BY n.rn), array_agg(n.tenant_id ORDER BY n.rn),
+           array_agg(n.queue ORDER BY n.rn), array_agg(n.timer_key ORDER BY n.rn), array_agg(l.part ORDER BY n.rn)
+      INTO v_ord, v_ctid, v_t, v_q, v_k, v_p
+      FROM (SELECT u.*, row_number() OVER (ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C") AS rn
+              FROM unnest(p_tenants, p_queues, p_keys) WITH ORDINALITY AS u(tenant_id, queue, timer_key, ord)
+             ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C") n
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid, t."partition" AS part
+              FROM queen.log_timers t
+             WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
+               AND t.attempts >= p_max_attempts
                AND t.claim_token IS NULL
-             ORDER BY t.tenant_id, t.queue, t.timer_key
-               FOR UPDATE OF t SKIP LOCKED) h;
+               FOR UPDATE OF t SKIP LOCKED) l;
     IF v_ord IS NULL THEN
         RETURN;
     END IF;
 
     -- 2. Resolve each destination under the timer's own tenant (provision + pre-lock).
     -- Lock order: queen.queues → queen.log_partitions ascending id (V032).
-    SELECT array_agg(d.partition_id ORDER BY u.i), array_agg(gen_random_uuid() ORDER BY u.i)
-      INTO v_pid, v_dlq
-      FROM unnest(v_t, v_q, v_p) WITH ORDINALITY AS u(t, q, p, i)
-      JOIN queen.timer_destinations_v1(
+    SELECT array_agg(d.tenant_id), array_agg(d.queue), array_agg(d."partition"), array_agg(d.partition_id)
+      INTO v_dt, v_dq, v_dp, v_did
+      FROM queen.timer_destinations_v1(
                ARRAY(SELECT DISTINCT ON (x.t, x.q, x.p) x.t FROM unnest(v_t, v_q, v_p) AS x(t, q, p) ORDER BY x.t, x.q, x.p),
                ARRAY(SELECT DISTINCT ON (x.t, x.q, x.p) x.q FROM unnest(v_t, v_q, v_p) AS x(t, q, p) ORDER BY x.t, x.q, x.p),
-               ARRAY(SELECT DISTINCT ON (x.t, x.q, x.p) x.p FROM unnest(v_t, v_q, v_p) AS x(t, q, p) ORDER BY x.t, x.q, x.p)) d
-        ON d.tenant_id = u.t AND d.queue = u.q AND d."partition" = u.p;
+               ARRAY(SELECT DISTINCT ON (x.t, x.q, x.p) x.p FROM unnest(v_t, v_q, v_p) AS x(t, q, p) ORDER BY x.t, x.q, x.p)) d;
+    -- in-memory mapping of rows to destinations: a hash join, never a nested loop
+    PERFORM set_config('enable_nestloop', 'off', true);
+    SELECT array_agg(d.id ORDER BY u.i), array_agg(gen_random_uuid() ORDER BY u.i)
+      INTO v_pid, v_dlq
+      FROM unnest(v_t, v_q, v_p) WITH ORDINALITY AS u(t, q, p, i)
+      JOIN unnest(v_dt, v_dq, v_dp, v_did) AS d(t, q, p, id)
+        ON d.t = u.t AND d.q = u.q AND d.p = u.p;
+    PERFORM set_config('enable_nestloop', 'on', true);
     IF coalesce(cardinality(v_pid), 0) <> cardinality(v_ord) THEN
         RAISE EXCEPTION 'timer_dead_letter_v1: a destination did not resolve' USING ERRCODE = 'XX000';
     END IF;
 
-    -- 3. The DLQ rows. Lock order: leaf (queen.log_dlq; its foreign key share-locks partitions already held).
+    -- 3. The DLQ rows, read from the rows we hold (by TID). Lock order: leaf (queen.log_dlq; its foreign
+    --    key share-locks partitions already held).
     INSERT INTO queen.log_dlq (id, partition_id, consumer_group, "offset", message_id, transaction_id,
                                payload, error, retry_count, failed_at)
     SELECT u.dlq, u.pid, '__timer__', -1, t.message_id, t.txn,
@@ -119,15 +137,13 @@ BEGIN
                 ELSE jsonb_build_object('encoding', 'zstd+base64', 'encrypted', t.encrypted, 'data', encode(t.payload, 'base64'))
            END,
            t.last_error, t.attempts, now()
-      FROM unnest(v_ord, v_t, v_q, v_k, v_pid, v_dlq) AS u(ord, tenant_id, queue, timer_key, pid, dlq)
-      JOIN queen.log_timers t
-        ON t.tenant_id = u.tenant_id AND t.queue = u.queue COLLATE "C" AND t.timer_key = u.timer_key COLLATE "C";
+      FROM unnest(v_ord, v_ctid, v_pid, v_dlq) AS u(ord, row_ctid, pid, dlq)
+     CROSS JOIN LATERAL (SELECT * FROM queen.log_timers x WHERE x.ctid = u.row_ctid) t;
 
-    -- 4. Delete (rows held since step 1) and write `dead_lettered` audit rows (leaf).
+    -- 4. Delete (rows held since step 1, by TID) and write `dead_lettered` audit rows (leaf).
     WITH gone AS (
         DELETE FROM queen.log_timers t
-         USING unnest(v_t, v_q, v_k) AS u(tenant_id, queue, timer_key)
-         WHERE t.tenant_id = u.tenant_id AND t.queue = u.queue COLLATE "C" AND t.timer_key = u.timer_key COLLATE "C"
+         WHERE t.ctid = ANY (v_ctid)
         RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.txn, t.message_id, t.deliver_at,
                   t.attempts, t.last_error)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)

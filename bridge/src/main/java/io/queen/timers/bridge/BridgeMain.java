@@ -44,12 +44,14 @@ public final class BridgeMain implements AutoCloseable {
     private final IngestLoop loop;
     private final Thread loopThread;
     private final AuditRelay relay;
+    private volatile boolean closing;
 
     private BridgeMain(HikariDataSource dataSource, IngestLoop loop, AuditRelay relay) {
         this.dataSource = dataSource;
         this.loop = loop;
         this.relay = relay;
         this.loopThread = new Thread(loop, "queen-bridge-ingest");
+        this.loopThread.setUncaughtExceptionHandler((t, e) -> LOG.error("ingest loop stopped: {}", e.toString(), e));
     }
 
     public static void main(String[] args) {
@@ -78,6 +80,11 @@ public final class BridgeMain implements AutoCloseable {
             bridge.close();
         }, "queen-bridge-shutdown"));
         bridge.awaitTermination();
+        if (!bridge.closing) {
+            // The loop died on its own (its error is logged): exit non-zero so a supervisor restarts the
+            // process. Safe at any point: every batch is one transaction, and restart seeks to the stored offsets.
+            System.exit(1);
+        }
     }
 
     /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
@@ -147,6 +154,7 @@ public final class BridgeMain implements AutoCloseable {
 
     @Override
     public void close() {
+        closing = true;
         loop.close();
         awaitTermination();
         if (relay != null) {

@@ -3,6 +3,7 @@ package io.queen.timers.bridge;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +36,7 @@ public record TopicRoutes(Map<String, Route> routes) {
             }
             Object sub = perTopic.get(topic + ".producer.sub");
             String producerSub = sub == null || String.valueOf(sub).isBlank() ? null : String.valueOf(sub).trim();
-            if (producerSub != null && producerSub.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 65535) {
+            if (producerSub != null && producerSub.getBytes(StandardCharsets.UTF_8).length > 65535) {
                 throw new ConfigException("setting topic." + topic + ".producer.sub is longer than 65535 UTF-8 bytes");
             }
             routes.put(topic, new Route(tenant, producerSub));

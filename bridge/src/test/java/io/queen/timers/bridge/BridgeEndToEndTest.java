@@ -67,7 +67,8 @@ class BridgeEndToEndTest {
         Map<String, String> s = settings(db, a + "," + b, audit, "g-" + UUID.randomUUID());
         s.put("topic." + a + ".producer.sub", "svc-a");
         s.put("topic." + b + ".tenant", OTHER_TENANT);
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (BridgeMain bridge = BridgeMain.start(config(s), registry);
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
             producer.send(new ProducerRecord<>(a, CommandJson.key("orders.reminders", "order-42"),
@@ -81,6 +82,12 @@ class BridgeEndToEndTest {
 
             awaitRecords(audit, 2, Duration.ofSeconds(60));
             awaitRecords(audit + "." + OTHER_TENANT, 1, Duration.ofSeconds(60));
+            assertThat(registry.get("queen.timers.commands").tag("verdict", "scheduled").counter().count()).isEqualTo(2);
+            assertThat(registry.get("queen.timers.commands").tag("verdict", "absent").counter().count()).isEqualTo(1);
+            assertThat(registry.get("queen.timers.audit.published").counter().count()).isEqualTo(3);
+            assertThat(registry.get("queen.timers.bridge.batch.apply").timer().count()).isPositive();
+            assertThat(registry.get("queen.timers.bridge.ingest.lag").gauge().value()).isZero();
+            assertThat(bridge.readinessChecks()).allSatisfy(c -> assertThat(c.problem()).isEmpty());
         }
         List<JsonNode> defaultEvents = readAll(audit);
         assertThat(defaultEvents).extracting(e -> e.get("type").asText()).containsExactly("scheduled", "absent");

@@ -28,7 +28,9 @@ import io.queen.timers.sweeper.loop.WakeSignal;
 import io.queen.timers.sweeper.pack.Packer;
 import io.queen.timers.sweeper.probe.DueProbe;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -135,7 +137,7 @@ public final class SweeperMain implements AutoCloseable {
     }
 
     /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials. */
-    private static java.sql.Connection connect(Config config) throws java.sql.SQLException {
+    private static Connection connect(Config config) throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", config.string(CommonSettings.JDBC_USER));
         p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
@@ -152,9 +154,9 @@ public final class SweeperMain implements AutoCloseable {
 
             @Override
             public Optional<String> problem() {
-                try (var c = dataSource.getConnection()) {
+                try (Connection c = dataSource.getConnection()) {
                     return c.isValid(2) ? Optional.empty() : Optional.of("database connection is not valid");
-                } catch (java.sql.SQLException e) {
+                } catch (SQLException e) {
                     return Optional.of("database unreachable: " + e.getMessage());
                 }
             }

@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -178,7 +179,7 @@ public final class BatchApplier {
         ev.putObject("source").put("topic", s.topic()).put("partition", s.partition()).put("offset", s.offset());
     }
 
-    private Map<TimerId, Existing> lock(Connection c, java.util.Set<TimerId> ids) throws SQLException {
+    private Map<TimerId, Existing> lock(Connection c, Set<TimerId> ids) throws SQLException {
         Map<TimerId, Existing> out = new HashMap<>();
         if (ids.isEmpty()) {
             return out;

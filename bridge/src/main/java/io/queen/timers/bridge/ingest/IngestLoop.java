@@ -104,8 +104,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             }
         } catch (WakeupException e) {
             if (running.get()) {
+                problem.set("stopped: " + e);
                 throw e;
             }
+        } catch (RuntimeException e) {
+            problem.set("stopped: " + e); // a Kafka fatal error (authorization, fencing by the group): the process must restart
+            throw e;
         } finally {
             consumer.close(); // leaves the group: the partitions move on at once
         }

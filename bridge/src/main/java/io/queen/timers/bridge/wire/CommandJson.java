@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -23,7 +24,7 @@ public final class CommandJson {
 
     /** The record key of every command for this timer, UTF-8. */
     public static byte[] key(String queue, String timerKey) {
-        return (queue + "/" + timerKey).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return (queue + "/" + timerKey).getBytes(StandardCharsets.UTF_8);
     }
 
     public static byte[] schedule(String queue, String timerKey, Duration delay, String txn, String payloadJson) {

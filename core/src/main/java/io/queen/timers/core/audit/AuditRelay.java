@@ -3,6 +3,7 @@ package io.queen.timers.core.audit;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.SqlFiles;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +87,7 @@ public final class AuditRelay implements AutoCloseable {
         this.batchSize = config.intValue(AuditSettings.RELAY_BATCH_SIZE);
         this.pollInterval = config.duration(AuditSettings.RELAY_POLL_INTERVAL);
         this.standbyInterval = config.duration(AuditSettings.RELAY_STANDBY_INTERVAL);
-        this.maxBackoff = config.duration(io.queen.timers.core.config.CommonSettings.DB_RETRY_BACKOFF_MAX);
+        this.maxBackoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
         Map<String, Object> p = new HashMap<>(config.kafka());
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

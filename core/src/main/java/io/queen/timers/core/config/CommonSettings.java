@@ -37,8 +37,9 @@ public final class CommonSettings {
                         "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=require.")
                 .define(JDBC_USER, STRING, "postgres", null, "QUEEN_JDBC_USER", "Database user.")
                 .define(JDBC_PASSWORD, PASSWORD, "", null, "QUEEN_JDBC_PASSWORD", "Database password. Never logged.")
-                .define(JDBC_POOL_SIZE, INT, "8", between(2, 200), "QUEEN_JDBC_POOL_SIZE",
-                        "Maximum connections in this process's pool (HikariCP maximumPoolSize).")
+                .define(JDBC_POOL_SIZE, INT, "8", between(3, 200), "QUEEN_JDBC_POOL_SIZE",
+                        "Maximum connections in this process's pool (HikariCP maximumPoolSize). At least 3: the"
+                                + " migration at start holds one for its advisory lock while Flyway uses two.")
                 .define(KAFKA_BOOTSTRAP, STRING, null, nonEmpty(), "QUEEN_KAFKA_BOOTSTRAP",
                         "Kafka bootstrap servers. Every other kafka.* key passes through to the Kafka clients (SASL, TLS).")
                 .define(AUDIT_TOPIC, STRING, "queen.timers.audit", nonEmpty(), "QUEEN_AUDIT_TOPIC",

@@ -47,9 +47,9 @@ class ConfigLoaderTest {
     @Test
     void anOutOfRangeValueNamesTheKeyAndTheAllowedRange() {
         assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null,
-                Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_JDBC_POOL_SIZE", "1")))
+                Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_JDBC_POOL_SIZE", "2")))
                 .isInstanceOf(ConfigException.class)
-                .hasMessage("setting jdbc.pool.size = 1 is out of range: allowed 2 .. 200");
+                .hasMessage("setting jdbc.pool.size = 2 is out of range: allowed 3 .. 200");
         assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null,
                 Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_HTTP_PORT", "eighty")))
                 .isInstanceOf(ConfigException.class)

@@ -9,7 +9,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -48,32 +50,26 @@ public final class Failer {
 
     /**
      * Records failed fires. Transient: no attempt spent, {@code sweeper.transient.backoff}. Permanent: one
-     * attempt spent, min(base * 2^attempts, max). Rows whose token no longer matches are left alone.
+     * attempt spent, min(base * 2^attempts, max). Rows whose token no longer matches are left alone. One call
+     * per distinct error (a fire fails as a whole, so that is usually one).
      */
     public List<FailOutcome> fail(List<Failure> failures, ErrorClass errorClass) throws SQLException {
-        if (failures.isEmpty()) {
-            return List.of();
+        Map<String, List<ClaimedTimer>> byError = new LinkedHashMap<>();
+        for (Failure f : failures) {
+            byError.computeIfAbsent(f.error(), e -> new ArrayList<>()).add(f.timer());
         }
+        List<FailOutcome> out = new ArrayList<>();
+        for (Map.Entry<String, List<ClaimedTimer>> e : byError.entrySet()) {
+            out.addAll(fail(e.getValue(), e.getKey(), errorClass));
+        }
+        return out;
+    }
+
+    private List<FailOutcome> fail(List<ClaimedTimer> timers, String error, ErrorClass errorClass) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(FAIL)) {
-            int n = failures.size();
-            UUID[] tenants = new UUID[n];
-            String[] queues = new String[n];
-            String[] keys = new String[n];
-            UUID[] tokens = new UUID[n];
-            String[] errors = new String[n];
-            for (int i = 0; i < n; i++) {
-                ClaimedTimer t = failures.get(i).timer();
-                tenants[i] = t.tenantId();
-                queues[i] = t.queue();
-                keys[i] = t.timerKey();
-                tokens[i] = t.claimToken();
-                errors[i] = failures.get(i).error();
-            }
-            st.setArray(1, c.createArrayOf("uuid", tenants));
-            st.setArray(2, c.createArrayOf("text", queues));
-            st.setArray(3, c.createArrayOf("text", keys));
-            st.setArray(4, c.createArrayOf("uuid", tokens));
-            st.setArray(5, c.createArrayOf("text", errors));
+            bindKeys(c, st, timers);
+            st.setArray(4, c.createArrayOf("uuid", timers.stream().map(ClaimedTimer::claimToken).toArray(UUID[]::new)));
+            st.setString(5, error);
             st.setBoolean(6, errorClass == ErrorClass.TRANSIENT);
             st.setDouble(7, seconds(transientBackoff));
             st.setDouble(8, seconds(backoffBase));

@@ -73,7 +73,12 @@ public final class SweepLoop implements Runnable {
                 bytes += t.payload().length + t.txn().length() + FRAME_OVERHEAD;
             }
         } while (got >= claimer.batchSize() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        long claimedAt = System.nanoTime();
         delivery.deliver(claimed, () -> stopping);
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("cycle: {} timers ({} bytes) claimed in {} ms (last claim {} of {}), delivered in {} ms", claimed.size(), bytes,
+                    (claimedAt - start) / 1_000_000, got, claimer.batchSize(), (System.nanoTime() - claimedAt) / 1_000_000);
+        }
         return pacer.afterWork();
     }
 

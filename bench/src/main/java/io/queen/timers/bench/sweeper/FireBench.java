@@ -1,0 +1,127 @@
+package io.queen.timers.bench.sweeper;
+
+import static io.queen.timers.bench.sweeper.BenchStack.execute;
+import static io.queen.timers.bench.sweeper.BenchStack.intArg;
+import static io.queen.timers.bench.sweeper.BenchStack.longOf;
+
+import com.github.kagkarlsson.scheduler.Scheduler;
+import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
+import com.github.kagkarlsson.scheduler.task.helper.Tasks;
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
+import io.queen.timers.testkit.FreshDatabase;
+import io.queen.timers.testkit.TestPostgres;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Fire throughput: 100,000 timers due now over 100 queues (200-byte payloads), one sweeper, versus
+ * db-scheduler executing 100,000 one-time no-op tasks, on the same embedded PostgreSQL with the same
+ * connection pool size, in one run. The sweeper does more per item: an exactly-once push into a log
+ * (segment + txn hashes, partition offsets), the delete of its staging row and an audit outbox row.
+ *
+ * <pre>
+ * mvn -B -q -pl bench -am package -DskipTests
+ * java -Xmx256m -cp bench/target/benchmarks.jar io.queen.timers.bench.sweeper.FireBench [timers=100000] [pool=8] [workers=2] [batch=200]
+ * </pre>
+ *
+ * Both sides start before their work is due (due = now + 3 s on PostgreSQL's clock) and are timed from the
+ * due instant to the last item done, so start-up is not measured. db-scheduler runs with as many threads
+ * as the pool has connections and its fastest polling strategy on PostgreSQL (lock-and-fetch, SKIP LOCKED).
+ */
+public final class FireBench {
+
+    private FireBench() {}
+
+    public static void main(String[] args) throws Exception {
+        int n = intArg(args, "timers", 100_000);
+        int pool = intArg(args, "pool", 8);
+        int workers = intArg(args, "workers", 2);
+        int batch = intArg(args, "batch", 200);
+        int queues = 100;
+        try (FreshDatabase db = TestPostgres.createDatabase("FireBench")) {
+            HikariDataSource admin = db.newDataSource(4);
+            Migrations.migrate(admin);
+
+            double dbScheduler = runDbScheduler(db, admin, n, pool);
+            System.out.printf("db-scheduler 16.7.1: %,d one-time no-op tasks in %.2f s = %,.0f executions/s (threads=%d, pool=%d)%n",
+                    n, n / dbScheduler, dbScheduler, pool, pool);
+
+            double sweeper = runSweeper(db, admin, n, queues, pool, workers, batch);
+            System.out.printf("sweeper: %,d timers over %d queues in %.2f s = %,.0f timers/s (workers=%d, pool=%d, batch=%d)%n",
+                    n, queues, n / sweeper, sweeper, workers, pool, batch);
+            System.out.printf("segments: %d, frames in the log: %d, fired audit rows: %d, staging rows left: %d%n",
+                    longOf(admin, "SELECT count(*) FROM queen.log_segments"),
+                    longOf(admin, "SELECT coalesce(sum(end_offset - base_offset + 1), 0) FROM queen.log_segments"),
+                    longOf(admin, "SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'"),
+                    longOf(admin, "SELECT count(*) FROM queen.log_timers"));
+            System.out.printf("RATIO sweeper / db-scheduler = %.2f (target >= 3)%n", sweeper / dbScheduler);
+            System.out.println(BenchStack.memory());
+        }
+    }
+
+    private static double runSweeper(FreshDatabase db, HikariDataSource admin, int n, int queues, int pool, int workers, int batch)
+            throws Exception {
+        BenchStack.insertTimers(admin, "f", n, queues, "now() + interval '3 seconds'");
+        execute(admin, "VACUUM ANALYZE queen.log_timers");
+        long dueAtMillis = longOf(admin, "SELECT (extract(epoch FROM min(deliver_at)) * 1000)::bigint FROM queen.log_timers");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (SweeperMain sweeper = BenchStack.startSweeper(db, pool, Map.of(SweeperSettings.WORKERS, Integer.toString(workers),
+                SweeperSettings.BATCH_SIZE, Integer.toString(batch)), registry)) {
+            BenchStack.awaitFired(registry, n, Duration.ofMinutes(30));
+        }
+        System.out.println(BenchStack.callTimes(registry));
+        long lastMillis = longOf(admin, "SELECT (extract(epoch FROM max(created_at)) * 1000)::bigint FROM queen.log_segments");
+        return n / ((lastMillis - dueAtMillis) / 1000.0);
+    }
+
+    private static double runDbScheduler(FreshDatabase db, HikariDataSource admin, int n, int pool) throws Exception {
+        execute(admin, """
+                CREATE TABLE scheduled_tasks (
+                    task_name TEXT NOT NULL, task_instance TEXT NOT NULL, task_data BYTEA,
+                    execution_time TIMESTAMPTZ NOT NULL, picked BOOLEAN NOT NULL, picked_by TEXT,
+                    last_success TIMESTAMPTZ, last_failure TIMESTAMPTZ, consecutive_failures INT,
+                    last_heartbeat TIMESTAMPTZ, version BIGINT NOT NULL, priority SMALLINT,
+                    PRIMARY KEY (task_name, task_instance))""");
+        execute(admin, "CREATE INDEX execution_time_idx ON scheduled_tasks (execution_time)");
+        execute(admin, "CREATE INDEX last_heartbeat_idx ON scheduled_tasks (last_heartbeat)");
+        execute(admin, "CREATE INDEX priority_execution_time_idx ON scheduled_tasks (priority DESC, execution_time ASC)");
+        execute(admin, "INSERT INTO scheduled_tasks (task_name, task_instance, execution_time, picked, version)"
+                + " SELECT 'noop', 'i' || g, now() + interval '3 seconds', false, 1 FROM generate_series(1, " + n + ") g");
+        execute(admin, "VACUUM ANALYZE scheduled_tasks");
+        long dueAtMillis = longOf(admin, "SELECT (extract(epoch FROM min(execution_time)) * 1000)::bigint FROM scheduled_tasks");
+
+        AtomicLong done = new AtomicLong();
+        CountDownLatch all = new CountDownLatch(1);
+        long[] lastMillis = new long[1];
+        OneTimeTask<Void> noop = Tasks.oneTime("noop").execute((instance, ctx) -> {
+            if (done.incrementAndGet() == n) {
+                lastMillis[0] = System.currentTimeMillis();
+                all.countDown();
+            }
+        });
+        HikariDataSource ds = db.newDataSource(pool);
+        Scheduler scheduler = Scheduler.create(ds, noop).threads(pool).pollUsingLockAndFetch(0.5, 1.0)
+                .pollingInterval(Duration.ofMillis(100)).build();
+        scheduler.start();
+        try {
+            if (!all.await(30, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("db-scheduler did not finish: " + done.get() + " of " + n);
+            }
+            while (longOf(admin, "SELECT count(*) FROM scheduled_tasks") > 0) {
+                Thread.sleep(20);   // completions are deletes; wait until the last is committed
+            }
+            lastMillis[0] = System.currentTimeMillis();
+        } finally {
+            scheduler.stop();
+            ds.close();
+        }
+        return n / ((lastMillis[0] - dueAtMillis) / 1000.0);
+    }
+}

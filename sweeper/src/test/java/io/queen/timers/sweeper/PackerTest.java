@@ -1,0 +1,81 @@
+package io.queen.timers.sweeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.luben.zstd.Zstd;
+import io.queen.timers.log.codec.Frame;
+import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.sweeper.claim.ClaimedTimer;
+import io.queen.timers.sweeper.pack.FireBatch;
+import io.queen.timers.sweeper.pack.PackResult;
+import io.queen.timers.sweeper.pack.Packer;
+import io.queen.timers.sweeper.pack.Segment;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** Grouping, decompression and splitting: pure code, no database. */
+class PackerTest {
+
+    private static final UUID A = UUID.fromString("00000000-0000-0000-0000-00000000000a");
+    private static final UUID B = UUID.fromString("00000000-0000-0000-0000-00000000000b");
+
+    private static ClaimedTimer timer(UUID tenant, String queue, String key, byte[] payload, boolean zstd) {
+        return new ClaimedTimer(tenant, queue, key, "Default", Instant.EPOCH, Instant.EPOCH, "txn-" + key, UUID.randomUUID(),
+                payload, zstd, false, null, 0, null, UUID.randomUUID(), Instant.EPOCH);
+    }
+
+    @Test
+    void groupsByTenantQueueAndPartitionKeepingClaimOrderAndDecompresses() {
+        byte[] json = "{\"big\":true}".getBytes(StandardCharsets.UTF_8);
+        List<ClaimedTimer> claimed = List.of(
+                timer(A, "q", "1", "{}".getBytes(StandardCharsets.UTF_8), false),
+                timer(B, "q", "2", "{}".getBytes(StandardCharsets.UTF_8), false),
+                timer(A, "q", "3", Zstd.compress(json, 3), true),
+                timer(A, "other", "4", "{}".getBytes(StandardCharsets.UTF_8), false));
+
+        PackResult r = new Packer(1 << 20).pack(claimed);
+
+        assertThat(r.unpackable()).isEmpty();
+        assertThat(r.fires()).hasSize(1);
+        List<Segment> segs = r.fires().get(0).segments();
+        assertThat(segs).extracting(s -> s.destination().tenantId() + "/" + s.destination().queue())
+                .containsExactly(A + "/q", B + "/q", A + "/other");
+        List<Frame> frames = SegmentCodec.unpack(segs.get(0).packed().blob());
+        assertThat(frames).extracting(Frame::txn).containsExactly("txn-1", "txn-3");
+        assertThat(new String(frames.get(1).payload(), StandardCharsets.UTF_8)).isEqualTo("{\"big\":true}");
+    }
+
+    @Test
+    void aPayloadThatDoesNotDecompressIsSetAsideAlone() {
+        List<ClaimedTimer> claimed = List.of(timer(A, "q", "ok", "{}".getBytes(StandardCharsets.UTF_8), false),
+                timer(A, "q", "broken", "not zstd".getBytes(StandardCharsets.UTF_8), true));
+        PackResult r = new Packer(1 << 20).pack(claimed);
+        assertThat(r.unpackable()).singleElement().satisfies(u -> {
+            assertThat(u.timer().timerKey()).isEqualTo("broken");
+            assertThat(u.error()).contains("broken").contains("payload_zstd");
+        });
+        assertThat(r.fires().get(0).timers()).extracting(ClaimedTimer::timerKey).containsExactly("ok");
+    }
+
+    @Test
+    void aLargeDestinationIsSplitAcrossFiresInOrderWithOneSegmentPerDestinationPerFire() {
+        List<ClaimedTimer> claimed = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            claimed.add(timer(A, "big", "k" + i, new byte[30_000], false));
+            claimed.add(timer(A, "small", "s" + i, new byte[10], false));
+        }
+        PackResult r = new Packer(100_000).pack(claimed);
+        List<String> bigOrder = new ArrayList<>();
+        for (FireBatch f : r.fires()) {
+            assertThat(f.segments()).extracting(Segment::destination).doesNotHaveDuplicates();
+            f.segments().stream().filter(s -> s.destination().queue().equals("big"))
+                    .forEach(s -> s.timers().forEach(t -> bigOrder.add(t.timerKey())));
+        }
+        assertThat(r.fires().size()).isGreaterThan(1);
+        assertThat(bigOrder).containsExactlyElementsOf(claimed.stream().filter(t -> t.queue().equals("big")).map(ClaimedTimer::timerKey).toList());
+    }
+}

@@ -1,0 +1,67 @@
+package io.queen.timers.sweeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.config.ConfigLoader;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The defaults of DESIGN.md §6, environment overrides, and one-line errors naming the setting. */
+class SweeperSettingsTest {
+
+    private static Map<String, String> required() {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUEEN_JDBC_URL", "jdbc:postgresql://db/queen");
+        env.put("QUEEN_KAFKA_BOOTSTRAP", "kafka:9092");
+        return env;
+    }
+
+    @Test
+    void defaultsAreTheDesignsStartingPoints() {
+        SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, required()));
+        assertThat(s.batchSize()).isEqualTo(200);
+        assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.perTenantPerShard()).isEqualTo(8);
+        assertThat(s.maxAttempts()).isEqualTo(5);
+        assertThat(s.maxFireBytes()).isEqualTo(8 * 1024 * 1024);
+        assertThat(s.backoffBase()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.backoffMax()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.transientBackoff()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.sleepMin()).isEqualTo(Duration.ofMillis(5));
+        assertThat(s.sleepNear()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.idleMax()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.cleanupEnabled()).isTrue();
+        assertThat(s.cleanupInterval()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(s.cleanupIdle()).isEqualTo(Duration.ofDays(7));
+    }
+
+    @Test
+    void environmentOverridesUseDerivedNames() {
+        Map<String, String> env = required();
+        env.put("QUEEN_SWEEPER_BATCH_SIZE", "500");
+        env.put("QUEEN_SWEEPER_LEASE", "10s");
+        env.put("QUEEN_CLEANUP_ENABLED", "false");
+        SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env));
+        assertThat(s.batchSize()).isEqualTo(500);
+        assertThat(s.lease()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(s.cleanupEnabled()).isFalse();
+        assertThat(SweeperSettings.definition().key(CommonSettings.JDBC_URL).env()).isEqualTo("QUEEN_JDBC_URL");
+    }
+
+    @Test
+    void badValuesAreOneLineNamingTheSetting() {
+        Map<String, String> env = required();
+        env.put("QUEEN_SWEEPER_BATCH_SIZE", "0");
+        assertThatThrownBy(() -> ConfigLoader.load(SweeperSettings.definition(), null, env))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.batch.size");
+        Map<String, String> env2 = required();
+        env2.put("QUEEN_SWEEPER_BACKOFF_BASE", "2m");
+        assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env2)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.backoff.base");
+    }
+}
