@@ -67,6 +67,11 @@ public final class ServiceHost implements AutoCloseable {
         return name;
     }
 
+    /** True once {@link #close()} was called: a service that ends before this died on its own. */
+    public boolean closing() {
+        return closed.get();
+    }
+
     /** Blocks until the service stops (after {@link #close()} or a fatal error). */
     public void awaitTermination() {
         service.awaitTermination().run();

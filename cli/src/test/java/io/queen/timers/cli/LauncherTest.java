@@ -55,4 +55,12 @@ class LauncherTest {
             javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(in);
         }
     }
+
+    @Test
+    void theReadmeConfigurationTableIsTheGeneratedOne() throws Exception {
+        // regenerate with: java -jar cli/target/queen-timers.jar config-docs
+        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+        Cli r = Cli.run("config-docs");
+        assertThat(r.out().lines()).hasSizeGreaterThan(10).allSatisfy(line -> assertThat(readme).contains(line));
+    }
 }

@@ -93,7 +93,7 @@ class ServiceCommandsTest {
         env.put("QUEEN_JDBC_POOL_SIZE", "1");
         Cli r = Cli.run(env, "bridge");
         assertThat(r.exitCode()).isEqualTo(1);
-        assertThat(r.err()).isEqualTo("error: setting jdbc.pool.size = 1 is out of range: allowed 2 .. 200" + System.lineSeparator());
+        assertThat(r.err()).isEqualTo("error: setting jdbc.pool.size = 1 is out of range: allowed 3 .. 200" + System.lineSeparator());
     }
 
     static Map<String, String> env(String commands, String audit, int port) {
