@@ -88,6 +88,16 @@ class ServiceCommandsTest {
     }
 
     @Test
+    void aServiceThatStopsOnItsOwnMakesTheProcessExitNonZero() {
+        var config = io.queen.timers.core.config.ConfigLoader.load(io.queen.timers.core.config.CommonSettings.definition(), null,
+                env("t", "a", 0));
+        ServiceHost host = ServiceHost.start("bridge", config,
+                (cfg, registry) -> new ServiceHost.Running(java.util.List.of(), () -> {}, () -> {}));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Hosting.runUntilStopped(host))
+                .hasMessage("bridge stopped on its own (see the log above); exiting so it can be restarted");
+    }
+
+    @Test
     void aBadSettingStopsTheServiceWithOneLine() {
         Map<String, String> env = new HashMap<>(env("t", "a", 0));
         env.put("QUEEN_JDBC_POOL_SIZE", "1");
