@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * mvn -B -q -pl bench -am package -DskipTests
- * java -Xmx256m -cp bench/target/benchmarks.jar io.queen.timers.bench.sweeper.FireBench [timers=100000] [pool=8] [workers=2] [batch=200]
+ * java -Xmx256m -cp bench/target/benchmarks.jar io.queen.timers.bench.sweeper.FireBench [timers=100000] [pool=8] [workers=2] [batch=512]
  * </pre>
  *
  * Both sides start before their work is due (due = now + 3 s on PostgreSQL's clock) and are timed from the
@@ -43,7 +43,7 @@ public final class FireBench {
         int n = intArg(args, "timers", 100_000);
         int pool = intArg(args, "pool", 8);
         int workers = intArg(args, "workers", 2);
-        int batch = intArg(args, "batch", 200);
+        int batch = intArg(args, "batch", 512);
         int queues = 100;
         try (FreshDatabase db = TestPostgres.createDatabase("FireBench")) {
             HikariDataSource admin = db.newDataSource(4);
