@@ -1,5 +1,11 @@
 package io.queen.timers.sweeper;
 
+import static org.awaitility.Awaitility.await;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.sweeper.fail.Failer;
+import io.queen.timers.sweeper.loop.Delivery;
+import io.queen.timers.sweeper.loop.SweeperMetrics;
+import java.util.concurrent.atomic.AtomicReference;
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -118,6 +124,41 @@ class FireTest {
             other.rollback();
         }
         assertThat(staging.row(DEFAULT_TENANT, "q", "a").claimToken()).isNull();
+    }
+
+    @Test
+    void aRowSomebodyHeldForAMomentIsHandedBackAfterTheStaleFireNotAtLeaseExpiry() throws Exception {
+        staging.schedule(DEFAULT_TENANT, "q", "a", -1);
+        staging.schedule(DEFAULT_TENANT, "q", "b", -1);
+        List<ClaimedTimer> claimed = claim();
+        Delivery delivery = new Delivery(packer, new Firer(db.dataSource()),
+                new Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5),
+                new SweeperMetrics(new SimpleMeterRegistry()), 8 * 1024 * 1024);
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        try (var other = db.dataSource().getConnection()) {
+            // stands for another sweeper's claim statement, which locks a row for a moment while it re-checks it
+            other.setAutoCommit(false);
+            other.createStatement().execute("SELECT 1 FROM queen.log_timers WHERE timer_key = 'b' FOR UPDATE");
+            Thread sweep = new Thread(() -> {
+                try {
+                    delivery.deliver(claimed, () -> false);
+                } catch (Throwable e) {
+                    failed.set(e);
+                }
+            });
+            sweep.start();
+            // the fire found "b" locked: the segment is stale and the fire released "a", which it held
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+                    .until(() -> staging.row(DEFAULT_TENANT, "q", "a").claimToken() == null);
+            other.rollback();
+            sweep.join();
+        }
+        assertThat(failed.get()).isNull();
+        Staging.Row b = staging.row(DEFAULT_TENANT, "q", "b");
+        assertThat(b.claimToken()).isNull();
+        assertThat(b.visibleAt()).isBeforeOrEqualTo(b.dbNow());   // claimable now, not in 30 s
+        assertThat(b.attempts()).isZero();
+        assertThat(LogContents.read(db.dataSource())).isEmpty();
     }
 
     @Test
