@@ -2,8 +2,6 @@ package io.queen.timers.bridge;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
@@ -13,13 +11,10 @@ import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
-import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +39,6 @@ public final class BridgeMain implements AutoCloseable {
     private final IngestLoop loop;
     private final Thread loopThread;
     private final AuditRelay relay;
-    private volatile boolean closing;
 
     private BridgeMain(HikariDataSource dataSource, IngestLoop loop, AuditRelay relay) {
         this.dataSource = dataSource;
@@ -55,36 +49,12 @@ public final class BridgeMain implements AutoCloseable {
     }
 
     public static void main(String[] args) {
-        Path file = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--config") && i + 1 < args.length) {
-                file = Path.of(args[++i]);
-            } else {
-                System.err.println("usage: BridgeMain [--config FILE]   (unknown argument: " + args[i] + ")");
-                System.exit(2);
-            }
-        }
-        Config config;
-        try {
-            config = ConfigLoader.load(BridgeSettings.definition(), file);
-        } catch (ConfigException e) {
-            System.err.println("queen-timers bridge: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        BridgeMain bridge = start(config, registry);
-        OpsServer ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, bridge.readinessChecks());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ops.close();
-            bridge.close();
-        }, "queen-bridge-shutdown"));
-        bridge.awaitTermination();
-        if (!bridge.closing) {
-            // The loop died on its own (its error is logged): exit non-zero so a supervisor restarts the
-            // process. Safe at any point: every batch is one transaction, and restart seeks to the stored offsets.
-            System.exit(1);
-        }
+        // the same wiring as the launcher's `bridge` subcommand: readiness (database, Kafka, schema) and
+        // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
+        ServiceHost.main("bridge", args, BridgeSettings.definition(), (config, registry) -> {
+            BridgeMain bridge = start(config, registry);
+            return new ServiceHost.Running(bridge.readinessChecks(), bridge::awaitTermination, bridge);
+        });
     }
 
     /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
@@ -154,7 +124,6 @@ public final class BridgeMain implements AutoCloseable {
 
     @Override
     public void close() {
-        closing = true;
         loop.close();
         awaitTermination();
         if (relay != null) {

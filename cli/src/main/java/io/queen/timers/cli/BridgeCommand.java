@@ -3,6 +3,7 @@ package io.queen.timers.cli;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.config.ConfigLoader;
 import java.nio.file.Path;
 import java.util.Map;
@@ -27,7 +28,7 @@ final class BridgeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Config c = ConfigLoader.load(BridgeSettings.definition(), config, root.env());
-        return Hosting.runUntilStopped(start(c));
+        return start(c).runUntilStopped();
     }
 
     static ServiceHost start(Config config) {

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.ops.ServiceHost;
 import java.util.Map;
 
 /**

@@ -1,6 +1,7 @@
 package io.queen.timers.cli;
 
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
@@ -27,7 +28,7 @@ final class SweeperCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Config c = ConfigLoader.load(SweeperSettings.definition(), config, root.env());
-        return Hosting.runUntilStopped(start(c));
+        return start(c).runUntilStopped();
     }
 
     static ServiceHost start(Config config) {

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.ops.ServiceHost;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -93,7 +94,7 @@ class ServiceCommandsTest {
                 env("t", "a", 0));
         ServiceHost host = ServiceHost.start("bridge", config,
                 (cfg, registry) -> new ServiceHost.Running(java.util.List.of(), () -> {}, () -> {}));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Hosting.runUntilStopped(host))
+        org.assertj.core.api.Assertions.assertThatThrownBy(host::runUntilStopped)
                 .hasMessage("bridge stopped on its own (see the log above); exiting so it can be restarted");
     }
 

@@ -2,16 +2,12 @@ package io.queen.timers.sweeper;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
-import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.log.cleanup.PartitionCleanup;
 import io.queen.timers.sql.Migrations;
@@ -27,7 +23,6 @@ import io.queen.timers.sweeper.loop.WakeListener;
 import io.queen.timers.sweeper.loop.WakeSignal;
 import io.queen.timers.sweeper.pack.Packer;
 import io.queen.timers.sweeper.probe.DueProbe;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -74,32 +69,12 @@ public final class SweeperMain implements AutoCloseable {
     }
 
     public static void main(String[] args) {
-        Path file = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--config") && i + 1 < args.length) {
-                file = Path.of(args[++i]);
-            } else {
-                System.err.println("usage: SweeperMain [--config FILE]   (unknown argument: " + args[i] + ")");
-                System.exit(2);
-            }
-        }
-        Config config;
-        try {
-            config = ConfigLoader.load(SweeperSettings.definition(), file);
-            SweeperSettings.from(config);
-        } catch (ConfigException e) {
-            System.err.println("queen-timers sweeper: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        SweeperMain sweeper = start(config, registry);
-        OpsServer ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, sweeper.readinessChecks());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ops.close();
-            sweeper.close();
-        }, "queen-sweeper-shutdown"));
-        sweeper.awaitTermination();
+        // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and
+        // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
+        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry) -> {
+            SweeperMain sweeper = start(config, registry);
+            return new ServiceHost.Running(sweeper.readinessChecks(), sweeper::awaitTermination, sweeper);
+        });
     }
 
     /** Starts the sweeper in this JVM; the caller owns the registry (and any HTTP face). */
@@ -146,21 +121,8 @@ public final class SweeperMain implements AutoCloseable {
     }
 
     public List<ReadinessCheck> readinessChecks() {
+        // "database" and "kafka" come from ServiceHost's StandardReadiness, the one place that checks them
         return List.of(new ReadinessCheck() {
-            @Override
-            public String name() {
-                return "database";
-            }
-
-            @Override
-            public Optional<String> problem() {
-                try (Connection c = dataSource.getConnection()) {
-                    return c.isValid(2) ? Optional.empty() : Optional.of("database connection is not valid");
-                } catch (SQLException e) {
-                    return Optional.of("database unreachable: " + e.getMessage());
-                }
-            }
-        }, new ReadinessCheck() {
             @Override
             public String name() {
                 return "listen";

@@ -1,0 +1,168 @@
+package io.queen.timers.core.ops;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.config.ConfigLoader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One service (bridge or sweeper) with its HTTP face: the service's own readiness checks plus the
+ * database and Kafka checks, and its metrics, on {@code http.port}. The one way a service runs: the
+ * launcher's {@code bridge} and {@code sweeper} subcommands, the local stack, and the modules' own
+ * {@code main} methods ({@link #main}) all go through it.
+ */
+public final class ServiceHost implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ServiceHost.class);
+
+    /** What the launcher needs of a started service. */
+    public record Running(List<ReadinessCheck> checks, Runnable awaitTermination, AutoCloseable stop) {}
+
+    private final String name;
+    private final Running service;
+    private final StandardReadiness readiness;
+    private final OpsServer ops;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private ServiceHost(String name, Running service, StandardReadiness readiness, OpsServer ops) {
+        this.name = name;
+        this.service = service;
+        this.readiness = readiness;
+        this.ops = ops;
+    }
+
+    public static ServiceHost start(String name, Config config, BiFunction<Config, MeterRegistry, Running> starter) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        StandardReadiness readiness = new StandardReadiness(config, "queen-" + name);
+        Running service;
+        try {
+            service = starter.apply(config, registry);
+        } catch (RuntimeException e) {
+            readiness.close();
+            throw e;
+        }
+        List<ReadinessCheck> checks = new ArrayList<>(readiness.checks());
+        checks.addAll(service.checks());
+        OpsServer ops;
+        try {
+            ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, checks);
+        } catch (RuntimeException e) {
+            close(service.stop());
+            readiness.close();
+            throw e;
+        }
+        return new ServiceHost(name, service, readiness, ops);
+    }
+
+    public int httpPort() {
+        return ops.port();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** True once {@link #close()} was called: a service that ends before this died on its own. */
+    public boolean closing() {
+        return closed.get();
+    }
+
+    /** Blocks until the service stops (after {@link #close()} or a fatal error). */
+    public void awaitTermination() {
+        service.awaitTermination().run();
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            ops.close();
+            close(service.stop());
+            readiness.close();
+        }
+    }
+
+    /**
+     * Runs this host in the foreground until SIGTERM / Ctrl-C (a shutdown hook stops it gracefully).
+     *
+     * @throws IllegalStateException when the service stopped on its own (its error is in the log)
+     */
+    public int runUntilStopped() {
+        Thread hook = new Thread(this::close, "queen-" + name + "-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        LOG.info("{} running; /health/live, /health/ready, /metrics on port {}", name, httpPort());
+        boolean interrupted;
+        boolean diedOnItsOwn;
+        try {
+            awaitTermination();
+        } finally {
+            // an interrupt asks for a stop; the stop itself (joins, pool shutdown) must not see it
+            interrupted = Thread.interrupted();
+            diedOnItsOwn = !interrupted && !closing();
+            close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running
+            }
+        }
+        LOG.info("{} stopped", name);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (diedOnItsOwn) {
+            // exit non-zero so a supervisor restarts the process (safe: every batch and every fire is one
+            // transaction, and a restart resumes from what was committed)
+            throw new IllegalStateException(name + " stopped on its own (see the log above); exiting so it can be restarted");
+        }
+        return 0;
+    }
+
+    /**
+     * A module's {@code main}: {@code [--config FILE]}, the environment on top, then {@link #runUntilStopped}.
+     * A bad argument or setting is one line and exit 2; a service that dies on its own exits 1.
+     */
+    public static void main(String name, String[] args, ConfigDef definition, BiFunction<Config, MeterRegistry, Running> starter) {
+        Path file = null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--config") && i + 1 < args.length) {
+                file = Path.of(args[++i]);
+            } else {
+                System.err.println("usage: " + name + " [--config FILE]   (unknown argument: " + args[i] + ")");
+                System.exit(2);
+            }
+        }
+        Config config;
+        try {
+            config = ConfigLoader.load(definition, file);
+        } catch (ConfigException e) {
+            System.err.println("queen-timers " + name + ": " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
+            start(name, config, starter).runUntilStopped();
+        } catch (RuntimeException e) {
+            System.err.println("queen-timers " + name + ": " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    private static void close(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("stopping failed: " + e.getMessage(), e);
+        }
+    }
+}
