@@ -41,7 +41,7 @@ class FireTest {
     @BeforeEach
     void clean() {
         staging = new Staging(db.dataSource());
-        staging.execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.queues CASCADE");
+        staging.clear();
     }
 
     private List<ClaimedTimer> claim() throws SQLException {

@@ -85,6 +85,11 @@ public final class Staging {
         }
     }
 
+    /** Empties the timers, the outbox, the DLQ and the log (queues cascade to partitions and segments). */
+    public void clear() {
+        execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.queues CASCADE");
+    }
+
     public void execute(String sql) {
         try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
             st.execute(sql);

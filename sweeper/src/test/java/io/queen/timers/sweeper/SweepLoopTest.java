@@ -33,7 +33,7 @@ class SweepLoopTest {
 
     @BeforeEach
     void clean() {
-        staging.execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.queues CASCADE");
+        staging.clear();
         poison.cureAll();
     }
 
