@@ -54,6 +54,23 @@ class ClaimTest {
     }
 
     @Test
+    void oneTenantFillsAtMost64TimesItsShareSoThatIsWhatAFullClaimMeans() throws Exception {
+        staging.execute("""
+                INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)
+                SELECT 'q', 'k' || g, now() - interval '1 second', 'txn-' || g, gen_random_uuid(), '\\x7b7d'::bytea
+                  FROM generate_series(1, 3000) g""");
+        assertThat(staging.count("SELECT min(n) FROM (SELECT count(*) AS n FROM queen.log_timers GROUP BY shard) s"))
+                .isGreaterThanOrEqualTo(16);   // every shard holds more than one slice of batch 1024
+
+        Claimer big = claimer(1024);
+        List<ClaimedTimer> claimed = big.claim();
+
+        assertThat(big.fullClaim()).isEqualTo(512);
+        assertThat(claimed).hasSize(big.fullClaim());   // the per-tenant share caps it below the batch
+        assertThat(claimer(200).fullClaim()).isEqualTo(200);
+    }
+
+    @Test
     void everyClaimedRowGetsItsOwnTokenAndALeaseOnTheDatabaseClock() throws Exception {
         for (int i = 0; i < 50; i++) {
             staging.schedule(DEFAULT_TENANT, "q", "k" + i, -1);

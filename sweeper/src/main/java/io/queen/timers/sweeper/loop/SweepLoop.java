@@ -72,7 +72,7 @@ public final class SweepLoop implements Runnable {
             for (ClaimedTimer t : batch) {
                 bytes += t.payload().length + t.txn().length() + FRAME_OVERHEAD;
             }
-        } while (got >= claimer.batchSize() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
         long claimedAt = System.nanoTime();
         delivery.deliver(claimed, () -> stopping);
         if (LOG.isDebugEnabled()) {
