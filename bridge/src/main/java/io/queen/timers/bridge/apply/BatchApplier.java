@@ -6,7 +6,7 @@ import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.Op;
 import io.queen.timers.bridge.wire.Rejection;
-import io.queen.timers.core.db.SqlFiles;
+import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.UuidV7;
 import java.sql.Array;
 import java.sql.Connection;
@@ -37,8 +37,8 @@ import javax.sql.DataSource;
  */
 public final class BatchApplier {
 
-    private static final String LOCK = SqlFiles.load(BatchApplier.class, "lock.sql");
-    private static final String APPLY = SqlFiles.load(BatchApplier.class, "apply.sql");
+    private static final String LOCK = SqlFile.load(BatchApplier.class, "lock.sql");
+    private static final String APPLY = SqlFile.load(BatchApplier.class, "apply.sql");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DataSource dataSource;

@@ -1,6 +1,6 @@
 package io.queen.timers.bridge.ingest;
 
-import io.queen.timers.core.db.SqlFiles;
+import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +14,7 @@ import org.apache.kafka.common.TopicPartition;
 /** Reads the group's stored offsets (queen.bridge_offsets); writing them is part of every batch apply. */
 public final class OffsetStore {
 
-    private static final String SELECT = SqlFiles.load(OffsetStore.class, "offsets.sql");
+    private static final String SELECT = SqlFile.load(OffsetStore.class, "offsets.sql");
 
     private final DataSource dataSource;
     private final String groupId;

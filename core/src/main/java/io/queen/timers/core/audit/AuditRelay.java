@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
-import io.queen.timers.core.db.SqlFiles;
+import io.queen.timers.log.SqlFile;
 import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.Connection;
@@ -59,9 +59,9 @@ public final class AuditRelay implements AutoCloseable {
     /** Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). */
     static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
 
-    private static final String FETCH = SqlFiles.load(AuditRelay.class, "fetch.sql");
-    private static final String DELETE = SqlFiles.load(AuditRelay.class, "delete.sql");
-    private static final String BACKLOG = SqlFiles.load(AuditRelay.class, "backlog.sql");
+    private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
+    private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
+    private static final String BACKLOG = SqlFile.load(AuditRelay.class, "backlog.sql");
 
     private final DataSource dataSource;
     private final Map<String, Object> producerProps;
