@@ -80,8 +80,13 @@ public final class Config {
             boolean secret = def.key(k).type() == ConfigDef.Type.PASSWORD;
             sb.append(k).append('=').append(secret ? "***" : v).append(", ");
         });
-        kafka().forEach((k, v) -> sb.append(KAFKA_PREFIX).append(k).append('=')
-                .append(k.contains("password") || k.contains("jaas") || k.contains("secret") ? "***" : v).append(", "));
+        kafka().forEach((k, v) -> {
+            if (values.containsKey(KAFKA_PREFIX + k)) {
+                return; // a declared kafka.* key (bootstrap servers) is already printed above
+            }
+            sb.append(KAFKA_PREFIX).append(k).append('=')
+                .append(k.contains("password") || k.contains("jaas") || k.contains("secret") ? "***" : v).append(", ");
+        });
         if (sb.length() > 1) {
             sb.setLength(sb.length() - 2);
         }

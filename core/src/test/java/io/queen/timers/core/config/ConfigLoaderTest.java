@@ -70,6 +70,7 @@ class ConfigLoaderTest {
         Config c = ConfigLoader.load(CommonSettings.definition(), file, Map.of());
         assertThat(c.string(CommonSettings.JDBC_PASSWORD)).isEqualTo("hunter2");
         assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret").contains("jdbc.password=***");
+        assertThat(c.toString().split("kafka\\.bootstrap\\.servers=", -1)).as("printed once").hasSize(2);
     }
 
     @Test
