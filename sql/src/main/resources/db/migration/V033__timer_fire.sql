@@ -14,11 +14,12 @@
 --      one statement (queen.timer_destinations_v1, V032);
 --   5. push each live segment with queen.log_append_v1 (V002: offsets allocated under the partition
 --      row lock, created_at stamped under it);
---   6. delete the delivered rows (held since step 1: no new lock, no wait);
+--   6. delete the delivered rows (held since step 1: no new lock, no wait) and, in the same statement,
+--      write their `fired` audit events: one outbox row per live segment carrying one element per
+--      timer (V026 says why); the relay expands it into one event per timer with offset, partition,
+--      lateMs, messageId, txn, ...;
 --   7. release held-but-undelivered rows (rows of stale segments): claim_token NULL,
---      claimed_until = now(), so they are claimable in the very next cycle, not after the lease;
---   8. write one `fired` audit outbox row per delivered timer (offset, partition, lateMs, messageId,
---      txn, ...). The relay adds eventId, type, at and tenant.
+--      claimed_until = now(), so they are claimable in the very next cycle, not after the lease.
 -- Result: one row per segment, verdict `fired` or `stale`.
 --
 -- Why exactly once: the push (5) and the disappearance of the staging row (6) are one commit. A crash
@@ -77,16 +78,10 @@ DECLARE
     v_now      TIMESTAMPTZ := now();
     v_nseg     INT := coalesce(cardinality(p_tenants), 0);
     v_nrows    BIGINT;
-    -- rows held by step 1, in primary-key order, with what the audit row needs (read under our lock)
+    -- rows held by step 1: their segment, their position in it, their TID (unordered: a set)
     v_h_seg    INT[];
     v_h_pos    INT[];
     v_h_ctid   TID[];
-    v_h_key    TEXT[];
-    v_h_part   TEXT[];
-    v_h_at     TIMESTAMPTZ[];
-    v_h_txn    TEXT[];
-    v_h_mid    UUID[];
-    v_h_att    INT[];
     v_live     INT[];
     v_is_live  BOOLEAN[];
     v_pids     UUID[];
@@ -128,29 +123,29 @@ BEGIN
     -- 1. Verify and hold. The rows are visited in (tenant_id, queue, timer_key) order and each is
     --    looked up by its full primary key inside a LATERAL subquery: the plan is a nested loop of
     --    unique index probes whatever the table statistics say (a join the planner is free to reorder
-    --    turned quadratic once statistics went stale under a burst). Its ctid is kept: the row stays
-    --    locked by us until commit, so the delete and the release below address it by TID.
+    --    turned quadratic once statistics went stale under a burst). A row's segment attributes come
+    --    from a join with the per-segment arrays, never from p_queues[seg]: subscripting a text[] walks
+    --    it from the start, once per row. Only (segment, position, TID) is kept: the row stays locked by
+    --    us until commit, so the delete and the release below address it by TID, and the audit row
+    --    reads the rest from the delete's RETURNING.
     -- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits).
-    SELECT array_agg(h.seg ORDER BY h.n), array_agg(h.pos ORDER BY h.n), array_agg(h.row_ctid ORDER BY h.n),
-           array_agg(h.key ORDER BY h.n), array_agg(h.part ORDER BY h.n), array_agg(h.deliver_at ORDER BY h.n),
-           array_agg(h.txn ORDER BY h.n), array_agg(h.message_id ORDER BY h.n), array_agg(h.attempts ORDER BY h.n)
-      INTO v_h_seg, v_h_pos, v_h_ctid, v_h_key, v_h_part, v_h_at, v_h_txn, v_h_mid, v_h_att
-      FROM (SELECT row_number() OVER () AS n, x.seg, x.pos, l.*
-              FROM (SELECT r.seg, r.key, r.token,
-                           (row_number() OVER (PARTITION BY r.seg ORDER BY r.ord) - 1)::int AS pos
-                      FROM unnest(p_row_segs, p_keys, p_tokens) WITH ORDINALITY AS r(seg, key, token, ord)
-                     ORDER BY p_tenants[r.seg], p_queues[r.seg] COLLATE "C", r.key COLLATE "C") x
-             CROSS JOIN LATERAL (
-                    SELECT t.ctid AS row_ctid, t.timer_key AS key, t."partition" AS part, t.deliver_at, t.txn,
-                           t.message_id, t.attempts
-                      FROM queen.log_timers t
-                     WHERE t.tenant_id = p_tenants[x.seg]
-                       AND t.queue = p_queues[x.seg] COLLATE "C"
-                       AND t.timer_key = x.key COLLATE "C"
-                       AND t.claim_token = x.token
-                       AND t.claimed_until > v_now
-                       AND t."partition" = p_partitions[x.seg]
-                       FOR UPDATE OF t SKIP LOCKED) l) h;
+    SELECT array_agg(x.seg), array_agg(x.pos), array_agg(l.row_ctid)
+      INTO v_h_seg, v_h_pos, v_h_ctid
+      FROM (SELECT r.seg, r.key, r.token, s.t, s.q, s.p,
+                   (row_number() OVER (PARTITION BY r.seg ORDER BY r.ord) - 1)::int AS pos
+              FROM unnest(p_row_segs, p_keys, p_tokens) WITH ORDINALITY AS r(seg, key, token, ord)
+              JOIN unnest(p_tenants, p_queues, p_partitions) WITH ORDINALITY AS s(t, q, p, i) ON s.i = r.seg
+             ORDER BY s.t, s.q COLLATE "C", r.key COLLATE "C") x
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid
+              FROM queen.log_timers t
+             WHERE t.tenant_id = x.t
+               AND t.queue = x.q COLLATE "C"
+               AND t.timer_key = x.key COLLATE "C"
+               AND t.claim_token = x.token
+               AND t.claimed_until > v_now
+               AND t."partition" = x.p
+               FOR UPDATE OF t SKIP LOCKED) l;
 
     -- 2. Live segments: every row held.
     v_is_live := array_fill(false, ARRAY[v_nseg]);
@@ -216,10 +211,34 @@ BEGIN
             v_created[r.i] := v_at;
         END LOOP;
 
-        -- 6. Delete the delivered rows. Lock order: rows held since step 1 (by TID: no new lock, no wait).
-        DELETE FROM queen.log_timers t
-         WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(v_h_seg, v_h_ctid) AS h(seg, row_ctid)
-                                    WHERE v_is_live[h.seg]));
+        -- 6. Delete the delivered rows and write their `fired` audit events, one statement: the delete's
+        --    RETURNING hands over what the events need, read from the rows we hold (no second read, no
+        --    per-row arrays carried from step 1). ONE outbox row per live segment (V026): the segment's
+        --    destination and first offset, and per timer in frame order an element with a new event_id,
+        --    its key, txn, messageId, deliverAt and attempts. No per-timer JSON, identity value or outbox
+        --    tuple is made inside this transaction, which holds the destination partitions.
+        --    Rows meet their segment by TID; that join is a hash join (nested loops off): thousands of
+        --    rows on each side. work_mem is raised for the rest of this transaction (PRICE: up to 64 MB
+        --    per sort or hash node): a large fire's row set is about 10 MB and spilled to disk at 4 MB.
+        -- Lock order: timer rows held since step 1 (by TID: no new lock, no wait), then the outbox (leaf).
+        PERFORM set_config('enable_nestloop', 'off', true);
+        PERFORM set_config('work_mem', '64MB', true);
+        WITH gone AS (
+            DELETE FROM queen.log_timers t
+             WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(v_h_seg, v_h_ctid) AS h(seg, row_ctid)
+                                        WHERE v_is_live[h.seg]))
+            RETURNING t.ctid AS row_ctid, t.timer_key, t.txn, t.message_id, t.deliver_at, t.attempts)
+        INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired)
+        SELECT p_tenants[h.seg], 'fired',
+               jsonb_build_object('queue', p_queues[h.seg], 'partition', p_partitions[h.seg],
+                                  'offset', v_bases[h.seg], 'segmentCreatedAt', v_created[h.seg]),
+               array_agg(ROW(gen_random_uuid(), g.timer_key, g.txn, g.message_id, g.deliver_at, g.attempts)::queen.timer_fired_v1
+                         ORDER BY h.pos)
+          FROM gone g
+          JOIN unnest(v_h_ctid, v_h_seg, v_h_pos) AS h(row_ctid, seg, pos) ON h.row_ctid = g.row_ctid
+         GROUP BY h.seg
+         ORDER BY h.seg;
+        PERFORM set_config('enable_nestloop', 'on', true);
     END IF;
 
     -- 7. Release held-but-undelivered rows. Lock order: rows held since step 1 (by TID).
@@ -228,24 +247,6 @@ BEGIN
            claimed_until = v_now
      WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(v_h_seg, v_h_ctid) AS h(seg, row_ctid)
                                 WHERE NOT v_is_live[h.seg]));
-
-    -- 8. `fired` audit rows, from what step 1 read under the lock. Lock order: leaf (outbox insert).
-    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
-    SELECT p_tenants[d.seg], p_queues[d.seg] || '/' || d.key, 'fired',
-           jsonb_build_object(
-               'queue', p_queues[d.seg],
-               'timerKey', d.key,
-               'partition', d.part,
-               'txn', d.txn,
-               'messageId', d.mid,
-               'deliverAt', d.at,
-               'offset', v_bases[d.seg] + d.pos,
-               'lateMs', floor(extract(epoch FROM (v_created[d.seg] - d.at)) * 1000)::bigint,
-               'attempts', d.att)
-      FROM unnest(v_h_seg, v_h_pos, v_h_key, v_h_part, v_h_at, v_h_txn, v_h_mid, v_h_att)
-           AS d(seg, pos, key, part, at, txn, mid, att)
-     WHERE v_is_live[d.seg]
-     ORDER BY d.seg, d.pos;
 
     RETURN QUERY
         SELECT s.i::int,

@@ -128,7 +128,7 @@ class CrashTest {
         Map<String, Integer> counts = LogContents.txnCounts(db.dataSource());
         assertThat(counts).hasSize(100);
         assertThat(counts.values()).allMatch(n -> n == 1);
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
                 .isEqualTo(100);
     }
 

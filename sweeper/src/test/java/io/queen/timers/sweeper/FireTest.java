@@ -66,10 +66,11 @@ class FireTest {
         assertThat(log).hasSize(20);
         assertThat(log).filteredOn(m -> m.queue().equals("orders.reminders")).extracting(LogContents.Message::txn)
                 .containsExactly("txn-k0", "txn-k1", "txn-k2", "txn-k3", "txn-k4", "txn-k5", "txn-k6", "txn-k7", "txn-k8", "txn-k9");
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'")).isEqualTo(20);
-        assertThat(staging.count("SELECT (event->>'offset')::bigint FROM queen.timer_audit_outbox WHERE kafka_key = 'orders.reminders/k3'"))
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(20);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'")).isEqualTo(2);   // a row per segment
+        assertThat(staging.count("SELECT (event->>'offset')::bigint FROM queen.timer_audit_events WHERE kafka_key = 'orders.reminders/k3'"))
                 .isEqualTo(3);
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE (event->>'lateMs')::bigint >= 2900"
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE (event->>'lateMs')::bigint >= 2900"
                 + " AND event ? 'messageId' AND event->>'txn' LIKE 'txn-%' AND event->>'partition' = 'Default'")).isEqualTo(20);
         assertThat(staging.count("SELECT count(*) FROM queen.queues WHERE name = 'orders.reminders' AND namespace = 'orders'")).isEqualTo(1);
     }
@@ -189,7 +190,7 @@ class FireTest {
         List<LogContents.Message> log = LogContents.read(db.dataSource());
         assertThat(log).extracting(LogContents.Message::tenantId).containsExactlyInAnyOrder(DEFAULT_TENANT, other);
         assertThat(log).extracting(LogContents.Message::partitionId).doesNotHaveDuplicates();
-        assertThat(staging.count("SELECT count(DISTINCT tenant_id) FROM queen.timer_audit_outbox WHERE kafka_key = 'q/same' AND type = 'fired'"))
+        assertThat(staging.count("SELECT count(DISTINCT tenant_id) FROM queen.timer_audit_events WHERE kafka_key = 'q/same' AND type = 'fired'"))
                 .isEqualTo(2);
     }
 

@@ -47,6 +47,6 @@ class GracefulShutdownTest {
         for (ClaimedTimer t : theirs) {
             assertThat(staging.row(t.tenantId(), t.queue(), t.timerKey()).claimToken()).isEqualTo(t.claimToken());
         }
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'")).isEqualTo(counts.size());
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(counts.size());
     }
 }

@@ -80,7 +80,7 @@ class PoisonTest {
         assertThat(staging.row(DEFAULT_TENANT, "orders", "poison")).isNull();
         assertThat(LogContents.txnCounts(db.dataSource())).hasSize(199).doesNotContainKey("txn-poison").allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'retrying' AND kafka_key = 'orders/poison'"))
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'retrying' AND kafka_key = 'orders/poison'"))
                 .isEqualTo(1);
     }
 
@@ -125,7 +125,7 @@ class PoisonTest {
         }
         assertThat(staging.row(DEFAULT_TENANT, "orders", "poison")).isNull();
         assertThat(LogContents.txnCounts(db.dataSource())).hasSize(199).doesNotContainKey("txn-poison");
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'dead_lettered'")).isZero();   // published and deleted
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered'")).isZero();   // published and deleted
     }
 
     @Test

@@ -58,7 +58,7 @@ class RaceTest {
         assertThat(offsets).hasSize(500);
         offsets.values().forEach(o -> assertThat(o).isSorted().first().isEqualTo(0L));
         offsets.values().forEach(o -> assertThat(o.get(o.size() - 1)).isEqualTo(o.size() - 1L));
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'")).isEqualTo(50_000);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(50_000);
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
     }
 }

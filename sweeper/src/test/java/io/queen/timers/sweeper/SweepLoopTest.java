@@ -47,8 +47,8 @@ class SweepLoopTest {
             await().atMost(20, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 10);
         }
         // on PostgreSQL's clock: every segment was created at or after the deliver_at of each of its timers
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired'")).isEqualTo(10);
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired' AND (event->>'lateMs')::bigint < 0")).isZero();
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(10);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'lateMs')::bigint < 0")).isZero();
         assertThat(staging.row(DEFAULT_TENANT, "q", "far")).isNotNull();
         assertThat(LogContents.read(db.dataSource())).extracting(LogContents.Message::txn).doesNotContain("txn-far");
     }
@@ -60,7 +60,7 @@ class SweepLoopTest {
         try (SweeperMain sweeper = Sweepers.start(db, Map.of(), registry)) {
             await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 1);
         }
-        assertThat(staging.count("SELECT (event->>'lateMs')::bigint FROM queen.timer_audit_outbox WHERE type = 'fired'"))
+        assertThat(staging.count("SELECT (event->>'lateMs')::bigint FROM queen.timer_audit_events WHERE type = 'fired'"))
                 .isBetween(5_000L, 60_000L);
         assertThat(registry.get("queen.timers.fired").tag("result", "fired").counter().count()).isEqualTo(1.0);
         assertThat(registry.get("queen.timers.fire.lateness").timer().count()).isEqualTo(1);

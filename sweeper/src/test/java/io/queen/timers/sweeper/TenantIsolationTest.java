@@ -47,9 +47,9 @@ class TenantIsolationTest {
                 + " JOIN queen.queues q ON q.id = p.queue_id WHERE d.transaction_id = 'txn-bad'")).isEqualTo(2);
         // audit rows: same kafka key, two tenants (the tenant picks the audit topic: separate key spaces)
         for (String type : List.of("fired", "dead_lettered")) {
-            assertThat(staging.count("SELECT count(DISTINCT tenant_id) FROM queen.timer_audit_outbox WHERE type = '" + type + "'"))
+            assertThat(staging.count("SELECT count(DISTINCT tenant_id) FROM queen.timer_audit_events WHERE type = '" + type + "'"))
                     .isEqualTo(2);
         }
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'fired' AND kafka_key = 'orders/good'")).isEqualTo(2);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND kafka_key = 'orders/good'")).isEqualTo(2);
     }
 }

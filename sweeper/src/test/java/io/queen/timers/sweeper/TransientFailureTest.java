@@ -44,12 +44,12 @@ class TransientFailureTest {
                 Staging.Row failed = staging.row(DEFAULT_TENANT, "q", "k");
                 assertThat(failed.attempts()).isZero();
                 assertThat(failed.lastError()).contains("57P01");
-                assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_outbox WHERE type = 'retrying'")).isZero();
+                assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_events WHERE type = 'retrying'")).isZero();
                 blocker.rollback();
                 await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 1);
             }
         }
         assertThat(LogContents.txnCounts(db.dataSource())).containsExactly(Map.entry("txn-k", 1));
-        assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_outbox WHERE type = 'fired'")).isZero();
+        assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_events WHERE type = 'fired'")).isZero();
     }
 }

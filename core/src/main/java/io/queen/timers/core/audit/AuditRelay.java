@@ -14,6 +14,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -43,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *       connection, so losing the session (database restart, terminated backend) loses the lock and the
  *       work together. The others stand by and retry every {@code audit.relay.standby.interval}.</li>
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
- *       the events of one key keep their order in its Kafka partition.</li>
+ *       the events of one key keep their order in its Kafka partition. A {@code fired} row is one segment
+ *       (V026) and becomes one event per timer, in frame order, rendered in Java by {@link FiredEvents}.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -70,6 +73,7 @@ public final class AuditRelay implements AutoCloseable {
     private final Duration pollInterval;
     private final Duration standbyInterval;
     private final Duration maxBackoff;
+    private final FiredEvents firedEvents = new FiredEvents(ZoneId.systemDefault());
     private final Counter published;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicBoolean active = new AtomicBoolean();
@@ -100,7 +104,7 @@ public final class AuditRelay implements AutoCloseable {
                 .description("Audit events the broker acknowledged (at-least-once: a crash may publish some twice)")
                 .register(registry);
         Gauge.builder("queen.timers.audit.outbox.backlog", backlog, AtomicLong::get)
-                .description("Outbox rows not yet published (upper bound), as seen by the active relay")
+                .description("Outbox rows not yet published (upper bound; a fired row holds one segment's events), as seen by the active relay")
                 .register(registry);
         Gauge.builder("queen.timers.audit.relay.active", active, a -> a.get() ? 1 : 0)
                 .description("1 while this process's relay holds the per-database relay lock")
@@ -196,7 +200,10 @@ public final class AuditRelay implements AutoCloseable {
         }
     }
 
-    /** One round: read the oldest rows, publish them, wait for every ack, delete them. */
+    /**
+     * One round: read the oldest rows, publish their events (a {@code fired} row is a segment: one event
+     * per timer, rendered by {@link FiredEvents}), wait for every ack, delete the rows. Returns the rows.
+     */
     private int relayOnce(Connection c, Producer<String, String> producer)
             throws SQLException, ExecutionException, InterruptedException {
         List<Long> ids = new ArrayList<>(batchSize);
@@ -205,10 +212,24 @@ public final class AuditRelay implements AutoCloseable {
             st.setInt(1, batchSize);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    ids.add(rs.getLong(1));
-                    String topic = topics.topicFor(rs.getObject(2, UUID.class));
-                    ProducerRecord<String, String> record = new ProducerRecord<>(topic, rs.getString(3), rs.getString(4));
-                    record.headers().add("queen-event-id", rs.getString(5).getBytes(StandardCharsets.UTF_8));
+                    long id = rs.getLong("id");
+                    if (ids.isEmpty() || ids.get(ids.size() - 1) != id) {
+                        ids.add(id);
+                    }
+                    UUID tenant = rs.getObject("tenant_id", UUID.class);
+                    String topic = topics.topicFor(tenant);
+                    String eventId;
+                    ProducerRecord<String, String> record;
+                    String value = rs.getString("value");
+                    if (value != null) {
+                        eventId = rs.getString("event_id");
+                        record = new ProducerRecord<>(topic, rs.getString("kafka_key"), value);
+                    } else {
+                        FiredEvents.Fired f = fired(rs, tenant);
+                        eventId = f.eventId().toString();
+                        record = new ProducerRecord<>(topic, f.kafkaKey(), firedEvents.value(f));
+                    }
+                    record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
                     acks.add(producer.send(record));
                 }
             }
@@ -225,8 +246,16 @@ public final class AuditRelay implements AutoCloseable {
             st.setArray(1, array);
             st.executeUpdate();
         }
-        published.increment(ids.size());
+        published.increment(acks.size());
         return ids.size();
+    }
+
+    private static FiredEvents.Fired fired(ResultSet rs, UUID tenant) throws SQLException {
+        return new FiredEvents.Fired(rs.getObject("timer_event_id", UUID.class), tenant,
+                rs.getObject("created_at", OffsetDateTime.class), rs.getString("queue"), rs.getString("partition"),
+                rs.getLong("base_offset"), rs.getObject("segment_created_at", OffsetDateTime.class), rs.getLong("seq"),
+                rs.getString("timer_key"), rs.getString("txn"), rs.getObject("message_id", UUID.class),
+                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"));
     }
 
     private void updateBacklog(Connection c) throws SQLException {

@@ -1,11 +1,32 @@
--- The oldest outbox rows, in id order (the order they are published in), with the value the relay
--- publishes: {"eventId","type","at","tenant"} || event (V026). Reads only; takes no row locks: one
--- relay per database is active (advisory lock), and writers only ever insert.
-SELECT id,
-       tenant_id,
-       kafka_key,
-       (jsonb_build_object('eventId', event_id, 'type', type, 'at', created_at, 'tenant', tenant_id) || event)::text AS value,
-       event_id
-  FROM queen.timer_audit_outbox
- ORDER BY id
- LIMIT ?
+-- The oldest outbox rows, in id order (the order they are published in), one result row per event.
+-- A row of any type but `fired` is one event, published as {"eventId","type","at","tenant"} || event,
+-- rendered here (`value`). A `fired` row (V026) is one segment: it is expanded with its elements in
+-- frame order (seq 1..n), and the relay renders each of those events in Java (FiredEvents), so no
+-- per-timer JSON is built in the database. The LIMIT counts outbox rows, never events, so a round
+-- always holds whole rows and deletes only rows it published completely.
+-- Reads only; takes no row locks: one relay per database is active (advisory lock), and writers only
+-- ever insert.
+SELECT o.id,
+       o.tenant_id,
+       o.kafka_key,
+       o.event_id,
+       CASE WHEN o.fired IS NULL
+            THEN (jsonb_build_object('eventId', o.event_id, 'type', o.type, 'at', o.created_at, 'tenant', o.tenant_id)
+                  || o.event)::text
+       END AS value,
+       o.created_at,
+       o.event->>'queue' AS queue,
+       o.event->>'partition' AS "partition",
+       (o.event->>'offset')::bigint AS base_offset,
+       (o.event->>'segmentCreatedAt')::timestamptz AS segment_created_at,
+       f.seq,
+       f.event_id AS timer_event_id,
+       f.timer_key,
+       f.txn,
+       f.message_id,
+       f.deliver_at,
+       f.attempts
+  FROM (SELECT * FROM queen.timer_audit_outbox ORDER BY id LIMIT ?) o
+  LEFT JOIN LATERAL unnest(o.fired) WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, seq)
+         ON true
+ ORDER BY o.id, f.seq

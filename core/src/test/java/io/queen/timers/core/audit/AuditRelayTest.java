@@ -124,6 +124,54 @@ class AuditRelayTest {
         }
     }
 
+    @Test
+    void aFiredSegmentRowBecomesOneEventPerTimerInFrameOrderRenderedAsTheViewRendersIt() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        insert(DEFAULT, "q.a/before", "scheduled", "{}");
+        // Three timers of one segment at offsets 40..42: a plain one, one whose key and txn need JSON
+        // escaping and a whole-second deliverAt, and one delivered 0.5 ms BEFORE the segment was written
+        // (lateMs rounds down to -1, as floor() does in SQL).
+        exec("""
+                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired)
+                VALUES ('%s', 'fired',
+                        jsonb_build_object('queue', 'q.a', 'partition', 'Default', 'offset', 40,
+                                           'segmentCreatedAt', '2026-12-02T10:00:00.123456+00'::timestamptz),
+                        ARRAY[ROW(gen_random_uuid(), 'k1', 'txn-1', gen_random_uuid(), '2026-12-02T10:00:00.1+00', 0),
+                              ROW(gen_random_uuid(), 'k"2\\ü', 'txn "2"', gen_random_uuid(), '2026-12-02T09:59:58+00', 3),
+                              ROW(gen_random_uuid(), 'k3', 'txn-3', gen_random_uuid(), '2026-12-02T10:00:00.123956+00', 1)
+                        ]::queen.timer_fired_v1[])""".formatted(DEFAULT));
+        insert(DEFAULT, "q.a/after", "cancelled", "{}");
+        List<String> keysInView = new ArrayList<>();
+        Map<String, JsonNode> viewByEventId = new HashMap<>();
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT kafka_key, event_id, (jsonb_build_object('eventId', event_id, 'type', type,"
+                        + " 'at', created_at, 'tenant', tenant_id) || event)::text FROM queen.timer_audit_events ORDER BY id, seq")) {
+            while (rs.next()) {
+                keysInView.add(rs.getString(1));
+                viewByEventId.put(rs.getString(2), JSON.readTree(rs.getString(3)));
+            }
+        }
+        assertThat(keysInView).containsExactly("q.a/before", "q.a/k1", "q.a/k\"2\\ü", "q.a/k3", "q.a/after");
+
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(settings(audit)), registry).start()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+            assertThat(registry.counter("queen.timers.audit.published").count()).isEqualTo(5);
+        }
+        List<ConsumerRecord<String, JsonNode>> events = readAll(audit);
+        assertThat(events).extracting(ConsumerRecord::key).containsExactlyElementsOf(keysInView);
+        for (ConsumerRecord<String, JsonNode> r : events) {
+            String eventId = r.value().get("eventId").asText();
+            assertThat(new String(r.headers().lastHeader("queen-event-id").value())).isEqualTo(eventId);
+            assertThat(r.value()).isEqualTo(viewByEventId.get(eventId));   // same fields, same values, same text of timestamps
+        }
+        List<JsonNode> fired = events.stream().map(ConsumerRecord::value).filter(v -> v.get("type").asText().equals("fired")).toList();
+        assertThat(fired).extracting(v -> v.get("offset").asLong()).containsExactly(40L, 41L, 42L);
+        assertThat(fired).extracting(v -> v.get("lateMs").asLong()).containsExactly(23L, 2123L, -1L);
+        assertThat(fired.get(1).get("deliverAt").asText()).contains(":58").doesNotContain(".");   // whole second: no fraction, as PostgreSQL prints it
+        assertThat(fired).extracting(v -> v.get("eventId").asText()).doesNotHaveDuplicates();
+    }
+
     // ---- helpers ----------------------------------------------------------------------------------
 
     static Map<String, String> settings(String auditTopic) {
@@ -178,8 +226,9 @@ class AuditRelayTest {
             Map<TopicPartition, Long> end = c.endOffsets(tps);
             while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    out.add(new ConsumerRecord<>(r.topic(), r.partition(), r.offset(), r.key() == null ? null : new String(r.key()),
-                            JSON.readTree(r.value())));
+                    out.add(new ConsumerRecord<>(r.topic(), r.partition(), r.offset(), r.timestamp(), r.timestampType(),
+                            r.serializedKeySize(), r.serializedValueSize(), r.key() == null ? null : new String(r.key()),
+                            JSON.readTree(r.value()), r.headers(), r.leaderEpoch()));
                 }
             }
         }
