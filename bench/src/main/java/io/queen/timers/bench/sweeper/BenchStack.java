@@ -105,8 +105,14 @@ public final class BenchStack {
 
     /** Inserts {@code n} timers over {@code queues} queues, 200-byte JSON payloads, due at {@code deliverAtSql}. */
     public static void insertTimers(DataSource ds, String keyPrefix, int n, int queues, String deliverAtSql) throws SQLException {
+        insertTimers(ds, "bench.q", keyPrefix, n, queues, deliverAtSql);
+    }
+
+    /** As {@link #insertTimers(DataSource, String, int, int, String)}, into queues named {@code queuePrefix + i}. */
+    public static void insertTimers(DataSource ds, String queuePrefix, String keyPrefix, int n, int queues, String deliverAtSql)
+            throws SQLException {
         execute(ds, "INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT 'bench.q' || (g % " + queues + "), '" + keyPrefix + "' || g, " + deliverAtSql + ", 'txn-" + keyPrefix + "' || g,"
+                + " SELECT '" + queuePrefix + "' || (g % " + queues + "), '" + keyPrefix + "' || g, " + deliverAtSql + ", 'txn-" + keyPrefix + "' || g,"
                 + " gen_random_uuid(), convert_to(rpad('{\"n\":' || g || ',\"pad\":\"', 198, 'x') || '\"}', 'UTF8')"
                 + " FROM generate_series(1, " + n + ") g");
     }
@@ -116,7 +122,7 @@ public final class BenchStack {
         try (Connection c = ds.getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY (event->>'lateMs')::bigint),"
                         + " percentile_cont(0.99) WITHIN GROUP (ORDER BY (event->>'lateMs')::bigint), max((event->>'lateMs')::bigint)"
-                        + " FROM queen.timer_audit_outbox WHERE type = 'fired' AND " + where)) {
+                        + " FROM queen.timer_audit_events WHERE type = 'fired' AND " + where)) {
             rs.next();
             return String.format("n=%d p50=%.0f ms p99=%.0f ms max=%d ms", rs.getLong(1), rs.getDouble(2), rs.getDouble(3), rs.getLong(4));
         }

@@ -66,7 +66,7 @@ public final class LatenessBench {
                 execute(admin, "NOTIFY queen_timers_wake");
                 BenchStack.awaitFired(registry, steady + burst, Duration.ofMinutes(30));
                 double drain = doubleOf(admin, "SELECT extract(epoch FROM max(s.created_at) - (SELECT min((event->>'deliverAt')::timestamptz)"
-                        + " FROM queen.timer_audit_outbox WHERE kafka_key LIKE 'bench.%')) FROM queen.log_segments s"
+                        + " FROM queen.timer_audit_events WHERE kafka_key LIKE 'bench.%')) FROM queen.log_segments s"
                         + " JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name LIKE 'bench.%'");
                 System.out.printf("burst: %,d timers due at one instant drained in %.2f s (%,.0f timers/s): %s%n", burst, drain, burst / drain,
                         BenchStack.latenessOfFired(admin, "kafka_key LIKE 'bench.%'"));
