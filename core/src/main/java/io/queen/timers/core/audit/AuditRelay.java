@@ -202,7 +202,8 @@ public final class AuditRelay implements AutoCloseable {
 
     /**
      * One round: read the oldest rows, publish their events (a {@code fired} row is a segment: one event
-     * per timer, rendered by {@link FiredEvents}), wait for every ack, delete the rows. Returns the rows.
+     * per timer, rendered by {@link FiredEvents}), wait for every ack, delete the rows. Returns the events:
+     * about the batch size while a backlog lasts (whole rows only, so one segment may exceed it).
      */
     private int relayOnce(Connection c, Producer<String, String> producer)
             throws SQLException, ExecutionException, InterruptedException {
@@ -210,6 +211,7 @@ public final class AuditRelay implements AutoCloseable {
         List<Future<RecordMetadata>> acks = new ArrayList<>(batchSize);
         try (PreparedStatement st = c.prepareStatement(FETCH)) {
             st.setInt(1, batchSize);
+            st.setInt(2, batchSize);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     long id = rs.getLong("id");
@@ -247,7 +249,7 @@ public final class AuditRelay implements AutoCloseable {
             st.executeUpdate();
         }
         published.increment(acks.size());
-        return ids.size();
+        return acks.size();
     }
 
     private static FiredEvents.Fired fired(ResultSet rs, UUID tenant) throws SQLException {

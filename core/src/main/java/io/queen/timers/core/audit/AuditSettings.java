@@ -30,7 +30,8 @@ public final class AuditSettings {
                         "Run an audit outbox relay in this process. Only one relay per database publishes at a time "
                                 + "(pg_try_advisory_lock on a connection of its own); the others stand by.")
                 .define(RELAY_BATCH_SIZE, INT, "1000", between(1, 100_000),
-                        "Outbox rows the relay reads, publishes and deletes per round.")
+                        "Audit events the relay publishes per round, then deletes their outbox rows. A round holds whole rows:"
+                                + " a fired segment's row (one event per timer) is never split, so one round may exceed it by a segment.")
                 .define(RELAY_POLL_INTERVAL, DURATION, "200ms", durationBetween(Duration.ofMillis(10), Duration.ofMinutes(1)),
                         "Pause of the active relay when the outbox is empty.")
                 .define(RELAY_STANDBY_INTERVAL, DURATION, "2s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),

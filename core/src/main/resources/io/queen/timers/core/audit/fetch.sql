@@ -2,8 +2,10 @@
 -- A row of any type but `fired` is one event, published as {"eventId","type","at","tenant"} || event,
 -- rendered here (`value`). A `fired` row (V026) is one segment: it is expanded with its elements in
 -- frame order (seq 1..n), and the relay renders each of those events in Java (FiredEvents), so no
--- per-timer JSON is built in the database. The LIMIT counts outbox rows, never events, so a round
--- always holds whole rows and deletes only rows it published completely.
+-- per-timer JSON is built in the database. A round holds whole rows only (it deletes only rows it
+-- published completely): the oldest rows while their events add up to less than the batch size (the
+-- second parameter), always at least one row; the first parameter (the same number) bounds the rows
+-- read for that count.
 -- Reads only; takes no row locks: one relay per database is active (advisory lock), and writers only
 -- ever insert.
 SELECT o.id,
@@ -26,7 +28,10 @@ SELECT o.id,
        f.message_id,
        f.deliver_at,
        f.attempts
-  FROM (SELECT * FROM queen.timer_audit_outbox ORDER BY id LIMIT ?) o
+  FROM (SELECT w.*
+          FROM (SELECT x.*, sum(coalesce(cardinality(x.fired), 1)) OVER (ORDER BY x.id) AS events_upto
+                  FROM (SELECT * FROM queen.timer_audit_outbox ORDER BY id LIMIT ?) x) w
+         WHERE w.events_upto - coalesce(cardinality(w.fired), 1) < ?) o
   LEFT JOIN LATERAL unnest(o.fired) WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, seq)
          ON true
  ORDER BY o.id, f.seq
