@@ -87,9 +87,14 @@ public final class FireBench {
     }
 
     private static final String MEASURED_QUEUES = "bench.q";
-    private static final String MEASURED_SEGMENTS = "FROM queen.log_segments s"
-            + " JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id"
-            + " WHERE q.name LIKE '" + MEASURED_QUEUES + "%'";
+    private static final String MEASURED_SEGMENTS = segmentsOf(MEASURED_QUEUES);
+
+    /** FROM clause: the log segments of the queues named {@code queuePrefix*} (warm-up and measured rounds apart). */
+    private static String segmentsOf(String queuePrefix) {
+        return "FROM queen.log_segments s"
+                + " JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id"
+                + " WHERE q.name LIKE '" + queuePrefix + "%'";
+    }
 
     private static double runSweeper(FreshDatabase db, HikariDataSource admin, String queuePrefix, String keyPrefix, int n, int queues,
             int pool, int workers, int batch) throws Exception {
@@ -105,9 +110,7 @@ public final class FireBench {
         if (queuePrefix.equals(MEASURED_QUEUES)) {
             System.out.println(BenchStack.callTimes(registry));
         }
-        long lastMillis = longOf(admin, "SELECT (extract(epoch FROM max(s.created_at)) * 1000)::bigint FROM queen.log_segments s"
-                + " JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id"
-                + " WHERE q.name LIKE '" + queuePrefix + "%'");
+        long lastMillis = longOf(admin, "SELECT (extract(epoch FROM max(s.created_at)) * 1000)::bigint " + segmentsOf(queuePrefix));
         return n / ((lastMillis - dueAtMillis) / 1000.0);
     }
 

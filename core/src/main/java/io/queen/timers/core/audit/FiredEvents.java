@@ -26,7 +26,7 @@ final class FiredEvents {
 
     private static final JsonFactory JSON = new JsonFactory();
     /** PostgreSQL's JSON timestamptz: 2026-12-02T16:30:05.7241+00:00. */
-    static final DateTimeFormatter PG_JSON_TIMESTAMPTZ = new DateTimeFormatterBuilder()
+    private static final DateTimeFormatter PG_JSON_TIMESTAMPTZ = new DateTimeFormatterBuilder()
             .appendPattern("uuuu-MM-dd'T'HH:mm:ss")
             .appendFraction(ChronoField.MICRO_OF_SECOND, 0, 6, true)
             .appendOffset("+HH:MM:ss", "+00:00")
