@@ -92,13 +92,7 @@ final class BridgeTestSupport {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("cannot read " + topic + " to its end");
                 }
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    try {
-                        out.add(JSON.readTree(r.value()));
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }
+                pollValues(c, out);
             }
         }
         return out;
@@ -118,24 +112,29 @@ final class BridgeTestSupport {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("only " + out.size() + " of " + n + " records on " + topic + " after " + timeout);
                 }
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    try {
-                        out.add(JSON.readTree(r.value()));
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                }
+                pollValues(c, out);
             }
         }
         return out;
     }
 
-    /** The outbox rows not yet published, as the relay would publish them. */
+    /** One poll of {@code c}: each record's value as JSON, appended to {@code out}. */
+    private static void pollValues(KafkaConsumer<byte[], byte[]> c, List<JsonNode> out) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+            try {
+                out.add(JSON.readTree(r.value()));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** The audit events not yet published, as the relay would publish them (the outbox per event: V026's view). */
     static List<JsonNode> outbox(DataSource ds) throws SQLException, IOException {
         List<JsonNode> out = new ArrayList<>();
         try (Connection c = ds.getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'tenant', tenant_id) || event)::text "
-                        + "FROM queen.timer_audit_outbox ORDER BY id")) {
+                        + "FROM queen.timer_audit_events ORDER BY id, seq")) {
             while (rs.next()) {
                 out.add(JSON.readTree(rs.getString(1)));
             }
