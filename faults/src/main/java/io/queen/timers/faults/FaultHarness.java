@@ -84,6 +84,7 @@ public final class FaultHarness {
                 Poison.install(c);
             }
             stack.startServices(o.bridges(), o.sweepers());
+            stack.awaitServicesRunning(300_000);
             log("services: " + o.bridges() + " bridges, " + o.sweepers() + " sweepers started from " + o.launcherJar()
                     + " (a supervisor restarts any that exits on its own, and counts it)");
 

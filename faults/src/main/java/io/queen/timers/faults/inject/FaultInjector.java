@@ -140,7 +140,12 @@ public final class FaultInjector {
             p.kill9();
             Thread.sleep(downMs);
             p.start();
-            return p.name() + " killed, restarted after " + downMs + " ms";
+            // The next fault on this service waits until it works again: killing a JVM that never gets
+            // past its start-up tests start-up only (on a loaded machine a start takes 5-20 s).
+            long t = System.currentTimeMillis();
+            boolean up = stack.awaitRunning(p, 120_000);
+            return p.name() + " killed, restarted after " + downMs + " ms, " + (up ? "working again after " + (System.currentTimeMillis() - t) + " ms"
+                    : "NOT working 120 s later (see its log)");
         }
     }
 

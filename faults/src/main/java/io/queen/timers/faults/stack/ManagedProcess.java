@@ -120,6 +120,17 @@ public final class ManagedProcess {
         return process != null && process.isAlive();
     }
 
+    /** Whether the log of the current start holds {@code text} (start-up orchestration only; checks never read logs). */
+    public boolean startedLogContains(String text) {
+        try {
+            String all = Files.readString(logFile, StandardCharsets.UTF_8);
+            int from = all.lastIndexOf("=== harness: start #");
+            return all.indexOf(text, Math.max(0, from)) >= 0;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     public synchronized String tail(int lines) {
         try {
             List<String> all = Files.readAllLines(logFile, StandardCharsets.UTF_8);

@@ -118,6 +118,29 @@ public final class Stack implements AutoCloseable {
         supervisor = new Supervisor(watched, log).start();
     }
 
+    /** Until every service logged that it runs (bridges: that they consume), so the load and the faults meet a working stack. */
+    public void awaitServicesRunning(long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        for (ManagedProcess p : services()) {
+            if (!awaitRunning(p, deadline - System.currentTimeMillis())) {
+                throw new IllegalStateException(p.name() + " did not start within " + timeoutMs / 1000 + " s (see " + p.logFile() + ")");
+            }
+        }
+    }
+
+    /** Until this start of {@code p} logged that it works (bridges: that they consume); false after the timeout. */
+    public boolean awaitRunning(ManagedProcess p, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        String marker = bridges.contains(p) ? "consuming [" : "running;";
+        while (!p.startedLogContains(marker)) {
+            if (System.currentTimeMillis() > deadline) {
+                return false;
+            }
+            Thread.sleep(250);
+        }
+        return true;
+    }
+
     private ManagedProcess service(String role, int n, Properties settings) throws IOException {
         Path file = workDir.resolve(role + "-" + n + ".properties");
         try (var out = Files.newOutputStream(file)) {
