@@ -40,6 +40,8 @@ public final class FaultHarness {
     }
 
     public static void main(String[] args) {
+        // The harness's own clients warn on every reconnect during the faults it makes: noise, not news.
+        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.apache.kafka")).setLevel(ch.qos.logback.classic.Level.ERROR);
         HarnessOptions o;
         try {
             o = HarnessOptions.parse(args);
@@ -77,6 +79,9 @@ public final class FaultHarness {
         String harnessClassPath = Path.of(FaultHarness.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
         Stack stack = new Stack(o.workDir().toAbsolutePath(), o.launcherJar().toAbsolutePath(), harnessClassPath, this::log);
         boolean clean = false;
+        // Ctrl-C or SIGTERM must not leave seven processes behind.
+        Thread stopper = new Thread(stack::close, "stop-stack");
+        Runtime.getRuntime().addShutdownHook(stopper);
         try {
             stack.startInfrastructure();
             createTopics(stack.bootstrap());
@@ -202,12 +207,13 @@ public final class FaultHarness {
         b.append("\n==== fault harness: seed ").append(o.seed()).append(", ").append(Instant.now()).append(" ====\n");
         row(b, "commands produced", o.commands());
         f.facts().forEach((k, v) -> row(b, k, v));
-        b.append("---- faults (done / planned") .append(", failed to inject)\n");
+        b.append("---- faults (done / planned)\n");
         int total = 0;
         for (FaultKind k : FaultKind.values()) {
             int planned = o.faults().getOrDefault(k, 0);
             total += injector.done(k);
-            row(b, "  " + k.flag(), injector.done(k) + " / " + planned + (injector.failed(k) > 0 ? " (" + injector.failed(k) + " failed)" : ""));
+            row(b, "  " + k.flag(), injector.done(k) + " / " + planned + (injector.failed(k) > 0 ? ", " + injector.failed(k) + " failed" : "")
+                    + (injector.skipped(k) > 0 ? ", " + injector.skipped(k) + " skipped (no time left)" : ""));
         }
         row(b, "  total", total);
         b.append("---- violations\n");
