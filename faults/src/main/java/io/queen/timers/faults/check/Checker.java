@@ -46,7 +46,7 @@ public final class Checker {
     private static final String[] AUDIT_TOPICS = {Stack.AUDIT, Stack.AUDIT_B};
 
     /** One command record as it landed in its topic. */
-    private record Cmd(int tenant, int partition, long offset, long timestamp, long seq, CommandKind kind,
+    record Cmd(int tenant, int partition, long offset, long timestamp, long seq, CommandKind kind,
                        String queue, String key, String txn, long payloadHash) {
     }
 
@@ -125,7 +125,7 @@ public final class Checker {
             int tenant = t;
             seen[0] += TopicReader.readAll(bootstrap, COMMAND_TOPICS[t], r -> {
                 Cmd c = command(tenant, r);
-                commands.put(id(tenant, r.partition(), r.offset()), c);
+                command(c);
                 landed[c.kind().ordinal()]++;
             });
         }
@@ -192,13 +192,12 @@ public final class Checker {
                         f.violation("tenant crossings", "audit topic " + AUDIT_TOPICS[tenant] + " answers a record of " + src.path("topic").asText());
                     }
                     String id = id(topicIndex(src.path("topic").asText()), src.path("partition").asInt(), src.path("offset").asLong());
-                    JsonNode prev = verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>()).putIfAbsent(ev.path("eventId").asText(), ev);
-                    if (prev != null) {
+                    if (!verdict(id, ev)) {
                         sameIdRepeats[0]++;
                     }
                 } else if ("fired".equals(type) || "dead_lettered".equals(type)) {
                     // Messages are built after the whole audit is read; judged then.
-                    outcomeEvents.add(new OutcomeEvent(tenant, ev));
+                    outcomeEvent(tenant, ev);
                 }
             });
         }
@@ -207,7 +206,25 @@ public final class Checker {
         byType.forEach((k, v) -> f.fact("  " + k, v));
     }
 
-    private void checkVerdictsAndBuildMessages() {
+    /** A command record as it landed (package-private: the unit test feeds the model directly). */
+    void command(Cmd c) {
+        commands.put(id(c.tenant(), c.partition(), c.offset()), c);
+    }
+
+    /** A verdict event for the record {@code id}; false when its eventId was seen before (an allowed repeat). */
+    boolean verdict(String id, JsonNode ev) {
+        return verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>()).putIfAbsent(ev.path("eventId").asText(), ev) == null;
+    }
+
+    void outcomeEvent(int tenant, JsonNode ev) {
+        outcomeEvents.add(new OutcomeEvent(tenant, ev));
+    }
+
+    Findings findings() {
+        return f;
+    }
+
+    void checkVerdictsAndBuildMessages() {
         for (String id : verdicts.keySet()) {
             if (!commands.containsKey(id)) {
                 f.violation("verdicts of unknown records", id + ": " + verdicts.get(id).values().iterator().next());
@@ -348,7 +365,7 @@ public final class Checker {
         f.fact("log frames decoded", frames);
     }
 
-    private void fire(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame, String where) {
+    void fire(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame, String where) {
         Msg m = messages.get(frame.messageId());
         String at = where + " offset " + offset + " message " + frame.messageId() + " txn " + frame.txn();
         if (m == null) {
@@ -405,7 +422,7 @@ public final class Checker {
         f.fact("DLQ rows", rows);
     }
 
-    private void judgeMessages() {
+    void judgeMessages() {
         long fired = 0;
         long cancelled = 0;
         long deadLettered = 0;
@@ -470,7 +487,7 @@ public final class Checker {
         }
     }
 
-    private static long payloadHash(JsonNode payload) throws Exception {
+    static long payloadHash(JsonNode payload) throws Exception {
         return ByteBuffer.wrap(TxnHash.of(JSON.writeValueAsString(payload))).getLong();
     }
 
@@ -483,7 +500,7 @@ public final class Checker {
         return Stack.COMMANDS_A.equals(topic) ? 0 : Stack.COMMANDS_B.equals(topic) ? 1 : -1;
     }
 
-    private static String id(int tenant, int partition, long offset) {
+    static String id(int tenant, int partition, long offset) {
         return (tenant < 0 ? "?" : COMMAND_TOPICS[tenant]) + "/" + partition + "/" + offset;
     }
 }
