@@ -150,7 +150,8 @@ public final class FaultInjector {
     /**
      * A slow machine makes faults queue behind each other on their resource (a JVM start can take 20 s);
      * a fault that got its resource only after the window and its grace is counted as skipped, not
-     * injected, so a run's length stays bounded. A fault that waited for its resource past the window and its grace is not injected any more. */
+     * injected, so a run's length stays bounded.
+     */
     private static final class NoTimeLeft extends RuntimeException {
         NoTimeLeft() {
             super(null, null, false, false);
