@@ -51,7 +51,15 @@ public final class Checker {
     }
 
     /** A fired or dead_lettered event, read from the audit topic of {@code tenant}. */
-    private record OutcomeEvent(int tenant, JsonNode event) {
+    private record OutcomeEvent(int tenant, String type, String messageId) {
+    }
+
+    /** The fields of a verdict event the checks use (a whole JSON tree per event would not fit a million). */
+    record Verdict(String eventId, String type, String messageId, String txn, String partition, String deliverAt, String reason) {
+        static Verdict of(JsonNode ev) {
+            return new Verdict(ev.path("eventId").asText(), ev.path("type").asText(), ev.path("messageId").asText(null),
+                    ev.path("txn").asText(null), ev.path("partition").asText(null), ev.path("deliverAt").asText(null), ev.path("reason").asText(null));
+        }
     }
 
     /** One message (a timer between its {@code scheduled} and its end). */
@@ -88,7 +96,7 @@ public final class Checker {
     private final byte[] kinds;
     private final Findings f = new Findings();
     private final Map<String, Cmd> commands = new HashMap<>();
-    private final Map<String, Map<String, JsonNode>> verdicts = new HashMap<>();
+    private final Map<String, Map<String, Verdict>> verdicts = new HashMap<>();
     private final Map<UUID, Msg> messages = new HashMap<>();
     private final List<Long> lateness = new ArrayList<>();
     private final List<OutcomeEvent> outcomeEvents = new ArrayList<>();
@@ -213,11 +221,11 @@ public final class Checker {
 
     /** A verdict event for the record {@code id}; false when its eventId was seen before (an allowed repeat). */
     boolean verdict(String id, JsonNode ev) {
-        return verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>()).putIfAbsent(ev.path("eventId").asText(), ev) == null;
+        return verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>(2)).putIfAbsent(ev.path("eventId").asText(), Verdict.of(ev)) == null;
     }
 
     void outcomeEvent(int tenant, JsonNode ev) {
-        outcomeEvents.add(new OutcomeEvent(tenant, ev));
+        outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("messageId").asText()));
     }
 
     Findings findings() {
@@ -234,7 +242,7 @@ public final class Checker {
         ordered.sort(Comparator.comparingInt(Cmd::tenant).thenComparingInt(Cmd::partition).thenComparingLong(Cmd::offset));
         for (Cmd c : ordered) {
             String id = id(c.tenant(), c.partition(), c.offset());
-            Map<String, JsonNode> vs = verdicts.getOrDefault(id, Map.of());
+            Map<String, Verdict> vs = verdicts.getOrDefault(id, Map.of());
             if (vs.isEmpty()) {
                 f.violation("records without a verdict", id + " (seq " + c.seq() + ", " + c.kind() + ")");
                 continue;
@@ -242,8 +250,8 @@ public final class Checker {
             if (vs.size() > 1) {
                 f.violation("records with 2+ verdicts (different eventId)", id + ": " + vs.values());
             }
-            JsonNode v = vs.values().iterator().next();
-            String type = v.path("type").asText();
+            Verdict v = vs.values().iterator().next();
+            String type = v.type();
             if (c.kind() == CommandKind.HOSTILE) {
                 if (!"rejected".equals(type)) {
                     f.violation("hostile records not rejected", id + " (seq " + c.seq() + ") got " + v);
@@ -258,12 +266,12 @@ public final class Checker {
         }
         for (OutcomeEvent oe : outcomeEvents) {
             int tenant = oe.tenant();
-            JsonNode ev = oe.event();
-            Msg m = messages.get(UUID.fromString(ev.path("messageId").asText()));
+            Msg m = messages.get(UUID.fromString(oe.messageId()));
             if (m == null || m.tenant != tenant) {
                 f.violation(m == null ? "unknown messages in the log" : "tenant crossings",
-                        ev.path("type").asText() + " event of a message no scheduled verdict announced on this tenant: " + ev);
-            } else if ("fired".equals(ev.path("type").asText())) {
+                        oe.type() + " event of message " + oe.messageId() + " on the audit topic of " + TENANTS[tenant]
+                                + ", which no scheduled verdict of that tenant announced");
+            } else if ("fired".equals(oe.type())) {
                 m.firedEvent = true;
             } else {
                 m.deadLetteredEvent = true;
@@ -271,10 +279,10 @@ public final class Checker {
         }
     }
 
-    private void apply(Cmd c, String id, String type, JsonNode v) {
+    private void apply(Cmd c, String id, String type, Verdict v) {
         switch (type) {
             case "scheduled", "rescheduled" -> {
-                UUID mid = UUID.fromString(v.path("messageId").asText());
+                UUID mid = UUID.fromString(v.messageId());
                 Msg m = messages.get(mid);
                 if ("scheduled".equals(type)) {
                     if (m != null) {
@@ -286,17 +294,17 @@ public final class Checker {
                     f.violation("inconsistent verdicts", id + ": rescheduled names a message of another timer or none: " + v);
                     return;
                 }
-                if (!c.txn().equals(v.path("txn").asText())) {
-                    f.violation("inconsistent verdicts", id + ": verdict txn " + v.path("txn").asText() + " is not the command's " + c.txn());
+                if (!c.txn().equals(v.txn())) {
+                    f.violation("inconsistent verdicts", id + ": verdict txn " + v.txn() + " is not the command's " + c.txn());
                 }
-                m.partition = v.path("partition").asText();
+                m.partition = v.partition();
                 m.txn = c.txn();
                 m.payloadHash = c.payloadHash();
-                m.deliverAt = Instant.parse(v.path("deliverAt").asText());
+                m.deliverAt = Instant.parse(v.deliverAt());
                 m.deliverAtInPast = m.deliverAt.toEpochMilli() < c.timestamp();
             }
             case "cancelled" -> {
-                Msg m = messages.get(UUID.fromString(v.path("messageId").asText()));
+                Msg m = messages.get(UUID.fromString(v.messageId()));
                 if (m == null || m.tenant != c.tenant() || !m.key.equals(c.key())) {
                     f.violation("inconsistent verdicts", id + ": cancelled names a message of another timer or none: " + v);
                 } else {
