@@ -2,6 +2,7 @@ package io.queen.timers.faults;
 
 import io.queen.timers.faults.check.Checker;
 import io.queen.timers.faults.check.Findings;
+import io.queen.timers.faults.check.TopicReader;
 import io.queen.timers.faults.inject.FaultInjector;
 import io.queen.timers.faults.inject.FaultKind;
 import io.queen.timers.faults.load.CommandGenerator;
@@ -16,6 +17,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -132,6 +135,7 @@ public final class FaultHarness {
             return clean ? 0 : 1;
         } finally {
             stack.close();
+            Runtime.getRuntime().removeShutdownHook(stopper);
             if (clean && !o.keep()) {
                 deleteTree(o.workDir());
             } else {
@@ -162,12 +166,12 @@ public final class FaultHarness {
         while (System.currentTimeMillis() < deadline) {
             String state;
             try {
-                Map<TopicPartition, Long> ends = io.queen.timers.faults.check.TopicReader.endOffsets(stack.bootstrap(), List.of(Stack.COMMANDS_A, Stack.COMMANDS_B));
+                Map<TopicPartition, Long> ends = TopicReader.endOffsets(stack.bootstrap(), List.of(Stack.COMMANDS_A, Stack.COMMANDS_B));
                 long behind = 0;
                 long staged;
                 long outbox;
                 try (Connection c = stack.postgres().connect(); Statement s = c.createStatement()) {
-                    Map<String, Long> stored = new java.util.HashMap<>();
+                    Map<String, Long> stored = new HashMap<>();
                     try (ResultSet rs = s.executeQuery("SELECT topic, \"partition\", next_offset FROM queen.bridge_offsets")) {
                         while (rs.next()) {
                             stored.put(rs.getString(1) + "/" + rs.getInt(2), rs.getLong(3));
@@ -241,7 +245,7 @@ public final class FaultHarness {
             return;
         }
         try (var paths = Files.walk(dir)) {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 }
