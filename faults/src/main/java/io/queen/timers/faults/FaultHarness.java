@@ -135,7 +135,11 @@ public final class FaultHarness {
             return clean ? 0 : 1;
         } finally {
             stack.close();
-            Runtime.getRuntime().removeShutdownHook(stopper);
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopper);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running already; it found the stack closed
+            }
             if (clean && !o.keep()) {
                 deleteTree(o.workDir());
             } else {
