@@ -1,5 +1,6 @@
 package io.queen.timers.bench.sweeper;
 
+import io.queen.timers.bench.BenchPostgres;
 import static io.queen.timers.bench.sweeper.BenchStack.execute;
 import static io.queen.timers.bench.sweeper.BenchStack.intArg;
 import static io.queen.timers.bench.sweeper.BenchStack.longOf;
@@ -48,6 +49,7 @@ public final class FireBench {
     private FireBench() {}
 
     public static void main(String[] args) throws Exception {
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
         int n = intArg(args, "timers", 100_000);
         int pool = intArg(args, "pool", 8);
         int workers = intArg(args, "workers", 2);
