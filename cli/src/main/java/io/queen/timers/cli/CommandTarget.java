@@ -47,7 +47,7 @@ public final class CommandTarget {
         return DEFAULT_COMMAND_TOPIC;
     }
 
-    /** The record key every command for this timer carries (DESIGN.md §3.3). */
+    /** The record key every command for this timer carries (docs/formats.md#record-key). */
     String recordKey() {
         return queue + "/" + timerKey;
     }

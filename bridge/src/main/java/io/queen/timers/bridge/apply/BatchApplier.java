@@ -27,7 +27,7 @@ import javax.sql.DataSource;
  * Applies one poll batch in ONE PostgreSQL transaction: lock the named timers, fold the commands per
  * timer in Kafka order into verdicts and a final state, write the final states, one outbox row per
  * record, and the offsets (check-and-set). Either all of it commits or none of it does, so a crash
- * anywhere neither loses nor re-applies a command (DESIGN §4).
+ * anywhere neither loses nor re-applies a command (docs/decisions.md#exactly-once-ingest).
  *
  * <p>Message id (a UUIDv7, minted here when the schedule is applied): a schedule of a timer that
  * does not exist mints one; a reschedule of a pending timer KEEPS it. The pending timer is one message

@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Writes commands in the JSON envelope form (DESIGN §3.1): what a producer sends. Used by the CLI's
+ * Writes commands in the JSON envelope form (docs/formats.md#envelope-form): what a producer sends. Used by the CLI's
  * {@code schedule}/{@code cancel} and by tests. The record key must be {@link #key}.
  *
  * <pre>{@code

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Packs frames into a Queen segment and back (DESIGN.md §5).
+ * Packs frames into a Queen segment and back (docs/formats.md#log-segment).
  *
  * <pre>
  * frame, all integers little-endian:

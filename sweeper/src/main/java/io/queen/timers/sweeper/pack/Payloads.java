@@ -9,7 +9,7 @@ import java.util.Arrays;
 
 /**
  * The payload a frame carries: the stored bytes, decompressed when the bridge stored them with
- * {@code payload_zstd = true} (DESIGN.md §4). Never decrypted: an encrypted payload is carried as is and
+ * {@code payload_zstd = true} (docs/formats.md#staged-payload). Never decrypted: an encrypted payload is carried as is and
  * flagged in the frame.
  */
 public final class Payloads {
