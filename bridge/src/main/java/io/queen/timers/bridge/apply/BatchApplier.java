@@ -2,11 +2,11 @@ package io.queen.timers.bridge.apply;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.Op;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.SqlFile;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.UuidV7;
 import java.sql.Array;
 import java.sql.Connection;
@@ -297,7 +297,7 @@ public final class BatchApplier {
             uDeliverMs.add(cmd.deliverAt().toEpochMilli());
             uTxn.add(cmd.txn());
             uMessageId.add(messageId);
-            uPayload.add(zstd ? Zstd.compress(cmd.payload(), 3) : cmd.payload());
+            uPayload.add(zstd ? Compression.compress(cmd.payload()) : cmd.payload());
             uZstd.add(zstd);
             uSub.add(sub);
         }
