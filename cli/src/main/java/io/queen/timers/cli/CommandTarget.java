@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.kafka.RecordKey;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -49,6 +50,6 @@ public final class CommandTarget {
 
     /** The record key every command for this timer carries (docs/formats.md#record-key). */
     String recordKey() {
-        return queue + "/" + timerKey;
+        return RecordKey.of(queue, timerKey);
     }
 }

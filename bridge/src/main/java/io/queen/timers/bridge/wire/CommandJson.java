@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.core.kafka.RecordKey;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,7 +25,7 @@ public final class CommandJson {
 
     /** The record key of every command for this timer, UTF-8. */
     public static byte[] key(String queue, String timerKey) {
-        return (queue + "/" + timerKey).getBytes(StandardCharsets.UTF_8);
+        return RecordKey.of(queue, timerKey).getBytes(StandardCharsets.UTF_8);
     }
 
     public static byte[] schedule(String queue, String timerKey, Duration delay, String txn, String payloadJson) {
