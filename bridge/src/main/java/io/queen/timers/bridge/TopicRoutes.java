@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Which tenant and producer sub each command topic stands for (DESIGN §3.3): from configuration,
+ * Which tenant and producer sub each command topic stands for (docs/architecture.md#tenants): from configuration,
  * never from a command. Kafka ACLs on the topic decide who may write for that tenant.
  */
 public record TopicRoutes(Map<String, Route> routes) {

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.kafka.RecordKey;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -47,8 +48,8 @@ public final class CommandTarget {
         return DEFAULT_COMMAND_TOPIC;
     }
 
-    /** The record key every command for this timer carries (DESIGN.md §3.3). */
+    /** The record key every command for this timer carries (docs/formats.md#record-key). */
     String recordKey() {
-        return queue + "/" + timerKey;
+        return RecordKey.of(queue, timerKey);
     }
 }

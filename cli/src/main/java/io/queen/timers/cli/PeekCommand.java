@@ -1,11 +1,11 @@
 package io.queen.timers.cli;
 
-import com.github.luben.zstd.ZstdInputStream;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.log.codec.CodecException;
+import io.queen.timers.log.codec.Compression;
+import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -84,16 +84,20 @@ final class PeekCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The payload as text: decompressed when stored zstd, never decrypted. */
+    /** The payload as text: decompressed when stored zstd (bounded like a segment), never decrypted. */
     private static String payloadText(TimerView t) {
+        return payloadText(t, SegmentCodec.MAX_RAW_BYTES);
+    }
+
+    static String payloadText(TimerView t, int maxBytes) {
         if (t.encrypted()) {
             return "(encrypted, " + t.payload().length + " bytes)";
         }
         byte[] bytes = t.payload();
         if (t.payloadZstd()) {
-            try (ZstdInputStream in = new ZstdInputStream(new ByteArrayInputStream(bytes))) {
-                bytes = in.readAllBytes();
-            } catch (IOException e) {
+            try {
+                bytes = Compression.decompress(bytes, maxBytes);
+            } catch (CodecException e) {
                 return "(zstd payload that does not decompress: " + e.getMessage() + ")";
             }
         }

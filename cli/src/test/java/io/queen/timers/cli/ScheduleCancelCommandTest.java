@@ -13,7 +13,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
-/** schedule and cancel publish the envelope of DESIGN.md §3.1 under the key queue/timerKey. */
+/** schedule and cancel publish the envelope of docs/formats.md#envelope-form under the key queue/timerKey. */
 class ScheduleCancelCommandTest {
 
     @Test

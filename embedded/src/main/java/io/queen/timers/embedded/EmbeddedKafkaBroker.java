@@ -19,7 +19,7 @@ import org.apache.kafka.common.utils.Time;
 /**
  * A real, single-node Kafka broker (KRaft, combined broker + controller) running in this JVM.
  * Used by the tests when neither {@code QUEEN_TEST_KAFKA} nor Docker is available, and by the
- * {@code local} stack. Recipe and traps measured in INFRA.md.
+ * {@code local} stack.
  *
  * <p>Price: a fatal broker fault halts the whole JVM (Kafka's fault handler), so the host JVM
  * needs heap headroom; the log cleaner's dedupe buffer is cut to 2 MiB because its default
@@ -76,7 +76,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("num.partitions", "1");
         props.put("auto.create.topics.enable", "true");
-        // Without this the cleaner allocates 128 MiB up front (INFRA.md).
+        // Without this the cleaner allocates 128 MiB up front, which alone kills a small test heap.
         props.put("log.cleaner.dedupe.buffer.size", "2097152");
         props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
         try {

@@ -14,7 +14,8 @@ import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 
 /**
- * The sweeper's settings (DESIGN.md §6), on top of {@link CommonSettings} and the audit relay's
+ * The sweeper's settings (README "Settings"; docs/decisions.md#claim-size-and-workers-come-from-firebench), on top of
+ * {@link CommonSettings} and the audit relay's
  * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
  * to start from, not a measured one: the soak replaces them. Environment names are derived
  * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}.
@@ -73,7 +74,7 @@ public record SweeperSettings(
                 .include(AuditSettings.definition())
                 .define(BATCH_SIZE, INT, "512", between(1, 10_000),
                         "Most timers one claim takes. Each of the 64 shards gives at most max(ceil(batch/64), 8) per claim;"
-                                + " 512 = 64 x 8, so a claim keeps every row it locks (DESIGN's starting 200 locked up to 512 to"
+                                + " 512 = 64 x 8, so a claim keeps every row it locks (the first default, 200, locked up to 512 to"
                                 + " keep 200). Measured 2026-12-02, FireBench, 2 cores: 512 with 2 workers fired 2.7-3.6x"
                                 + " db-scheduler's rate against 1.5-2.0x at 200.")
                 .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),

@@ -2,11 +2,11 @@ package io.queen.timers.bridge.apply;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.Op;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.SqlFile;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.UuidV7;
 import java.sql.Array;
 import java.sql.Connection;
@@ -27,7 +27,7 @@ import javax.sql.DataSource;
  * Applies one poll batch in ONE PostgreSQL transaction: lock the named timers, fold the commands per
  * timer in Kafka order into verdicts and a final state, write the final states, one outbox row per
  * record, and the offsets (check-and-set). Either all of it commits or none of it does, so a crash
- * anywhere neither loses nor re-applies a command (DESIGN §4).
+ * anywhere neither loses nor re-applies a command (docs/decisions.md#exactly-once-ingest).
  *
  * <p>Message id (a UUIDv7, minted here when the schedule is applied): a schedule of a timer that
  * does not exist mints one; a reschedule of a pending timer KEEPS it. The pending timer is one message
@@ -297,7 +297,7 @@ public final class BatchApplier {
             uDeliverMs.add(cmd.deliverAt().toEpochMilli());
             uTxn.add(cmd.txn());
             uMessageId.add(messageId);
-            uPayload.add(zstd ? Zstd.compress(cmd.payload(), 3) : cmd.payload());
+            uPayload.add(zstd ? Compression.compress(cmd.payload()) : cmd.payload());
             uZstd.add(zstd);
             uSub.add(sub);
         }

@@ -23,7 +23,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Turns one Kafka record into a {@link Command} or a {@link Rejection} (DESIGN §3). Validation is a
+ * Turns one Kafka record into a {@link Command} or a {@link Rejection} (docs/formats.md#command). Validation is a
  * pure function of the record (key, value, headers, timestamp) and the limits: a record replayed
  * after a crash gets the same verdict. Nothing is written before everything is checked.
  *

@@ -36,7 +36,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes {@code queen.timer_audit_outbox} rows to the audit topics (DESIGN §7) and deletes them
+ * Publishes {@code queen.timer_audit_outbox} rows to the audit topics (docs/decisions.md#the-audit-outbox) and deletes them
  * once the broker acknowledged them.
  *
  * <ul>

@@ -2,6 +2,7 @@ package io.queen.timers.core.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.queen.timers.core.kafka.RecordKey;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -44,7 +45,7 @@ final class FiredEvents {
                  OffsetDateTime deliverAt, int attempts) {
 
         String kafkaKey() {
-            return queue + "/" + timerKey;
+            return RecordKey.of(queue, timerKey);
         }
 
         long offset() {

@@ -12,7 +12,7 @@ import java.time.Duration;
 
 /**
  * Settings every queen-timers process reads. The environment names are part of the interface
- * (DESIGN.md §9: docker-compose and operators use them).
+ * (README "Configuration": docker-compose and operators use them).
  */
 public final class CommonSettings {
 

@@ -3,7 +3,8 @@ package io.queen.timers.core.db;
 import java.sql.SQLException;
 
 /**
- * The one SQLSTATE classifier (DESIGN.md §6.5). Transient: 40001 serialization failure, 40P01
+ * The one SQLSTATE classifier (docs/decisions.md#failures-back-off-and-stay-isolated). Transient: 40001
+ * serialization failure, 40P01
  * deadlock, class 08 connection exception, 53 insufficient resources, 57 operator intervention
  * (admin shutdown, query canceled, terminated backend), 58 system error, and an error with no
  * SQLSTATE at all (the driver lost the socket). Everything else is permanent.

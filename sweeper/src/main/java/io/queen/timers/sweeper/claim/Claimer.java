@@ -19,7 +19,7 @@ public final class Claimer {
 
     private static final String CLAIM = SqlFile.load(Claimer.class, "claim.sql");
 
-    /** Shards of idx_log_timers_visible: (hashtextextended(timer_key, 0) & 63), the seed's generated column. */
+    /** Shards of idx_log_timers_visible: (hashtextextended(timer_key, 0) & 63), a stored generated column. */
     private static final int SHARDS = 64;
 
     private final DataSource dataSource;

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything between a claim and the next claim: pack, fire, and what happens to timers that did not go
- * out (DESIGN.md §6.3–§6.5).
+ * out (docs/decisions.md#failures-back-off-and-stay-isolated).
  * <ul>
  *   <li>A timer claimed with attempts already at the maximum (its dead-letter was interrupted by a crash)
  *       is released and dead-lettered instead of fired.</li>

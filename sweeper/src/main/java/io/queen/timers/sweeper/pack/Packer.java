@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Turns a claim into fires, outside any transaction (DESIGN.md §6.3):
+ * Turns a claim into fires, outside any transaction (docs/architecture.md#transaction-boundaries):
  * <ol>
  *   <li>group by (tenant, queue, partition), never by (queue, partition) alone, keeping claim order
  *       (= pre-claim visible_at order = the order the timers enter the log);</li>
