@@ -75,7 +75,7 @@ final class Catalog {
     /** Columns whose storage is not their type's default, as "column storage" (e = EXTERNAL). */
     static List<String> storageOverrides(DataSource ds, String table) throws SQLException {
         return strings(ds, """
-                SELECT a.attname || ' ' || a.attstorage FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                SELECT a.attname || ' ' || a.attstorage::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
                  WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attstorage <> t.typstorage
                  ORDER BY 1""", table);
     }
