@@ -37,10 +37,10 @@ import org.slf4j.LoggerFactory;
 public final class Migrations {
 
     private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
-    private static final int EARLIER_V001 = 0;
-    private static final int CURRENT_V001 = 0;
-    private static final int EARLIER_V006 = 0;
-    private static final int CURRENT_V006 = 0;
+    private static final int EARLIER_V001 = 1098086925;
+    private static final int CURRENT_V001 = -1079061202;
+    private static final int EARLIER_V006 = -1865753502;
+    private static final int CURRENT_V006 = 97797155;
 
     public static final String HISTORY_SCHEMA = "queen_timers";
     public static final String HISTORY_TABLE = "schema_history";
@@ -115,7 +115,7 @@ public final class Migrations {
             }
         }
         try (PreparedStatement st = c.prepareStatement(
-                "UPDATE " + history + " SET checksum = ? WHERE version = ? AND checksum = ?")) {
+                "UPDATE " + history + " SET checksum = ? WHERE version ~ '^[0-9]+$' AND version::int = ?::int AND checksum = ?")) {
             for (Superseded s : SUPERSEDED) {
                 st.setInt(1, s.current());
                 st.setString(2, s.version());
