@@ -27,7 +27,22 @@
 --  * When a Queen broker shares the database, Queen's own partition cleanup does this job; the
 --    sweeper's step can stay off there (sweeper setting cleanup.enabled, see the README).
 --
+--  * A Queen broker older than the version we follow made its log_partitions without the two
+--    watermarks, and V001 (which never alters a Queen table) left it so. Every append would then fail
+--    at the fire; this migration refuses to run instead, and says what to do.
+--
 -- Lock order: unchanged from V002 / V003 (queen.log_partitions row, then leaves).
+
+DO $$
+BEGIN
+    IF (SELECT count(*) FROM information_schema.columns
+         WHERE table_schema = 'queen' AND table_name = 'log_partitions'
+           AND column_name IN ('oldest_live_at', 'oldest_txn_at')) <> 2 THEN
+        RAISE EXCEPTION 'queen.log_partitions has no oldest_live_at / oldest_txn_at: the Queen schema in this database is older than the version queen-timers follows (queen-mq/queen 81010fab, README "Schema"); upgrade the Queen broker sharing this database, let it boot once, then start queen-timers again'
+            USING ERRCODE = '55000';
+    END IF;
+END
+$$;
 
 CREATE OR REPLACE FUNCTION queen.log_append_v1(p_partition_id UUID, p_count INT, p_blob BYTEA, p_hashes BYTEA)
 RETURNS TABLE (base_offset BIGINT, created_at TIMESTAMPTZ)

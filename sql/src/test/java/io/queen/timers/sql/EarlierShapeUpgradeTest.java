@@ -1,6 +1,7 @@
 package io.queen.timers.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestPostgres;
@@ -66,6 +67,19 @@ class EarlierShapeUpgradeTest {
                     .isEqualTo(1);
             // A second migrate finds nothing to do.
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
+        }
+    }
+
+    @Test
+    void aQueenSchemaOlderThanThePinnedVersionStopsTheMigrationAndSaysWhatToDo() throws SQLException {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("older_queen")) {
+            DataSource ds = fresh.newDataSource(4);
+            Migrations.migrate(ds, "36");
+            // What a Queen broker from before 2026-08-24 leaves: log_partitions without the retention watermarks.
+            execute(ds, "ALTER TABLE queen.log_partitions DROP COLUMN oldest_live_at, DROP COLUMN oldest_txn_at");
+            assertThatThrownBy(() -> Migrations.migrate(ds))
+                    .hasStackTraceContaining("older than the version queen-timers follows (queen-mq/queen 81010fab")
+                    .hasStackTraceContaining("upgrade the Queen broker");
         }
     }
 
