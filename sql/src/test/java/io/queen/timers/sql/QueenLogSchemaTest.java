@@ -2,7 +2,9 @@ package io.queen.timers.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -48,6 +50,38 @@ class QueenLogSchemaTest {
         }
         assertThat(ours).contains("log_append_v1", "log_partition_dead_v1");
         assertThat(ours).doesNotContainAnyElementsOf(QueenLogFacts.QUEEN_FUNCTION_NAMES);
+    }
+
+    @Test
+    void whenQueenWasFirstNothingOfItsLogIsAlteredOrReplaced() throws SQLException {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("queen_made")) {
+            DataSource ds = fresh.newDataSource(4);
+            // Queen's log objects without our history: what a Queen broker that booted first leaves. Marks
+            // on them show whether anything of ours touched them.
+            Migrations.migrate(ds, "6");
+            execute(ds, "DROP SCHEMA " + Migrations.HISTORY_SCHEMA + " CASCADE");
+            execute(ds, "ALTER TABLE queen.log_partitions SET (fillfactor = 55)");
+            execute(ds, "ALTER TABLE queen.log_segments ALTER COLUMN blob SET STORAGE EXTENDED");
+            execute(ds, "CREATE OR REPLACE FUNCTION queen.log_partition_dead_v1(p_pid uuid, p_cutoff timestamptz) RETURNS boolean"
+                    + " LANGUAGE sql STABLE AS $$ SELECT /* queen-made */ FALSE $$");
+
+            Migrations.migrate(ds);
+
+            assertThat(Catalog.storageParameters(ds, "queen.log_partitions")).contains("fillfactor=55");
+            assertThat(Catalog.storageOverrides(ds, "queen.log_segments")).isEmpty();
+            assertThat(Catalog.indexes(ds, "queen.log_dlq")).hasSize(2);
+            try (Connection c = ds.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                    "SELECT prosrc FROM pg_proc WHERE oid = 'queen.log_partition_dead_v1(uuid, timestamptz)'::regprocedure")) {
+                rs.next();
+                assertThat(rs.getString(1)).contains("queen-made");
+            }
+        }
+    }
+
+    private static void execute(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
     }
 
     /** Column order is compared only when {@code ordered}: a converted table keeps its own order. */
