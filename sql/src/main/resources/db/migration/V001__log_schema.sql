@@ -20,16 +20,16 @@
 --  * queen.queues carries all of Queen's queue settings though the timers read none of them: Queen's
 --    pop reads delayed_processing and window_buffer from the row the sweeper provisioned.
 --  * log_txns has NO foreign key (Queen's choice: its purge must never pay the trigger). Whoever
---    deletes a partition deletes its log_txns rows explicitly (V060's cleanup does).
+--    deletes a partition deletes its log_txns rows explicitly (V061's cleanup does).
 --  * log_dlq has NO foreign key either: a DLQ row outlives its partition, and the dead-partition
 --    check (V006) refuses a partition that still holds one.
 --  * log_segments.blob is already zstd: STORAGE EXTERNAL keeps TOAST from compressing it again.
 --  * last_write_at is NOT NULL DEFAULT now(), and oldest_live_at / oldest_txn_at are the created_at
 --    of the oldest live segment / log_txns row (NULL = none): Queen's retention finds work through
---    them, so every append maintains them (V060).
+--    them, so every append maintains them (V061).
 --
 -- Databases migrated before issue 17 carry this file's earlier text (a "compatible subset" with
--- other shapes): Migrations realigns the recorded checksum of exactly that earlier text, and V061
+-- other shapes): Migrations realigns the recorded checksum of exactly that earlier text, and V060
 -- converts those tables to the shape below. The README's "Schema" section says why the text of an
 -- applied migration changed at all.
 --

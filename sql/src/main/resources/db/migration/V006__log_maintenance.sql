@@ -31,7 +31,7 @@
 -- DLQ rows by idx_log_dlq_partition_failed_at).
 --
 -- Databases migrated before issue 17 ran this file's earlier text, which created this function with
--- other parameter names: Migrations realigns that text's checksum and V061 replaces that function.
+-- other parameter names: Migrations realigns that text's checksum and V060 replaces that function.
 
 DO $$
 BEGIN

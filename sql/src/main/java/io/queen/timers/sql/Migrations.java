@@ -38,9 +38,9 @@ public final class Migrations {
 
     private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
     private static final int EARLIER_V001 = 1098086925;
-    private static final int CURRENT_V001 = -1079061202;
+    private static final int CURRENT_V001 = 1275280228;
     private static final int EARLIER_V006 = -1865753502;
-    private static final int CURRENT_V006 = 97797155;
+    private static final int CURRENT_V006 = 1373894078;
 
     public static final String HISTORY_SCHEMA = "queen_timers";
     public static final String HISTORY_TABLE = "schema_history";
