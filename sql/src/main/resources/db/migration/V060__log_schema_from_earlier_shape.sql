@@ -136,6 +136,11 @@ BEGIN
         CREATE INDEX idx_log_dlq_partition_failed_at ON queen.log_dlq (partition_id, failed_at DESC);
     END IF;
 
+    -- The earlier V001 added this index to queen.log_dlq even when Queen had made the table (a database
+    -- where Queen was first got as far as V003 before the earlier V006 failed). The name is ours alone
+    -- (Queen's is idx_log_dlq_partition_failed_at).
+    DROP INDEX IF EXISTS queen.idx_log_dlq_partition;
+
     -- V006's function, where the first block dropped the earlier one (same body as V006).
     IF to_regprocedure('queen.log_partition_dead_v1(uuid, timestamptz)') IS NULL THEN
         CREATE FUNCTION queen.log_partition_dead_v1(p_pid UUID, p_cutoff TIMESTAMPTZ)

@@ -61,6 +61,8 @@ class QueenLogSchemaTest {
             Migrations.migrate(ds, "6");
             execute(ds, "DROP SCHEMA " + Migrations.HISTORY_SCHEMA + " CASCADE");
             execute(ds, "ALTER TABLE queen.log_partitions SET (fillfactor = 55)");
+            // What the earlier V001 left on Queen's log_dlq before the earlier V006 failed: V060 takes it back.
+            execute(ds, "CREATE INDEX idx_log_dlq_partition ON queen.log_dlq (partition_id)");
             execute(ds, "ALTER TABLE queen.log_segments ALTER COLUMN blob SET STORAGE EXTENDED");
             execute(ds, "CREATE OR REPLACE FUNCTION queen.log_partition_dead_v1(p_pid uuid, p_cutoff timestamptz) RETURNS boolean"
                     + " LANGUAGE sql STABLE AS $$ SELECT /* queen-made */ FALSE $$");
