@@ -4,6 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queen.timers.log.codec.Frame;
+import io.queen.timers.log.codec.PackedSegment;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.FreshDatabase;
@@ -16,6 +17,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.stream.LongStream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
@@ -27,7 +29,8 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
  * code is never copied into this repository).
  *
  * <p>Each case: both schemas applied in one order, timers fired by the sweeper, both schemas applied
- * again (a restart re-applies Queen's files; ours is a Flyway migrate), then Queen's own log_pop_v1 /
+ * again (a restart re-applies Queen's files; ours is a Flyway migrate), Queen's own push writes into a
+ * partition the sweeper made between two fires (one offset sequence), then Queen's own log_pop_v1 /
  * log_ack_v1 consume every fired message (lease and auto-ack groups) and Queen's own retention and
  * partition cleanup purge what was fired, leaving no log_txns row behind.
  */
@@ -62,9 +65,22 @@ class QueenCoexistenceTest {
             assertThat(deadFunctionSource(ds)).contains("queen_streams.state");
             Migrations.migrate(ds);         // a sweeper restarts
             queen.boot(ds);                 // Queen restarts
-            List<LogContents.Message> after = fire(ds, "late", 9);
+            fire(ds, "late", 9);
+            // Queen's own push into a partition the sweeper provisioned and wrote, then the sweeper again:
+            // one offset sequence, created_at monotone, whoever wrote.
+            queensPush(ds, "late", "Default", List.of("queen-0", "queen-1", "queen-2"));
+            new Staging(ds).schedule(DEFAULT_TENANT, "late", "again", "Default", -1, "late-again", Staging.json("again"), false);
+            assertThat(FireDue.now(ds)).isEqualTo(1);
+            List<LogContents.Message> late = LogContents.read(ds).stream().filter(m -> m.queue().equals("late")).toList();
+            List<LogContents.Message> lateDefault = late.stream().filter(m -> m.partition().equals("Default")).toList();
+            assertThat(lateDefault).extracting(LogContents.Message::offset)
+                    .containsExactlyElementsOf(LongStream.range(0, lateDefault.size()).boxed().toList());
+            assertThat(lateDefault).extracting(LogContents.Message::txn).contains("queen-0", "queen-2", "late-again");
+            for (int i = 1; i < lateDefault.size(); i++) {
+                assertThat(lateDefault.get(i).createdAt()).isAfterOrEqualTo(lateDefault.get(i - 1).createdAt());
+            }
             consumeWithQueensPop(ds, "early", before);
-            consumeWithQueensPop(ds, "late", after);
+            consumeWithQueensPop(ds, "late", late);
             purgeWithQueensRetention(ds);
         }
     }
@@ -84,6 +100,24 @@ class QueenCoexistenceTest {
         assertThat(staging.count("SELECT count(*) FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id"
                 + " WHERE q.name = '" + queue + "' AND p.oldest_live_at IS NOT NULL AND p.oldest_txn_at IS NOT NULL")).isEqualTo(2);
         return fired;
+    }
+
+    /** One segment pushed by Queen's own log_push_one_v1 (frames packed by our codec, which is Queen's format). */
+    private static void queensPush(DataSource ds, String queue, String partition, List<String> txns) throws SQLException {
+        PackedSegment packed = SegmentCodec.pack(txns.stream().map(t -> Frame.of(UUID.randomUUID(), t, Staging.json(t))).toList());
+        try (Connection c = ds.getConnection(); PreparedStatement st = c.prepareStatement(
+                "SELECT queen.log_push_one_v1(?, ?, ?, ?, -1, ?, NULL, NULL, ?::uuid)->>'status'")) {
+            st.setString(1, queue);
+            st.setString(2, partition);
+            st.setInt(3, packed.count());
+            st.setBytes(4, packed.hashes());
+            st.setBytes(5, packed.blob());
+            st.setObject(6, DEFAULT_TENANT);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("queued");
+            }
+        }
     }
 
     /** Queen's pop in a lease group (acked with Queen's ack, budget 2) and in an auto-ack group (budget 5). */
