@@ -15,10 +15,11 @@ import javax.sql.DataSource;
  * The maintenance step that deletes dead partitions (docs/decisions.md#partition-cleanup-runs-on-its-own-slow-clock):
  * partitions that
  * {@code queen.log_partition_dead_v1} calls dead with cutoff = PostgreSQL's {@code now() - idle},
- * at most {@code maxPerCall} per call, through {@code queen.log_cleanup_partitions_v1} (V003: lock
- * with SKIP LOCKED, re-check with a fresh snapshot, delete). One call is one short transaction that
- * never waits for a push. The caller owns the schedule (a slow clock, never the fire path) and the
- * switch to turn it off.
+ * at most {@code maxPerCall} per call, through {@code queen.log_cleanup_partitions_v1} (V003, V061: lock
+ * with SKIP LOCKED, re-check with a fresh snapshot, delete the partitions' log_txns rows, which Queen's
+ * table does not cascade to, then the partitions). One call is one short transaction that never waits
+ * for a push. The caller owns the schedule (a slow clock, never the fire path) and the switch to turn it
+ * off (a Queen broker sharing the database runs its own partition cleanup).
  */
 public final class PartitionCleanup {
 
