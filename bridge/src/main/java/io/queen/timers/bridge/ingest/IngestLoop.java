@@ -11,13 +11,18 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
+import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.bridge.wire.Rejection;
+import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -60,6 +65,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final MeterRegistry registry;
     private final Timer applyTimer;
     private final Counter retries;
+    private final Counter isolations;
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
@@ -84,6 +90,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
         this.retries = Counter.builder("queen.timers.bridge.batch.retries")
                 .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
+        this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
+                .description("Batches split in two because one of their records' values made the apply fail").register(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -118,43 +126,95 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     /** Parse every record, apply the batch, then act on the outcome. */
     private void apply(ConsumerRecords<byte[], byte[]> records) {
         List<Incoming> batch = new ArrayList<>(records.count());
-        List<OffsetAdvance> advances = new ArrayList<>();
         for (TopicPartition tp : records.partitions()) {
-            List<ConsumerRecord<byte[], byte[]>> part = records.records(tp);
             TopicRoutes.Route route = routes.route(tp.topic());
-            for (ConsumerRecord<byte[], byte[]> r : part) {
+            for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
                 batch.add(new Incoming(new Source(r.topic(), r.partition(), r.offset()), route.tenant(), route.producerSub(),
                         parser.parse(r.key(), r.value(), r.headers(), r.timestamp())));
             }
-            advances.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), part.get(part.size() - 1).offset() + 1));
         }
+        if (commit(batch)) {
+            backoff = MIN_BACKOFF;
+            problem.set(null);
+        }
+    }
+
+    /**
+     * Applies {@code batch} (consecutive records of the poll, so consecutive per partition) in one
+     * transaction. When it fails because of some record's values ({@link SqlStates#causedByValues}), the
+     * batch is bisected and each half applied on its own, down to the one record that fails: that record
+     * is answered {@code rejected}/{@code internal} with the error text and its offset is consumed, and the
+     * rest of the batch is applied. Any other failure is the world's (an outage, a timeout, a fenced
+     * offset): nothing of the batch is judged, every partition pauses and resyncs. Returns false then.
+     */
+    private boolean commit(List<Incoming> batch) {
+        List<OffsetAdvance> advances = advances(batch);
         try {
             Outcome out = applyTimer.recordCallable(() -> applier.apply(batch, advances));
             if (out instanceof Outcome.Applied applied) {
                 advances.forEach(a -> expected.put(new TopicPartition(a.topic(), a.partition()), a.next()));
                 applied.decisions().forEach(this::count);
-                backoff = MIN_BACKOFF;
-                problem.set(null);
-            } else {
-                LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
-                        batch.size(), records.partitions());
-                retries.increment();
-                pauseAndResync(Duration.ZERO);
+                return true;
             }
+            LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
+                    batch.size(), describe(advances));
+            retries.increment();
+            pauseAndResync(Duration.ZERO);
+            return false;
         } catch (Exception e) {
+            if (SqlStates.causedByValues(e) && !isInternalRejection(batch)) {
+                if (batch.size() > 1) {
+                    isolations.increment();
+                    int half = batch.size() / 2;
+                    return commit(batch.subList(0, half)) && commit(batch.subList(half, batch.size()));
+                }
+                Incoming in = batch.get(0);
+                LOG.error("record {} cannot be applied: {}; answering it rejected (internal), the rest of its batch goes on",
+                        in.source(), Printable.line(String.valueOf(e)), e);
+                return commit(List.of(internal(in, e)));
+            }
             ErrorClass c = SqlStates.classify(e);
-            String msg = "cannot apply batch of " + batch.size() + " records from " + describe(advances) + " (" + c + "): " + e
-                    + "; nothing skipped, retrying in " + backoff.toMillis() + " ms";
+            String msg = "cannot apply batch of " + batch.size() + " records from " + describe(advances) + " (" + c + "): "
+                    + Printable.line(String.valueOf(e)) + "; nothing skipped, retrying in " + backoff.toMillis() + " ms";
             if (c == ErrorClass.TRANSIENT) {
                 LOG.warn(msg);
             } else {
                 LOG.error(msg, e);
             }
-            problem.set("database: " + e.getMessage());
+            problem.set("database: " + Printable.line(String.valueOf(e.getMessage())));
             retries.increment();
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            return false;
         }
+    }
+
+    /** One offset advance per partition of {@code batch}, from the offset it was sought (or last committed) to. */
+    private List<OffsetAdvance> advances(List<Incoming> batch) {
+        Map<TopicPartition, Long> last = new LinkedHashMap<>();
+        for (Incoming in : batch) {
+            last.put(new TopicPartition(in.source().topic(), in.source().partition()), in.source().offset());
+        }
+        List<OffsetAdvance> out = new ArrayList<>(last.size());
+        last.forEach((tp, offset) -> out.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), offset + 1)));
+        return out;
+    }
+
+    /**
+     * The record that failed, answered rejected: the error text in the event, no key when the key was
+     * the trouble. A rejection that still fails is no longer this record's fault (the outbox itself is
+     * failing) and is treated as the world's.
+     */
+    private static Incoming internal(Incoming in, Exception e) {
+        String key = in.parsed() instanceof Command c ? c.kafkaKey() : ((Rejection) in.parsed()).kafkaKey();
+        Rejection r = new Rejection(RejectReason.INTERNAL, "cannot apply this record: " + Printable.line(String.valueOf(e)),
+                key != null && CommandParser.isStorableKey(key) ? key : null);
+        return new Incoming(in.source(), in.tenant(), in.producerSub(), r);
+    }
+
+    private static boolean isInternalRejection(List<Incoming> batch) {
+        return batch.size() == 1 && batch.get(0).parsed() instanceof Rejection r && r.reason() == RejectReason.INTERNAL
+                && r.detail().startsWith("cannot apply this record: ");
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */
@@ -216,6 +276,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     }
 
     private static String describe(List<OffsetAdvance> advances) {
+        if (advances.isEmpty()) {
+            return "no partition";
+        }
         StringBuilder b = new StringBuilder();
         for (OffsetAdvance a : advances) {
             b.append(b.length() == 0 ? "" : ", ").append(a.topic()).append('/').append(a.partition())
