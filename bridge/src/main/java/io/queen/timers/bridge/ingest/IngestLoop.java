@@ -18,6 +18,7 @@ import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -170,7 +171,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 }
                 Incoming in = batch.get(0);
                 LOG.error("record {} cannot be applied: {}; answering it rejected (internal), the rest of its batch goes on",
-                        in.source(), Printable.line(String.valueOf(e)), e);
+                        in.source(), errorText(e), e);
                 return commit(List.of(internal(in, e)));
             }
             ErrorClass c = SqlStates.classify(e);
@@ -207,9 +208,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      */
     private static Incoming internal(Incoming in, Exception e) {
         String key = in.parsed() instanceof Command c ? c.kafkaKey() : ((Rejection) in.parsed()).kafkaKey();
-        Rejection r = new Rejection(RejectReason.INTERNAL, "cannot apply this record: " + Printable.line(String.valueOf(e)),
+        Rejection r = new Rejection(RejectReason.INTERNAL, "cannot apply this record: " + errorText(e),
                 key != null && CommandParser.isStorableKey(key) ? key : null);
         return new Incoming(in.source(), in.tenant(), in.producerSub(), r);
+    }
+
+    /** One line: the SQLSTATE and the server's first line for a database error, else the exception's first line. */
+    private static String errorText(Exception e) {
+        SQLException sql = SqlStates.find(e);
+        String text = sql != null ? "SQLSTATE " + sql.getSQLState() + ": " + sql.getMessage() : e.toString();
+        int nl = text.indexOf('\n');
+        text = nl < 0 ? text : text.substring(0, nl);
+        return Printable.line(text.length() > 500 ? text.substring(0, 500) + "…" : text);
     }
 
     private static boolean isInternalRejection(List<Incoming> batch) {
