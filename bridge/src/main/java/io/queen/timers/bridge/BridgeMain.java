@@ -9,6 +9,7 @@ import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
@@ -60,13 +61,15 @@ public final class BridgeMain implements AutoCloseable {
     /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
     public static BridgeMain start(Config config, MeterRegistry registry) {
         LOG.info("starting bridge: {}", config);
+        // the mappings first: a bad one is a start-up error before anything connects
+        TopicRoutes routes = TopicRoutes.from(config);
+        AuditTopics.from(config);
         HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
         try {
             if (config.bool(CommonSettings.MIGRATE_ON_START)) {
                 Migrations.migrate(dataSource);
             }
             String group = config.string(BridgeSettings.GROUP_ID);
-            TopicRoutes routes = TopicRoutes.from(config);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
                     config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
             BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
