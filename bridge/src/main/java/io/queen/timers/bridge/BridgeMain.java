@@ -95,6 +95,9 @@ public final class BridgeMain implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        // Never reset a position on Kafka's own: an out-of-range stored offset stops its partition until an
+        // operator sets it (queen-timers offsets set); "latest" would drop unapplied commands without a verdict.
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         // A command of an aborted producer transaction never happened.
         p.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);

@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,6 +35,8 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -48,12 +51,15 @@ import org.slf4j.LoggerFactory;
  * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
  * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
- * the same without waiting. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
+ * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
+ * {@link #stop}. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
     private static final Duration MIN_BACKOFF = Duration.ofMillis(100);
+    /** How often a stopped partition's stored offset is read again. */
+    private static final Duration STOPPED_CHECK = Duration.ofSeconds(2);
 
     private final Consumer<byte[], byte[]> consumer;
     private final List<String> topics;
@@ -72,6 +78,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
     /** The stored next offset each assigned partition was sought to (null value: none stored yet). */
     private final Map<TopicPartition, Long> expected = new HashMap<>();
+    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #problem()} from any thread. */
+    private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
+    private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
     private long retryAtNanos = System.nanoTime();
     private Duration backoff = MIN_BACKOFF;
@@ -93,6 +102,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
         this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
                 .description("Batches split in two because one of their records' values made the apply fail").register(registry);
+        Gauge.builder("queen.timers.bridge.partitions.stopped", stopped, Map::size)
+                .description("Command partitions stopped because their stored offset is out of range (an operator sets it)").register(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -105,7 +116,20 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = consumer.poll(pollTimeout);
+                } catch (NoOffsetForPartitionException e) {
+                    continue; // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them
+                } catch (OffsetOutOfRangeException e) {
+                    stop(e.offsetOutOfRangePartitions());
+                    continue;
+                }
+                if (!stopped.isEmpty() && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
+                    resync = true; // re-reads the stored offsets: a stopped partition resumes once an operator moved its offset
+                    retryAtNanos = System.nanoTime();
+                    stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
+                }
                 measureLag();
                 if (!records.isEmpty()) {
                     apply(records);
@@ -242,7 +266,19 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 }
                 expected.put(tp, s);
             }
-            consumer.resume(assigned);
+            List<TopicPartition> resumed = new ArrayList<>();
+            for (TopicPartition tp : assigned) {
+                Long was = stopped.get(tp);
+                if (was != null && !was.equals(stored.get(tp))) {
+                    stopped.remove(tp);
+                    LOG.warn("partition {} resumes at stored offset {}, set on purpose (it was stopped at out-of-range offset {})",
+                            tp, stored.get(tp), was);
+                }
+                if (!stopped.containsKey(tp)) {
+                    resumed.add(tp);
+                }
+            }
+            consumer.resume(resumed);
             if (!assigned.isEmpty()) {
                 LOG.info("consuming {} from the stored offsets {} (start = none stored yet)", assigned, describe(assigned));
             }
@@ -253,6 +289,34 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             problem.set("database: " + e.getMessage());
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+        }
+    }
+
+    /**
+     * The stored offset of these partitions is outside the log (topic recreated, or retention passed
+     * it). Kafka would jump to one end and drop or replay commands without a verdict; instead the
+     * partition stops here, loudly, until an operator sets its offset on purpose
+     * ({@code queen-timers offsets set}, README "Commands"). The other partitions go on.
+     */
+    private void stop(Map<TopicPartition, Long> outOfRange) {
+        for (Map.Entry<TopicPartition, Long> e : outOfRange.entrySet()) {
+            TopicPartition tp = e.getKey();
+            consumer.pause(List.of(tp));
+            if (stopped.put(tp, e.getValue()) == null) {
+                LOG.error("partition {} STOPPED: its stored offset {} (group {}) is out of range{}; nothing is skipped on its own:"
+                        + " move it on purpose with `queen-timers offsets set --group {} --topic {} --partition {} --offset N --reason ...`",
+                        tp, e.getValue(), offsets.groupId(), logRange(tp), offsets.groupId(), tp.topic(), tp.partition());
+            }
+        }
+        stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
+    }
+
+    private String logRange(TopicPartition tp) {
+        try {
+            Duration t = Duration.ofSeconds(5);
+            return " (the log holds " + consumer.beginningOffsets(List.of(tp), t).get(tp) + ".." + consumer.endOffsets(List.of(tp), t).get(tp) + ")";
+        } catch (RuntimeException e) {
+            return "";
         }
     }
 
@@ -299,7 +363,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
     /** Empty when the loop is applying; otherwise why not (for /health/ready). Any thread. */
     public Optional<String> problem() {
-        return Optional.ofNullable(problem.get());
+        String p = problem.get();
+        if (p == null && !stopped.isEmpty()) {
+            StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
+            stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+            return Optional.of(b.toString());
+        }
+        return Optional.ofNullable(p);
     }
 
     /** Finish the batch in hand, commit it, leave the group. Any thread; the loop's thread ends. */
@@ -314,11 +384,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
+            stopped.keySet().removeAll(partitions);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
+            stopped.keySet().removeAll(partitions);
         }
 
         @Override
