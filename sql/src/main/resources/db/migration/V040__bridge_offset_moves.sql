@@ -19,7 +19,7 @@
 -- The event goes to the default tenant's audit stream: an offset belongs to a topic, and which tenant
 -- a topic stands for is the bridge's configuration, which the database does not know.
 
-ALTER TABLE queen.timer_audit_outbox DROP CONSTRAINT IF EXISTS timer_audit_outbox_type_check;
+ALTER TABLE queen.timer_audit_outbox DROP CONSTRAINT timer_audit_outbox_type_check; -- V026 named it implicitly: table_column_check
 ALTER TABLE queen.timer_audit_outbox ADD CONSTRAINT timer_audit_outbox_type_check
     CHECK (type IN ('scheduled', 'rescheduled', 'cancelled', 'absent', 'too_late',
                     'rejected', 'fired', 'retrying', 'dead_lettered', 'offset_moved'));
