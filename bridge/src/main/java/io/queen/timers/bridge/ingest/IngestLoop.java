@@ -120,7 +120,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 try {
                     records = consumer.poll(pollTimeout);
                 } catch (NoOffsetForPartitionException e) {
-                    continue; // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them
+                    // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them, once the
+                    // stored offsets can be read; until then poll throws at once, so wait here instead of spinning
+                    idle(pollTimeout);
+                    continue;
                 } catch (OffsetOutOfRangeException e) {
                     stop(e.offsetOutOfRangePartitions());
                     continue;
@@ -317,6 +320,15 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             return " (the log holds " + consumer.beginningOffsets(List.of(tp), t).get(tp) + ".." + consumer.endOffsets(List.of(tp), t).get(tp) + ")";
         } catch (RuntimeException e) {
             return "";
+        }
+    }
+
+    private void idle(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running.set(false);
         }
     }
 
