@@ -9,6 +9,7 @@ import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
@@ -60,13 +61,15 @@ public final class BridgeMain implements AutoCloseable {
     /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
     public static BridgeMain start(Config config, MeterRegistry registry) {
         LOG.info("starting bridge: {}", config);
+        // the mappings first: a bad one is a start-up error before anything connects
+        TopicRoutes routes = TopicRoutes.from(config);
+        AuditTopics.from(config);
         HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
         try {
             if (config.bool(CommonSettings.MIGRATE_ON_START)) {
                 Migrations.migrate(dataSource);
             }
             String group = config.string(BridgeSettings.GROUP_ID);
-            TopicRoutes routes = TopicRoutes.from(config);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
                     config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
             BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
@@ -92,6 +95,9 @@ public final class BridgeMain implements AutoCloseable {
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        // Never reset a position on Kafka's own: an out-of-range stored offset stops its partition until an
+        // operator sets it (queen-timers offsets set); "latest" would drop unapplied commands without a verdict.
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         // A command of an aborted producer transaction never happened.
         p.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);

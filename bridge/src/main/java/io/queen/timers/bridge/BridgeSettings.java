@@ -1,5 +1,6 @@
 package io.queen.timers.bridge;
 
+import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.Type.INT;
 import static io.queen.timers.core.config.ConfigDef.Type.LIST;
@@ -27,6 +28,9 @@ public final class BridgeSettings {
     public static final String ZSTD_THRESHOLD = "bridge.payload.zstd.threshold";
     public static final String WAKE_WITHIN = "bridge.wake.within";
     public static final String POLL_TIMEOUT = "bridge.poll.timeout";
+    public static final String TOPIC_TENANTS = "command.topic.tenants";
+    public static final String TOPIC_PRODUCER_SUBS = "command.topic.producer.subs";
+    public static final String DEFAULT_TENANT_ALLOWED = "bridge.default.tenant.allowed";
 
     private BridgeSettings() {}
 
@@ -36,7 +40,16 @@ public final class BridgeSettings {
                 .include(AuditSettings.definition())
                 .define(COMMAND_TOPICS, LIST, "queen.timers.commands", nonEmpty(), "QUEEN_COMMAND_TOPICS",
                         "Comma-separated Kafka topics carrying commands. Each maps to one tenant (topic.<name>.tenant, "
-                                + "default the default tenant) and optionally one producer sub (topic.<name>.producer.sub).")
+                                + "or command.topic.tenants) and optionally one producer sub (topic.<name>.producer.sub, or command.topic.producer.subs).")
+                .define(TOPIC_TENANTS, LIST, "", null,
+                        "The tenant of each command topic as <topic>=<tenant uuid>,...: the same mapping as topic.<name>.tenant, "
+                                + "in a form the environment can carry. A topic mapped twice to different tenants is a start-up error.")
+                .define(TOPIC_PRODUCER_SUBS, LIST, "", null,
+                        "The producer sub of each command topic as <topic>=<sub>,... (no commas in a sub): "
+                                + "the same mapping as topic.<name>.producer.sub, in a form the environment can carry.")
+                .define(DEFAULT_TENANT_ALLOWED, BOOLEAN, "false", null,
+                        "With more than one command topic, a topic that names no tenant is a start-up error unless this is true; "
+                                + "then it writes as the default tenant. One command topic may always use the default tenant.")
                 .define(GROUP_ID, STRING, "queen-timers-bridge", nonEmpty(),
                         "Kafka consumer group of the bridge instances; also the key of their offsets in queen.bridge_offsets.")
                 .define(HORIZON, DURATION, "90d", durationBetween(Duration.ofSeconds(1), Duration.ofDays(3650)),

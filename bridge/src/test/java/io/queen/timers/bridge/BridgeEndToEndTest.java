@@ -66,6 +66,7 @@ class BridgeEndToEndTest {
         TestKafka.createTopic(audit + "." + OTHER_TENANT, 1);
         Map<String, String> s = settings(db, a + "," + b, audit, "g-" + UUID.randomUUID());
         s.put("topic." + a + ".producer.sub", "svc-a");
+        s.put("topic." + a + ".tenant", "00000000-0000-0000-0000-000000000001"); // two topics: each names its tenant
         s.put("topic." + b + ".tenant", OTHER_TENANT);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);

@@ -6,6 +6,7 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.text.Secrets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -57,7 +58,7 @@ public final class DatabaseOptions {
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            throw new UserError("cannot connect to " + c.string(CommonSettings.JDBC_URL) + " as " + c.string(CommonSettings.JDBC_USER)
+            throw new UserError("cannot connect to " + Secrets.mask(c.string(CommonSettings.JDBC_URL)) + " as " + c.string(CommonSettings.JDBC_USER)
                     + ": " + root.getMessage());
         }
     }

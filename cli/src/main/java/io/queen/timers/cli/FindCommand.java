@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
@@ -49,11 +50,11 @@ final class FindCommand implements Callable<Integer> {
                     "messageId", h.messageId().toString(), "createdAt", h.createdAt().toString())).toList());
             output.print(out, "", f);
         } else if (hits.isEmpty()) {
-            out.println("not sent: no message with txn " + txn + " in " + queue.queue
-                    + " (still pending? `queen-timers list -q " + queue.queue + "`)");
+            out.println("not sent: no message with txn " + Printable.line(txn) + " in " + Printable.line(queue.queue)
+                    + " (still pending? `queen-timers list -q " + Printable.line(queue.queue) + "`)");
         } else {
             for (TxnHit h : hits) {
-                out.println("sent: " + queue.queue + " partition " + h.partition() + " offset " + h.offset()
+                out.println("sent: " + Printable.line(queue.queue) + " partition " + Printable.line(h.partition()) + " offset " + h.offset()
                         + "  message " + h.messageId() + "  at " + h.createdAt());
             }
         }

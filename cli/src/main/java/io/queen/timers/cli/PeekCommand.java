@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Compression;
@@ -51,8 +52,8 @@ final class PeekCommand implements Callable<Integer> {
             f.put("queue", queue.queue);
             f.put("timerKey", timerKey);
             f.put("pending", false);
-            output.print(out, "not pending: " + queue.queue + "/" + timerKey
-                    + " (never scheduled, cancelled, or already fired: `queen-timers find -q " + queue.queue + " --txn <txn>`)", f);
+            output.print(out, "not pending: " + Printable.line(queue.queue) + "/" + Printable.line(timerKey)
+                    + " (never scheduled, cancelled, or already fired: `queen-timers find -q " + Printable.line(queue.queue) + " --txn <txn>`)", f);
             return QueenTimers.EXIT_NOT_FOUND;
         }
         TimerView t = found.get();
@@ -75,12 +76,12 @@ final class PeekCommand implements Callable<Integer> {
         f.put("encrypted", t.encrypted());
         Duration in = Duration.between(t.dbNow(), t.deliverAt());
         output.print(out, String.join("\n",
-                t.queue() + "/" + t.timerKey() + "  " + f.get("state") + "  deliver at " + t.deliverAt()
+                Printable.line(t.queue()) + "/" + Printable.line(t.timerKey()) + "  " + f.get("state") + "  deliver at " + t.deliverAt()
                         + (in.isNegative() ? " (" + human(in.negated()) + " ago)" : " (in " + human(in) + ")"),
-                "  partition " + t.partition() + "  txn " + t.txn() + "  message " + t.messageId(),
-                "  attempts " + t.attempts() + "  last error " + (t.lastError() == null ? "-" : t.lastError())
+                "  partition " + Printable.line(t.partition()) + "  txn " + Printable.line(t.txn()) + "  message " + t.messageId(),
+                "  attempts " + t.attempts() + "  last error " + (t.lastError() == null ? "-" : Printable.line(t.lastError()))
                         + "  claimed until " + (t.claimedUntil() == null ? "-" : t.claimedUntil()),
-                "  payload " + payload), f);
+                "  payload " + Printable.line(payload)), f);
         return 0;
     }
 

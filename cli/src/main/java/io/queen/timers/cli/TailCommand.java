@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.log.read.LogMessage;
@@ -59,7 +60,7 @@ final class TailCommand implements Callable<Integer> {
             LogReader reader = new LogReader(ds);
             long next = start(reader);
             if (next < 0 && !follow) {
-                spec.commandLine().getErr().println("queue " + queue.queue + " has no partition " + partition
+                spec.commandLine().getErr().println("queue " + Printable.line(queue.queue) + " has no partition " + Printable.line(partition)
                         + " (yet): nothing was fired into it");
                 return QueenTimers.EXIT_NOT_FOUND;
             }
@@ -98,7 +99,7 @@ final class TailCommand implements Callable<Integer> {
         f.put("txn", m.txn());
         f.put("messageId", m.messageId().toString());
         f.put("payload", m.payloadText());
-        output.print(out, m.partition() + "@" + m.offset() + "  " + m.createdAt() + "  txn " + m.txn()
-                + "  message " + m.messageId() + "  " + m.payloadText(), f);
+        output.print(out, Printable.line(m.partition()) + "@" + m.offset() + "  " + m.createdAt() + "  txn " + Printable.line(m.txn())
+                + "  message " + m.messageId() + "  " + Printable.line(m.payloadText()), f);
     }
 }

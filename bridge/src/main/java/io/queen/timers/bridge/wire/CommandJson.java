@@ -1,9 +1,9 @@
 package io.queen.timers.bridge.wire;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import io.queen.timers.core.kafka.RecordKey;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -73,8 +73,9 @@ public final class CommandJson {
         }
         try {
             if (payloadJson != null) {
-                JsonNode payload = JSON.readTree(payloadJson);
-                n.set("payload", payload);
+                JSON.readTree(payloadJson); // well-formed, or the caller hears it here; the text itself is sent as given
+                byte[] raw = payloadJson.getBytes(StandardCharsets.UTF_8);
+                n.putRawValue("payload", new RawValue(new String(RawJson.compact(raw, 0, raw.length), StandardCharsets.UTF_8)));
             }
             return JSON.writeValueAsBytes(n);
         } catch (JsonProcessingException e) {

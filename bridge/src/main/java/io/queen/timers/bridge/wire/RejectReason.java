@@ -34,7 +34,12 @@ public enum RejectReason {
     /** The record key is absent or is not {@code <queue>/<timerKey>}. */
     KEY_MISMATCH("key_mismatch"),
     /** A queen-* header is repeated or is not valid UTF-8. */
-    BAD_HEADER("bad_header");
+    BAD_HEADER("bad_header"),
+    /**
+     * This record met an unexpected error: a bug in the parser, or a database error caused by its
+     * values (SQLSTATE class 22, 23 or 54), found by bisecting its batch. The event carries the error text.
+     */
+    INTERNAL("internal");
 
     private final String wireName;
 

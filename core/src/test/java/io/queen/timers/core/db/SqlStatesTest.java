@@ -39,4 +39,30 @@ class SqlStatesTest {
         RuntimeException wrapped = new RuntimeException(new RuntimeException(new SQLException("x", "23505")));
         assertThat(SqlStates.classify(wrapped)).isEqualTo(ErrorClass.PERMANENT);
     }
+
+    @ParameterizedTest(name = "{0} caused by the values: {1}")
+    @CsvSource({
+        "22003, true",  // numeric value out of range
+        "22021, true",  // character not in repertoire (a bad encoding)
+        "22P05, true",  // untranslatable character (\u0000 into jsonb)
+        "23514, true",  // check violation
+        "54000, true",  // program limit exceeded (a value too large)
+        "08006, false", // connection failure: the world
+        "57P01, false", // admin shutdown
+        "57014, false", // query canceled (statement timeout)
+        "53300, false", // too many connections
+        "40001, false", // serialization failure
+        "40P01, false", // deadlock
+        "55P03, false", // lock not available (lock timeout)
+        "42P01, false", // undefined table: a schema problem, not this record's
+    })
+    void tellsThisRecordFromTheWorld(String state, boolean byValues) {
+        assertThat(SqlStates.causedByValues(new RuntimeException(new SQLException("x", state)))).isEqualTo(byValues);
+    }
+
+    @Test
+    void aNonDatabaseErrorIsThisRecordsAndNoSqlStateIsTheWorlds() {
+        assertThat(SqlStates.causedByValues(new ArithmeticException("long overflow"))).isTrue();
+        assertThat(SqlStates.causedByValues(new SQLException("socket closed"))).isFalse();
+    }
 }
