@@ -14,6 +14,7 @@ import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.health.LoopProgress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -58,6 +59,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration pollTimeout;
     private final Duration maxBackoff;
     private final MeterRegistry registry;
+    private final LoopProgress progress;
     private final Timer applyTimer;
     private final Counter retries;
     private final AtomicLong lag = new AtomicLong();
@@ -70,7 +72,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private Duration backoff = MIN_BACKOFF;
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry) {
+                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry,
+                      LoopProgress progress) {
         this.consumer = consumer;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -80,6 +83,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.pollTimeout = pollTimeout;
         this.maxBackoff = maxBackoff;
         this.registry = registry;
+        this.progress = progress;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
         this.retries = Counter.builder("queen.timers.bridge.batch.retries")
@@ -100,6 +104,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 measureLag();
                 if (!records.isEmpty()) {
                     apply(records);
+                }
+                // a cycle spent paused after a failure (waiting to resync) is not progress
+                String p = problem.get();
+                if (p == null) {
+                    progress.completed();
+                } else {
+                    progress.failed(p);
                 }
             }
         } catch (WakeupException e) {
