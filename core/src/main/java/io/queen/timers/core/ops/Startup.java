@@ -98,7 +98,7 @@ public final class Startup implements ReadinessCheck {
                 }
                 Instant now = clock.instant();
                 String why = firstLine(e.getMessage());
-                waitingFor = "starting: cannot " + what + " since " + startedAt + " (attempt " + attempt + "): " + why;
+                waitingFor = "cannot " + what + " since " + startedAt + " (attempt " + attempt + "): " + why;
                 if (!timeout.isZero() && Duration.between(startedAt, now).compareTo(timeout) >= 0) {
                     throw new IllegalStateException(service + ": gave up trying to " + what + " after " + attempt + " attempts in "
                             + Duration.between(startedAt, now).toSeconds() + " s (setting startup.timeout = " + timeout + "): " + why, e);
