@@ -36,7 +36,6 @@ public final class CommonSettings {
 
     public static ConfigDef definition() {
         return new ConfigDef()
-                .include(HealthSettings.definition())
                 .define(JDBC_URL, STRING, null, nonEmpty(), "QUEEN_JDBC_URL",
                         "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=require.")
                 .define(JDBC_USER, STRING, "postgres", null, "QUEEN_JDBC_USER", "Database user.")
@@ -54,11 +53,12 @@ public final class CommonSettings {
                         "Address /health and /metrics listen on. 0.0.0.0 (all interfaces) so a container's healthcheck and a"
                                 + " scraper on the container network reach it; 127.0.0.1 keeps them on the host.")
                 .define(STARTUP_TIMEOUT, DURATION, "0s", durationBetween(Duration.ZERO, Duration.ofDays(365)), "QUEEN_STARTUP_TIMEOUT",
-                        "How long a service starting while PostgreSQL is unreachable (or restarting, or holding the migration"
-                                + " lock) keeps retrying, live and not ready, before it exits non-zero; 0 = indefinitely.")
+                        "How long a service starting while PostgreSQL is unreachable or restarting keeps retrying its start-up"
+                                + " (the migration and its lock included), live and not ready, before it exits non-zero; 0 = indefinitely.")
                 .define(DB_RETRY_BACKOFF_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
                         "Longest pause between retries while the database is unreachable (backoff doubles from 100 ms).")
                 .define(MIGRATE_ON_START, ConfigDef.Type.BOOLEAN, "true", null,
-                        "Apply the Flyway migrations at start (safe when several processes start at once).");
+                        "Apply the Flyway migrations at start (safe when several processes start at once).")
+                .include(HealthSettings.definition());
     }
 }
