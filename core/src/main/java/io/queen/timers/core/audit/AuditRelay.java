@@ -142,6 +142,9 @@ public final class AuditRelay implements AutoCloseable {
         this.published = Counter.builder("queen.timers.audit.published")
                 .description("Audit events the broker acknowledged (at-least-once: a crash may publish some twice)")
                 .register(registry);
+        // the topics known from the settings show 0 from the start; a tenant's default topic appears with its first row
+        backlogGauge(topics.defaultTopic());
+        topics.configured().values().forEach(this::backlogGauge);
         Gauge.builder("queen.timers.audit.relay.active", active, a -> a.get() ? 1 : 0)
                 .description("1 while this process's relay holds the per-database relay lock")
                 .register(registry);
@@ -376,14 +379,18 @@ public final class AuditRelay implements AutoCloseable {
             }
         }
         backlog.keySet().forEach(t -> rows.putIfAbsent(t, 0L));
-        rows.forEach((topic, n) -> backlog.computeIfAbsent(topic, t -> {
+        rows.forEach((topic, n) -> backlogGauge(topic).set(n));
+    }
+
+    private AtomicLong backlogGauge(String topic) {
+        return backlog.computeIfAbsent(topic, t -> {
             AtomicLong g = new AtomicLong();
             Gauge.builder("queen.timers.audit.outbox.backlog", g, AtomicLong::get).tag("topic", t)
                     .description("Outbox rows not yet published, per destination topic (a fired row holds one segment's events),"
                             + " as seen by the active relay")
                     .register(registry);
             return g;
-        }).set(n));
+        });
     }
 
     private static boolean tryLock(Connection c) throws SQLException {
