@@ -239,6 +239,9 @@ public final class AuditRelay implements AutoCloseable {
                 }
             } finally {
                 active.set(false);
+                // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
+                progress.impaired(null);
+                heldSnapshot = Map.of();
                 unlock(c);
             }
         }
