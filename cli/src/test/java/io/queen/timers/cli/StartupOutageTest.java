@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.cli.ServiceCommandsTest.Background;
+import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.embedded.EmbeddedPostgresServer.Durability;
 import io.queen.timers.sql.Migrations;
@@ -96,6 +97,42 @@ class StartupOutageTest {
             }
         } finally {
             pg.close();
+        }
+    }
+
+    @Test
+    void aBridgeStartedWhileKafkaIsDownComesUpWhenTheBrokerStartsTenSecondsLater() throws Exception {
+        int kafkaPort = Http.freePort();
+        int bridgePort = Http.freePort();
+        io.queen.timers.testkit.FreshDatabase database = io.queen.timers.testkit.TestPostgres.createDatabase("StartupOutageTest");
+        Map<String, String> env = env(database.jdbcUrl(), bridgePort);
+        env.put("QUEEN_JDBC_USER", database.user());
+        env.put("QUEEN_JDBC_PASSWORD", database.password());
+        env.put("QUEEN_KAFKA_BOOTSTRAP", "127.0.0.1:" + kafkaPort);
+        env.put("QUEEN_COMMAND_TOPICS", "outage.commands");
+        env.put("QUEEN_AUDIT_TOPIC", "outage.audit");
+        try (Background bridge = Background.run(env, "bridge")) {
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+                HttpResponse<String> ready = Http.get(bridgePort, "/health/ready");
+                assertThat(ready.statusCode()).isEqualTo(503);
+                assertThat(ready.body()).contains("startup: ok").contains("kafka: unreachable");
+            });
+            Thread.sleep(10_000);
+            assertThat(bridge.thread().isAlive()).isTrue();
+            assertThat(Http.status(bridgePort, "/health/live")).isEqualTo(200);
+            try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"), kafkaPort, true);
+                    org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                            Map.of("bootstrap.servers", broker.bootstrapServers()))) {
+                admin.createTopics(java.util.List.of(new org.apache.kafka.clients.admin.NewTopic("outage.audit", 1, (short) 1))).all().get();
+                await().atMost(Duration.ofSeconds(120)).untilAsserted(() ->
+                        assertThat(Http.get(bridgePort, "/health/ready").statusCode()).as(Http.get(bridgePort, "/health/ready").body()).isEqualTo(200));
+                Cli sent = Cli.run(env, "schedule", "-t", "outage.commands", "-q", "outage.q", "-k", "k1", "--delay", "1h", "--wait=60s");
+                assertThat(sent.exitCode()).as(sent.err()).isZero();
+                assertThat(sent.out()).contains("verdict: scheduled");
+                assertThat(bridge.stop()).isZero();
+            }
+        } finally {
+            database.close();
         }
     }
 
