@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -41,8 +42,13 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     /** A throw-away broker on free ports with a temporary log directory. */
     public static EmbeddedKafkaBroker startTemporary() {
+        return startTemporary(Map.of());
+    }
+
+    /** A throw-away broker whose server settings are overridden by {@code overrides} (e.g. auto-create off). */
+    public static EmbeddedKafkaBroker startTemporary(Map<String, String> overrides) {
         try {
-            return start(Files.createTempDirectory("queen-kafka-"), 0, true);
+            return start(Files.createTempDirectory("queen-kafka-"), 0, true, overrides);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -54,6 +60,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * @param port the client port, or 0 for a free one
      */
     public static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose) {
+        return start(logDir, port, deleteOnClose, Map.of());
+    }
+
+    private static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides) {
         int brokerPort = port == 0 ? freePort() : port;
         int controllerPort = freePort();
         Properties props = new Properties();
@@ -79,6 +89,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         // Without this the cleaner allocates 128 MiB up front, which alone kills a small test heap.
         props.put("log.cleaner.dedupe.buffer.size", "2097152");
         props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
+        props.putAll(overrides);
         try {
             Files.createDirectories(logDir);
             if (!Files.exists(logDir.resolve("meta.properties"))) {

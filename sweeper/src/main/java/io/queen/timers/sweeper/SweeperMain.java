@@ -8,7 +8,9 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.ops.ServiceHost;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.ops.Startup;
 import io.queen.timers.log.cleanup.PartitionCleanup;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.Claimer;
@@ -26,9 +28,9 @@ import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -52,57 +54,71 @@ public final class SweeperMain implements AutoCloseable {
     private final WakeListener listener;
     private final CleanupClock cleanup;
     private final AuditRelay relay;
+    private final Health health;
     private final CountDownLatch closed = new CountDownLatch(1);
 
-    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, WakeSignal wake, WakeListener listener,
-                        CleanupClock cleanup, AuditRelay relay) {
+    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, List<LoopProgress> progress, WakeSignal wake,
+                        WakeListener listener, CleanupClock cleanup, AuditRelay relay, Health health) {
         this.dataSource = dataSource;
         this.loops = loops;
         this.wake = wake;
         this.listener = listener;
         this.cleanup = cleanup;
         this.relay = relay;
+        this.health = health;
         this.threads = new ArrayList<>();
         for (int i = 0; i < loops.size(); i++) {
-            threads.add(new Thread(loops.get(i), "sweeper-loop-" + i));
+            threads.add(new Thread(progress.get(i).guard(loops.get(i)), "sweeper-loop-" + i));
         }
     }
 
     public static void main(String[] args) {
         // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry) -> {
-            SweeperMain sweeper = start(config, registry);
-            return new ServiceHost.Running(sweeper.readinessChecks(), sweeper::awaitTermination, sweeper);
+        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry, health, startup) -> {
+            SweeperMain sweeper = start(config, registry, health, startup);
+            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
         });
     }
 
-    /** Starts the sweeper in this JVM; the caller owns the registry (and any HTTP face). */
+    /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static SweeperMain start(Config config, MeterRegistry registry) {
+        return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
+                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), Clock.systemUTC()));
+    }
+
+    /**
+     * Starts the sweeper in this JVM; its loops report to {@code health}. Blocks while the database is
+     * unreachable at start (the migration is retried through {@code startup}).
+     */
+    public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         SweeperSettings s = SweeperSettings.from(config);
         LOG.info("starting sweeper: {}", config);
         HikariDataSource dataSource = DataSources.create(config, "queen-sweeper");
         try {
             if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                Migrations.migrate(dataSource);
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(dataSource));
             }
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes());
             Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
             List<SweepLoop> loops = new ArrayList<>();
+            List<LoopProgress> progress = new ArrayList<>();
             for (int i = 0; i < s.workers(); i++) {
+                LoopProgress p = health.loop("sweep-" + i);
+                progress.add(p);
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes()));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p));
             }
-            WakeListener listener = new WakeListener(() -> connect(config), wake).start();
+            WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener")).start();
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
-            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry).start() : null;
-            SweeperMain sweeper = new SweeperMain(dataSource, loops, wake, listener, cleanup, relay);
+            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
+            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, relay, health);
             sweeper.threads.forEach(Thread::start);
             return sweeper;
         } catch (RuntimeException e) {
@@ -120,20 +136,9 @@ public final class SweeperMain implements AutoCloseable {
         return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
     }
 
-    public List<ReadinessCheck> readinessChecks() {
-        // "database" and "kafka" come from ServiceHost's StandardReadiness, the one place that checks them
-        return List.of(new ReadinessCheck() {
-            @Override
-            public String name() {
-                return "listen";
-            }
-
-            @Override
-            public Optional<String> problem() {
-                return listener.listening() ? Optional.empty()
-                        : Optional.of("LISTEN " + WakeListener.CHANNEL + " is down (sweeping on the clock only)");
-            }
-        });
+    /** The sweeper's readiness: its sweep workers, the wake listener and the relay ({@code /health/ready} reads it). */
+    public Health health() {
+        return health;
     }
 
     /** Blocks until {@link #close()} finished. */

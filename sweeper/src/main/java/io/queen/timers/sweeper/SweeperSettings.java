@@ -10,6 +10,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 
@@ -115,6 +116,11 @@ public record SweeperSettings(
     }
 
     public static SweeperSettings from(Config c) {
+        // an idle sweep loop ends a cycle at least every sweeper.idle.max; readiness calls it stuck after health.stall.after
+        if (c.duration(IDLE_MAX).compareTo(c.duration(HealthSettings.STALL_AFTER)) >= 0) {
+            throw new ConfigException("setting " + IDLE_MAX + " = " + c.duration(IDLE_MAX) + " must be below " + HealthSettings.STALL_AFTER
+                    + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
+        }
         return new SweeperSettings(
                 c.intValue(BATCH_SIZE), c.duration(LEASE), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),

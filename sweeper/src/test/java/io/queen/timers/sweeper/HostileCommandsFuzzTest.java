@@ -103,7 +103,7 @@ class HostileCommandsFuzzTest {
                 histogram.merge(v.get(0), "1", (a, b) -> Integer.toString(Integer.parseInt(a) + 1));
             });
             assertThat(histogram).as("no record met a bug").doesNotContainKey("rejected/internal");
-            assertThat(bridge.readinessChecks().get(0).problem()).as("the ingest loop").isEmpty();
+            assertThat(bridge.health().report().ready()).as(bridge.health().report().text()).isTrue();
 
             // After all of that, a valid command is applied and fires, its payload exactly as sent.
             producer.send(new ProducerRecord<>(topic, "fuzz.after/last".getBytes(StandardCharsets.UTF_8),

@@ -55,6 +55,16 @@ class SweeperSettingsTest {
     }
 
     @Test
+    void anIdleSleepAsLongAsTheStallBoundIsRefused() {
+        Map<String, String> env = required();
+        env.put("QUEEN_SWEEPER_IDLE_MAX", "2m");
+        assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.idle.max").hasMessageContaining("health.stall.after");
+        env.put("QUEEN_HEALTH_STALL_AFTER", "5m");
+        assertThat(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)).idleMax()).isEqualTo(Duration.ofMinutes(2));
+    }
+
+    @Test
     void badValuesAreOneLineNamingTheSetting() {
         Map<String, String> env = required();
         env.put("QUEEN_SWEEPER_BATCH_SIZE", "0");

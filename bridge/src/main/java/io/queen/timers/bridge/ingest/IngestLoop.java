@@ -18,6 +18,7 @@ import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.health.LoopProgress;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -70,6 +71,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration pollTimeout;
     private final Duration maxBackoff;
     private final MeterRegistry registry;
+    private final LoopProgress progress;
     private final Timer applyTimer;
     private final Counter retries;
     private final Counter isolations;
@@ -78,7 +80,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
     /** The stored next offset each assigned partition was sought to (null value: none stored yet). */
     private final Map<TopicPartition, Long> expected = new HashMap<>();
-    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #problem()} from any thread. */
+    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #stoppedPartitions()} from any thread. */
     private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
     private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
@@ -86,7 +88,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private Duration backoff = MIN_BACKOFF;
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry) {
+                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry,
+                      LoopProgress progress) {
         this.consumer = consumer;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -96,6 +99,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.pollTimeout = pollTimeout;
         this.maxBackoff = maxBackoff;
         this.registry = registry;
+        this.progress = progress;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
         this.retries = Counter.builder("queen.timers.bridge.batch.retries")
@@ -136,6 +140,14 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 measureLag();
                 if (!records.isEmpty()) {
                     apply(records);
+                }
+                // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
+                // an out-of-range offset is reported on its own (stoppedPartitions), at once
+                String p = problem.get();
+                if (p == null) {
+                    progress.completed();
+                } else {
+                    progress.failed(p);
                 }
             }
         } catch (WakeupException e) {
@@ -373,15 +385,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         return b.toString();
     }
 
-    /** Empty when the loop is applying; otherwise why not (for /health/ready). Any thread. */
-    public Optional<String> problem() {
-        String p = problem.get();
-        if (p == null && !stopped.isEmpty()) {
-            StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
-            stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
-            return Optional.of(b.toString());
+    /**
+     * Empty while no partition is stopped; otherwise which, at which stored offset, and what to do. A stopped
+     * partition never resumes on its own, so readiness reports it at once rather than after
+     * {@code health.failing.after} like a passing failure. Any thread.
+     */
+    public Optional<String> stoppedPartitions() {
+        if (stopped.isEmpty()) {
+            return Optional.empty();
         }
-        return Optional.ofNullable(p);
+        StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
+        stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+        return Optional.of(b.toString());
     }
 
     /** Finish the batch in hand, commit it, leave the group. Any thread; the loop's thread ends. */

@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.loop;
 
+import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.probe.DueProbe;
@@ -35,13 +36,14 @@ public final class SweepLoop implements Runnable {
     private final WakeSignal wake;
     private final SweeperMetrics metrics;
     private final int maxFireBytes;
+    private final LoopProgress progress;
     private volatile boolean stopping;
 
     /** Fixed frame bytes besides txn and payload, for the running byte count of a cycle's claims. */
     private static final int FRAME_OVERHEAD = 64;
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes) {
+                     int maxFireBytes, LoopProgress progress) {
         this.probe = probe;
         this.claimer = claimer;
         this.delivery = delivery;
@@ -49,6 +51,7 @@ public final class SweepLoop implements Runnable {
         this.wake = wake;
         this.metrics = metrics;
         this.maxFireBytes = maxFireBytes;
+        this.progress = progress;
     }
 
     /** One cycle; returns how long to sleep before the next. */
@@ -89,7 +92,9 @@ public final class SweepLoop implements Runnable {
             Duration sleep;
             try {
                 sleep = cycle();
+                progress.completed();
             } catch (SQLException | RuntimeException e) {
+                progress.failed(e.toString());
                 sleep = pacer.afterError();
                 LOG.warn("sweep cycle failed ({}); next try in {} ms", e.toString(), sleep.toMillis());
             }

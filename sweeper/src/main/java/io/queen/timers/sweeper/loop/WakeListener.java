@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.loop;
 
+import io.queen.timers.core.health.LoopProgress;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -32,14 +33,16 @@ public final class WakeListener implements AutoCloseable {
 
     private final Connector connector;
     private final WakeSignal signal;
+    private final LoopProgress progress;
     private final Thread thread;
     private volatile boolean closed;
     private volatile boolean listening;
 
-    public WakeListener(Connector connector, WakeSignal signal) {
+    public WakeListener(Connector connector, WakeSignal signal, LoopProgress progress) {
         this.connector = connector;
         this.signal = signal;
-        this.thread = new Thread(this::run, "sweeper-listen");
+        this.progress = progress;
+        this.thread = new Thread(progress.guard(this::run), "sweeper-listen");
         this.thread.setDaemon(true);
     }
 
@@ -69,12 +72,14 @@ public final class WakeListener implements AutoCloseable {
                     if (got != null && got.length > 0) {
                         signal.wake();
                     }
+                    progress.completed();
                 }
             } catch (SQLException e) {
                 listening = false;
                 if (closed) {
                     return;
                 }
+                progress.failed("LISTEN " + CHANNEL + ": " + e.getMessage() + " (sweeping on the clock meanwhile)");
                 LOG.warn("LISTEN {} connection lost ({}); retrying in {} ms, sweeping on the clock meanwhile",
                         CHANNEL, e.getMessage(), backoff.toMillis());
                 sleep(backoff);
