@@ -12,6 +12,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
@@ -60,11 +61,15 @@ public final class BridgeMain implements AutoCloseable {
     /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
     public static BridgeMain start(Config config, MeterRegistry registry) {
         LOG.info("starting bridge: {}", config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                Migrations.migrate(dataSource);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                Migrations.migrate(migration);
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             String group = config.string(BridgeSettings.GROUP_ID);
             TopicRoutes routes = TopicRoutes.from(config);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),

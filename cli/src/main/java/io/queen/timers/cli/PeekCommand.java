@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.db.SessionTimeouts;
 import com.github.luben.zstd.ZstdInputStream;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.sweeper.inspect.TimerInspector;
@@ -42,7 +43,7 @@ final class PeekCommand implements Callable<Integer> {
     @Override
     public Integer call() throws SQLException {
         Optional<TimerView> found;
-        try (HikariDataSource ds = db.open(root.env(), "queen-peek")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-peek"))) {
             found = new TimerInspector(ds).peek(queue.tenant, queue.queue, timerKey);
         }
         PrintWriter out = spec.commandLine().getOut();

@@ -7,6 +7,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.log.cleanup.PartitionCleanup;
@@ -16,6 +17,7 @@ import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.loop.CleanupClock;
 import io.queen.timers.sweeper.loop.Delivery;
+import io.queen.timers.sweeper.loop.LoopState;
 import io.queen.timers.sweeper.loop.Pacer;
 import io.queen.timers.sweeper.loop.SweepLoop;
 import io.queen.timers.sweeper.loop.SweeperMetrics;
@@ -63,8 +65,10 @@ public final class SweeperMain implements AutoCloseable {
         this.cleanup = cleanup;
         this.relay = relay;
         this.threads = new ArrayList<>();
-        for (int i = 0; i < loops.size(); i++) {
-            threads.add(new Thread(loops.get(i), "sweeper-loop-" + i));
+        for (SweepLoop loop : loops) {
+            Thread t = new Thread(loop, loop.state().name());
+            t.setUncaughtExceptionHandler((thread, error) -> loopDied(loop.state(), error));
+            threads.add(t);
         }
     }
 
@@ -80,22 +84,28 @@ public final class SweeperMain implements AutoCloseable {
     /** Starts the sweeper in this JVM; the caller owns the registry (and any HTTP face). */
     public static SweeperMain start(Config config, MeterRegistry registry) {
         SweeperSettings s = SweeperSettings.from(config);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
         LOG.info("starting sweeper: {}", config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-sweeper");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                Migrations.migrate(dataSource);
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a fire's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                Migrations.migrate(migration);
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes());
             Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
             List<SweepLoop> loops = new ArrayList<>();
             for (int i = 0; i < s.workers(); i++) {
+                // a cycle running longer than the lease is reported: its timers are anyone's again by then
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
-                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
+                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes()));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(),
+                        new LoopState("sweeper-loop-" + i, s.lease())));
             }
             WakeListener listener = new WakeListener(() -> connect(config), wake).start();
             CleanupClock cleanup = s.cleanupEnabled()
@@ -111,18 +121,55 @@ public final class SweeperMain implements AutoCloseable {
         }
     }
 
-    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials. */
+    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials and its own timeouts. */
     private static Connection connect(Config config) throws SQLException {
-        Properties p = new Properties();
+        Properties p = WakeListener.TIMEOUTS.driverProperties();
         p.setProperty("user", config.string(CommonSettings.JDBC_USER));
         p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
-        p.setProperty("ApplicationName", "queen-sweeper-listen");
         return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
+    }
+
+    /**
+     * A loop's thread ended with an Error (OutOfMemoryError, most likely): nothing of this process can be
+     * trusted to fire any more, so readiness goes down and the whole sweeper stops; {@link ServiceHost} then
+     * exits non-zero and a supervisor starts a fresh one (safe: every fire is one transaction, and a claim
+     * not fired comes back after its lease).
+     */
+    private void loopDied(LoopState state, Throwable error) {
+        state.died(error);
+        LOG.error("{} died of {}; readiness is down and the sweeper stops so that it can be restarted", state.name(), error, error);
+        try {
+            Thread stopper = new Thread(this::close, "sweeper-stop");
+            stopper.setDaemon(true);
+            stopper.start();
+        } catch (Throwable cannotEvenStartAThread) {
+            closed.countDown();   // at least let the process end; the supervisor restarts it
+        }
+    }
+
+    /** One per loop: what it is doing, from its {@link LoopState} (readiness never touches the database). */
+    public List<LoopState> loopStates() {
+        return loops.stream().map(SweepLoop::state).toList();
     }
 
     public List<ReadinessCheck> readinessChecks() {
         // "database" and "kafka" come from ServiceHost's StandardReadiness, the one place that checks them
-        return List.of(new ReadinessCheck() {
+        List<ReadinessCheck> checks = new ArrayList<>();
+        for (SweepLoop loop : loops) {
+            LoopState state = loop.state();
+            checks.add(new ReadinessCheck() {
+                @Override
+                public String name() {
+                    return state.name();
+                }
+
+                @Override
+                public Optional<String> problem() {
+                    return state.problem();
+                }
+            });
+        }
+        checks.add(new ReadinessCheck() {
             @Override
             public String name() {
                 return "listen";
@@ -134,6 +181,7 @@ public final class SweeperMain implements AutoCloseable {
                         : Optional.of("LISTEN " + WakeListener.CHANNEL + " is down (sweeping on the clock only)");
             }
         });
+        return checks;
     }
 
     /** Blocks until {@link #close()} finished. */
