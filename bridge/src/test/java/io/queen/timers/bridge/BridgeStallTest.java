@@ -79,26 +79,24 @@ class BridgeStallTest {
     void aBridgeBackendStoppedWithSigstopIsGivenUpAndTheBridgeResumesByItself() throws Exception {
         String topic = TestKafka.newTopic("cmd-stop", 1);
         String audit = TestKafka.newTopic("audit-stop", 1);
-        List<Integer> stopped = List.of();
         try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
             send(producer, topic, "stop.q", "first", Duration.ofHours(1), "txn-first");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 1);
 
-            stopped = Backends.pids(db.dataSource(), "queen-bridge");
+            List<Integer> stopped = Backends.pids(db.dataSource(), "queen-bridge");
             assertThat(stopped).as("the bridge's pool names its connections").isNotEmpty();
             Backends.stop(stopped);
-            for (int i = 0; i < 20; i++) {
-                send(producer, topic, "stop.q", "k" + i, Duration.ofHours(1), "txn-" + i);
+            try {
+                for (int i = 0; i < 20; i++) {
+                    send(producer, topic, "stop.q", "k" + i, Duration.ofHours(1), "txn-" + i);
+                }
+                await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50)).until(() -> !problems(bridge).isEmpty());
+            } finally {
+                Backends.resume(stopped);   // before the bridge closes: its stop waits for the batch in hand
             }
-            await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50)).until(() -> !problems(bridge).isEmpty());
-            Backends.resume(stopped);
-            stopped = List.of();
-
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 21);
             await().atMost(30, TimeUnit.SECONDS).until(() -> problems(bridge).isEmpty());
-        } finally {
-            Backends.resume(stopped);
         }
         assertExactlyOneVerdictPerCommand(audit, 21);
     }
