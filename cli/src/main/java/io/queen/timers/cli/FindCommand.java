@@ -1,7 +1,7 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.db.SessionTimeouts;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
 import java.io.PrintWriter;

@@ -1,7 +1,7 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.db.SessionTimeouts;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerSummary;
 import java.io.PrintWriter;

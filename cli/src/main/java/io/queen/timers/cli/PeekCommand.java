@@ -1,8 +1,8 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.db.SessionTimeouts;
 import com.github.luben.zstd.ZstdInputStream;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
 import java.io.ByteArrayInputStream;

@@ -1,8 +1,8 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.db.SessionTimeouts;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.PartitionInfo;
