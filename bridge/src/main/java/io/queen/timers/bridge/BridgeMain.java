@@ -13,6 +13,7 @@ import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
@@ -77,11 +78,15 @@ public final class BridgeMain implements AutoCloseable {
         // the mappings first: a bad one is a start-up error before anything connects
         TopicRoutes routes = TopicRoutes.from(config);
         AuditTopics.from(config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                startup.retry("apply the schema migrations", () -> Migrations.migrate(dataSource));
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             String group = config.string(BridgeSettings.GROUP_ID);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
                     config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));

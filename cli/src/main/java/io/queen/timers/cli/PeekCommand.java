@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
 import java.io.PrintWriter;
@@ -43,7 +44,7 @@ final class PeekCommand implements Callable<Integer> {
     @Override
     public Integer call() throws SQLException {
         Optional<TimerView> found;
-        try (HikariDataSource ds = db.open(root.env(), "queen-peek")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-peek"))) {
             found = new TimerInspector(ds).peek(queue.tenant, queue.queue, timerKey);
         }
         PrintWriter out = spec.commandLine().getOut();

@@ -3,6 +3,7 @@ package io.queen.timers.cli;
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.PartitionInfo;
@@ -56,7 +57,7 @@ final class TailCommand implements Callable<Integer> {
     public Integer call() throws SQLException, InterruptedException {
         Duration every = ConfigDef.parseDuration(interval);
         PrintWriter out = spec.commandLine().getOut();
-        try (HikariDataSource ds = db.open(root.env(), "queen-tail")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-tail"))) {
             LogReader reader = new LogReader(ds);
             long next = start(reader);
             if (next < 0 && !follow) {

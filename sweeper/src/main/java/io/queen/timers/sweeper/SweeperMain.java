@@ -7,6 +7,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
@@ -68,7 +69,9 @@ public final class SweeperMain implements AutoCloseable {
         this.health = health;
         this.threads = new ArrayList<>();
         for (int i = 0; i < loops.size(); i++) {
-            threads.add(new Thread(progress.get(i).guard(loops.get(i)), "sweeper-loop-" + i));
+            Thread t = new Thread(progress.get(i).guard(loops.get(i)), "sweeper-loop-" + i);
+            t.setUncaughtExceptionHandler((thread, error) -> loopDied(thread.getName(), error));
+            threads.add(t);
         }
     }
 
@@ -93,12 +96,16 @@ public final class SweeperMain implements AutoCloseable {
      */
     public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         SweeperSettings s = SweeperSettings.from(config);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
         LOG.info("starting sweeper: {}", config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-sweeper");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                startup.retry("apply the schema migrations", () -> Migrations.migrate(dataSource));
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a fire's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes());
@@ -109,7 +116,7 @@ public final class SweeperMain implements AutoCloseable {
                 LoopProgress p = health.loop("sweep-" + i);
                 progress.add(p);
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
-                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
+                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
                         new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p));
             }
@@ -127,18 +134,34 @@ public final class SweeperMain implements AutoCloseable {
         }
     }
 
-    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials. */
+    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials and its own timeouts. */
     private static Connection connect(Config config) throws SQLException {
-        Properties p = new Properties();
+        Properties p = WakeListener.TIMEOUTS.driverProperties();
         p.setProperty("user", config.string(CommonSettings.JDBC_USER));
         p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
-        p.setProperty("ApplicationName", "queen-sweeper-listen");
         return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
     }
 
     /** The sweeper's readiness: its sweep workers, the wake listener and the relay ({@code /health/ready} reads it). */
     public Health health() {
         return health;
+    }
+
+    /**
+     * A loop's thread ended with an Error (OutOfMemoryError, most likely; its {@link LoopProgress} already
+     * says so): nothing of this process can be trusted to fire any more, so the whole sweeper stops;
+     * {@link ServiceHost} then exits non-zero and a supervisor starts a fresh one (safe: every fire is one
+     * transaction, and a claim not fired comes back after its lease).
+     */
+    private void loopDied(String loop, Throwable error) {
+        LOG.error("{} died of {}; readiness is down and the sweeper stops so that it can be restarted", loop, error, error);
+        try {
+            Thread stopper = new Thread(this::close, "sweeper-stop");
+            stopper.setDaemon(true);
+            stopper.start();
+        } catch (Throwable cannotEvenStartAThread) {
+            closed.countDown();   // at least let the process end; the supervisor restarts it
+        }
     }
 
     /** Blocks until {@link #close()} finished. */

@@ -28,6 +28,7 @@ public final class CommonSettings {
     public static final String STARTUP_TIMEOUT = "startup.timeout";
     public static final String DB_RETRY_BACKOFF_MAX = "db.retry.backoff.max";
     public static final String MIGRATE_ON_START = "migrate.on.start";
+    public static final String DB_SOCKET_TIMEOUT = "db.socket.timeout";
 
     /** The default tenant: every topic maps to it unless configured otherwise. */
     public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
@@ -57,6 +58,10 @@ public final class CommonSettings {
                                 + " (the migration and its lock included), live and not ready, before it exits non-zero; 0 = indefinitely.")
                 .define(DB_RETRY_BACKOFF_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
                         "Longest pause between retries while the database is unreachable (backoff doubles from 100 ms).")
+                .define(DB_SOCKET_TIMEOUT, DURATION, "90s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
+                        "How long the driver waits for a PostgreSQL backend that stopped answering (pgjdbc socketTimeout; also"
+                                + " idle_in_transaction_session_timeout) before it drops the connection and the pool opens another."
+                                + " Must exceed every statement timeout of the process (sweeper.statement.timeout, bridge.statement.timeout).")
                 .define(MIGRATE_ON_START, ConfigDef.Type.BOOLEAN, "true", null,
                         "Apply the Flyway migrations at start (safe when several processes start at once).")
                 .include(HealthSettings.definition());

@@ -6,6 +6,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.health.Health;
 import java.time.Clock;
+import io.queen.timers.core.db.SessionTimeouts;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -45,6 +46,8 @@ public final class StandardReadiness implements AutoCloseable {
         c.setConnectionTimeout(2_000);
         c.setInitializationFailTimeout(-1);
         c.setPoolName(processName + "-readiness");
+        // a probe answers quickly or reports; it never waits behind the work it reports on
+        new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)).applyTo(c);
         this.probePool = new HikariDataSource(c);
         this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);

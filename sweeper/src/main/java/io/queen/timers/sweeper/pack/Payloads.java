@@ -11,6 +11,14 @@ import io.queen.timers.sweeper.claim.ClaimedTimer;
  */
 public final class Payloads {
 
+    /**
+     * The most a stored payload may decompress to: the upper bound of the bridge's bridge.payload.max.bytes
+     * (64 MiB), so no payload a bridge accepted is refused here, and a stored value that claims more (a
+     * corrupted or hostile zstd frame) fails alone instead of exhausting the heap. Deliberately not
+     * sweeper.max.fire.bytes: a timer larger than a fire's bound is fired alone, not failed.
+     */
+    public static final int MAX_DECOMPRESSED_BYTES = 64 << 20;
+
     private Payloads() {}
 
     /**
