@@ -11,7 +11,11 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
+import io.queen.timers.bridge.auth.AuthResult;
+import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.Parsed;
+import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
 import java.time.Duration;
@@ -123,8 +127,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             List<ConsumerRecord<byte[], byte[]>> part = records.records(tp);
             TopicRoutes.Route route = routes.route(tp.topic());
             for (ConsumerRecord<byte[], byte[]> r : part) {
-                batch.add(new Incoming(new Source(r.topic(), r.partition(), r.offset()), route.tenant(), route.producerSub(),
-                        parser.parse(r.key(), r.value(), r.headers(), r.timestamp())));
+                batch.add(incoming(r, route));
             }
             advances.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), part.get(part.size() - 1).offset() + 1));
         }
@@ -155,6 +158,28 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
         }
+    }
+
+    /**
+     * One record parsed, and on a topic with {@code auth=jwt} authenticated: a refused token turns the
+     * record into an {@code unauthenticated} or {@code forbidden} rejection whatever its content, and a
+     * valid one gives the producer sub.
+     */
+    private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
+        Source source = new Source(r.topic(), r.partition(), r.offset());
+        Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), r.timestamp());
+        String sub = route.producerSub();
+        if (route.auth() != null) {
+            AuthResult auth = route.auth().verify(r.headers(), r.timestamp(), route.tenant());
+            if (auth instanceof AuthResult.Verified v) {
+                sub = v.sub();
+            } else {
+                AuthResult.Refused refused = (AuthResult.Refused) auth;
+                String key = parsed instanceof Command c ? c.kafkaKey() : ((Rejection) parsed).kafkaKey();
+                parsed = new Rejection(refused.reason(), refused.detail(), key);
+            }
+        }
+        return new Incoming(source, route.tenant(), sub, parsed);
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */

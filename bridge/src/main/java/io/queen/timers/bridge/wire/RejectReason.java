@@ -34,7 +34,13 @@ public enum RejectReason {
     /** The record key is absent or is not {@code <queue>/<timerKey>}. */
     KEY_MISMATCH("key_mismatch"),
     /** A queen-* header is repeated or is not valid UTF-8. */
-    BAD_HEADER("bad_header");
+    BAD_HEADER("bad_header"),
+    /** The topic requires a token (topic.<name>.auth=jwt) and the queen-auth header is absent, unsigned, badly signed, expired, not yet valid, or for another audience. */
+    UNAUTHENTICATED("unauthenticated"),
+    /** A valid token that may not write here: its tenant claim is not the topic's tenant. */
+    FORBIDDEN("forbidden"),
+    /** The destination queue requires encryption and the bridge has no encryption.key: never stored in clear. */
+    ENCRYPTION_UNAVAILABLE("encryption_unavailable");
 
     private final String wireName;
 
