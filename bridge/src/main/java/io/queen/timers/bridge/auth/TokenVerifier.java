@@ -187,11 +187,13 @@ public final class TokenVerifier {
             return out; // the processor then refuses: "another algorithm expected, or no matching key"
         }
         JWKMatcher matcher = JWKMatcher.forJWSHeader(header);
-        if (matcher == null) {
+        // a key without a kid (a PEM file, say) is a candidate for any token of its type
+        JWKMatcher anyKid = JWKMatcher.forJWSHeader(new JWSHeader.Builder(header).keyID(null).build());
+        if (matcher == null || anyKid == null) {
             return out;
         }
         for (JWK jwk : keyFile.keys()) {
-            if (!matcher.matches(jwk)) {
+            if (!matcher.matches(jwk) && !(jwk.getKeyID() == null && anyKid.matches(jwk))) {
                 continue;
             }
             try {
