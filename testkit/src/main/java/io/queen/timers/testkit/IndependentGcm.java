@@ -1,4 +1,4 @@
-package io.queen.timers.bridge.crypto;
+package io.queen.timers.testkit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
