@@ -2,6 +2,7 @@ package io.queen.timers.cli;
 
 import com.github.luben.zstd.ZstdInputStream;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
 import java.io.ByteArrayInputStream;
@@ -35,6 +36,7 @@ final class PeekCommand implements Callable<Integer> {
     @Mixin DatabaseOptions db;
     @Mixin QueueOptions queue;
     @Mixin Output output;
+    @Mixin EncryptionOptions encryption;
 
     @Option(names = {"-k", "--key"}, required = true, paramLabel = "TIMER_KEY", description = "The timer's key.")
     String timerKey;
@@ -56,7 +58,7 @@ final class PeekCommand implements Callable<Integer> {
             return QueenTimers.EXIT_NOT_FOUND;
         }
         TimerView t = found.get();
-        String payload = payloadText(t);
+        String payload = payloadText(t, t.encrypted() ? encryption.cipher(root.env(), db.config) : Optional.empty());
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("queue", t.queue());
         f.put("timerKey", t.timerKey());
@@ -84,11 +86,8 @@ final class PeekCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The payload as text: decompressed when stored zstd, never decrypted. */
-    private static String payloadText(TimerView t) {
-        if (t.encrypted()) {
-            return "(encrypted, " + t.payload().length + " bytes)";
-        }
+    /** The payload as text: decompressed when stored zstd, then opened when encrypted and a key is given. */
+    private static String payloadText(TimerView t, Optional<PayloadCipher> cipher) {
         byte[] bytes = t.payload();
         if (t.payloadZstd()) {
             try (ZstdInputStream in = new ZstdInputStream(new ByteArrayInputStream(bytes))) {
@@ -97,7 +96,7 @@ final class PeekCommand implements Callable<Integer> {
                 return "(zstd payload that does not decompress: " + e.getMessage() + ")";
             }
         }
-        return new String(bytes, StandardCharsets.UTF_8);
+        return t.encrypted() ? EncryptionOptions.show(bytes, cipher) : new String(bytes, StandardCharsets.UTF_8);
     }
 
     static String human(Duration d) {
