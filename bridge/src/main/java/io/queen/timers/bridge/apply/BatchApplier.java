@@ -192,9 +192,6 @@ public final class BatchApplier {
             f.producerSub = in.producerSub();
             ev.put("partition", cmd.partition()).put("txn", cmd.txn()).put("messageId", f.messageId.toString())
                     .put("deliverAt", cmd.deliverAt().toString());
-            if (in.producerSub() != null) {
-                ev.put("producerSub", in.producerSub());
-            }
         } else if (f.state == State.PENDING) {
             v = Verdict.CANCELLED;
             ev.put("messageId", f.messageId.toString());
@@ -210,6 +207,9 @@ public final class BatchApplier {
     private static ObjectNode base(Incoming in, Command cmd) {
         ObjectNode ev = JSON.createObjectNode();
         ev.put("queue", cmd.queue()).put("timerKey", cmd.timerKey()).put("op", cmd.op().wireName());
+        if (in.producerSub() != null) {
+            ev.put("producerSub", in.producerSub()); // who sent this command (a token's sub, or the topic's fixed sub)
+        }
         source(ev, in.source());
         return ev;
     }
