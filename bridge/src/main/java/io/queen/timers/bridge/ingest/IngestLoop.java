@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * The bridge's consumer loop. Kafka's committed offsets play no part: positions come from
  * {@code queen.bridge_offsets}, which each batch advances in the same transaction as its timers.
  *
- * <p>One cycle: (re)seek if needed → poll → parse every record → apply the batch in one
+ * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
  * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
  * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
