@@ -45,6 +45,8 @@ final class KeyFile {
     private final Path path;
     private volatile List<JWK> keys;
     private volatile Object stamp;
+    /** Bumped whenever {@link #keys} is replaced: what was verified with the old set must be verified again. */
+    private volatile long generation;
 
     KeyFile(Path path) throws IOException, ParseException {
         this.path = path;
@@ -70,6 +72,7 @@ final class KeyFile {
                 if (!now.equals(stamp)) {
                     try {
                         keys = parse(Files.readString(path, StandardCharsets.UTF_8));
+                        generation++;
                         LOG.info("verification key file {} re-read: {} keys", path, keys.size());
                     } catch (IOException | ParseException | RuntimeException e) {
                         LOG.warn("verification key file {} changed but cannot be read ({}); keeping the {} keys read before",
@@ -80,6 +83,10 @@ final class KeyFile {
             }
         }
         return keys;
+    }
+
+    long generation() {
+        return generation;
     }
 
     private Object stamp() throws IOException {
