@@ -3,6 +3,9 @@ package io.queen.timers.bridge;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.bridge.apply.BatchApplier;
+import io.queen.timers.bridge.crypto.EncryptionPolicy;
+import io.queen.timers.bridge.crypto.EncryptionSettings;
+import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
@@ -21,6 +24,7 @@ import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.sql.Migrations;
 import java.time.Clock;
+import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -90,8 +94,11 @@ public final class BridgeMain implements AutoCloseable {
             String group = config.string(BridgeSettings.GROUP_ID);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
                     config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
+            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
+                    EncryptionSettings.cipher(config));
+            encryption.checkAtStart(dataSource);
             BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
-                    config.intValue(BridgeSettings.ZSTD_THRESHOLD));
+                    config.intValue(BridgeSettings.ZSTD_THRESHOLD), encryption);
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), config.list(BridgeSettings.COMMAND_TOPICS),
                     routes, parser, applier, new OffsetStore(dataSource, group), config.duration(BridgeSettings.POLL_TIMEOUT),
@@ -102,6 +109,9 @@ public final class BridgeMain implements AutoCloseable {
             BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health);
             bridge.loopThread.start();
             return bridge;
+        } catch (SQLException e) {
+            dataSource.close();
+            throw new IllegalStateException("cannot read queen.queues at start: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;

@@ -9,6 +9,7 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
+import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
@@ -17,7 +18,7 @@ import java.time.Duration;
 /**
  * Everything the bridge reads (README "Commands" lists them with their environment names). Besides
  * these declared keys: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
- * topic ({@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
+ * topic and {@code topic.<name>.auth*} (token checks, {@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
  */
 public final class BridgeSettings {
 
@@ -40,6 +41,7 @@ public final class BridgeSettings {
         return new ConfigDef()
                 .include(CommonSettings.definition())
                 .include(AuditSettings.definition())
+                .include(EncryptionSettings.definition())
                 .define(COMMAND_TOPICS, LIST, "queen.timers.commands", nonEmpty(), "QUEEN_COMMAND_TOPICS",
                         "Comma-separated Kafka topics carrying commands. Each maps to one tenant (topic.<name>.tenant, "
                                 + "or command.topic.tenants) and optionally one producer sub (topic.<name>.producer.sub, or command.topic.producer.subs).")

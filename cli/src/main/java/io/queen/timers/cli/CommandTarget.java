@@ -24,6 +24,11 @@ public final class CommandTarget {
             description = "Wait for the bridge's verdict on the audit topic and print it (default wait 30s).")
     String wait;
 
+    @Option(names = "--token", paramLabel = "JWT",
+            description = "Producer token, sent in the queen-auth header, for a topic with topic.<name>.auth=jwt (else QUEEN_AUTH_TOKEN). "
+                    + "Prefer the environment: a flag shows in the process list.")
+    String token;
+
     @Option(names = "--audit-topic", paramLabel = "TOPIC",
             description = "Audit topic for --wait (else QUEEN_AUDIT_TOPIC, else queen.timers.audit).")
     String auditTopic;
@@ -46,6 +51,12 @@ public final class CommandTarget {
             return list.get(0).trim();
         }
         return DEFAULT_COMMAND_TOPIC;
+    }
+
+    /** The token for the queen-auth header, or null when none is given. */
+    String token(Map<String, String> env) {
+        String t = token != null ? token : env.get("QUEEN_AUTH_TOKEN");
+        return t == null || t.isBlank() ? null : t.trim();
     }
 
     /** The record key every command for this timer carries (docs/formats.md#record-key). */

@@ -6,6 +6,7 @@ import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
 import java.io.PrintWriter;
@@ -37,6 +38,7 @@ final class PeekCommand implements Callable<Integer> {
     @Mixin DatabaseOptions db;
     @Mixin QueueOptions queue;
     @Mixin Output output;
+    @Mixin EncryptionOptions encryption;
 
     @Option(names = {"-k", "--key"}, required = true, paramLabel = "TIMER_KEY", description = "The timer's key.")
     String timerKey;
@@ -58,7 +60,7 @@ final class PeekCommand implements Callable<Integer> {
             return QueenTimers.EXIT_NOT_FOUND;
         }
         TimerView t = found.get();
-        String payload = payloadText(t);
+        String payload = payloadText(t, t.encrypted() ? encryption.cipher(root.env(), db.config) : Optional.empty());
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("queue", t.queue());
         f.put("timerKey", t.timerKey());
@@ -86,15 +88,12 @@ final class PeekCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The payload as text: decompressed when stored zstd (bounded like a segment), never decrypted. */
-    private static String payloadText(TimerView t) {
-        return payloadText(t, SegmentCodec.MAX_RAW_BYTES);
+    /** The payload as text: decompressed when stored zstd (bounded like a segment), then opened when encrypted and a key is given. */
+    private static String payloadText(TimerView t, Optional<PayloadCipher> cipher) {
+        return payloadText(t, cipher, SegmentCodec.MAX_RAW_BYTES);
     }
 
-    static String payloadText(TimerView t, int maxBytes) {
-        if (t.encrypted()) {
-            return "(encrypted, " + t.payload().length + " bytes)";
-        }
+    static String payloadText(TimerView t, Optional<PayloadCipher> cipher, int maxBytes) {
         byte[] bytes = t.payload();
         if (t.payloadZstd()) {
             try {
@@ -103,7 +102,7 @@ final class PeekCommand implements Callable<Integer> {
                 return "(zstd payload that does not decompress: " + e.getMessage() + ")";
             }
         }
-        return new String(bytes, StandardCharsets.UTF_8);
+        return t.encrypted() ? EncryptionOptions.show(bytes, cipher) : new String(bytes, StandardCharsets.UTF_8);
     }
 
     static String human(Duration d) {

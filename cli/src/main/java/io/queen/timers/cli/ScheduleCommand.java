@@ -112,7 +112,7 @@ final class ScheduleCommand implements Callable<Integer> {
                 }
             }
             try (VerdictWaiter waiter = wait == null ? null : new VerdictWaiter(props, target.auditTopic(root.env()))) {
-                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value);
+                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value, target.token(root.env()));
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("op", op);
                 f.put("queue", target.queue);

@@ -21,12 +21,12 @@ class PeekPayloadTextTest {
     @Test
     void aZstdPayloadIsShownDecompressed() {
         byte[] json = "{\"orderId\":42}".getBytes();
-        assertThat(PeekCommand.payloadText(stored(Compression.compress(json), true), 1000)).isEqualTo("{\"orderId\":42}");
+        assertThat(PeekCommand.payloadText(stored(Compression.compress(json), true), java.util.Optional.empty(), 1000)).isEqualTo("{\"orderId\":42}");
     }
 
     @Test
     void aZstdPayloadAboveTheBoundIsRefusedNotRead() {
-        String text = PeekCommand.payloadText(stored(Compression.compress(new byte[100_000]), true), 1000);
+        String text = PeekCommand.payloadText(stored(Compression.compress(new byte[100_000]), true), java.util.Optional.empty(), 1000);
         assertThat(text).startsWith("(zstd payload that does not decompress").contains("above the limit of 1000");
     }
 }

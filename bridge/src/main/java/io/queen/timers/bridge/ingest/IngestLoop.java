@@ -11,8 +11,10 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
+import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.Parsed;
 import io.queen.timers.bridge.wire.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
@@ -47,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * The bridge's consumer loop. Kafka's committed offsets play no part: positions come from
  * {@code queen.bridge_offsets}, which each batch advances in the same transaction as its timers.
  *
- * <p>One cycle: (re)seek if needed → poll → parse every record → apply the batch in one
+ * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
  * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
  * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
@@ -169,8 +171,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         for (TopicPartition tp : records.partitions()) {
             TopicRoutes.Route route = routes.route(tp.topic());
             for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
-                batch.add(new Incoming(new Source(r.topic(), r.partition(), r.offset()), route.tenant(), route.producerSub(),
-                        parser.parse(r.key(), r.value(), r.headers(), r.timestamp())));
+                batch.add(incoming(r, route));
             }
         }
         if (commit(batch)) {
@@ -264,6 +265,34 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private static boolean isInternalRejection(List<Incoming> batch) {
         return batch.size() == 1 && batch.get(0).parsed() instanceof Rejection r && r.reason() == RejectReason.INTERNAL
                 && r.detail().startsWith("cannot apply this record: ");
+    }
+
+    /**
+     * One record parsed, and on a topic with {@code auth=jwt} authenticated: a refused token turns the
+     * record into an {@code unauthenticated} or {@code forbidden} rejection whatever its content, and a
+     * valid one gives the producer sub.
+     */
+    private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
+        Source source = new Source(r.topic(), r.partition(), r.offset());
+        Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), r.timestamp());
+        String sub = route.producerSub();
+        if (route.auth() != null) {
+            AuthResult auth;
+            try {
+                auth = route.auth().verify(r.headers(), r.timestamp(), route.tenant());
+            } catch (RuntimeException | StackOverflowError e) {
+                // a bug met by this record's token: the record gets its verdict, the loop goes on
+                auth = new AuthResult.Refused(RejectReason.INTERNAL, "internal error while verifying the token: " + Printable.line(String.valueOf(e)));
+            }
+            if (auth instanceof AuthResult.Verified v) {
+                sub = v.sub();
+            } else {
+                AuthResult.Refused refused = (AuthResult.Refused) auth;
+                String key = parsed instanceof Command c ? c.kafkaKey() : ((Rejection) parsed).kafkaKey();
+                parsed = new Rejection(refused.reason(), refused.detail(), key);
+            }
+        }
+        return new Incoming(source, route.tenant(), sub, parsed);
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */

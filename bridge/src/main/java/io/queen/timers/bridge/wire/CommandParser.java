@@ -39,9 +39,11 @@ public final class CommandParser {
     static final String H_DELAY_MS = "queen-delay-ms";
     static final String H_DELIVER_AT = "queen-deliver-at";
     static final String H_TXN = "queen-txn";
+    /** The producer's token (topic.<name>.auth=jwt): checked by bridge.auth, not here, and allowed in either form. */
+    static final String H_AUTH = "queen-auth";
 
     private static final Set<String> FIELDS = Set.of("op", "queue", "timerKey", "partition", "delayMs", "deliverAt", "txn", "payload");
-    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN);
+    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
     /** Server-owned names, compared case-insensitively with '_' and '-' removed (so tenant_id, Tenant-Id, tenantId all match). */
     private static final Set<String> SERVER_OWNED = Set.of("tenant", "tenantid", "producersub", "producer", "sub", "messageid",
             "attempts", "lasterror", "claimtoken", "claimeduntil", "shard", "visibleat", "createdat", "updatedat",

@@ -30,11 +30,14 @@ SELECT o.id,
        f.txn,
        f.message_id,
        f.deliver_at,
-       f.attempts
+       f.attempts,
+       f.producer_sub
   FROM (SELECT w.*
           FROM (SELECT x.*, sum(coalesce(cardinality(x.fired), 1)) OVER (ORDER BY x.id) AS events_upto
                   FROM (SELECT * FROM queen.timer_audit_outbox WHERE tenant_id <> ALL(?) ORDER BY id LIMIT ?) x) w
          WHERE w.events_upto - coalesce(cardinality(w.fired), 1) < ?) o
-  LEFT JOIN LATERAL unnest(o.fired) WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, seq)
+  -- fired_subs (V056) is aligned with fired, or NULL: ROWS FROM pads it with NULLs
+  LEFT JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs))
+         WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, seq)
          ON true
  ORDER BY o.id, f.seq
