@@ -74,7 +74,7 @@ class StalledDatabaseTest {
             Backends.stop(stopped);
             try {
                 await().atMost(60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(50))
-                        .until(() -> problems(sweeper).stream().anyMatch(p -> p.contains("LISTEN")));
+                        .until(() -> problems(sweeper).stream().anyMatch(p -> p.startsWith("wake-listener: ")));
                 // a new listen connection comes up while the old backend is still stopped
                 await().atMost(60, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
             } finally {

@@ -119,6 +119,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         consumer.subscribe(topics, new Rebalance());
         try {
             while (running.get()) {
+                progress.begin();
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }

@@ -215,6 +215,7 @@ public final class AuditRelay implements AutoCloseable {
 
     /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
     private void relayWhileLocked() throws SQLException, InterruptedException {
+        progress.begin();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             if (!tryLock(c)) {
@@ -236,6 +237,7 @@ public final class AuditRelay implements AutoCloseable {
                     if (n == 0) {
                         pause(pollInterval);
                     }
+                    progress.begin();
                 }
             } finally {
                 active.set(false);

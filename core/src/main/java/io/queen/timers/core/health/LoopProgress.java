@@ -37,6 +37,8 @@ public final class LoopProgress implements ReadinessCheck {
     private final Bounds bounds;
     private final Clock clock;
     private volatile Snapshot state;
+    /** When the cycle in progress began; null between cycles. Written by the loop, read by readiness. */
+    private volatile Instant cycleBegan;
 
     public LoopProgress(String name, Bounds bounds, Clock clock) {
         this.name = name;
@@ -55,8 +57,18 @@ public final class LoopProgress implements ReadinessCheck {
         return bounds;
     }
 
+    /**
+     * A cycle begins (optional; call it where the loop's own sleep has ended). A cycle that runs longer than
+     * {@link Bounds#failingAfter()} counts as failing: one of its calls is not answering (a stopped backend
+     * the driver has not given up yet), and the loop says so before its socket timeout ends the call.
+     */
+    public void begin() {
+        cycleBegan = clock.instant();
+    }
+
     /** A cycle ended and did its work (or found none to do). */
     public synchronized void completed() {
+        cycleBegan = null;
         Snapshot s = state;
         Instant now = clock.instant();
         state = new Snapshot(name, s.startedAt(), now, now, null, 0, null, s.impaired(), s.diedAt(), s.death(), s.stopped());
@@ -64,6 +76,7 @@ public final class LoopProgress implements ReadinessCheck {
 
     /** A cycle ended in an error the loop will retry; {@code why} is one line a person can act on. */
     public synchronized void failed(String why) {
+        cycleBegan = null;
         Snapshot s = state;
         Instant now = clock.instant();
         Instant since = s.failingSince() != null ? s.failingSince() : now;
@@ -122,6 +135,11 @@ public final class LoopProgress implements ReadinessCheck {
         }
         if (s.stopped()) {
             return Optional.of("stopped");
+        }
+        Instant began = cycleBegan;
+        if (began != null && Duration.between(began, now).compareTo(bounds.failingAfter()) > 0) {
+            return Optional.of("one cycle has been running since " + began + " (" + Duration.between(began, now).toSeconds() + " s, bound "
+                    + bounds.failingAfter().toSeconds() + " s): a call is not answering" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
         }
         Instant lastEnd = s.lastCycleAt() != null ? s.lastCycleAt() : s.startedAt();
         Duration quiet = Duration.between(lastEnd, now);

@@ -30,6 +30,23 @@ class LoopProgressTest {
     }
 
     @Test
+    void aCycleRunningLongerThanTheFailingBoundIsReportedBeforeItEnds() {
+        LoopProgress sweep = health.loop("sweep-0");
+        sweep.begin();
+        sweep.completed();
+        clock.advance(Duration.ofSeconds(30)); // asleep between cycles: not counted
+        assertThat(sweep.problem()).isEmpty();
+        sweep.begin();
+        clock.advance(Duration.ofSeconds(9));
+        assertThat(sweep.problem()).isEmpty();
+        clock.advance(Duration.ofSeconds(2)); // 11 s inside one cycle, bound 10 s: a call is not answering
+        assertThat(sweep.problem()).hasValueSatisfying(p -> assertThat(p).startsWith("one cycle has been running since")
+                .contains("11 s, bound 10 s"));
+        sweep.failed("SQLSTATE 08006: socket timeout");
+        assertThat(sweep.problem()).as("the call ended; one failure is retried").isEmpty();
+    }
+
+    @Test
     void aFewFailedCyclesAreRetriedWithoutLeavingReadiness() {
         LoopProgress ingest = health.loop("ingest");
         ingest.completed();

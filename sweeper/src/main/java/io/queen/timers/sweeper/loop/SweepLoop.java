@@ -96,6 +96,7 @@ public final class SweepLoop implements Runnable {
         while (!stopping) {
             long seen = wake.generation();
             Duration sleep;
+            progress.begin();
             try {
                 sleep = cycle();
                 progress.completed();

@@ -76,6 +76,7 @@ public final class WakeListener implements AutoCloseable {
     private void run() {
         Duration backoff = Duration.ofMillis(200);
         while (!closed) {
+            progress.begin();
             try (Connection c = connector.connect()) {
                 try (Statement st = c.createStatement()) {
                     st.execute("LISTEN " + CHANNEL);
@@ -98,6 +99,7 @@ public final class WakeListener implements AutoCloseable {
                         checkedAt = System.nanoTime();
                     }
                     progress.completed();
+                    progress.begin();
                 }
             } catch (SQLException e) {
                 listening = false;
