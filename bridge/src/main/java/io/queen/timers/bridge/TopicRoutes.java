@@ -1,47 +1,180 @@
 package io.queen.timers.bridge;
 
+import io.queen.timers.bridge.auth.TokenVerifier;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
 /**
- * Which tenant and producer sub each command topic stands for (DESIGN §3.3): from configuration,
- * never from a command. Kafka ACLs on the topic decide who may write for that tenant.
+ * Which tenant and producer sub each command topic stands for (docs/architecture.md#tenants): from configuration,
+ * never from a command. Kafka ACLs on the topic decide who may write for that tenant; with
+ * {@code topic.<name>.auth=jwt} every command must also carry a signed token, and the producer sub
+ * is the token's {@code sub} (README "Producer identity").
  */
 public record TopicRoutes(Map<String, Route> routes) {
 
-    /** {@code producerSub} may be null: no producer sub is recorded. */
-    public record Route(UUID tenant, String producerSub) {}
+    /** Per-topic settings (undeclared keys under {@code topic.<name>.}, like tenant and producer.sub). */
+    static final String AUTH = ".auth";
+    static final String AUTH_KEYS_FILE = ".auth.keys.file";
+    static final String AUTH_AUDIENCE = ".auth.audience";
+    static final String AUTH_ISSUER = ".auth.issuer";
+    static final String AUTH_CLOCK_SKEW = ".auth.clock.skew";
+    static final String AUTH_ALLOW_HS256 = ".auth.allow.hs256";
+    /** Longest first, so that {@code .auth} does not claim {@code .auth.keys.file}. */
+    static final List<String> AUTH_KEYS = List.of(AUTH_KEYS_FILE, AUTH_ALLOW_HS256, AUTH_CLOCK_SKEW, AUTH_AUDIENCE, AUTH_ISSUER, AUTH);
+    static final Duration DEFAULT_SKEW = Duration.ofSeconds(60);
+    static final Duration MAX_SKEW = Duration.ofMinutes(10);
+
+    /**
+     * {@code producerSub} may be null: no producer sub is recorded. {@code auth} is null when the topic
+     * takes no token; otherwise the producer sub comes from the token and {@code producerSub} is null.
+     */
+    public record Route(UUID tenant, String producerSub, TokenVerifier auth) {}
 
     public TopicRoutes {
         routes = Map.copyOf(routes);
     }
 
+    /**
+     * The routes of {@code command.topics}, failing closed: every key under {@code topic.} must be
+     * {@code topic.<a command topic>.tenant} or {@code .producer.sub} (a typo is a start-up error naming
+     * the key, never a mapping silently not applied), and with more than one command topic each must
+     * name its tenant unless {@code bridge.default.tenant.allowed} says the default tenant is meant.
+     * The list settings {@code command.topic.tenants} / {@code command.topic.producer.subs}
+     * ({@code <topic>=<value>,...}) are the same mappings in a form the environment can carry.
+     */
     public static TopicRoutes from(Config config) {
         List<String> topics = config.list(BridgeSettings.COMMAND_TOPICS);
-        Map<String, Object> perTopic = config.withPrefix("topic.");
+        Map<String, String> tenants = new HashMap<>();
+        Map<String, String> subs = new HashMap<>();
+        pairs(config, BridgeSettings.TOPIC_TENANTS, topics, tenants);
+        pairs(config, BridgeSettings.TOPIC_PRODUCER_SUBS, topics, subs);
+        Map<String, Object> perTopic = new HashMap<>();
+        config.withPrefix(PREFIX).forEach((k, v) -> {
+            String name = PREFIX + k;
+            String authKey = AUTH_KEYS.stream().filter(k::endsWith).findFirst().orElse(null);
+            if (authKey != null) {
+                String topic = k.substring(0, k.length() - authKey.length());
+                if (!topics.contains(topic)) {
+                    throw new ConfigException("setting " + name + " names topic '" + topic + "', which is not in "
+                            + BridgeSettings.COMMAND_TOPICS + " " + topics);
+                }
+                perTopic.put(k, v);
+                return;
+            }
+            Map<String, String> into = k.endsWith(TENANT) ? tenants : k.endsWith(PRODUCER_SUB) ? subs : null;
+            if (into == null) {
+                throw new ConfigException("unknown setting " + name + ": a command topic takes only " + PREFIX + "<topic>" + TENANT
+                        + ", " + PREFIX + "<topic>" + PRODUCER_SUB + " and " + PREFIX + "<topic>" + AUTH + "*" + " " + AUTH_KEYS);
+            }
+            String topic = k.substring(0, k.length() - (into == tenants ? TENANT : PRODUCER_SUB).length());
+            put(into, topic, String.valueOf(v), name, topics);
+        });
+        boolean defaultAllowed = topics.size() == 1 || config.bool(BridgeSettings.DEFAULT_TENANT_ALLOWED);
         Map<String, Route> routes = new HashMap<>();
         for (String topic : topics) {
-            Object tenantText = perTopic.getOrDefault(topic + ".tenant", CommonSettings.DEFAULT_TENANT);
+            String tenantText = tenants.get(topic);
+            if (tenantText == null && !defaultAllowed) {
+                throw new ConfigException("command topic " + topic + " names no tenant: set " + PREFIX + topic + TENANT + " (or "
+                        + BridgeSettings.TOPIC_TENANTS + "), or " + BridgeSettings.DEFAULT_TENANT_ALLOWED
+                        + "=true if every topic without one is meant for the default tenant");
+            }
             UUID tenant;
             try {
-                tenant = UUID.fromString(String.valueOf(tenantText).trim());
+                tenant = UUID.fromString((tenantText == null ? CommonSettings.DEFAULT_TENANT : tenantText).trim());
             } catch (IllegalArgumentException e) {
-                throw new ConfigException("setting topic." + topic + ".tenant = '" + tenantText + "' is not a tenant UUID");
+                throw new ConfigException("setting " + PREFIX + topic + TENANT + " = '" + tenantText + "' is not a tenant UUID");
             }
-            Object sub = perTopic.get(topic + ".producer.sub");
-            String producerSub = sub == null || String.valueOf(sub).isBlank() ? null : String.valueOf(sub).trim();
+            String sub = subs.get(topic);
+            String producerSub = sub == null || sub.isBlank() ? null : sub.trim();
             if (producerSub != null && producerSub.getBytes(StandardCharsets.UTF_8).length > 65535) {
-                throw new ConfigException("setting topic." + topic + ".producer.sub is longer than 65535 UTF-8 bytes");
+                throw new ConfigException("setting " + PREFIX + topic + PRODUCER_SUB + " is longer than 65535 UTF-8 bytes");
             }
-            routes.put(topic, new Route(tenant, producerSub));
+            TokenVerifier auth = auth(perTopic, topic);
+            if (auth != null && producerSub != null) {
+                throw new ConfigException("settings topic." + topic + ".auth=jwt and topic." + topic + ".producer.sub contradict each other: "
+                        + "with a token, the producer sub is the token's sub; remove topic." + topic + ".producer.sub");
+            }
+            routes.put(topic, new Route(tenant, producerSub, auth));
         }
         return new TopicRoutes(routes);
+    }
+
+    private static final String PREFIX = "topic.";
+    private static final String TENANT = ".tenant";
+    private static final String PRODUCER_SUB = ".producer.sub";
+
+    /** {@code <topic>=<value>} items of a list setting into {@code into}. */
+    private static void pairs(Config config, String key, List<String> topics, Map<String, String> into) {
+        for (String item : config.list(key)) {
+            int eq = item.lastIndexOf('=');
+            if (eq <= 0) {
+                throw new ConfigException("setting " + key + ": '" + item + "' is not <topic>=<value>");
+            }
+            put(into, item.substring(0, eq).trim(), item.substring(eq + 1).trim(), key, topics);
+        }
+    }
+
+    private static void put(Map<String, String> into, String topic, String value, String setting, List<String> topics) {
+        if (!topics.contains(topic)) {
+            throw new ConfigException("setting " + setting + " names topic '" + topic + "', which is not in "
+                    + BridgeSettings.COMMAND_TOPICS + " " + topics);
+        }
+        String before = into.put(topic, value.trim());
+        if (before != null && !before.equals(value.trim())) {
+            throw new ConfigException("setting " + setting + " maps topic " + topic + " to '" + value.trim()
+                    + "', another setting to '" + before + "'");
+        }
+    }
+
+    private static TokenVerifier auth(Map<String, Object> perTopic, String topic) {
+        String mode = text(perTopic, topic + AUTH);
+        if (mode == null || mode.equalsIgnoreCase("none")) {
+            return null;
+        }
+        if (!mode.equalsIgnoreCase("jwt")) {
+            throw new ConfigException("setting topic." + topic + AUTH + " = '" + mode + "' is not one of [none, jwt]");
+        }
+        String file = text(perTopic, topic + AUTH_KEYS_FILE);
+        if (file == null) {
+            throw new ConfigException("setting topic." + topic + AUTH + "=jwt needs topic." + topic + AUTH_KEYS_FILE
+                    + " (a JWKS file, or PEM public keys)");
+        }
+        Duration skew = DEFAULT_SKEW;
+        String skewText = text(perTopic, topic + AUTH_CLOCK_SKEW);
+        if (skewText != null) {
+            try {
+                skew = ConfigDef.parseDuration(skewText);
+            } catch (RuntimeException e) {
+                throw new ConfigException("setting topic." + topic + AUTH_CLOCK_SKEW + " = '" + skewText + "' is not a duration: " + e.getMessage());
+            }
+            if (skew.isNegative() || skew.compareTo(MAX_SKEW) > 0) {
+                throw new ConfigException("setting topic." + topic + AUTH_CLOCK_SKEW + " = " + skew + " is out of range: allowed PT0S .. " + MAX_SKEW);
+            }
+        }
+        String hs = text(perTopic, topic + AUTH_ALLOW_HS256);
+        if (hs != null && !hs.equalsIgnoreCase("true") && !hs.equalsIgnoreCase("false")) {
+            throw new ConfigException("setting topic." + topic + AUTH_ALLOW_HS256 + " = '" + hs + "' is not true or false");
+        }
+        try {
+            return new TokenVerifier(new TokenVerifier.Rules(topic, Path.of(file), "true".equalsIgnoreCase(hs),
+                    text(perTopic, topic + AUTH_AUDIENCE), text(perTopic, topic + AUTH_ISSUER), skew));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+    }
+
+    private static String text(Map<String, Object> perTopic, String key) {
+        Object v = perTopic.get(key);
+        return v == null || String.valueOf(v).isBlank() ? null : String.valueOf(v).trim();
     }
 
     public Route route(String topic) {

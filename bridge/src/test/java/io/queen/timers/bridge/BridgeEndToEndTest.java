@@ -66,6 +66,7 @@ class BridgeEndToEndTest {
         TestKafka.createTopic(audit + "." + OTHER_TENANT, 1);
         Map<String, String> s = settings(db, a + "," + b, audit, "g-" + UUID.randomUUID());
         s.put("topic." + a + ".producer.sub", "svc-a");
+        s.put("topic." + a + ".tenant", "00000000-0000-0000-0000-000000000001"); // two topics: each names its tenant
         s.put("topic." + b + ".tenant", OTHER_TENANT);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
@@ -87,7 +88,7 @@ class BridgeEndToEndTest {
             assertThat(registry.get("queen.timers.audit.published").counter().count()).isEqualTo(3);
             assertThat(registry.get("queen.timers.bridge.batch.apply").timer().count()).isPositive();
             assertThat(registry.get("queen.timers.bridge.ingest.lag").gauge().value()).isZero();
-            assertThat(bridge.readinessChecks()).allSatisfy(c -> assertThat(c.problem()).isEmpty());
+            assertThat(bridge.health().report().ready()).as(bridge.health().report().text()).isTrue();
         }
         List<JsonNode> defaultEvents = readAll(audit);
         assertThat(defaultEvents).extracting(e -> e.get("type").asText()).containsExactly("scheduled", "absent");

@@ -6,6 +6,8 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.text.Secrets;
+import io.queen.timers.core.db.SessionTimeouts;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -46,9 +48,9 @@ public final class DatabaseOptions {
     }
 
     /** A small pool that has answered once: an unreachable database is one clear line now, not a timeout later. */
-    public HikariDataSource open(Map<String, String> env, String poolName) {
+    public HikariDataSource open(Map<String, String> env, SessionTimeouts timeouts) {
         Config c = settings(env);
-        HikariDataSource ds = DataSources.create(c, poolName);
+        HikariDataSource ds = DataSources.create(c, timeouts);
         try (Connection probe = ds.getConnection()) {
             return ds;
         } catch (SQLException e) {
@@ -57,7 +59,7 @@ public final class DatabaseOptions {
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            throw new UserError("cannot connect to " + c.string(CommonSettings.JDBC_URL) + " as " + c.string(CommonSettings.JDBC_USER)
+            throw new UserError("cannot connect to " + Secrets.mask(c.string(CommonSettings.JDBC_URL)) + " as " + c.string(CommonSettings.JDBC_USER)
                     + ": " + root.getMessage());
         }
     }

@@ -1,5 +1,7 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
+import io.queen.timers.core.text.Secrets;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
@@ -25,7 +27,13 @@ final class Errors implements IExecutionExceptionHandler, IParameterExceptionHan
     public int handleExecutionException(Exception ex, CommandLine cmd, ParseResult parseResult) {
         PrintWriter err = cmd.getErr();
         if (root.stacktrace) {
-            ex.printStackTrace(err);
+            err.println(Printable.line(Secrets.mask(String.valueOf(ex))));
+            for (StackTraceElement e : ex.getStackTrace()) {
+                err.println("\tat " + e);
+            }
+            for (Throwable c = ex.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                err.println("Caused by: " + Printable.line(Secrets.mask(String.valueOf(c))));
+            }
         } else {
             err.println("error: " + describe(ex));
         }
@@ -57,7 +65,8 @@ final class Errors implements IExecutionExceptionHandler, IParameterExceptionHan
         return oneLine(text);
     }
 
+    /** One line, secrets masked (a JDBC URL's password=), control characters escaped: it is printed to a terminal. */
     private static String oneLine(String s) {
-        return s.replaceAll("\\s*\\R\\s*", " ").trim();
+        return Printable.line(Secrets.mask(s.replaceAll("\\s*\\R\\s*", " ").trim()));
     }
 }

@@ -1,6 +1,8 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
 import java.io.PrintWriter;
@@ -36,7 +38,7 @@ final class FindCommand implements Callable<Integer> {
     @Override
     public Integer call() throws SQLException {
         List<TxnHit> hits;
-        try (HikariDataSource ds = db.open(root.env(), "queen-find")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-find"))) {
             hits = new LogReader(ds).find(queue.tenant, queue.queue, txn);
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -49,11 +51,11 @@ final class FindCommand implements Callable<Integer> {
                     "messageId", h.messageId().toString(), "createdAt", h.createdAt().toString())).toList());
             output.print(out, "", f);
         } else if (hits.isEmpty()) {
-            out.println("not sent: no message with txn " + txn + " in " + queue.queue
-                    + " (still pending? `queen-timers list -q " + queue.queue + "`)");
+            out.println("not sent: no message with txn " + Printable.line(txn) + " in " + Printable.line(queue.queue)
+                    + " (still pending? `queen-timers list -q " + Printable.line(queue.queue) + "`)");
         } else {
             for (TxnHit h : hits) {
-                out.println("sent: " + queue.queue + " partition " + h.partition() + " offset " + h.offset()
+                out.println("sent: " + Printable.line(queue.queue) + " partition " + Printable.line(h.partition()) + " offset " + h.offset()
                         + "  message " + h.messageId() + "  at " + h.createdAt());
             }
         }

@@ -1,6 +1,8 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerSummary;
 import java.io.PrintWriter;
@@ -44,7 +46,7 @@ final class ListCommand implements Callable<Integer> {
             throw new UserError("--limit " + limit + " is out of range: allowed 1.." + TimerInspector.MAX_PAGE);
         }
         List<TimerSummary> page;
-        try (HikariDataSource ds = db.open(root.env(), "queen-list")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-list"))) {
             page = new TimerInspector(ds).list(queue.tenant, queue.queue, after, limit);
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -58,15 +60,15 @@ final class ListCommand implements Callable<Integer> {
             f.put("attempts", t.attempts());
             f.put("lastError", t.lastError());
             f.put("payloadBytes", t.payloadBytes());
-            output.print(out, String.format("%-30s %-8s %s  partition %s  txn %s  attempts %d%s", t.timerKey(),
-                    f.get("state"), t.deliverAt(), t.partition(), t.txn(), t.attempts(),
-                    t.lastError() == null ? "" : "  last error " + t.lastError()), f);
+            output.print(out, String.format("%-30s %-8s %s  partition %s  txn %s  attempts %d%s", Printable.line(t.timerKey()),
+                    f.get("state"), t.deliverAt(), Printable.line(t.partition()), Printable.line(t.txn()), t.attempts(),
+                    t.lastError() == null ? "" : "  last error " + Printable.line(t.lastError())), f);
         }
         if (!output.json()) {
             if (page.isEmpty()) {
-                out.println("no pending timers in " + queue.queue + (after == null ? "" : " after " + after));
+                out.println("no pending timers in " + Printable.line(queue.queue) + (after == null ? "" : " after " + Printable.line(after)));
             } else if (page.size() == limit) {
-                out.println("-- more: --after " + page.get(page.size() - 1).timerKey());
+                out.println("-- more: --after " + Printable.line(page.get(page.size() - 1).timerKey()));
             }
             out.flush();
         }

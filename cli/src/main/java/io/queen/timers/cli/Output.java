@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintWriter;
@@ -18,9 +19,13 @@ public final class Output {
     @Option(names = "--json", description = "One JSON object per line (for scripts) instead of text for people.")
     boolean json;
 
-    /** Prints {@code fields} as a JSON line, or {@code human} as text. */
+    /**
+     * Prints {@code fields} as a JSON line, or {@code human} as text. The human text escapes the values
+     * that come from producers where it builds them (Printable); the JSON line is escaped here, which
+     * keeps it valid JSON with the same value (Jackson leaves DEL, C1 controls and bidi overrides raw).
+     */
     public void print(PrintWriter out, String human, Map<String, ?> fields) {
-        out.println(json ? toJson(fields) : human);
+        out.println(json ? Printable.line(toJson(fields)) : human);
         out.flush();
     }
 

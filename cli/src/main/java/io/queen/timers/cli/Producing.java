@@ -19,7 +19,8 @@ final class Producing {
 
     private Producing() {}
 
-    static RecordMetadata send(Map<String, Object> clientProps, String topic, String key, byte[] value) {
+    /** @param token the producer's JWT for the queen-auth header, or null */
+    static RecordMetadata send(Map<String, Object> clientProps, String topic, String key, byte[] value, String token) {
         Map<String, Object> p = new java.util.HashMap<>(clientProps);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -29,7 +30,11 @@ final class Producing {
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis() - 1000);
         p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "queen-timers-cli");
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
-            return producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value))
+            ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
+            if (token != null) {
+                record.headers().add("queen-auth", token.getBytes(StandardCharsets.UTF_8));
+            }
+            return producer.send(record)
                     .get(TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw new IllegalStateException("Kafka did not accept the command on topic " + topic + " via "

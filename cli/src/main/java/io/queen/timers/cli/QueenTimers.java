@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
             FindCommand.class,
             TailCommand.class,
             MigrateCommand.class,
+            OffsetsCommand.class,
             ConfigDocsCommand.class,
             CommandLine.HelpCommand.class,
         })

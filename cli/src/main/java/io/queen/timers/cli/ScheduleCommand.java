@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.bridge.wire.CommandJson;
@@ -111,7 +112,7 @@ final class ScheduleCommand implements Callable<Integer> {
                 }
             }
             try (VerdictWaiter waiter = wait == null ? null : new VerdictWaiter(props, target.auditTopic(root.env()))) {
-                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value);
+                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value, target.token(root.env()));
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("op", op);
                 f.put("queue", target.queue);
@@ -119,8 +120,8 @@ final class ScheduleCommand implements Callable<Integer> {
                 f.put("topic", md.topic());
                 f.put("partition", md.partition());
                 f.put("offset", md.offset());
-                String sent = "sent " + op + " " + target.recordKey() + (detail.isEmpty() ? "" : " (" + detail + ")")
-                        + " to " + md.topic() + "[" + md.partition() + "]@" + md.offset();
+                String sent = Printable.line("sent " + op + " " + target.recordKey() + (detail.isEmpty() ? "" : " (" + detail + ")")
+                        + " to " + md.topic() + "[" + md.partition() + "]@" + md.offset());
                 if (waiter == null) {
                     output.print(spec.commandLine().getOut(), sent + "; the verdict comes on the audit topic", f);
                     return 0;

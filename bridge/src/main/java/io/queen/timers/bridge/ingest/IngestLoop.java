@@ -11,16 +11,26 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
+import io.queen.timers.bridge.auth.AuthResult;
+import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.Parsed;
+import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.bridge.wire.Rejection;
+import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.health.LoopProgress;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -28,6 +38,8 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -37,17 +49,20 @@ import org.slf4j.LoggerFactory;
  * The bridge's consumer loop. Kafka's committed offsets play no part: positions come from
  * {@code queen.bridge_offsets}, which each batch advances in the same transaction as its timers.
  *
- * <p>One cycle: (re)seek if needed → poll → parse every record → apply the batch in one
+ * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
  * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
  * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
  * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
- * the same without waiting. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
+ * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
+ * {@link #stop}. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
     private static final Duration MIN_BACKOFF = Duration.ofMillis(100);
+    /** How often a stopped partition's stored offset is read again. */
+    private static final Duration STOPPED_CHECK = Duration.ofSeconds(2);
 
     private final Consumer<byte[], byte[]> consumer;
     private final List<String> topics;
@@ -58,19 +73,25 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration pollTimeout;
     private final Duration maxBackoff;
     private final MeterRegistry registry;
+    private final LoopProgress progress;
     private final Timer applyTimer;
     private final Counter retries;
+    private final Counter isolations;
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
     /** The stored next offset each assigned partition was sought to (null value: none stored yet). */
     private final Map<TopicPartition, Long> expected = new HashMap<>();
+    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #stoppedPartitions()} from any thread. */
+    private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
+    private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
     private long retryAtNanos = System.nanoTime();
     private Duration backoff = MIN_BACKOFF;
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry) {
+                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry,
+                      LoopProgress progress) {
         this.consumer = consumer;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -80,10 +101,15 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.pollTimeout = pollTimeout;
         this.maxBackoff = maxBackoff;
         this.registry = registry;
+        this.progress = progress;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
         this.retries = Counter.builder("queen.timers.bridge.batch.retries")
                 .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
+        this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
+                .description("Batches split in two because one of their records' values made the apply fail").register(registry);
+        Gauge.builder("queen.timers.bridge.partitions.stopped", stopped, Map::size)
+                .description("Command partitions stopped because their stored offset is out of range (an operator sets it)").register(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -93,13 +119,38 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         consumer.subscribe(topics, new Rebalance());
         try {
             while (running.get()) {
+                progress.begin();
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(pollTimeout);
+                ConsumerRecords<byte[], byte[]> records;
+                try {
+                    records = consumer.poll(pollTimeout);
+                } catch (NoOffsetForPartitionException e) {
+                    // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them, once the
+                    // stored offsets can be read; until then poll throws at once, so wait here instead of spinning
+                    idle(pollTimeout);
+                    continue;
+                } catch (OffsetOutOfRangeException e) {
+                    stop(e.offsetOutOfRangePartitions());
+                    continue;
+                }
+                if (!stopped.isEmpty() && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
+                    resync = true; // re-reads the stored offsets: a stopped partition resumes once an operator moved its offset
+                    retryAtNanos = System.nanoTime();
+                    stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
+                }
                 measureLag();
                 if (!records.isEmpty()) {
                     apply(records);
+                }
+                // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
+                // an out-of-range offset is reported on its own (stoppedPartitions), at once
+                String p = problem.get();
+                if (p == null) {
+                    progress.completed();
+                } else {
+                    progress.failed(p);
                 }
             }
         } catch (WakeupException e) {
@@ -118,43 +169,131 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     /** Parse every record, apply the batch, then act on the outcome. */
     private void apply(ConsumerRecords<byte[], byte[]> records) {
         List<Incoming> batch = new ArrayList<>(records.count());
-        List<OffsetAdvance> advances = new ArrayList<>();
         for (TopicPartition tp : records.partitions()) {
-            List<ConsumerRecord<byte[], byte[]>> part = records.records(tp);
             TopicRoutes.Route route = routes.route(tp.topic());
-            for (ConsumerRecord<byte[], byte[]> r : part) {
-                batch.add(new Incoming(new Source(r.topic(), r.partition(), r.offset()), route.tenant(), route.producerSub(),
-                        parser.parse(r.key(), r.value(), r.headers(), r.timestamp())));
+            for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
+                batch.add(incoming(r, route));
             }
-            advances.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), part.get(part.size() - 1).offset() + 1));
         }
+        if (commit(batch)) {
+            backoff = MIN_BACKOFF;
+            problem.set(null);
+        }
+    }
+
+    /**
+     * Applies {@code batch} (consecutive records of the poll, so consecutive per partition) in one
+     * transaction. When it fails because of some record's values ({@link SqlStates#causedByValues}), the
+     * batch is bisected and each half applied on its own, down to the one record that fails: that record
+     * is answered {@code rejected}/{@code internal} with the error text and its offset is consumed, and the
+     * rest of the batch is applied. Any other failure is the world's (an outage, a timeout, a fenced
+     * offset): nothing of the batch is judged, every partition pauses and resyncs. Returns false then.
+     */
+    private boolean commit(List<Incoming> batch) {
+        List<OffsetAdvance> advances = advances(batch);
         try {
             Outcome out = applyTimer.recordCallable(() -> applier.apply(batch, advances));
             if (out instanceof Outcome.Applied applied) {
                 advances.forEach(a -> expected.put(new TopicPartition(a.topic(), a.partition()), a.next()));
                 applied.decisions().forEach(this::count);
-                backoff = MIN_BACKOFF;
-                problem.set(null);
-            } else {
-                LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
-                        batch.size(), records.partitions());
-                retries.increment();
-                pauseAndResync(Duration.ZERO);
+                return true;
             }
+            LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
+                    batch.size(), describe(advances));
+            retries.increment();
+            pauseAndResync(Duration.ZERO);
+            return false;
         } catch (Exception e) {
+            if (SqlStates.causedByValues(e) && !isInternalRejection(batch)) {
+                if (batch.size() > 1) {
+                    isolations.increment();
+                    int half = batch.size() / 2;
+                    return commit(batch.subList(0, half)) && commit(batch.subList(half, batch.size()));
+                }
+                Incoming in = batch.get(0);
+                LOG.error("record {} cannot be applied: {}; answering it rejected (internal), the rest of its batch goes on",
+                        in.source(), errorText(e), e);
+                return commit(List.of(internal(in, e)));
+            }
             ErrorClass c = SqlStates.classify(e);
-            String msg = "cannot apply batch of " + batch.size() + " records from " + describe(advances) + " (" + c + "): " + e
-                    + "; nothing skipped, retrying in " + backoff.toMillis() + " ms";
+            String msg = "cannot apply batch of " + batch.size() + " records from " + describe(advances) + " (" + c + "): "
+                    + Printable.line(String.valueOf(e)) + "; nothing skipped, retrying in " + backoff.toMillis() + " ms";
             if (c == ErrorClass.TRANSIENT) {
                 LOG.warn(msg);
             } else {
                 LOG.error(msg, e);
             }
-            problem.set("database: " + e.getMessage());
+            problem.set("database: " + Printable.line(String.valueOf(e.getMessage())));
             retries.increment();
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            return false;
         }
+    }
+
+    /** One offset advance per partition of {@code batch}, from the offset it was sought (or last committed) to. */
+    private List<OffsetAdvance> advances(List<Incoming> batch) {
+        Map<TopicPartition, Long> last = new LinkedHashMap<>();
+        for (Incoming in : batch) {
+            last.put(new TopicPartition(in.source().topic(), in.source().partition()), in.source().offset());
+        }
+        List<OffsetAdvance> out = new ArrayList<>(last.size());
+        last.forEach((tp, offset) -> out.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), offset + 1)));
+        return out;
+    }
+
+    /**
+     * The record that failed, answered rejected: the error text in the event, no key when the key was
+     * the trouble. A rejection that still fails is no longer this record's fault (the outbox itself is
+     * failing) and is treated as the world's.
+     */
+    private static Incoming internal(Incoming in, Exception e) {
+        String key = in.parsed() instanceof Command c ? c.kafkaKey() : ((Rejection) in.parsed()).kafkaKey();
+        Rejection r = new Rejection(RejectReason.INTERNAL, "cannot apply this record: " + errorText(e),
+                key != null && CommandParser.isStorableKey(key) ? key : null);
+        return new Incoming(in.source(), in.tenant(), in.producerSub(), r);
+    }
+
+    /** One line: the SQLSTATE and the server's first line for a database error, else the exception's first line. */
+    private static String errorText(Exception e) {
+        SQLException sql = SqlStates.find(e);
+        String text = sql != null ? "SQLSTATE " + sql.getSQLState() + ": " + sql.getMessage() : e.toString();
+        int nl = text.indexOf('\n');
+        text = nl < 0 ? text : text.substring(0, nl);
+        return Printable.line(text.length() > 500 ? text.substring(0, 500) + "…" : text);
+    }
+
+    private static boolean isInternalRejection(List<Incoming> batch) {
+        return batch.size() == 1 && batch.get(0).parsed() instanceof Rejection r && r.reason() == RejectReason.INTERNAL
+                && r.detail().startsWith("cannot apply this record: ");
+    }
+
+    /**
+     * One record parsed, and on a topic with {@code auth=jwt} authenticated: a refused token turns the
+     * record into an {@code unauthenticated} or {@code forbidden} rejection whatever its content, and a
+     * valid one gives the producer sub.
+     */
+    private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
+        Source source = new Source(r.topic(), r.partition(), r.offset());
+        Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), r.timestamp());
+        String sub = route.producerSub();
+        if (route.auth() != null) {
+            AuthResult auth;
+            try {
+                auth = route.auth().verify(r.headers(), r.timestamp(), route.tenant());
+            } catch (RuntimeException | StackOverflowError e) {
+                // a bug met by this record's token: the record gets its verdict, the loop goes on
+                auth = new AuthResult.Refused(RejectReason.INTERNAL, "internal error while verifying the token: " + Printable.line(String.valueOf(e)));
+            }
+            if (auth instanceof AuthResult.Verified v) {
+                sub = v.sub();
+            } else {
+                AuthResult.Refused refused = (AuthResult.Refused) auth;
+                String key = parsed instanceof Command c ? c.kafkaKey() : ((Rejection) parsed).kafkaKey();
+                parsed = new Rejection(refused.reason(), refused.detail(), key);
+            }
+        }
+        return new Incoming(source, route.tenant(), sub, parsed);
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */
@@ -172,7 +311,19 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 }
                 expected.put(tp, s);
             }
-            consumer.resume(assigned);
+            List<TopicPartition> resumed = new ArrayList<>();
+            for (TopicPartition tp : assigned) {
+                Long was = stopped.get(tp);
+                if (was != null && !was.equals(stored.get(tp))) {
+                    stopped.remove(tp);
+                    LOG.warn("partition {} resumes at stored offset {}, set on purpose (it was stopped at out-of-range offset {})",
+                            tp, stored.get(tp), was);
+                }
+                if (!stopped.containsKey(tp)) {
+                    resumed.add(tp);
+                }
+            }
+            consumer.resume(resumed);
             if (!assigned.isEmpty()) {
                 LOG.info("consuming {} from the stored offsets {} (start = none stored yet)", assigned, describe(assigned));
             }
@@ -183,6 +334,43 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             problem.set("database: " + e.getMessage());
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+        }
+    }
+
+    /**
+     * The stored offset of these partitions is outside the log (topic recreated, or retention passed
+     * it). Kafka would jump to one end and drop or replay commands without a verdict; instead the
+     * partition stops here, loudly, until an operator sets its offset on purpose
+     * ({@code queen-timers offsets set}, README "Commands"). The other partitions go on.
+     */
+    private void stop(Map<TopicPartition, Long> outOfRange) {
+        for (Map.Entry<TopicPartition, Long> e : outOfRange.entrySet()) {
+            TopicPartition tp = e.getKey();
+            consumer.pause(List.of(tp));
+            if (stopped.put(tp, e.getValue()) == null) {
+                LOG.error("partition {} STOPPED: its stored offset {} (group {}) is out of range{}; nothing is skipped on its own:"
+                        + " move it on purpose with `queen-timers offsets set --group {} --topic {} --partition {} --offset N --reason ...`",
+                        tp, e.getValue(), offsets.groupId(), logRange(tp), offsets.groupId(), tp.topic(), tp.partition());
+            }
+        }
+        stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
+    }
+
+    private String logRange(TopicPartition tp) {
+        try {
+            Duration t = Duration.ofSeconds(5);
+            return " (the log holds " + consumer.beginningOffsets(List.of(tp), t).get(tp) + ".." + consumer.endOffsets(List.of(tp), t).get(tp) + ")";
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    private void idle(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running.set(false);
         }
     }
 
@@ -216,6 +404,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     }
 
     private static String describe(List<OffsetAdvance> advances) {
+        if (advances.isEmpty()) {
+            return "no partition";
+        }
         StringBuilder b = new StringBuilder();
         for (OffsetAdvance a : advances) {
             b.append(b.length() == 0 ? "" : ", ").append(a.topic()).append('/').append(a.partition())
@@ -224,9 +415,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         return b.toString();
     }
 
-    /** Empty when the loop is applying; otherwise why not (for /health/ready). Any thread. */
-    public Optional<String> problem() {
-        return Optional.ofNullable(problem.get());
+    /**
+     * Empty while no partition is stopped; otherwise which, at which stored offset, and what to do. A stopped
+     * partition never resumes on its own, so readiness reports it at once rather than after
+     * {@code health.failing.after} like a passing failure. Any thread.
+     */
+    public Optional<String> stoppedPartitions() {
+        if (stopped.isEmpty()) {
+            return Optional.empty();
+        }
+        StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
+        stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+        return Optional.of(b.toString());
     }
 
     /** Finish the batch in hand, commit it, leave the group. Any thread; the loop's thread ends. */
@@ -241,11 +441,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
+            stopped.keySet().removeAll(partitions);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
+            stopped.keySet().removeAll(partitions);
         }
 
         @Override

@@ -11,10 +11,14 @@ import java.util.Map;
 import javax.sql.DataSource;
 import org.apache.kafka.common.TopicPartition;
 
-/** Reads the group's stored offsets (queen.bridge_offsets); writing them is part of every batch apply. */
+/**
+ * Reads the group's stored offsets (queen.bridge_offsets); writing them is part of every batch apply,
+ * except {@link #move}: an operator's decision, audited.
+ */
 public final class OffsetStore {
 
     private static final String SELECT = SqlFile.load(OffsetStore.class, "offsets.sql");
+    private static final String MOVE = SqlFile.load(OffsetStore.class, "offset-move.sql");
 
     private final DataSource dataSource;
     private final String groupId;
@@ -22,6 +26,10 @@ public final class OffsetStore {
     public OffsetStore(DataSource dataSource, String groupId) {
         this.dataSource = dataSource;
         this.groupId = groupId;
+    }
+
+    public String groupId() {
+        return groupId;
     }
 
     /** The stored next offset of each partition that has one. */
@@ -37,5 +45,28 @@ public final class OffsetStore {
             }
         }
         return out;
+    }
+
+    /**
+     * Sets one partition's stored offset on purpose ({@code queen-timers offsets set}) and writes an
+     * {@code offset_moved} audit event naming {@code actor} and {@code reason}, in one transaction.
+     * A running bridge seeks to it at its next batch of that partition.
+     *
+     * @return the offset it replaced, or null when none was stored
+     */
+    public Long move(String topic, int partition, long offset, String reason, String actor) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(MOVE)) {
+            st.setString(1, groupId);
+            st.setString(2, topic);
+            st.setInt(3, partition);
+            st.setLong(4, offset);
+            st.setString(5, reason);
+            st.setString(6, actor);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                long previous = rs.getLong(1);
+                return rs.wasNull() ? null : previous;
+            }
+        }
     }
 }

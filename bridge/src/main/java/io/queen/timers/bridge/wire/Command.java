@@ -1,5 +1,6 @@
 package io.queen.timers.bridge.wire;
 
+import io.queen.timers.core.kafka.RecordKey;
 import java.time.Instant;
 
 /**
@@ -13,6 +14,6 @@ public record Command(Op op, String queue, String timerKey, String partition, In
 
     /** The record key every command for this timer must carry: {@code <queue>/<timerKey>}. */
     public String kafkaKey() {
-        return queue + "/" + timerKey;
+        return RecordKey.of(queue, timerKey);
     }
 }

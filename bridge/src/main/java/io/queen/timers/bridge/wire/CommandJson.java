@@ -1,15 +1,16 @@
 package io.queen.timers.bridge.wire;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
+import io.queen.timers.core.kafka.RecordKey;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Writes commands in the JSON envelope form (DESIGN §3.1): what a producer sends. Used by the CLI's
+ * Writes commands in the JSON envelope form (docs/formats.md#envelope-form): what a producer sends. Used by the CLI's
  * {@code schedule}/{@code cancel} and by tests. The record key must be {@link #key}.
  *
  * <pre>{@code
@@ -24,7 +25,7 @@ public final class CommandJson {
 
     /** The record key of every command for this timer, UTF-8. */
     public static byte[] key(String queue, String timerKey) {
-        return (queue + "/" + timerKey).getBytes(StandardCharsets.UTF_8);
+        return RecordKey.of(queue, timerKey).getBytes(StandardCharsets.UTF_8);
     }
 
     public static byte[] schedule(String queue, String timerKey, Duration delay, String txn, String payloadJson) {
@@ -72,8 +73,9 @@ public final class CommandJson {
         }
         try {
             if (payloadJson != null) {
-                JsonNode payload = JSON.readTree(payloadJson);
-                n.set("payload", payload);
+                JSON.readTree(payloadJson); // well-formed, or the caller hears it here; the text itself is sent as given
+                byte[] raw = payloadJson.getBytes(StandardCharsets.UTF_8);
+                n.putRawValue("payload", new RawValue(new String(RawJson.compact(raw, 0, raw.length), StandardCharsets.UTF_8)));
             }
             return JSON.writeValueAsBytes(n);
         } catch (JsonProcessingException e) {

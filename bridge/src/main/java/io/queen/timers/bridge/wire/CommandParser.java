@@ -1,7 +1,6 @@
 package io.queen.timers.bridge.wire;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,9 +9,10 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Locale;
@@ -23,7 +23,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Turns one Kafka record into a {@link Command} or a {@link Rejection} (DESIGN §3). Validation is a
+ * Turns one Kafka record into a {@link Command} or a {@link Rejection} (docs/formats.md#command). Validation is a
  * pure function of the record (key, value, headers, timestamp) and the limits: a record replayed
  * after a crash gets the same verdict. Nothing is written before everything is checked.
  *
@@ -39,15 +39,23 @@ public final class CommandParser {
     static final String H_DELAY_MS = "queen-delay-ms";
     static final String H_DELIVER_AT = "queen-deliver-at";
     static final String H_TXN = "queen-txn";
+    /** The producer's token (topic.<name>.auth=jwt): checked by bridge.auth, not here, and allowed in either form. */
+    static final String H_AUTH = "queen-auth";
 
     private static final Set<String> FIELDS = Set.of("op", "queue", "timerKey", "partition", "delayMs", "deliverAt", "txn", "payload");
-    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN);
+    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
     /** Server-owned names, compared case-insensitively with '_' and '-' removed (so tenant_id, Tenant-Id, tenantId all match). */
     private static final Set<String> SERVER_OWNED = Set.of("tenant", "tenantid", "producersub", "producer", "sub", "messageid",
             "attempts", "lasterror", "claimtoken", "claimeduntil", "shard", "visibleat", "createdat", "updatedat",
             "payloadzstd", "encrypted");
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9._-]{1,255}");
     private static final Instant EARLIEST = Instant.EPOCH;
+    /**
+     * The latest delivery time any record may name, whatever its timestamp: the last instant with a
+     * four-digit year. Far inside both {@code long} epoch milliseconds and PostgreSQL's timestamptz,
+     * so no arithmetic after validation can overflow (a year +300000000 once did, outside any try).
+     */
+    static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
@@ -61,6 +69,24 @@ public final class CommandParser {
 
     /** @param timestampMs the record's timestamp (delayMs counts from it; the horizon too); negative when absent */
     public Parsed parse(byte[] key, byte[] value, Headers headers, long timestampMs) {
+        try {
+            return parseChecked(key, value, headers, timestampMs);
+        } catch (RuntimeException | StackOverflowError e) {
+            // A bug met by this record's bytes: the record gets its verdict, the loop goes on (README "Reject reasons (closed list)").
+            return new Rejection(RejectReason.INTERNAL, "internal error while parsing: " + e.getClass().getName() + ": " + firstLine(e), readableKey(key));
+        }
+    }
+
+    private static String readableKey(byte[] key) {
+        try {
+            return key == null ? null : printableKey(utf8(key, null));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** {@link #parse} without the last net: every outcome here is a decision of validation. Tests call it directly. */
+    Parsed parseChecked(byte[] key, byte[] value, Headers headers, long timestampMs) {
         String kafkaKey = null;
         try {
             kafkaKey = key == null ? null : utf8(key, null);
@@ -92,6 +118,7 @@ public final class CommandParser {
         if (value == null) {
             throw new Reject(RejectReason.MALFORMED_JSON, "record has no value");
         }
+        utf8Value(value);
         JsonNode root;
         try {
             root = JSON.readTree(value);
@@ -111,7 +138,7 @@ public final class CommandParser {
             }
         }
         JsonNode payload = root.get("payload");
-        byte[] bytes = payload == null ? null : compact(payload);
+        byte[] bytes = payload == null ? null : exact(() -> RawJson.field(value, "payload"));
         return new Fields(root.get("op"), root.get("queue"), root.get("timerKey"), root.get("partition"), root.get("delayMs"),
                 root.get("deliverAt"), root.get("txn"), bytes, payload != null, false);
     }
@@ -137,11 +164,13 @@ public final class CommandParser {
         boolean hasPayload = value != null && value.length > 0;
         byte[] payload = null;
         if (hasPayload) {
+            utf8Value(value);
             try {
-                payload = compact(JSON.readTree(value));
+                JSON.readTree(value);
             } catch (IOException e) {
                 throw new Reject(RejectReason.MALFORMED_JSON, "value (the payload) is not JSON: " + firstLine(e));
             }
+            payload = exact(() -> RawJson.whole(value));
         }
         return new Fields(h.get(H_OP), h.get(H_QUEUE), h.get(H_TIMER_KEY), h.get(H_PARTITION), h.get(H_DELAY_MS),
                 h.get(H_DELIVER_AT), h.get(H_TXN), payload, hasPayload, true);
@@ -194,14 +223,18 @@ public final class CommandParser {
         if (f.delayMs == null && f.deliverAt == null) {
             throw new Reject(RejectReason.MISSING_FIELD, "missing delayMs or deliverAt");
         }
-        long horizonMs = limits.horizon().toMillis();
+        Duration horizon = limits.horizon();
         if (f.delayMs != null) {
             long delay = delayMs(f.delayMs);
-            if (delay > horizonMs) {
-                throw new Reject(RejectReason.HORIZON, "delayMs " + delay + " is beyond the horizon of " + limits.horizon() + " (bridge.horizon)");
+            if (Duration.ofMillis(delay).compareTo(horizon) > 0) {
+                throw new Reject(RejectReason.HORIZON, "delayMs " + delay + " is beyond the horizon of " + horizon + " (bridge.horizon)");
             }
             if (timestampMs < 0) {
                 throw new Reject(RejectReason.BAD_TIME, "delayMs needs the record timestamp, and the record has none");
+            }
+            // Compared before adding: a timestamp near Long.MAX_VALUE must not overflow the sum.
+            if (timestampMs > LATEST.toEpochMilli() - delay) {
+                throw new Reject(RejectReason.BAD_TIME, "record timestamp " + timestampMs + " plus delayMs " + delay + " is after " + LATEST);
             }
             return Instant.ofEpochMilli(timestampMs + delay);
         }
@@ -209,14 +242,17 @@ public final class CommandParser {
         Instant at;
         try {
             at = OffsetDateTime.parse(text).toInstant();
-        } catch (DateTimeParseException e) {
+        } catch (DateTimeException e) {
             throw new Reject(RejectReason.BAD_TIME, "deliverAt '" + printable(text) + "' is not an ISO-8601 instant with offset");
         }
         if (at.isBefore(EARLIEST)) {
             throw new Reject(RejectReason.BAD_TIME, "deliverAt " + at + " is before 1970");
         }
-        if (timestampMs >= 0 && at.toEpochMilli() - timestampMs > horizonMs) {
-            throw new Reject(RejectReason.HORIZON, "deliverAt " + at + " is beyond the horizon of " + limits.horizon()
+        if (at.isAfter(LATEST)) {
+            throw new Reject(RejectReason.BAD_TIME, "deliverAt " + at + " is after " + LATEST);
+        }
+        if (timestampMs >= 0 && Duration.between(Instant.ofEpochMilli(timestampMs), at).compareTo(horizon) > 0) {
+            throw new Reject(RejectReason.HORIZON, "deliverAt " + at + " is beyond the horizon of " + horizon
                     + " after the record timestamp (bridge.horizon)");
         }
         return at;
@@ -282,11 +318,24 @@ public final class CommandParser {
         return true;
     }
 
-    private static byte[] compact(JsonNode payload) {
+    private static void utf8Value(byte[] value) {
         try {
-            return JSON.writeValueAsBytes(payload);
-        } catch (JsonProcessingException | RuntimeException e) {
-            throw new Reject(RejectReason.MALFORMED_JSON, "payload cannot be written as UTF-8 JSON: " + firstLine(e));
+            RawJson.strictUtf8(value);
+        } catch (CharacterCodingException e) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "value is not UTF-8");
+        }
+    }
+
+    private interface RawRead {
+        byte[] read() throws IOException;
+    }
+
+    /** The payload's own bytes, compact (RawJson): a well-formed value that is not strict UTF-8 is malformed_json. */
+    private static byte[] exact(RawRead read) {
+        try {
+            return read.read();
+        } catch (IOException e) {
+            throw new Reject(RejectReason.MALFORMED_JSON, "payload is not UTF-8 JSON: " + firstLine(e));
         }
     }
 
@@ -323,10 +372,15 @@ public final class CommandParser {
 
     /** The key of a rejected record's audit event: the record key if PostgreSQL text can hold it, else null. */
     private static String printableKey(String key) {
-        return key.length() <= 1024 && validText(key, 1024) ? key : null;
+        return isStorableKey(key) ? key : null;
     }
 
-    private static String firstLine(Exception e) {
+    /** Whether {@code key} can key an audit event: at most 1024 characters PostgreSQL text can hold. */
+    public static boolean isStorableKey(String key) {
+        return key.length() <= 1024 && validText(key, 1024);
+    }
+
+    private static String firstLine(Throwable e) {
         String m = String.valueOf(e.getMessage());
         int nl = m.indexOf('\n');
         return printable(nl < 0 ? m : m.substring(0, nl));

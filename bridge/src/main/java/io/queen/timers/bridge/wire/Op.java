@@ -2,7 +2,7 @@ package io.queen.timers.bridge.wire;
 
 import java.util.Optional;
 
-/** The operations a command can name. schedule and reschedule are the same upsert (DESIGN §3.1). */
+/** The operations a command can name. schedule and reschedule are the same upsert (docs/formats.md#envelope-form). */
 public enum Op {
     SCHEDULE("schedule"),
     RESCHEDULE("reschedule"),

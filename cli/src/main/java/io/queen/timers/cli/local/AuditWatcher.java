@@ -1,5 +1,6 @@
 package io.queen.timers.cli.local;
 
+import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.cli.Output;
 import java.io.PrintWriter;
@@ -61,7 +62,8 @@ final class AuditWatcher implements AutoCloseable {
                     try {
                         event = Output.mapper().readTree(r.value());
                     } catch (Exception e) {
-                        print("audit record " + r.partition() + "@" + r.offset() + " is not JSON: " + r.value(), r.value());
+                        print("audit record " + r.partition() + "@" + r.offset() + " is not JSON: " + r.value(),
+                                Output.toJson(java.util.Map.of("notJson", String.valueOf(r.value()))));
                         continue;
                     }
                     show(event);
@@ -76,6 +78,14 @@ final class AuditWatcher implements AutoCloseable {
     }
 
     private void show(JsonNode e) {
+        print(humanLine(e), e.toString());
+        if (e.path("type").asText().equals("fired")) {
+            readback.find(e).ifPresent(m -> print(String.format("%s    log          %s", now(), m.human()), m.json()));
+        }
+    }
+
+    /** One audit event for people: time, type, timer, and what the type adds. */
+    static String humanLine(JsonNode e) {
         String type = e.path("type").asText();
         // a record rejected before its key could be read names no timer: its source says which record it was
         String target = e.hasNonNull("queue") ? e.path("queue").asText() + "/" + e.path("timerKey").asText("?") : "(record)";
@@ -97,17 +107,22 @@ final class AuditWatcher implements AutoCloseable {
             line.append("  (").append(src.path("topic").asText()).append('[').append(src.path("partition").asText())
                     .append("]@").append(src.path("offset").asText()).append(')');
         }
-        print(line.toString(), e.toString());
-        if (type.equals("fired")) {
-            readback.find(e).ifPresent(m -> print(String.format("%s    log          %s", now(), m.human()), m.json()));
-        }
+        return line.toString();
     }
 
     private void print(String human, String jsonLine) {
         synchronized (out) {
-            out.println(json ? jsonLine : human);
+            out.println(printable(human, jsonLine, json));
             out.flush();
         }
+    }
+
+    /**
+     * What is printed: a producer's key, txn or error text must not reach the terminal raw (CR, LF, ESC
+     * sequences); escaping keeps a JSON line valid JSON with the same value.
+     */
+    static String printable(String human, String jsonLine, boolean json) {
+        return Printable.line(json ? jsonLine : human);
     }
 
     private static String now() {

@@ -3,6 +3,7 @@ package io.queen.timers.core.audit;
 import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.Type.INT;
+import static io.queen.timers.core.config.ConfigDef.Type.LIST;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
@@ -21,6 +22,8 @@ public final class AuditSettings {
     public static final String RELAY_BATCH_SIZE = "audit.relay.batch.size";
     public static final String RELAY_POLL_INTERVAL = "audit.relay.poll.interval";
     public static final String RELAY_STANDBY_INTERVAL = "audit.relay.standby.interval";
+    public static final String TENANT_TOPICS = "audit.tenant.topics";
+    public static final String RELAY_SEND_TIMEOUT = "audit.relay.send.timeout";
 
     private AuditSettings() {}
 
@@ -35,6 +38,14 @@ public final class AuditSettings {
                 .define(RELAY_POLL_INTERVAL, DURATION, "200ms", durationBetween(Duration.ofMillis(10), Duration.ofMinutes(1)),
                         "Pause of the active relay when the outbox is empty.")
                 .define(RELAY_STANDBY_INTERVAL, DURATION, "2s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
-                        "How often a standing-by relay tries to become the active one.");
+                        "How often a standing-by relay tries to become the active one.")
+                .define(TENANT_TOPICS, LIST, "", null,
+                        "Audit topics of non-default tenants as <tenant uuid>=<topic>,...: the same mapping as "
+                                + "tenant.<uuid>.audit.topic, in a form the environment can carry.")
+                .define(RELAY_SEND_TIMEOUT, DURATION, "10s", durationBetween(Duration.ofMillis(500), Duration.ofMinutes(5)),
+                        "Longest wait for one audit send: the relay's producer gets max.block.ms and delivery.timeout.ms of this"
+                                + " value (request.timeout.ms a little less), overriding kafka.*. A topic that cannot be written within it"
+                                + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
+                                + " bounds the one pause the others see when a topic first fails.");
     }
 }

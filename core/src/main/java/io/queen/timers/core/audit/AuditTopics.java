@@ -8,38 +8,58 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Which topic a tenant's audit events go to. Tenants never share an audit key space (DESIGN §8):
+ * Which topic a tenant's audit events go to. Tenants never share an audit key space (docs/architecture.md#tenants):
  * the default tenant publishes to {@code audit.topic}; any other tenant to
  * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}.
  */
 public record AuditTopics(String defaultTopic, Map<UUID, String> configured) {
 
     static final UUID DEFAULT_TENANT = UUID.fromString(CommonSettings.DEFAULT_TENANT);
+    private static final String PREFIX = "tenant.";
     private static final String SUFFIX = ".audit.topic";
 
     public AuditTopics {
         configured = Map.copyOf(configured);
     }
 
+    /**
+     * From {@code tenant.<uuid>.audit.topic} keys and the list form {@code audit.tenant.topics}
+     * ({@code <uuid>=<topic>,...}, which the environment can carry). Any other {@code tenant.*} key is a
+     * start-up error naming it: a misspelt mapping would send a tenant's events to the default name.
+     */
     public static AuditTopics from(Config config) {
         Map<UUID, String> configured = new HashMap<>();
-        config.withPrefix("tenant.").forEach((k, v) -> {
-            if (k.endsWith(SUFFIX)) {
-                String id = k.substring(0, k.length() - SUFFIX.length());
-                UUID tenant;
-                try {
-                    tenant = UUID.fromString(id);
-                } catch (IllegalArgumentException e) {
-                    throw new ConfigException("setting tenant." + k + ": '" + id + "' is not a tenant UUID");
-                }
-                String topic = String.valueOf(v).trim();
-                if (topic.isEmpty()) {
-                    throw new ConfigException("setting tenant." + k + " must not be empty");
-                }
-                configured.put(tenant, topic);
+        config.withPrefix(PREFIX).forEach((k, v) -> {
+            if (!k.endsWith(SUFFIX)) {
+                throw new ConfigException("unknown setting " + PREFIX + k + ": a tenant takes only " + PREFIX + "<uuid>" + SUFFIX);
             }
+            put(configured, k.substring(0, k.length() - SUFFIX.length()), String.valueOf(v), PREFIX + k);
         });
+        for (String item : config.list(AuditSettings.TENANT_TOPICS)) {
+            int eq = item.indexOf('=');
+            if (eq <= 0) {
+                throw new ConfigException("setting " + AuditSettings.TENANT_TOPICS + ": '" + item + "' is not <tenant uuid>=<topic>");
+            }
+            put(configured, item.substring(0, eq).trim(), item.substring(eq + 1), AuditSettings.TENANT_TOPICS);
+        }
         return new AuditTopics(config.string(CommonSettings.AUDIT_TOPIC), configured);
+    }
+
+    private static void put(Map<UUID, String> configured, String id, String value, String setting) {
+        UUID tenant;
+        try {
+            tenant = UUID.fromString(id);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("setting " + setting + ": '" + id + "' is not a tenant UUID");
+        }
+        String topic = value.trim();
+        if (topic.isEmpty()) {
+            throw new ConfigException("setting " + setting + ": the audit topic of tenant " + tenant + " must not be empty");
+        }
+        String before = configured.put(tenant, topic);
+        if (before != null && !before.equals(topic)) {
+            throw new ConfigException("setting " + setting + " sends tenant " + tenant + " to '" + topic + "', another setting to '" + before + "'");
+        }
     }
 
     public String topicFor(UUID tenant) {

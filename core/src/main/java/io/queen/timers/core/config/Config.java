@@ -1,5 +1,6 @@
 package io.queen.timers.core.config;
 
+import io.queen.timers.core.text.Secrets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -72,20 +73,23 @@ public final class Config {
         return values.get(key);
     }
 
-    /** Values for a log line: passwords and anything under kafka.sasl / ssl passwords are masked. */
+    /**
+     * Values for a log line, secrets masked (Secrets): PASSWORD settings, a password inside any value
+     * (jdbc.url's password=), and every kafka.* key naming a password, secret, key, token or JAAS config.
+     */
     @Override
     public String toString() {
         StringBuilder sb = new StringBuilder("{");
         values.forEach((k, v) -> {
             boolean secret = def.key(k).type() == ConfigDef.Type.PASSWORD;
-            sb.append(k).append('=').append(secret ? "***" : v).append(", ");
+            sb.append(k).append('=').append(secret ? Secrets.MASK : Secrets.mask(String.valueOf(v))).append(", ");
         });
         kafka().forEach((k, v) -> {
             if (values.containsKey(KAFKA_PREFIX + k)) {
                 return; // a declared kafka.* key (bootstrap servers) is already printed above
             }
             sb.append(KAFKA_PREFIX).append(k).append('=')
-                .append(k.contains("password") || k.contains("jaas") || k.contains("secret") ? "***" : v).append(", ");
+                .append(Secrets.isSecretSetting(k) ? Secrets.MASK : Secrets.mask(String.valueOf(v))).append(", ");
         });
         if (sb.length() > 1) {
             sb.setLength(sb.length() - 2);

@@ -1,0 +1,100 @@
+package io.queen.timers.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.bridge.ingest.OffsetStore;
+import io.queen.timers.core.text.Printable;
+import java.net.InetAddress;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** The bridge's stored offsets (queen.bridge_offsets), which only an operator moves, on purpose. */
+@Command(name = "offsets", mixinStandardHelpOptions = true,
+        description = "The bridge's stored positions in the command topics (queen.bridge_offsets).",
+        subcommands = OffsetsCommand.Set.class)
+final class OffsetsCommand implements Runnable {
+
+    @ParentCommand QueenTimers root;
+    @Spec CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** Sets one partition's stored offset, with a reason, as an audit event. */
+    @Command(name = "set", mixinStandardHelpOptions = true,
+            description = {"Set a bridge group's stored offset of one command partition, on purpose.",
+                "The bridge never resets an offset on its own: a stored offset outside the log (topic recreated,",
+                "retention passed it) stops that partition until this sets it. Every record between the old and",
+                "the new offset gets no verdict: that is the decision this records, as an offset_moved audit event",
+                "with your reason. A running bridge seeks to the new offset by itself."},
+            footer = {"", "Example:", "  queen-timers offsets set --topic queen.timers.commands --partition 3 --offset 1200 \\",
+                "      --reason 'retention deleted 1000..1199 while the database was restored'"})
+    static final class Set implements Callable<Integer> {
+
+        @ParentCommand OffsetsCommand offsets;
+        @Spec CommandSpec spec;
+        @Mixin DatabaseOptions db;
+        @Mixin Output output;
+
+        @Option(names = "--group", paramLabel = "GROUP", description = "Bridge consumer group (else QUEEN_BRIDGE_GROUP_ID, else queen-timers-bridge).")
+        String group;
+
+        @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "Command topic.")
+        String topic;
+
+        @Option(names = "--partition", required = true, paramLabel = "N", description = "Kafka partition of the topic.")
+        int partition;
+
+        @Option(names = "--offset", required = true, paramLabel = "OFFSET", description = "The next offset the bridge applies (>= 0).")
+        long offset;
+
+        @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why: written into the offset_moved audit event.")
+        String reason;
+
+        @Override
+        public Integer call() throws SQLException {
+            if (offset < 0 || partition < 0) {
+                throw new UserError("--offset and --partition must be >= 0");
+            }
+            if (reason.isBlank()) {
+                throw new UserError("--reason must say why the offset moves");
+            }
+            Map<String, String> env = offsets.root.env();
+            String g = group != null ? group : env.getOrDefault("QUEEN_BRIDGE_GROUP_ID", "queen-timers-bridge");
+            try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"))) {
+                Long previous = new OffsetStore(ds, g).move(topic, partition, offset, reason, actor());
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("group", g);
+                f.put("topic", topic);
+                f.put("partition", partition);
+                f.put("from", previous);
+                f.put("to", offset);
+                f.put("reason", reason);
+                output.print(spec.commandLine().getOut(), "group " + Printable.line(g) + ": " + Printable.line(topic) + "/" + partition
+                        + " moved from " + (previous == null ? "(none stored)" : previous) + " to " + offset
+                        + "; audit event offset_moved written", f);
+                return 0;
+            }
+        }
+
+        private static String actor() {
+            String host;
+            try {
+                host = InetAddress.getLocalHost().getHostName();
+            } catch (Exception e) {
+                host = "unknown-host";
+            }
+            return System.getProperty("user.name", "unknown") + "@" + host + " (queen-timers offsets set)";
+        }
+    }
+}
