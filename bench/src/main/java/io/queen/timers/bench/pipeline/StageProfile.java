@@ -92,7 +92,7 @@ final class StageProfile {
             return "sweeper claim" + jdbc;
         }
         if (cls.startsWith("io.queen.timers.sweeper.pack.") || cls.startsWith("io.queen.timers.log.")) {
-            return "sweeper pack";
+            return "pack (log codec)";
         }
         if (cls.startsWith("io.queen.timers.sweeper.fire.")) {
             return "sweeper fire" + jdbc;
