@@ -30,7 +30,7 @@ public final class PostgresProcess {
 
     /**
      * DURABLE: fsync, synchronous_commit and full_page_writes on, what users run. FSYNC_OFF: fsync off
-     * but {@code synchronous_commit} on — for the fault harness, where the machine never crashes, only
+     * but {@code synchronous_commit} and full_page_writes on — for the fault harness, where the machine never crashes, only
      * processes do: an immediate shutdown must still not lose a commit the services were told about.
      */
     public enum Durability { DURABLE, FSYNC_OFF }
@@ -79,7 +79,7 @@ public final class PostgresProcess {
         boolean durable = durability == Durability.DURABLE;
         all.put("fsync", durable ? "on" : "off");
         all.put("synchronous_commit", "on");
-        all.put("full_page_writes", durable ? "on" : "off");
+        all.put("full_page_writes", "on");
         all.putAll(settings);
         all.put("timezone", "UTC");
         all.put("listen_addresses", "127.0.0.1");
