@@ -158,6 +158,8 @@ public final class Stack implements AutoCloseable {
     private Properties bridgeSettings() {
         Properties p = common();
         p.put("command.topics", COMMANDS_A + "," + COMMANDS_B);
+        // Since round 2 a command topic must name its tenant; topic a is the default tenant's, said so.
+        p.put("topic." + COMMANDS_A + ".tenant", TENANT_A);
         p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
         p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
