@@ -43,6 +43,7 @@ public final class IngestBench {
     private IngestBench() {}
 
     public static void main(String[] args) {
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
         try {
             bench(args);
             System.exit(0);

@@ -79,8 +79,7 @@ public final class FaultHarness {
         }
         deleteTree(o.workDir());
         Files.createDirectories(o.workDir().resolve("logs"));
-        String harnessClassPath = Path.of(FaultHarness.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        Stack stack = new Stack(o.workDir().toAbsolutePath(), o.launcherJar().toAbsolutePath(), harnessClassPath, this::log);
+        Stack stack = new Stack(o.workDir().toAbsolutePath(), o.launcherJar().toAbsolutePath(), this::log);
         boolean clean = false;
         // Ctrl-C or SIGTERM must not leave seven processes behind.
         Thread stopper = new Thread(stack::close, "stop-stack");

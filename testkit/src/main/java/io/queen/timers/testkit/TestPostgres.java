@@ -44,6 +44,18 @@ public final class TestPostgres {
         return server;
     }
 
+    /**
+     * Makes a server somebody else started the one of this JVM (a benchmark's own durable PostgreSQL);
+     * only before the first {@link #server()}.
+     */
+    public static synchronized void use(String jdbcUrl, String user, String password, String label) {
+        if (server != null) {
+            throw new IllegalStateException("this JVM already uses the PostgreSQL of " + server.origin());
+        }
+        server = fromUrl(jdbcUrl, user, password);
+        System.out.println("[queen-testkit] PostgreSQL: " + label + " " + server.jdbcUrl(server.adminDatabase()));
+    }
+
     /** Creates an empty database named after {@code owner} (a test class, a benchmark) and returns it. */
     public static FreshDatabase createDatabase(String owner) {
         Server s = server();

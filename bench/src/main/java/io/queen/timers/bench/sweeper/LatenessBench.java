@@ -1,5 +1,6 @@
 package io.queen.timers.bench.sweeper;
 
+import io.queen.timers.bench.BenchPostgres;
 import static io.queen.timers.bench.sweeper.BenchStack.doubleOf;
 import static io.queen.timers.bench.sweeper.BenchStack.execute;
 import static io.queen.timers.bench.sweeper.BenchStack.intArg;
@@ -32,6 +33,7 @@ public final class LatenessBench {
     private LatenessBench() {}
 
     public static void main(String[] args) throws Exception {
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
         int seconds = intArg(args, "seconds", 60);
         int rate = intArg(args, "rate", 1000);
         int burst = intArg(args, "burst", 100_000);

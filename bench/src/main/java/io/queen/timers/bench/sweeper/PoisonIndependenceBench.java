@@ -1,5 +1,6 @@
 package io.queen.timers.bench.sweeper;
 
+import io.queen.timers.bench.BenchPostgres;
 import static io.queen.timers.bench.sweeper.BenchStack.execute;
 import static io.queen.timers.bench.sweeper.BenchStack.intArg;
 
@@ -29,6 +30,7 @@ public final class PoisonIndependenceBench {
     private PoisonIndependenceBench() {}
 
     public static void main(String[] args) throws Exception {
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
         int backoff = intArg(args, "backoff", 100_000);
         int claims = intArg(args, "claims", 100);
         int rounds = intArg(args, "rounds", 3);

@@ -1,5 +1,6 @@
 package io.queen.timers.bench.sweeper;
 
+import io.queen.timers.bench.BenchPostgres;
 import static io.queen.timers.bench.sweeper.BenchStack.execute;
 import static io.queen.timers.bench.sweeper.BenchStack.intArg;
 
@@ -30,6 +31,7 @@ public final class ScaleBench {
     private ScaleBench() {}
 
     public static void main(String[] args) throws Exception {
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
         int small = intArg(args, "small", 10_000);
         int large = intArg(args, "large", 1_000_000);
         int due = intArg(args, "due", 20_000);

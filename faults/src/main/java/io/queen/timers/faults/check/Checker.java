@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
-import io.queen.timers.faults.stack.PostgresProcess;
+import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;

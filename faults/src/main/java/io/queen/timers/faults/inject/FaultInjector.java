@@ -1,7 +1,7 @@
 package io.queen.timers.faults.inject;
 
-import io.queen.timers.faults.stack.ManagedProcess;
-import io.queen.timers.faults.stack.PostgresProcess;
+import io.queen.timers.processes.ManagedProcess;
+import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
 import java.util.ArrayList;
 import java.util.EnumMap;

@@ -1,6 +1,6 @@
 package io.queen.timers.faults.load;
 
-import io.queen.timers.faults.stack.PostgresProcess;
+import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

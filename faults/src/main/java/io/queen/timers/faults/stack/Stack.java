@@ -1,25 +1,21 @@
 package io.queen.timers.faults.stack;
 
-import java.io.File;
+import io.queen.timers.processes.Launcher;
+import io.queen.timers.processes.ManagedProcess;
+import io.queen.timers.processes.PostgresProcess;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Everything the harness runs as separate processes: PostgreSQL (pg_ctl), the Kafka broker (a JVM of
- * its own), 2 bridges and 3 sweepers from the launcher jar, each with a settings file of its own under
- * the work directory. The services' settings are the defaults except where the harness needs faults to
+ * Everything the harness runs as separate processes ({@link Launcher}): PostgreSQL (pg_ctl, fsync off),
+ * the Kafka broker (a JVM of its own), 2 bridges and 3 sweepers from the launcher jar, each with a
+ * settings file of its own under the work directory. The services' settings are the defaults except where the harness needs faults to
  * bite within seconds instead of minutes (lease, backoff, client timeouts), each said below.
  */
 public final class Stack implements AutoCloseable {
@@ -39,9 +35,8 @@ public final class Stack implements AutoCloseable {
     public static final int PAYLOAD_MAX_BYTES = 262_144;
 
     private final Path workDir;
-    private final Path launcherJar;
+    private final Launcher launcher;
     private final Consumer<String> log;
-    private final String javaBin = ProcessHandle.current().info().command().orElse("java");
     private final PostgresProcess postgres;
     private final int kafkaPort;
     private final ManagedProcess broker;
@@ -50,16 +45,15 @@ public final class Stack implements AutoCloseable {
     private Supervisor supervisor;
     private boolean closed;
 
-    public Stack(Path workDir, Path launcherJar, String harnessClassPath, Consumer<String> log) {
+    public Stack(Path workDir, Path launcherJar, Consumer<String> log) {
         this.workDir = workDir;
-        this.launcherJar = launcherJar;
+        this.launcher = new Launcher(launcherJar);
         this.log = log;
-        this.postgres = new PostgresProcess(workDir, freePort());
-        this.kafkaPort = freePort();
-        this.broker = new ManagedProcess("broker",
-                List.of(javaBin, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", launcherJar + File.pathSeparator + harnessClassPath,
-                        BrokerMain.class.getName(), workDir.resolve("kafka-data").toString(), Integer.toString(kafkaPort)),
-                Map.of(), workDir.resolve("logs/broker.log"));
+        this.postgres = new PostgresProcess(workDir, Launcher.freePort(), PostgresProcess.Durability.FSYNC_OFF,
+                Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
+        this.kafkaPort = Launcher.freePort();
+        this.broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+                workDir.resolve("logs/broker.log"));
     }
 
     public PostgresProcess postgres() {
@@ -98,12 +92,12 @@ public final class Stack implements AutoCloseable {
         postgres.bootstrap();
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
-        runOnce("migrate", List.of(javaBin, "-jar", launcherJar.toString(), "migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"));
+        launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
     }
 
     public void startBroker() throws InterruptedException {
         broker.start();
-        awaitPort(kafkaPort, 120_000);
+        Launcher.awaitPort(kafkaPort, 120_000);
     }
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
@@ -131,27 +125,14 @@ public final class Stack implements AutoCloseable {
 
     /** Until this start of {@code p} logged that it runs (ServiceHost's line); false after the timeout. */
     public boolean awaitRunning(ManagedProcess p, long timeoutMs) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        String marker = "running;";
-        while (!p.startedLogContains(marker)) {
-            if (System.currentTimeMillis() > deadline) {
-                return false;
-            }
-            Thread.sleep(250);
-        }
-        return true;
+        return Launcher.awaitRunning(p, timeoutMs);
     }
 
     private ManagedProcess service(String role, int n, Properties settings) throws IOException {
-        Path file = workDir.resolve(role + "-" + n + ".properties");
-        try (var out = Files.newOutputStream(file)) {
-            settings.store(out, "fault harness: " + role + " " + n);
-        }
         // C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would make every
         // start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
-        return new ManagedProcess(role + "-" + n,
-                List.of(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", launcherJar.toString(), role, "--config", file.toString()),
-                Map.of(), workDir.resolve("logs/" + role + "-" + n + ".log"));
+        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"),
+                List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), workDir.resolve("logs/" + role + "-" + n + ".log"));
     }
 
     private Properties common() {
@@ -177,6 +158,8 @@ public final class Stack implements AutoCloseable {
     private Properties bridgeSettings() {
         Properties p = common();
         p.put("command.topics", COMMANDS_A + "," + COMMANDS_B);
+        // Since round 2 a command topic must name its tenant; topic a is the default tenant's, said so.
+        p.put("topic." + COMMANDS_A + ".tenant", TENANT_A);
         p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
         p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
@@ -197,41 +180,8 @@ public final class Stack implements AutoCloseable {
         return p;
     }
 
-    private void runOnce(String what, List<String> cmd) throws InterruptedException {
-        try {
-            Path out = workDir.resolve("logs/" + what + ".log");
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-            if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException(what + " failed (see " + out + ")");
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    public static void awaitPort(int port, long timeoutMs) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (System.currentTimeMillis() < deadline) {
-            try (Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-                return;
-            } catch (IOException notYet) {
-                Thread.sleep(100);
-            }
-        }
-        throw new IllegalStateException("port " + port + " did not open within " + timeoutMs + " ms");
-    }
-
     public int kafkaPort() {
         return kafkaPort;
-    }
-
-    static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import io.queen.timers.processes.ManagedProcess;
 
 /**
  * Brings back a process that died although the harness did not kill it, the way systemd or Kubernetes

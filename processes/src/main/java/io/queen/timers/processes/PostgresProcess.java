@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes;
 
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import java.io.IOException;
@@ -9,7 +9,9 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,23 +20,70 @@ import java.util.concurrent.TimeUnit;
  * (it extracts the binaries and runs initdb); every later start and stop is {@code pg_ctl} on the data
  * directory, under {@code unshare -U} as zonky does, so it works as root too.
  *
- * <p>fsync is off (the machine never crashes under the harness, only processes do) but
- * {@code synchronous_commit} stays on: an immediate shutdown must not lose a commit the services were
- * told about, or the harness would report the harness.
+ * <p>Who starts it chooses how durable it is ({@link Durability}) and how it is sized (settings passed
+ * as {@code -c name=value}): the fault harness runs with fsync off, the benchmarks durable and sized
+ * like a small production server ({@link #SMALL_PRODUCTION}).
  */
 public final class PostgresProcess {
 
     public enum Shutdown { IMMEDIATE, FAST }
 
+    /**
+     * DURABLE: fsync, synchronous_commit and full_page_writes on, what users run. FSYNC_OFF: fsync off
+     * but {@code synchronous_commit} and full_page_writes on — for the fault harness, where the machine never crashes, only
+     * processes do: an immediate shutdown must still not lose a commit the services were told about.
+     */
+    public enum Durability { DURABLE, FSYNC_OFF }
+
+    /**
+     * A small production server (2 vCPU, 4 GB RAM, SSD), the usual sizing rules: shared_buffers a quarter of
+     * RAM, effective_cache_size three quarters, WAL sized so that a benchmark of a few minutes does not
+     * checkpoint on WAL volume, checkpoints spread. Durability settings are not here: see {@link Durability}.
+     */
+    public static final Map<String, String> SMALL_PRODUCTION = orderedMap(
+            "max_connections", "200",
+            "shared_buffers", "1GB",
+            "effective_cache_size", "3GB",
+            "work_mem", "16MB",
+            "maintenance_work_mem", "256MB",
+            "wal_buffers", "16MB",
+            "min_wal_size", "1GB",
+            "max_wal_size", "4GB",
+            "checkpoint_timeout", "15min",
+            "checkpoint_completion_target", "0.9",
+            "random_page_cost", "1.1",
+            "max_locks_per_transaction", "256");
+
     private final Path dataDir;
     private final Path logFile;
     private final int port;
+    private final Durability durability;
+    private final Map<String, String> settings;
     private Path binDir;
 
-    public PostgresProcess(Path workDir, int port) {
+    public PostgresProcess(Path workDir, int port, Durability durability, Map<String, String> settings) {
         this.dataDir = workDir.resolve("pg-data");
         this.logFile = workDir.resolve("logs/postgres.log");
         this.port = port;
+        this.durability = durability;
+        this.settings = new LinkedHashMap<>(settings);
+    }
+
+    public Durability durability() {
+        return durability;
+    }
+
+    /** The settings it starts with, durability included: what a benchmark prints next to its numbers. */
+    public Map<String, String> effectiveSettings() {
+        Map<String, String> all = new LinkedHashMap<>();
+        boolean durable = durability == Durability.DURABLE;
+        all.put("fsync", durable ? "on" : "off");
+        all.put("synchronous_commit", "on");
+        all.put("full_page_writes", "on");
+        all.putAll(settings);
+        all.put("timezone", "UTC");
+        all.put("listen_addresses", "127.0.0.1");
+        return all;
     }
 
     public int port() {
@@ -60,10 +109,9 @@ public final class PostgresProcess {
     }
 
     public synchronized void start() {
-        pgCtl(List.of("-D", dataDir.toString(), "-l", logFile.toString(), "-w", "-t", "120",
-                "-o", "-p " + port + " -F -c synchronous_commit=on -c max_connections=400 -c shared_buffers=128MB"
-                        + " -c max_locks_per_transaction=256 -c timezone=UTC -c listen_addresses=127.0.0.1",
-                "start"));
+        StringBuilder options = new StringBuilder("-p " + port);
+        effectiveSettings().forEach((k, v) -> options.append(" -c ").append(k).append('=').append(v));
+        pgCtl(List.of("-D", dataDir.toString(), "-l", logFile.toString(), "-w", "-t", "120", "-o", options.toString(), "start"));
     }
 
     public synchronized void stop(Shutdown mode) {
@@ -97,6 +145,23 @@ public final class PostgresProcess {
         } catch (RuntimeException e) {
             return false;
         }
+    }
+
+    /** The postmaster's pid (from postmaster.pid), for CPU accounting from /proc. */
+    public long postmasterPid() {
+        try {
+            return Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
+        } catch (IOException e) {
+            throw new UncheckedIOException("PostgreSQL does not run (no " + dataDir.resolve("postmaster.pid") + ")", e);
+        }
+    }
+
+    private static Map<String, String> orderedMap(String... kv) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     private void pgCtl(List<String> args) {

@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes;
 
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,11 +12,11 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One child process the harness started (a bridge, a sweeper, the broker), restartable with the same
+ * One child process the fault harness or a benchmark started (a bridge, a sweeper, the broker), restartable with the same
  * command line. Output goes to a log file of its own; every start writes a marker line into it, so a
  * crash can be read next to the fault that preceded it.
  *
- * <p>"Planned down" marks a process the harness killed or paused on purpose; the {@link Supervisor}
+ * <p>"Planned down" marks a process the harness killed or paused on purpose; the fault harness's supervisor
  * restarts only processes that died without being planned down, and counts those exits: a service
  * that exits on its own is a finding, even when a supervisor brings it back.
  */
@@ -109,11 +109,16 @@ public final class ManagedProcess {
     }
 
     /** Exit code of a process that died although nobody planned it, else null. */
-    synchronized Integer unplannedExit() {
+    public synchronized Integer unplannedExit() {
         if (process == null || plannedDown || process.isAlive()) {
             return null;
         }
         return process.exitValue();
+    }
+
+    /** The pid of the current start, for CPU accounting from /proc; -1 before the first start. */
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
     }
 
     public synchronized boolean isAlive() {

@@ -1,0 +1,475 @@
+package io.queen.timers.bench.pipeline;
+
+import io.queen.timers.bench.BenchPostgres;
+import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.processes.Launcher;
+import io.queen.timers.processes.ManagedProcess;
+import io.queen.timers.processes.PostgresProcess;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The whole pipeline as deployed (README "Benchmarks"): a Kafka broker, one bridge and one sweeper as
+ * separate processes from the launcher jar, both audit relays on, PostgreSQL durable and sized like a
+ * small production server (pg_ctl, a process tree of its own). Producers → broker → bridge → PostgreSQL
+ * → sweeper → log, and every verdict and fire back to the audit topic, read here by a plain consumer.
+ *
+ * <pre>
+ * mvn -B -q -pl bench -am package -DskipTests      # also builds cli/target/queen-timers.jar
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode burst [--count 200000] [--jfr]
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 5000 --seconds 60
+ * </pre>
+ *
+ * In one run, on one stack: <b>ingest alone</b> (N schedules due in an hour: first record produced → every
+ * offset committed and every {@code scheduled} event on the audit topic), <b>fire alone</b> (those N rows
+ * made due at one instant: that instant → last {@code fired} event) and then the measured mode:
+ * <b>burst</b> (N schedules over 100 queues, all due at the instant the first is produced) or <b>steady</b>
+ * (R schedules per second for T seconds, each due 1–10 s after it is produced). End to end is first record
+ * produced → last frame in the log (segment created_at) → last {@code fired} event on the audit topic.
+ * Lateness is the relay's {@code lateMs} (segment created_at − deliver_at) of every fired timer. CPU per
+ * process from /proc, per 10,000 timers of the phase. {@code --jfr} records the bridge and the sweeper
+ * with JDK Flight Recorder and splits their CPU by stage; pg_stat_statements splits PostgreSQL's time by
+ * statement.
+ */
+public final class PipelineBench {
+
+    private static final String COMMANDS = "bench.commands";
+    private static final String AUDIT = "queen.timers.audit";
+    private static final int QUEUES = 100;
+    private static final String GROUP = "queen-timers-bridge";
+
+    private final Map<String, String> opts;
+    private final Path workDir;
+    private final long t0 = System.currentTimeMillis();
+    private PostgresProcess pg;
+    private ManagedProcess broker;
+    private ManagedProcess bridge;
+    private ManagedProcess sweeper;
+    private String bootstrap;
+
+    private PipelineBench(Map<String, String> opts) {
+        this.opts = opts;
+        this.workDir = Path.of(opts.getOrDefault("work-dir", "bench/target/pipeline-run")).toAbsolutePath();
+    }
+
+    public static void main(String[] args) {
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--")) {
+                System.err.println("unexpected argument " + args[i]);
+                System.exit(2);
+            }
+            boolean flag = i + 1 >= args.length || args[i + 1].startsWith("--");
+            opts.put(args[i].substring(2), flag ? "true" : args[++i]);
+        }
+        int code = 0;
+        PipelineBench b = new PipelineBench(opts);
+        try {
+            b.run();
+        } catch (Exception e) {
+            e.printStackTrace();
+            code = 1;
+        } finally {
+            b.stop();
+        }
+        System.exit(code);
+    }
+
+    private void log(String line) {
+        System.out.printf("[%6.1f s] %s%n", (System.currentTimeMillis() - t0) / 1000.0, line);
+        System.out.flush();
+    }
+
+    private void run() throws Exception {
+        String mode = opts.getOrDefault("mode", "burst");
+        boolean jfr = opts.containsKey("jfr");
+        int count = Integer.parseInt(opts.getOrDefault("count", "200000"));
+        int rate = Integer.parseInt(opts.getOrDefault("rate", "5000"));
+        int seconds = Integer.parseInt(opts.getOrDefault("seconds", "60"));
+        int partsCount = Integer.parseInt(opts.getOrDefault("parts-count", mode.equals("burst") ? Integer.toString(count) : "100000"));
+        boolean parts = !opts.containsKey("no-parts");
+        Launcher launcher = new Launcher(Path.of(opts.getOrDefault("launcher", "cli/target/queen-timers.jar")));
+
+        deleteTree(workDir);
+        Files.createDirectories(workDir.resolve("logs"));
+        log("PipelineBench " + mode + (mode.equals("burst") ? " " + count + " timers" : " " + rate + "/s for " + seconds + " s")
+                + "; ingest/fire alone on " + (parts ? partsCount : 0) + "; work dir " + workDir + "; load " + loadavg());
+        pg = new PostgresProcess(workDir, Launcher.freePort(), BenchPostgres.durability(), BenchPostgres.settings());
+        pg.bootstrap();
+        log("PostgreSQL: " + BenchPostgres.label(pg));
+        int kafkaPort = Launcher.freePort();
+        bootstrap = "127.0.0.1:" + kafkaPort;
+        List<String> jvm = new ArrayList<>(List.of("-Xmx512m"));
+        broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, jvm, workDir.resolve("logs/broker.log"));
+        broker.start();
+        Launcher.awaitPort(kafkaPort, 120_000);
+        launcher.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
+        sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(COMMANDS, 4, (short) 1), new NewTopic(AUDIT, 4, (short) 1))).all().get();
+        }
+        List<String> serviceJvm = new ArrayList<>(jvm);
+        if (jfr) {
+            serviceJvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename=" + workDir.resolve("ROLE.jfr"));
+        }
+        bridge = launcher.service("bridge", "bridge", settings(true), workDir.resolve("bridge.properties"),
+                withRole(serviceJvm, "bridge"), workDir.resolve("logs/bridge.log"));
+        sweeper = launcher.service("sweeper", "sweeper", settings(false), workDir.resolve("sweeper.properties"),
+                withRole(serviceJvm, "sweeper"), workDir.resolve("logs/sweeper.log"));
+        bridge.start();
+        sweeper.start();
+        for (ManagedProcess p : List.of(bridge, sweeper)) {
+            if (!Launcher.awaitRunning(p, 180_000)) {
+                throw new IllegalStateException(p.name() + " did not start (see " + p.logFile() + ")");
+            }
+        }
+        log("broker, bridge, sweeper running as separate processes (pids " + broker.pid() + ", " + bridge.pid() + ", "
+                + sweeper.pid() + "); PostgreSQL postmaster " + pg.postmasterPid());
+
+        Map<String, Object> producerProps = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.BATCH_SIZE_CONFIG, 65_536, ProducerConfig.ACKS_CONFIG, "all");
+        try (AuditWatch audit = new AuditWatch(bootstrap, AUDIT);
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
+            // warm-up: the JITs of every process, the group join, the queues' provisioning are not what is measured
+            Result warm = burst(producer, audit, "warm", 20_000);
+            log(String.format("warm-up: 20,000 timers end to end in %.1f s (not measured)", warm.seconds()));
+            vacuum();
+            double ingestRate = 0;
+            double fireRate = 0;
+            if (parts) {
+                Result ingest = ingestAlone(producer, audit, partsCount);
+                ingestRate = ingest.rate();
+                vacuum();
+                Result fire = fireAlone(audit, partsCount);
+                fireRate = fire.rate();
+                vacuum();
+            }
+            sql("SELECT pg_stat_statements_reset()");
+            Instant from = Instant.now();
+            Result main = mode.equals("burst") ? burst(producer, audit, "burst", count) : steady(producer, audit, rate, seconds);
+            Instant to = Instant.now();
+            report(main, ingestRate, fireRate);
+            statements(main.timers());
+            if (jfr) {
+                stopServices();
+                profile(main, from, to);
+            }
+        }
+    }
+
+    private static List<String> withRole(List<String> jvm, String role) {
+        return jvm.stream().map(s -> s.replace("ROLE", role)).toList();
+    }
+
+    private Properties settings(boolean isBridge) {
+        Properties p = new Properties();
+        p.put("jdbc.url", pg.jdbcUrl());
+        p.put("jdbc.user", "postgres");
+        p.put("kafka.bootstrap.servers", bootstrap);
+        p.put("http.port", "0");
+        p.put("audit.topic", AUDIT);
+        if (isBridge) {
+            p.put("command.topics", COMMANDS);
+        }
+        for (Map.Entry<String, String> e : opts.entrySet()) {
+            String prefix = isBridge ? "bridge-set." : "sweeper-set.";
+            if (e.getKey().startsWith(prefix)) {
+                p.put(e.getKey().substring(prefix.length()), e.getValue()); // --bridge-set.x y: an experiment, printed
+            }
+        }
+        return p;
+    }
+
+    record Cpu(double broker, double bridge, double sweeper, double postgres, double bench) {
+        Cpu minus(Cpu o) {
+            return new Cpu(broker - o.broker, bridge - o.bridge, sweeper - o.sweeper, postgres - o.postgres, bench - o.bench);
+        }
+    }
+
+    record Result(String phase, long timers, double seconds, double logSeconds, List<Long> lateMs, Cpu cpu, String load) {
+        double rate() {
+            return timers / seconds;
+        }
+    }
+
+    private Cpu cpu() {
+        return new Cpu(ProcCpu.seconds(broker.pid()), ProcCpu.seconds(bridge.pid()), ProcCpu.seconds(sweeper.pid()),
+                ProcCpu.treeSeconds(pg.postmasterPid()), ProcCpu.seconds(ProcessHandle.current().pid()));
+    }
+
+    /** N schedules over 100 queues, all due at the instant the first is produced. */
+    private Result burst(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, String phase, int n) throws Exception {
+        Cpu c0 = cpu();
+        long start = System.currentTimeMillis();
+        Instant due = Instant.ofEpochMilli(start);
+        send(producer, n, i -> CommandJson.scheduleAt(queue(phase, i), "k" + i, due, "txn-" + phase + "-" + i, payload(i)), phase, null);
+        AuditWatch.Phase ph = audit.phase(phase);
+        audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
+        Cpu used = cpu().minus(c0);
+        double seconds = (ph.lastFiredMs - start) / 1000.0;
+        double logSeconds = (lastFrameMs(phase) - start) / 1000.0;
+        return new Result(phase, n, seconds, logSeconds, new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /** R per second for T seconds, each due 1-10 s after it is produced. */
+    private Result steady(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, int rate, int seconds) throws Exception {
+        Cpu c0 = cpu();
+        int n = rate * seconds;
+        Random random = new Random(42);
+        long start = System.currentTimeMillis();
+        send(producer, n, i -> CommandJson.schedule(queue("steady", i), "k" + i, Duration.ofMillis(1_000 + random.nextInt(9_001)),
+                "txn-steady-" + i, payload(i)), "steady", rate);
+        AuditWatch.Phase ph = audit.phase("steady");
+        audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
+        Cpu used = cpu().minus(c0);
+        return new Result("steady", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("steady") - start) / 1000.0,
+                new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /** N schedules due in an hour: produced → every offset committed and every scheduled event published. */
+    private Result ingestAlone(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, int n) throws Exception {
+        long committedBefore = longOf("SELECT coalesce(sum(next_offset), 0) FROM queen.bridge_offsets WHERE group_id = '" + GROUP + "'");
+        Cpu c0 = cpu();
+        long start = System.currentTimeMillis();
+        Instant due = Instant.ofEpochMilli(start).plus(Duration.ofHours(1));
+        send(producer, n, i -> CommandJson.scheduleAt(queue("ingest", i), "k" + i, due, "txn-ingest-" + i, payload(i)), "ingest", null);
+        long committedAt;
+        while (true) {
+            long done = longOf("SELECT coalesce(sum(next_offset), 0) FROM queen.bridge_offsets WHERE group_id = '" + GROUP + "'");
+            if (done - committedBefore >= n) {
+                committedAt = System.currentTimeMillis();
+                break;
+            }
+            Thread.sleep(20);
+        }
+        AuditWatch.Phase ph = audit.phase("ingest");
+        audit.await("scheduled", ph.scheduled, n, Duration.ofMinutes(20));
+        Cpu used = cpu().minus(c0);
+        double seconds = (Math.max(committedAt, ph.lastScheduledMs) - start) / 1000.0;
+        Result r = new Result("ingest alone", n, seconds, (committedAt - start) / 1000.0, List.of(), used, loadavg());
+        log(String.format("INGEST ALONE: %,d schedules in %.2f s = %,.0f commands/s (committed %.2f s = %,.0f/s; scheduled events on the"
+                + " audit topic %.2f s); CPU s per 10,000: %s; load %s", n, r.seconds(), r.rate(), r.logSeconds(), n / r.logSeconds(),
+                (ph.lastScheduledMs - start) / 1000.0, per10k(used, n), r.load()));
+        return r;
+    }
+
+    /** The ingest phase's N rows made due at one instant (2 s ahead, with the bridge's wake-up): that instant → last fired event. */
+    private Result fireAlone(AuditWatch audit, int n) throws Exception {
+        long due;
+        try (Connection c = pg.connect(); Statement st = c.createStatement()) {
+            c.setAutoCommit(false);
+            try (ResultSet rs = st.executeQuery("SELECT (extract(epoch FROM now() + interval '2 s') * 1000)::bigint")) {
+                rs.next();
+                due = rs.getLong(1);
+            }
+            int updated = st.executeUpdate("UPDATE queen.log_timers SET deliver_at = now() + interval '2 s' WHERE queue LIKE 'ingest.%'");
+            st.execute("SELECT pg_notify('queen_timers_wake', '')");
+            c.commit();
+            if (updated != n) {
+                throw new IllegalStateException("fire alone: " + updated + " ingest rows, expected " + n);
+            }
+        }
+        sql("VACUUM ANALYZE queen.log_timers");
+        Thread.sleep(Math.max(0, due - System.currentTimeMillis()));
+        Cpu c0 = cpu();
+        AuditWatch.Phase ph = audit.phase("ingest");
+        audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
+        Cpu used = cpu().minus(c0);
+        Result r = new Result("fire alone", n, (ph.lastFiredMs - due) / 1000.0, (lastFrameMs("ingest") - due) / 1000.0, List.of(), used,
+                loadavg());
+        log(String.format("FIRE ALONE: %,d timers due at one instant, last fired event %.2f s later = %,.0f timers/s (last frame in the"
+                + " log %.2f s); CPU s per 10,000: %s; load %s", n, r.seconds(), r.rate(), r.logSeconds(), per10k(used, n), r.load()));
+        return r;
+    }
+
+    private void report(Result r, double ingestRate, double fireRate) {
+        List<Long> late = new ArrayList<>(r.lateMs());
+        Collections.sort(late);
+        log(String.format("%s: %,d timers, first record produced → last frame in the log %.2f s → last fired event on the audit topic"
+                + " %.2f s: END TO END %,.0f timers/s", r.phase().toUpperCase(), r.timers(), r.logSeconds(), r.seconds(), r.rate()));
+        log(String.format("  lateness (segment created_at − deliver_at, %,d fired): p50 %d ms, p95 %d ms, p99 %d ms, max %d ms",
+                late.size(), pct(late, 0.50), pct(late, 0.95), pct(late, 0.99), late.isEmpty() ? 0 : late.get(late.size() - 1)));
+        log("  CPU seconds per 10,000 timers: " + per10k(r.cpu(), r.timers()));
+        if (ingestRate > 0 && fireRate > 0) {
+            double partsRate = 1 / (1 / ingestRate + 1 / fireRate);
+            log(String.format("  parts in the same run: ingest alone %,.0f/s, fire alone %,.0f/s; pipeline / ingest %.2f, pipeline / fire %.2f,"
+                    + " pipeline / min(parts) %.2f, pipeline / serial(parts) %.2f", ingestRate, fireRate, r.rate() / ingestRate,
+                    r.rate() / fireRate, r.rate() / Math.min(ingestRate, fireRate), r.rate() / partsRate));
+        }
+        log("  load average at the end: " + r.load() + " (2 cores, shared)");
+    }
+
+    private static String per10k(Cpu c, long n) {
+        double f = 10_000.0 / n;
+        return String.format("broker %.2f, bridge %.2f, sweeper %.2f, PostgreSQL %.2f, total %.2f (bench JVM: producer + audit reader %.2f)",
+                c.broker() * f, c.bridge() * f, c.sweeper() * f, c.postgres() * f, (c.broker() + c.bridge() + c.sweeper() + c.postgres()) * f,
+                c.bench() * f);
+    }
+
+    /** PostgreSQL's time by top-level statement during the measured phase (pg_stat_statements, execution time, wall clock). */
+    private void statements(long timers) throws SQLException {
+        try (Connection c = pg.connect(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT calls, rows, total_exec_time, total_plan_time, regexp_replace(left(query, 90), '\\s+', ' ', 'g')"
+                        + " FROM pg_stat_statements WHERE toplevel ORDER BY total_exec_time DESC LIMIT 12")) {
+            log("  PostgreSQL statements (top level, by execution time; µs per timer of this phase):");
+            while (rs.next()) {
+                log(String.format("    %8.1f µs/timer  %8d calls  %9d rows  %9.0f ms  %s", (rs.getDouble(3) + rs.getDouble(4)) * 1000 / timers,
+                        rs.getLong(1), rs.getLong(2), rs.getDouble(3), rs.getString(5)));
+            }
+        }
+    }
+
+    private void profile(Result r, Instant from, Instant to) throws Exception {
+        for (String role : List.of("bridge", "sweeper")) {
+            Path file = workDir.resolve(role + ".jfr");
+            if (!Files.isRegularFile(file)) {
+                log("  no JFR file for " + role);
+                continue;
+            }
+            Map<String, Long> samples = StageProfile.samples(file, from, to);
+            long total = samples.values().stream().mapToLong(Long::longValue).sum();
+            double cpu = role.equals("bridge") ? r.cpu().bridge() : r.cpu().sweeper();
+            log(String.format("  %s: %.2f CPU s in the phase, %d JFR samples; CPU µs per timer by stage:", role, cpu, total));
+            samples.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).forEach(e -> log(String.format(
+                    "    %8.1f µs/timer  %5.1f %%  %s", cpu * 1e6 / r.timers() * e.getValue() / total, 100.0 * e.getValue() / total, e.getKey())));
+        }
+        log(String.format("  broker: %.1f CPU µs per timer (whole process)", r.cpu().broker() * 1e6 / r.timers()));
+    }
+
+    @FunctionalInterface
+    interface Render {
+        byte[] value(int i);
+    }
+
+    /** Sends n records (at {@code rate} per second, or as fast as the producer takes them); every send is checked. */
+    private void send(KafkaProducer<byte[], byte[]> producer, int n, Render render, String phase, Integer rate) {
+        AtomicReference<Exception> failed = new AtomicReference<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < n; i++) {
+            if (rate != null && i % 50 == 0) {
+                long dueNanos = start + (long) (i * 1e9 / rate);
+                long wait = dueNanos - System.nanoTime();
+                if (wait > 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                }
+            }
+            producer.send(new ProducerRecord<>(COMMANDS, CommandJson.key(queue(phase, i), "k" + i), render.value(i)), (m, e) -> {
+                if (e != null) {
+                    failed.compareAndSet(null, e);
+                }
+            });
+        }
+        producer.flush();
+        if (failed.get() != null) {
+            throw new IllegalStateException("producing " + phase + " failed", failed.get());
+        }
+    }
+
+    private static String queue(String phase, int i) {
+        return phase + ".q" + (i % QUEUES);
+    }
+
+    private static String payload(int i) {
+        return String.format("{\"i\":%10d,\"pad\":\"%s\"}", i, "x".repeat(170)); // 200 bytes
+    }
+
+    private long lastFrameMs(String phase) throws SQLException {
+        return longOf("SELECT (extract(epoch FROM max(s.created_at)) * 1000)::bigint FROM queen.log_segments s"
+                + " JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id"
+                + " WHERE q.name LIKE '" + phase + ".%'");
+    }
+
+    private void vacuum() throws SQLException {
+        // autovacuum would do it in production; between phases it is done now, unmeasured, so a phase does not pay for the last
+        sql("VACUUM ANALYZE queen.log_timers");
+        sql("VACUUM ANALYZE queen.timer_audit_outbox");
+        sql("CHECKPOINT");
+    }
+
+    private void sql(String sql) throws SQLException {
+        try (Connection c = pg.connect(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private long longOf(String sql) throws SQLException {
+        try (Connection c = pg.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static long pct(List<Long> sorted, double p) {
+        return sorted.isEmpty() ? 0 : sorted.get((int) Math.min(sorted.size() - 1, Math.round(p * (sorted.size() - 1))));
+    }
+
+    private static String loadavg() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    private void stopServices() {
+        for (ManagedProcess p : new ManagedProcess[] {sweeper, bridge}) {
+            try {
+                if (p != null) {
+                    p.stop(); // SIGTERM: the JVM writes its flight recording on exit
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void stop() {
+        stopServices();
+        try {
+            if (broker != null) {
+                broker.stop();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (pg != null) {
+            pg.stopQuietly();
+        }
+        if (!opts.containsKey("keep")) {
+            deleteTree(workDir.resolve("pg-data"));
+            deleteTree(workDir.resolve("kafka-data"));
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var s = Files.walk(dir)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
