@@ -37,7 +37,10 @@ class ComposeFileTest {
                 assertThat(m.group(2)).as("${%s…}: compose must refuse to start without it", m.group(1)).isEqualTo(":?");
             }
         }
-        assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD");
+        assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD", "GRAFANA_ADMIN_PASSWORD");
+        for (String p : passwords) {
+            assertThat(read(DOCKER.resolve("env.example")).lines()).as("env.example lists %s", p).contains(p + "=");
+        }
     }
 
     @Test
@@ -63,7 +66,7 @@ class ComposeFileTest {
                 assertThat(port).as("service %s publishes %s", s.getKey(), port).startsWith("127.0.0.1:${QUEEN_");
             }
         }
-        assertThat(published).isEqualTo(2);
+        assertThat(published).isEqualTo(4);   // PostgreSQL, Kafka, and Prometheus and Grafana (profile observability)
         assertThat(services.get("kafka").get("environment").get("KAFKA_ADVERTISED_LISTENERS").asText())
                 .contains("HOST://127.0.0.1:${QUEEN_KAFKA_HOST_PORT:-29092}");
     }

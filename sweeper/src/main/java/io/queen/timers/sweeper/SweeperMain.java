@@ -18,6 +18,7 @@ import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.loop.CleanupClock;
+import io.queen.timers.sweeper.loop.DeadLetterClock;
 import io.queen.timers.sweeper.loop.Delivery;
 import io.queen.timers.sweeper.loop.Pacer;
 import io.queen.timers.sweeper.loop.SweepLoop;
@@ -25,11 +26,13 @@ import io.queen.timers.sweeper.loop.SweeperMetrics;
 import io.queen.timers.sweeper.loop.WakeListener;
 import io.queen.timers.sweeper.loop.WakeSignal;
 import io.queen.timers.sweeper.pack.Packer;
+import io.queen.timers.sweeper.probe.DeadLetterCount;
 import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -47,6 +50,9 @@ import org.slf4j.LoggerFactory;
 public final class SweeperMain implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SweeperMain.class);
+    /** The dead-letter gauge: counted this often (a scan of queen.log_dlq up to the cap) — a slow signal, read by people. */
+    private static final Duration DEAD_LETTERS_EVERY = Duration.ofSeconds(15);
+    private static final int DEAD_LETTERS_CAP = 100_000;
 
     private final HikariDataSource dataSource;
     private final List<SweepLoop> loops;
@@ -54,17 +60,19 @@ public final class SweeperMain implements AutoCloseable {
     private final WakeSignal wake;
     private final WakeListener listener;
     private final CleanupClock cleanup;
+    private final DeadLetterClock deadLetters;
     private final AuditRelay relay;
     private final Health health;
     private final CountDownLatch closed = new CountDownLatch(1);
 
     private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, List<LoopProgress> progress, WakeSignal wake,
-                        WakeListener listener, CleanupClock cleanup, AuditRelay relay, Health health) {
+                        WakeListener listener, CleanupClock cleanup, DeadLetterClock deadLetters, AuditRelay relay, Health health) {
         this.dataSource = dataSource;
         this.loops = loops;
         this.wake = wake;
         this.listener = listener;
         this.cleanup = cleanup;
+        this.deadLetters = deadLetters;
         this.relay = relay;
         this.health = health;
         this.threads = new ArrayList<>();
@@ -124,8 +132,9 @@ public final class SweeperMain implements AutoCloseable {
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
+            DeadLetterClock deadLetters = new DeadLetterClock(new DeadLetterCount(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
-            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, relay, health);
+            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, relay, health);
             sweeper.threads.forEach(Thread::start);
             return sweeper;
         } catch (RuntimeException e) {
@@ -191,6 +200,7 @@ public final class SweeperMain implements AutoCloseable {
         if (cleanup != null) {
             cleanup.close();
         }
+        deadLetters.close();
         if (relay != null) {
             relay.close();
         }

@@ -4,6 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.apply.Verdict;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
@@ -88,9 +89,12 @@ class PoisonTest {
     void afterFivePermanentFailuresThePoisonedTimerSitsInTheDlqWithADeadLetteredEvent() throws Exception {
         String auditTopic = TestKafka.newTopic("audit-poison", 1);
         schedule200WithOnePoisoned();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (SweeperMain sweeper = Sweepers.start(db, Map.of(AuditSettings.RELAY_ENABLED, "true",
-                CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers(), CommonSettings.AUDIT_TOPIC, auditTopic))) {
+                CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers(), CommonSettings.AUDIT_TOPIC, auditTopic), registry)) {
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_dlq") == 1);
+            // the gauge counts what waits in the table (counted every 15 s)
+            await().atMost(60, TimeUnit.SECONDS).until(() -> registry.get("queen.timers.dead.letters").gauge().value() == 1.0);
             // the relay publishes the outbox: the dead_lettered event reaches Kafka under the timer's key
             List<String> events = new ArrayList<>();
             try (var consumer = new KafkaConsumer<byte[], byte[]>(TestKafka.consumerProps("g-" + UUID.randomUUID()))) {

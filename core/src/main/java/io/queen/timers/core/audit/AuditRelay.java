@@ -148,6 +148,9 @@ public final class AuditRelay implements AutoCloseable {
         Gauge.builder("queen.timers.audit.relay.active", active, a -> a.get() ? 1 : 0)
                 .description("1 while this process's relay holds the per-database relay lock")
                 .register(registry);
+        Gauge.builder("queen.timers.audit.held.topics", this, r -> r.heldSnapshot.size())
+                .description("Audit topics this relay cannot write to now, whose events wait in the outbox (0 when standing by)")
+                .register(registry);
     }
 
     public synchronized AuditRelay start() {

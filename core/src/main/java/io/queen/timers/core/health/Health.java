@@ -1,11 +1,15 @@
 package io.queen.timers.core.health;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.ops.ReadinessCheck;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -33,6 +37,8 @@ public final class Health {
     private final LoopProgress.Bounds defaults;
     private final Clock clock;
     private final List<ReadinessCheck> checks = new CopyOnWriteArrayList<>();
+    private final Map<ReadinessCheck, Gauge> gauges = new ConcurrentHashMap<>();
+    private volatile MeterRegistry registry;
 
     public Health(LoopProgress.Bounds defaults, Clock clock) {
         this.defaults = defaults;
@@ -52,17 +58,43 @@ public final class Health {
     /** Registers a loop with bounds of its own (a loop whose cycles are legitimately longer). */
     public LoopProgress loop(String name, LoopProgress.Bounds bounds) {
         LoopProgress p = new LoopProgress(name, bounds, clock);
-        checks.add(p);
+        add(p);
         return p;
     }
 
     /** Adds a check; it must answer from memory (see the class comment). */
     public void add(ReadinessCheck check) {
         checks.add(check);
+        if (registry != null) {
+            export(check);
+        }
     }
 
     public void remove(ReadinessCheck check) {
         checks.remove(check);
+        Gauge g = gauges.remove(check);
+        if (g != null) {
+            registry.remove(g);
+        }
+    }
+
+    /**
+     * Readiness as metrics, so that an alert and a dashboard see what {@code /health/ready} says:
+     * {@code queen_timers_ready} (1 when it answers 200, else 0) and {@code queen_timers_check_ready{check}}
+     * (one per line of its body; a check added later is exported as it is added). Evaluated at scrape
+     * time, from memory, like the endpoint itself.
+     */
+    public void exportTo(MeterRegistry registry) {
+        Gauge.builder("queen.timers.ready", this, h -> h.report().ready() ? 1 : 0)
+                .description("1 when /health/ready answers 200 (every check ok), else 0").strongReference(true).register(registry);
+        this.registry = registry;
+        checks.forEach(this::export);
+    }
+
+    private void export(ReadinessCheck check) {
+        gauges.computeIfAbsent(check, c -> Gauge.builder("queen.timers.check.ready", c, k -> problemOf(k).isEmpty() ? 1 : 0)
+                .tag("check", c.name()).description("1 when this line of /health/ready is ok, else 0")
+                .strongReference(true).register(registry));
     }
 
     public LoopProgress.Bounds defaults() {
@@ -77,15 +109,18 @@ public final class Health {
         List<Line> lines = new ArrayList<>();
         boolean ready = true;
         for (ReadinessCheck c : checks) {
-            Optional<String> problem;
-            try {
-                problem = c.problem();
-            } catch (RuntimeException e) {
-                problem = Optional.of(e.toString());
-            }
+            Optional<String> problem = problemOf(c);
             ready &= problem.isEmpty();
             lines.add(new Line(c.name(), problem));
         }
         return new Report(ready, List.copyOf(lines));
+    }
+
+    private static Optional<String> problemOf(ReadinessCheck c) {
+        try {
+            return c.problem();
+        } catch (RuntimeException e) {
+            return Optional.of(e.toString());
+        }
     }
 }

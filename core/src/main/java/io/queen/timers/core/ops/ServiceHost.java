@@ -68,6 +68,7 @@ public final class ServiceHost implements AutoCloseable {
         health.add(startup);
         StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock);
         readiness.registerWith(health);
+        health.exportTo(registry);
         OpsServer ops;
         try {
             ops = OpsServer.start(config.string(CommonSettings.HTTP_BIND_ADDRESS), config.intValue(CommonSettings.HTTP_PORT), registry, health);

@@ -87,6 +87,7 @@ class HeldTopicTest {
             assertThat(readAll(audit)).hasSize(30);
             assertThat(count(OTHER)).isEqualTo(30);
             assertThat(relay.heldTopics()).containsOnlyKeys(otherTopic);
+            assertThat(registry.get("queen.timers.audit.held.topics").gauge().value()).isEqualTo(1);
             assertThat(progress.problem()).hasValueSatisfying(p -> assertThat(p).contains("topic " + otherTopic + " since"));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
                     registry.get("queen.timers.audit.outbox.backlog").tag("topic", otherTopic).gauge().value()).isEqualTo(30));
@@ -101,6 +102,7 @@ class HeldTopicTest {
             createTopic(otherTopic);
             await().atMost(Duration.ofSeconds(60)).until(() -> count(OTHER) == 0);
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.heldTopics().isEmpty());
+            assertThat(registry.get("queen.timers.audit.held.topics").gauge().value()).isZero();
             assertThat(progress.problem()).isEmpty();
         }
         List<JsonNode> defaultEvents = readAll(audit);

@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code queen_timers_due}: visible timers nobody holds, as of the last probe (saturates at sweeper.due.cap);</li>
  *   <li>{@code queen_timers_oldest_late_seconds}: how long the oldest visible timer has waited, as of the last probe;</li>
  *   <li>{@code queen_timers_fire_failures_total{class="transient|permanent"}}: timers whose fire failed;</li>
- *   <li>{@code queen_timers_dead_lettered_total}: timers moved to queen.log_dlq;</li>
+ *   <li>{@code queen_timers_dead_lettered_total}: timers this process moved to queen.log_dlq;</li>
+ *   <li>{@code queen_timers_dead_letters}: timers waiting in queen.log_dlq now (last count, {@link DeadLetterClock});</li>
  *   <li>{@code queen_timers_claim_duration_seconds}, {@code queen_timers_fire_duration_seconds}: per call.</li>
  * </ul>
  */
@@ -35,6 +36,10 @@ public final class SweeperMetrics {
     private final Timer fireDuration;
     private final AtomicLong due = new AtomicLong();
     private final AtomicLong oldestLateMillis = new AtomicLong();
+    private final AtomicLong deadLetters = new AtomicLong(UNKNOWN);
+
+    /** A dead-letter count not taken yet, or failed: the gauge shows NaN, not a number that may be wrong. */
+    private static final long UNKNOWN = -1;
 
     public SweeperMetrics(MeterRegistry registry) {
         for (FireResult r : FireResult.values()) {
@@ -54,6 +59,16 @@ public final class SweeperMetrics {
         Gauge.builder("queen.timers.due", due, AtomicLong::get).description("Visible timers nobody holds (last probe)").register(registry);
         Gauge.builder("queen.timers.oldest.late.seconds", oldestLateMillis, v -> v.get() / 1000.0)
                 .description("How long the oldest visible timer has waited for a sweeper (last probe)").register(registry);
+        Gauge.builder("queen.timers.dead.letters", deadLetters, v -> v.get() == UNKNOWN ? Double.NaN : v.get())
+                .description("Timers waiting in queen.log_dlq (last count; saturates at its cap)").register(registry);
+    }
+
+    public void deadLetters(long timers) {
+        deadLetters.set(timers);
+    }
+
+    public void deadLettersUnknown() {
+        deadLetters.set(UNKNOWN);
     }
 
     public void probed(ProbeResult p) {

@@ -1,0 +1,49 @@
+package io.queen.timers.sweeper.loop;
+
+import io.queen.timers.sweeper.probe.DeadLetterCount;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counts the dead letters ({@link DeadLetterCount}) on a slow clock of its own, for the
+ * {@code queen_timers_dead_letters} gauge: the dead-lettered counter says what this process moved since it
+ * started, this says what waits in the table now, whoever moved it and whatever was replayed since. A
+ * failed count leaves the gauge unknown (NaN) rather than stale; it is not a readiness matter (the sweep
+ * loops report the database's trouble).
+ */
+public final class DeadLetterClock implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DeadLetterClock.class);
+
+    private final ScheduledExecutorService executor;
+
+    public DeadLetterClock(DeadLetterCount count, SweeperMetrics metrics, Duration interval) {
+        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sweeper-dead-letters");
+            t.setDaemon(true);
+            return t;
+        });
+        executor.scheduleWithFixedDelay(() -> {
+            try {
+                metrics.deadLetters(count.count());
+            } catch (Exception e) {
+                metrics.deadLettersUnknown();
+                LOG.warn("counting the dead letters in queen.log_dlq failed ({}); next count in {}", e.toString(), interval);
+            }
+        }, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        try {
+            executor.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
