@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.command.Op;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.UuidV7;

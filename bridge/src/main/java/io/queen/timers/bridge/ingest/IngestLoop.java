@@ -13,7 +13,7 @@ import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;

@@ -1,5 +1,7 @@
 package io.queen.timers.bridge.wire;
 
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.WireFormat;
 import java.time.Instant;
 
 /**
@@ -9,10 +11,10 @@ import java.time.Instant;
 public record Command(Op op, String queue, String timerKey, String partition, Instant deliverAt, String txn, byte[] payload)
         implements Parsed {
 
-    public static final String DEFAULT_PARTITION = "Default";
+    public static final String DEFAULT_PARTITION = WireFormat.DEFAULT_PARTITION;
 
     /** The record key every command for this timer must carry: {@code <queue>/<timerKey>}. */
     public String kafkaKey() {
-        return queue + "/" + timerKey;
+        return WireFormat.key(queue, timerKey);
     }
 }

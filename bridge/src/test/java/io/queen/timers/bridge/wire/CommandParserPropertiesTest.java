@@ -1,5 +1,7 @@
 package io.queen.timers.bridge.wire;
 
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
