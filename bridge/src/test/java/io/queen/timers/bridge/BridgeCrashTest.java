@@ -178,7 +178,7 @@ class BridgeCrashTest {
         /** Sends every record, 200 every 40 ms (about 5,000/s), recording where each landed. */
         Thread produceSlowly() {
             Thread t = new Thread(() -> {
-                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
                     for (int from = 0; from < records.size(); from += 200) {
                         List<Future<RecordMetadata>> sends = new ArrayList<>();
                         int to = Math.min(records.size(), from + 200);

@@ -71,7 +71,7 @@ class BridgeEndToEndTest {
         s.put("topic." + b + ".tenant", OTHER_TENANT);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
             producer.send(TimerCommand.schedule("orders.reminders", "order-42").at(at).txn("remind-42").payload("{\"orderId\":42}").envelope(a));
             RecordHeaders h = new RecordHeaders();
@@ -132,7 +132,8 @@ class BridgeEndToEndTest {
         List<RejectReason> badReasons = new ArrayList<>();
         String[] unicodeKeys = {"😀-%d", "שלום-%d", "e\u0301-%d", "\u200b-%d", "a/b/c-%d", " spaced %d ", "\uFEFF%d", "日本-%d"};
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
+                KafkaProducer<byte[], byte[]> hostile = new KafkaProducer<>(TestKafka.producerProps())) {
             for (int i = 0; i < 1000; i++) {
                 String key = i % 4 == 0 ? String.format(unicodeKeys[(i / 4) % unicodeKeys.length], i) : "v-" + i;
                 String payload = "{\"i\":" + i + "}";
@@ -140,9 +141,10 @@ class BridgeEndToEndTest {
                 producer.send(TimerCommand.schedule("bad.mix", key).delay(Duration.ofHours(1)).txn("t-" + i).payload(payload).envelope(topic));
                 BadRecord bad = BadRecord.generate(i, random);
                 badReasons.add(bad.reason());
-                badSends.add(producer.send(new ProducerRecord<>(topic, null, bad.key(), bad.value(), bad.headers())));
+                badSends.add(hostile.send(new ProducerRecord<>(topic, null, bad.key(), bad.value(), bad.headers())));
             }
             producer.flush();
+            hostile.flush();
             await().atMost(Duration.ofSeconds(90)).until(() -> storedOffsetSum(db.dataSource(), group) == 2000);
             assertThat(registry.counter("queen.timers.bridge.batch.retries").count()).as("batches retried").isZero();
         }
@@ -177,7 +179,7 @@ class BridgeEndToEndTest {
         List<TimerModel.Cmd> commands = new ArrayList<>();
         Map<String, Integer> indexBySource = new HashMap<>();
         try (BridgeMain bridge = BridgeMain.start(config(settings(db, topic, audit, group)), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, commands, indexBySource, 300, at);
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 300);
 

@@ -40,7 +40,7 @@ class OutOfRangeOffsetTest {
         String group = "g-" + UUID.randomUUID();
         Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
         s.put("audit.relay.enabled", "false");
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+        try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, 0, 0, 10);
             send(producer, topic, 1, 0, 10);
             try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {

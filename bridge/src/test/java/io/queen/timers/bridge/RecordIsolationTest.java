@@ -64,7 +64,7 @@ class RecordIsolationTest {
         s.put("audit.relay.enabled", "false");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         int n = 400;
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+        try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < n; i++) { // sent before the bridge starts: one poll takes many records, poisons among them
                 String key = (i == 17 || i == 250 || i == 251 ? "poison-" : "ok-") + i;
                 producer.send(TimerCommand.schedule("iso", key).delay(Duration.ofHours(1)).txn("t" + i).payload("{\"i\":" + i + "}").envelope(topic));
@@ -96,7 +96,7 @@ class RecordIsolationTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         setWorldBroken(true);
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < 20; i++) {
                 producer.send(TimerCommand.schedule("busy", "busy-" + i).delay(Duration.ofHours(1)).txn("t").payload("1").envelope(topic));
             }
