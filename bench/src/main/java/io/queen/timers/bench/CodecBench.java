@@ -1,6 +1,7 @@
 package io.queen.timers.bench;
 
 import com.github.luben.zstd.Zstd;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.PackedSegment;
 import io.queen.timers.log.codec.SegmentCodec;
@@ -57,7 +58,7 @@ public class CodecBench {
 
     @Benchmark
     public byte[] zstdOnly() {
-        return Zstd.compress(raw, SegmentCodec.ZSTD_LEVEL);
+        return Compression.compress(raw);
     }
 
     /** The raw segment size, for MB/s: both benchmarks process exactly these bytes per call. */

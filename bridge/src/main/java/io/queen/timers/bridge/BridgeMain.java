@@ -3,6 +3,9 @@ package io.queen.timers.bridge;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.bridge.apply.BatchApplier;
+import io.queen.timers.bridge.crypto.EncryptionPolicy;
+import io.queen.timers.bridge.crypto.EncryptionSettings;
+import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
@@ -13,13 +16,17 @@ import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.ops.Startup;
 import io.queen.timers.sql.Migrations;
+import java.time.Clock;
+import java.sql.SQLException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -40,47 +47,71 @@ public final class BridgeMain implements AutoCloseable {
     private final IngestLoop loop;
     private final Thread loopThread;
     private final AuditRelay relay;
+    private final Health health;
 
-    private BridgeMain(HikariDataSource dataSource, IngestLoop loop, AuditRelay relay) {
+    private BridgeMain(HikariDataSource dataSource, IngestLoop loop, LoopProgress ingest, AuditRelay relay, Health health) {
         this.dataSource = dataSource;
         this.loop = loop;
         this.relay = relay;
-        this.loopThread = new Thread(loop, "queen-bridge-ingest");
+        this.health = health;
+        this.loopThread = new Thread(ingest.guard(loop), "queen-bridge-ingest");
         this.loopThread.setUncaughtExceptionHandler((t, e) -> LOG.error("ingest loop stopped: {}", e.toString(), e));
     }
 
     public static void main(String[] args) {
         // the same wiring as the launcher's `bridge` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("bridge", args, BridgeSettings.definition(), (config, registry) -> {
-            BridgeMain bridge = start(config, registry);
-            return new ServiceHost.Running(bridge.readinessChecks(), bridge::awaitTermination, bridge);
+        ServiceHost.main("bridge", args, BridgeSettings.definition(), (config, registry, health, startup) -> {
+            BridgeMain bridge = start(config, registry, health, startup);
+            return new ServiceHost.Running(bridge::awaitTermination, bridge);
         });
     }
 
-    /** Starts the bridge in this JVM; the caller owns the registry (and any HTTP face). */
+    /** Starts the bridge in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static BridgeMain start(Config config, MeterRegistry registry) {
+        return start(config, registry, Health.from(config), new Startup("bridge", config.duration(CommonSettings.STARTUP_TIMEOUT),
+                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), Clock.systemUTC()));
+    }
+
+    /**
+     * Starts the bridge in this JVM; its loops report to {@code health}. Blocks while the database is
+     * unreachable at start (the migration is retried through {@code startup}).
+     */
+    public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         LOG.info("starting bridge: {}", config);
         // the mappings first: a bad one is a start-up error before anything connects
         TopicRoutes routes = TopicRoutes.from(config);
         AuditTopics.from(config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-bridge");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                Migrations.migrate(dataSource);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             String group = config.string(BridgeSettings.GROUP_ID);
             CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
                     config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
+            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
+                    EncryptionSettings.cipher(config));
+            encryption.checkAtStart(dataSource);
             BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
-                    config.intValue(BridgeSettings.ZSTD_THRESHOLD));
+                    config.intValue(BridgeSettings.ZSTD_THRESHOLD), encryption);
+            LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), config.list(BridgeSettings.COMMAND_TOPICS),
                     routes, parser, applier, new OffsetStore(dataSource, group), config.duration(BridgeSettings.POLL_TIMEOUT),
-                    config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry);
-            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry).start() : null;
-            BridgeMain bridge = new BridgeMain(dataSource, loop, relay);
+                    config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry, ingest);
+            health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
+            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
+                    ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
+            BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health);
             bridge.loopThread.start();
             return bridge;
+        } catch (SQLException e) {
+            dataSource.close();
+            throw new IllegalStateException("cannot read queen.queues at start: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -105,18 +136,9 @@ public final class BridgeMain implements AutoCloseable {
         return p;
     }
 
-    public List<ReadinessCheck> readinessChecks() {
-        return List.of(new ReadinessCheck() {
-            @Override
-            public String name() {
-                return "ingest";
-            }
-
-            @Override
-            public Optional<String> problem() {
-                return loop.problem();
-            }
-        });
+    /** The bridge's readiness: its ingest loop and its relay ({@code /health/ready} reads it). */
+    public Health health() {
+        return health;
     }
 
     /** Blocks until the ingest loop ends (after {@link #close()}, or on a fatal error). */

@@ -9,6 +9,7 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
+import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
@@ -17,7 +18,7 @@ import java.time.Duration;
 /**
  * Everything the bridge reads (README "Commands" lists them with their environment names). Besides
  * these declared keys: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
- * topic ({@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
+ * topic and {@code topic.<name>.auth*} (token checks, {@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
  */
 public final class BridgeSettings {
 
@@ -31,6 +32,8 @@ public final class BridgeSettings {
     public static final String TOPIC_TENANTS = "command.topic.tenants";
     public static final String TOPIC_PRODUCER_SUBS = "command.topic.producer.subs";
     public static final String DEFAULT_TENANT_ALLOWED = "bridge.default.tenant.allowed";
+    public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
+    public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
 
     private BridgeSettings() {}
 
@@ -38,6 +41,7 @@ public final class BridgeSettings {
         return new ConfigDef()
                 .include(CommonSettings.definition())
                 .include(AuditSettings.definition())
+                .include(EncryptionSettings.definition())
                 .define(COMMAND_TOPICS, LIST, "queen.timers.commands", nonEmpty(), "QUEEN_COMMAND_TOPICS",
                         "Comma-separated Kafka topics carrying commands. Each maps to one tenant (topic.<name>.tenant, "
                                 + "or command.topic.tenants) and optionally one producer sub (topic.<name>.producer.sub, or command.topic.producer.subs).")
@@ -62,6 +66,14 @@ public final class BridgeSettings {
                         "NOTIFY queen_timers_wake at commit when a batch wrote a timer due within this much time. "
                                 + "30s = the sweeper's longest idle sleep, so no timer waits for a sleeping sweeper past its due time.")
                 .define(POLL_TIMEOUT, DURATION, "200ms", durationBetween(Duration.ofMillis(1), Duration.ofSeconds(30)),
-                        "Longest wait of one consumer poll; also how soon a stop request is seen.");
+                        "Longest wait of one consumer poll; also how soon a stop request is seen.")
+                .define(LOCK_TIMEOUT, DURATION, "45s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(30)),
+                        "Longest wait of a batch for a timer row another session holds (lock_timeout of the bridge's connections)."
+                                + " A fire holds its timer rows for at most sweeper.statement.timeout (30s), so the default outlasts any"
+                                + " live fire; a session that holds a row longer fails the batch (transient), which is retried from the"
+                                + " stored offsets, nothing skipped, and /health/ready says so.")
+                .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
+                        "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
+                                + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
     }
 }

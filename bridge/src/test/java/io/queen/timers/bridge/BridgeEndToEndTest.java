@@ -88,7 +88,7 @@ class BridgeEndToEndTest {
             assertThat(registry.get("queen.timers.audit.published").counter().count()).isEqualTo(3);
             assertThat(registry.get("queen.timers.bridge.batch.apply").timer().count()).isPositive();
             assertThat(registry.get("queen.timers.bridge.ingest.lag").gauge().value()).isZero();
-            assertThat(bridge.readinessChecks()).allSatisfy(c -> assertThat(c.problem()).isEmpty());
+            assertThat(bridge.health().report().ready()).as(bridge.health().report().text()).isTrue();
         }
         List<JsonNode> defaultEvents = readAll(audit);
         assertThat(defaultEvents).extracting(e -> e.get("type").asText()).containsExactly("scheduled", "absent");

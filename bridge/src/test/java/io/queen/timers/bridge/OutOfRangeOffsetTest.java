@@ -52,21 +52,22 @@ class OutOfRangeOffsetTest {
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             try (BridgeMain bridge = BridgeMain.start(config(s), registry)) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> bridge.readinessChecks().get(0).problem().isPresent()
-                        && bridge.readinessChecks().get(0).problem().get().contains("out-of-range"));
-                assertThat(bridge.readinessChecks().get(0).problem().get()).contains(topic + "-0@10").contains("queen-timers offsets set");
+                await().atMost(Duration.ofSeconds(60)).until(() -> !bridge.health().report().ready()
+                        && bridge.health().report().text().contains("out-of-range"));
+                assertThat(bridge.health().report().text()).contains("ingest-partitions: stopped")
+                        .contains(topic + "-0@10").contains("queen-timers offsets set");
                 assertThat(registry.get("queen.timers.bridge.partitions.stopped").gauge().value()).isEqualTo(1.0);
 
                 send(producer, topic, 1, 10, 5); // the other partition goes on
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 10 + 15);
                 Thread.sleep(3000); // and the stopped one stays where it is: nothing is skipped on its own
                 assertThat(storedOffset(group, topic, 0)).isEqualTo(10);
-                assertThat(bridge.readinessChecks().get(0).problem()).isPresent();
+                assertThat(bridge.health().report().ready()).isFalse();
 
                 Long previous = new OffsetStore(db.dataSource(), group).move(topic, 0, 15, "retention passed 10..14 in a test", "test");
                 assertThat(previous).isEqualTo(10);
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 20);
-                await().atMost(Duration.ofSeconds(30)).until(() -> bridge.readinessChecks().get(0).problem().isEmpty());
+                await().atMost(Duration.ofSeconds(30)).until(() -> bridge.health().report().ready());
                 assertThat(registry.get("queen.timers.bridge.partitions.stopped").gauge().value()).isZero();
             }
         }

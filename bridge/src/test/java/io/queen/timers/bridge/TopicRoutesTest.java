@@ -20,7 +20,7 @@ class TopicRoutesTest {
 
     @Test
     void oneCommandTopicMayUseTheDefaultTenant() {
-        assertThat(routes(Map.of("command.topics", "cmds")).route("cmds")).isEqualTo(new TopicRoutes.Route(DEFAULT, null));
+        assertThat(routes(Map.of("command.topics", "cmds")).route("cmds")).isEqualTo(new TopicRoutes.Route(DEFAULT, null, null));
     }
 
     @Test
@@ -56,8 +56,8 @@ class TopicRoutesTest {
         env.put("QUEEN_KAFKA_BOOTSTRAP", "localhost:9092");
         var config = ConfigLoader.load(BridgeSettings.definition(), null, env);
         TopicRoutes routes = TopicRoutes.from(config);
-        assertThat(routes.route("orders.eu")).isEqualTo(new TopicRoutes.Route(A, "svc-eu"));
-        assertThat(routes.route("orders.us")).isEqualTo(new TopicRoutes.Route(B, null));
+        assertThat(routes.route("orders.eu")).isEqualTo(new TopicRoutes.Route(A, "svc-eu", null));
+        assertThat(routes.route("orders.us")).isEqualTo(new TopicRoutes.Route(B, null, null));
         assertThat(AuditTopics.from(config).topicFor(A)).isEqualTo("audit.eu");
         env.put("QUEEN_BRIDGE_DEFAULT_TENANT_ALLOWED", "true");
         env.put("QUEEN_COMMAND_TOPIC_TENANTS", "orders.eu=" + A);

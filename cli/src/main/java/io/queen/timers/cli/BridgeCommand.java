@@ -32,9 +32,9 @@ final class BridgeCommand implements Callable<Integer> {
     }
 
     static ServiceHost start(Config config) {
-        return ServiceHost.start("bridge", config, (cfg, registry) -> {
-            BridgeMain bridge = BridgeMain.start(cfg, registry);
-            return new ServiceHost.Running(bridge.readinessChecks(), bridge::awaitTermination, bridge);
+        return ServiceHost.start("bridge", config, (cfg, registry, health, startup) -> {
+            BridgeMain bridge = BridgeMain.start(cfg, registry, health, startup);
+            return new ServiceHost.Running(bridge::awaitTermination, bridge);
         });
     }
 

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.client.command.WireFormat;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -22,6 +23,11 @@ public final class CommandTarget {
     @Option(names = "--wait", paramLabel = "DURATION", arity = "0..1", fallbackValue = "30s",
             description = "Wait for the bridge's verdict on the audit topic and print it (default wait 30s).")
     String wait;
+
+    @Option(names = "--token", paramLabel = "JWT",
+            description = "Producer token, sent in the queen-auth header, for a topic with topic.<name>.auth=jwt (else QUEEN_AUTH_TOKEN). "
+                    + "Prefer the environment: a flag shows in the process list.")
+    String token;
 
     @Option(names = "--audit-topic", paramLabel = "TOPIC",
             description = "Audit topic for --wait (else QUEEN_AUDIT_TOPIC, else queen.timers.audit).")
@@ -47,8 +53,14 @@ public final class CommandTarget {
         return DEFAULT_COMMAND_TOPIC;
     }
 
-    /** The record key every command for this timer carries (DESIGN.md §3.3). */
+    /** The token for the queen-auth header, or null when none is given. */
+    String token(Map<String, String> env) {
+        String t = token != null ? token : env.get("QUEEN_AUTH_TOKEN");
+        return t == null || t.isBlank() ? null : t.trim();
+    }
+
+    /** The record key every command for this timer carries (docs/formats.md#record-key). */
     String recordKey() {
-        return queue + "/" + timerKey;
+        return WireFormat.key(queue, timerKey);
     }
 }

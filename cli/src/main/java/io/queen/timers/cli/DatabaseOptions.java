@@ -7,6 +7,7 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.text.Secrets;
+import io.queen.timers.core.db.SessionTimeouts;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -47,9 +48,9 @@ public final class DatabaseOptions {
     }
 
     /** A small pool that has answered once: an unreachable database is one clear line now, not a timeout later. */
-    public HikariDataSource open(Map<String, String> env, String poolName) {
+    public HikariDataSource open(Map<String, String> env, SessionTimeouts timeouts) {
         Config c = settings(env);
-        HikariDataSource ds = DataSources.create(c, poolName);
+        HikariDataSource ds = DataSources.create(c, timeouts);
         try (Connection probe = ds.getConnection()) {
             return ds;
         } catch (SQLException e) {

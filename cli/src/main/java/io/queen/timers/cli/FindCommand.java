@@ -2,6 +2,7 @@ package io.queen.timers.cli;
 
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
 import java.io.PrintWriter;
@@ -37,7 +38,7 @@ final class FindCommand implements Callable<Integer> {
     @Override
     public Integer call() throws SQLException {
         List<TxnHit> hits;
-        try (HikariDataSource ds = db.open(root.env(), "queen-find")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-find"))) {
             hits = new LogReader(ds).find(queue.tenant, queue.queue, txn);
         }
         PrintWriter out = spec.commandLine().getOut();

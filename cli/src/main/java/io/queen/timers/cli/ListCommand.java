@@ -2,6 +2,7 @@ package io.queen.timers.cli;
 
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerSummary;
 import java.io.PrintWriter;
@@ -45,7 +46,7 @@ final class ListCommand implements Callable<Integer> {
             throw new UserError("--limit " + limit + " is out of range: allowed 1.." + TimerInspector.MAX_PAGE);
         }
         List<TimerSummary> page;
-        try (HikariDataSource ds = db.open(root.env(), "queen-list")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-list"))) {
             page = new TimerInspector(ds).list(queue.tenant, queue.queue, after, limit);
         }
         PrintWriter out = spec.commandLine().getOut();

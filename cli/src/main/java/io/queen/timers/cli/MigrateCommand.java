@@ -1,6 +1,7 @@
 package io.queen.timers.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.sql.Migrations;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -25,7 +26,7 @@ final class MigrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        try (HikariDataSource ds = db.open(root.env(), "queen-migrate")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.MIGRATION)) {
             MigrateResult r = Migrations.migrate(ds);
             String version = Migrations.appliedVersion(ds).orElse("none");
             Map<String, Object> f = new LinkedHashMap<>();

@@ -1,6 +1,7 @@
 package io.queen.timers.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.core.text.Printable;
 import java.net.InetAddress;
@@ -70,7 +71,7 @@ final class OffsetsCommand implements Runnable {
             }
             Map<String, String> env = offsets.root.env();
             String g = group != null ? group : env.getOrDefault("QUEEN_BRIDGE_GROUP_ID", "queen-timers-bridge");
-            try (HikariDataSource ds = db.open(env, "queen-offsets")) {
+            try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"))) {
                 Long previous = new OffsetStore(ds, g).move(topic, partition, offset, reason, actor());
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("group", g);

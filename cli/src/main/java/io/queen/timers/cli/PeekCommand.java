@@ -1,12 +1,14 @@
 package io.queen.timers.cli;
 
 import io.queen.timers.core.text.Printable;
-import com.github.luben.zstd.ZstdInputStream;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.log.codec.CodecException;
+import io.queen.timers.log.codec.Compression;
+import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.sweeper.inspect.TimerInspector;
 import io.queen.timers.sweeper.inspect.TimerView;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -36,6 +38,7 @@ final class PeekCommand implements Callable<Integer> {
     @Mixin DatabaseOptions db;
     @Mixin QueueOptions queue;
     @Mixin Output output;
+    @Mixin EncryptionOptions encryption;
 
     @Option(names = {"-k", "--key"}, required = true, paramLabel = "TIMER_KEY", description = "The timer's key.")
     String timerKey;
@@ -43,7 +46,7 @@ final class PeekCommand implements Callable<Integer> {
     @Override
     public Integer call() throws SQLException {
         Optional<TimerView> found;
-        try (HikariDataSource ds = db.open(root.env(), "queen-peek")) {
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-peek"))) {
             found = new TimerInspector(ds).peek(queue.tenant, queue.queue, timerKey);
         }
         PrintWriter out = spec.commandLine().getOut();
@@ -57,7 +60,7 @@ final class PeekCommand implements Callable<Integer> {
             return QueenTimers.EXIT_NOT_FOUND;
         }
         TimerView t = found.get();
-        String payload = payloadText(t);
+        String payload = payloadText(t, t.encrypted() ? encryption.cipher(root.env(), db.config) : Optional.empty());
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("queue", t.queue());
         f.put("timerKey", t.timerKey());
@@ -85,20 +88,21 @@ final class PeekCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The payload as text: decompressed when stored zstd, never decrypted. */
-    private static String payloadText(TimerView t) {
-        if (t.encrypted()) {
-            return "(encrypted, " + t.payload().length + " bytes)";
-        }
+    /** The payload as text: decompressed when stored zstd (bounded like a segment), then opened when encrypted and a key is given. */
+    private static String payloadText(TimerView t, Optional<PayloadCipher> cipher) {
+        return payloadText(t, cipher, SegmentCodec.MAX_RAW_BYTES);
+    }
+
+    static String payloadText(TimerView t, Optional<PayloadCipher> cipher, int maxBytes) {
         byte[] bytes = t.payload();
         if (t.payloadZstd()) {
-            try (ZstdInputStream in = new ZstdInputStream(new ByteArrayInputStream(bytes))) {
-                bytes = in.readAllBytes();
-            } catch (IOException e) {
+            try {
+                bytes = Compression.decompress(bytes, maxBytes);
+            } catch (CodecException e) {
                 return "(zstd payload that does not decompress: " + e.getMessage() + ")";
             }
         }
-        return new String(bytes, StandardCharsets.UTF_8);
+        return t.encrypted() ? EncryptionOptions.show(bytes, cipher) : new String(bytes, StandardCharsets.UTF_8);
     }
 
     static String human(Duration d) {

@@ -120,7 +120,7 @@ final class ScheduleCommand implements Callable<Integer> {
                 }
             }
             try (CommandSender waiter = wait == null ? null : verdicts(props, target.auditTopic(root.env()))) {
-                RecordMetadata md = Producing.send(props, command.envelope(topic));
+                RecordMetadata md = Producing.send(props, command.auth(target.token(root.env())).envelope(topic));
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("op", op);
                 f.put("queue", target.queue);

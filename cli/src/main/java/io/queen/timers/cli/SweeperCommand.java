@@ -32,9 +32,9 @@ final class SweeperCommand implements Callable<Integer> {
     }
 
     static ServiceHost start(Config config) {
-        return ServiceHost.start("sweeper", config, (cfg, registry) -> {
-            SweeperMain sweeper = SweeperMain.start(cfg, registry);
-            return new ServiceHost.Running(sweeper.readinessChecks(), sweeper::awaitTermination, sweeper);
+        return ServiceHost.start("sweeper", config, (cfg, registry, health, startup) -> {
+            SweeperMain sweeper = SweeperMain.start(cfg, registry, health, startup);
+            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
         });
     }
 

@@ -2,7 +2,9 @@ package io.queen.timers.cli;
 
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.PartitionInfo;
@@ -12,6 +14,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,6 +39,7 @@ final class TailCommand implements Callable<Integer> {
     @Mixin DatabaseOptions db;
     @Mixin QueueOptions queue;
     @Mixin Output output;
+    @Mixin EncryptionOptions encryption;
 
     @Option(names = "--partition", paramLabel = "NAME", defaultValue = "Default", description = "Partition of the queue (default: ${DEFAULT-VALUE}).")
     String partition;
@@ -56,7 +60,8 @@ final class TailCommand implements Callable<Integer> {
     public Integer call() throws SQLException, InterruptedException {
         Duration every = ConfigDef.parseDuration(interval);
         PrintWriter out = spec.commandLine().getOut();
-        try (HikariDataSource ds = db.open(root.env(), "queen-tail")) {
+        Optional<PayloadCipher> cipher = encryption.cipher(root.env(), db.config);
+        try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-tail"))) {
             LogReader reader = new LogReader(ds);
             long next = start(reader);
             if (next < 0 && !follow) {
@@ -68,7 +73,7 @@ final class TailCommand implements Callable<Integer> {
             while (true) {
                 List<LogMessage> page = reader.read(queue.tenant, queue.queue, partition, next, PAGE);
                 for (LogMessage m : page) {
-                    print(out, m);
+                    print(out, m, cipher);
                     next = m.offset() + 1;
                 }
                 if (page.size() == PAGE) {
@@ -91,15 +96,22 @@ final class TailCommand implements Callable<Integer> {
                 .mapToLong(PartitionInfo::lastOffset).map(end -> Math.max(0, end - last + 1)).findFirst().orElse(-1);
     }
 
-    private void print(PrintWriter out, LogMessage m) {
+    /** One message; an encrypted payload (frame flag 4) is opened when a key is given, else shown as encrypted. */
+    private void print(PrintWriter out, LogMessage m, Optional<PayloadCipher> cipher) {
+        String payload = m.frame().encrypted() ? EncryptionOptions.show(m.payload(), cipher) : m.payloadText();
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("partition", m.partition());
         f.put("offset", m.offset());
         f.put("createdAt", m.createdAt().toString());
         f.put("txn", m.txn());
         f.put("messageId", m.messageId().toString());
-        f.put("payload", m.payloadText());
+        f.put("payload", payload);
+        f.put("encrypted", m.frame().encrypted());
+        if (m.producerSub() != null) {
+            f.put("producerSub", m.producerSub());
+        }
         output.print(out, Printable.line(m.partition()) + "@" + m.offset() + "  " + m.createdAt() + "  txn " + Printable.line(m.txn())
-                + "  message " + m.messageId() + "  " + Printable.line(m.payloadText()), f);
+                + "  message " + m.messageId() + (m.producerSub() == null ? "" : "  sub " + Printable.line(m.producerSub()))
+                + "  " + Printable.line(payload), f);
     }
 }

@@ -13,7 +13,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
-/** schedule and cancel publish the envelope of DESIGN.md §3.1 under the key queue/timerKey. */
+/** schedule and cancel publish the envelope of docs/formats.md#envelope-form under the key queue/timerKey. */
 class ScheduleCancelCommandTest {
 
     @Test
@@ -38,6 +38,16 @@ class ScheduleCancelCommandTest {
         assertThat(schedule.get("txn").asText()).isEqualTo("remind-42");
         assertThat(schedule.get("payload").get("orderId").asInt()).isEqualTo(42);
         assertThat(Output.mapper().readTree(records.get(1).value()).get("op").asText()).isEqualTo("cancel");
+        assertThat(records.get(0).headers().lastHeader("queen-auth")).isNull();
+    }
+
+    @Test
+    void aTokenTravelsInTheQueenAuthHeader() throws Exception {
+        String topic = TestKafka.newTopic("cli-token", 1);
+        Cli c = Cli.run("cancel", "-b", TestKafka.bootstrapServers(), "-t", topic, "-q", "q", "-k", "k", "--token", "eyJ.a.b");
+        assertThat(c.exitCode()).as(c.err()).isZero();
+        assertThat(new String(readAll(topic, 1).get(0).headers().lastHeader("queen-auth").value(), StandardCharsets.UTF_8))
+                .isEqualTo("eyJ.a.b");
     }
 
     @Test

@@ -93,7 +93,7 @@ class ServiceCommandsTest {
         var config = io.queen.timers.core.config.ConfigLoader.load(io.queen.timers.core.config.CommonSettings.definition(), null,
                 env("t", "a", 0));
         ServiceHost host = ServiceHost.start("bridge", config,
-                (cfg, registry) -> new ServiceHost.Running(java.util.List.of(), () -> {}, () -> {}));
+                (cfg, registry, health, startup) -> new ServiceHost.Running(() -> {}, () -> {}));
         org.assertj.core.api.Assertions.assertThatThrownBy(host::runUntilStopped)
                 .hasMessage("bridge stopped on its own (see the log above); exiting so it can be restarted");
     }

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -19,7 +20,7 @@ import org.apache.kafka.common.utils.Time;
 /**
  * A real, single-node Kafka broker (KRaft, combined broker + controller) running in this JVM.
  * Used by the tests when neither {@code QUEEN_TEST_KAFKA} nor Docker is available, and by the
- * {@code local} stack. Recipe and traps measured in INFRA.md.
+ * {@code local} stack.
  *
  * <p>Price: a fatal broker fault halts the whole JVM (Kafka's fault handler), so the host JVM
  * needs heap headroom; the log cleaner's dedupe buffer is cut to 2 MiB because its default
@@ -41,8 +42,13 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     /** A throw-away broker on free ports with a temporary log directory. */
     public static EmbeddedKafkaBroker startTemporary() {
+        return startTemporary(Map.of());
+    }
+
+    /** A throw-away broker whose server settings are overridden by {@code overrides} (e.g. auto-create off). */
+    public static EmbeddedKafkaBroker startTemporary(Map<String, String> overrides) {
         try {
-            return start(Files.createTempDirectory("queen-kafka-"), 0, true);
+            return start(Files.createTempDirectory("queen-kafka-"), 0, true, overrides);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -54,6 +60,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * @param port the client port, or 0 for a free one
      */
     public static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose) {
+        return start(logDir, port, deleteOnClose, Map.of());
+    }
+
+    private static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides) {
         int brokerPort = port == 0 ? freePort() : port;
         int controllerPort = freePort();
         Properties props = new Properties();
@@ -76,9 +86,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         props.put("group.initial.rebalance.delay.ms", "0");
         props.put("num.partitions", "1");
         props.put("auto.create.topics.enable", "true");
-        // Without this the cleaner allocates 128 MiB up front (INFRA.md).
+        // Without this the cleaner allocates 128 MiB up front, which alone kills a small test heap.
         props.put("log.cleaner.dedupe.buffer.size", "2097152");
         props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
+        props.putAll(overrides);
         try {
             Files.createDirectories(logDir);
             if (!Files.exists(logDir.resolve("meta.properties"))) {

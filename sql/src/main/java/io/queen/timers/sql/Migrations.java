@@ -4,12 +4,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationVersion;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The only code that applies the schema. Both services call {@link #migrate(DataSource)} at start.
@@ -24,14 +27,36 @@ import org.flywaydb.core.api.output.MigrateResult;
  * locks on PostgreSQL (on 2026-12-02, MigrationsTest's concurrent case passed 3 of 3 runs without
  * our lock); ours is kept so the guarantee is this class's, not a detail of a Flyway version.
  * Price: one extra connection for the duration of a migration.
+ *
+ * <p>V001 and V006 changed text when the log tables became Queen's own shape (issue 17; the README's
+ * "Schema" section says why). A database that ran their earlier text has those versions recorded with
+ * the earlier checksums, which Flyway's validation would refuse. Before migrating, exactly those two
+ * recorded checksums, and no other, are set to the current text's ({@link #SUPERSEDED}); V060 then
+ * converts the tables that earlier text made. Any other mismatch still fails validation, as it should.
  */
 public final class Migrations {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
+    private static final int EARLIER_V001 = 1098086925;
+    private static final int CURRENT_V001 = 1275280228;
+    private static final int EARLIER_V006 = -1865753502;
+    private static final int CURRENT_V006 = 1373894078;
 
     public static final String HISTORY_SCHEMA = "queen_timers";
     public static final String HISTORY_TABLE = "schema_history";
     private static final String LOCATION = "classpath:db/migration";
     /** Arbitrary but fixed: the advisory lock key every queen-timers process agrees on. */
     private static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L; // "queentmr"
+
+    /**
+     * Version, checksum Flyway recorded for the text shipped before issue 17, checksum of the text
+     * now. Pinned by MigrationsTest (the current values) and EarlierShapeUpgradeTest (the earlier).
+     */
+    record Superseded(String version, int earlier, int current) {}
+
+    static final List<Superseded> SUPERSEDED = List.of(
+            new Superseded("1", EARLIER_V001, CURRENT_V001),
+            new Superseded("6", EARLIER_V006, CURRENT_V006));
 
     private Migrations() {}
 
@@ -45,6 +70,7 @@ public final class Migrations {
         try (Connection lock = dataSource.getConnection()) {
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
+                realignSupersededChecksums(lock);
                 return flyway(dataSource, targetVersion).migrate();
             } finally {
                 advisory(lock, "SELECT pg_advisory_unlock(?)");
@@ -75,6 +101,31 @@ public final class Migrations {
                 .placeholderReplacement(false)
                 .target(target)
                 .load();
+    }
+
+    private static void realignSupersededChecksums(Connection c) throws SQLException {
+        String history = HISTORY_SCHEMA + "." + HISTORY_TABLE;
+        try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            exists.setString(1, history);
+            try (ResultSet rs = exists.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    return;
+                }
+            }
+        }
+        try (PreparedStatement st = c.prepareStatement(
+                "UPDATE " + history + " SET checksum = ? WHERE version ~ '^[0-9]+$' AND version::int = ?::int AND checksum = ?")) {
+            for (Superseded s : SUPERSEDED) {
+                st.setInt(1, s.current());
+                st.setString(2, s.version());
+                st.setInt(3, s.earlier());
+                if (st.executeUpdate() > 0) {
+                    LOG.info("schema history: V{} ran the text shipped before issue 17; checksum realigned, V060 converts its tables",
+                            s.version());
+                }
+            }
+        }
     }
 
     private static void advisory(Connection c, String sql) throws SQLException {

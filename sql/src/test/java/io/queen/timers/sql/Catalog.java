@@ -55,4 +55,54 @@ final class Catalog {
         }
         return out;
     }
+
+    /** Constraints as PostgreSQL prints them ("FOREIGN KEY (queue_id) REFERENCES ..."), sorted. */
+    static List<String> constraints(DataSource ds, String table) throws SQLException {
+        return strings(ds, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = ?::regclass"
+                + " AND contype <> 'n' ORDER BY 1", table);
+    }
+
+    /** Storage parameters (pg_class.reloptions, then the TOAST table's as toast.*), sorted. */
+    static List<String> storageParameters(DataSource ds, String table) throws SQLException {
+        return strings(ds, """
+                SELECT o FROM pg_class c, unnest(c.reloptions) o WHERE c.oid = ?::regclass
+                UNION ALL
+                SELECT 'toast.' || o FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid, unnest(t.reloptions) o
+                 WHERE c.oid = ?::regclass
+                 ORDER BY 1""", table, table);
+    }
+
+    /** Columns whose storage is not their type's default, as "column storage" (e = EXTERNAL). */
+    static List<String> storageOverrides(DataSource ds, String table) throws SQLException {
+        return strings(ds, """
+                SELECT a.attname || ' ' || a.attstorage::text FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+                 WHERE a.attrelid = ?::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attstorage <> t.typstorage
+                 ORDER BY 1""", table);
+    }
+
+    /** A function as "name(arguments with names) RETURNS result LANGUAGE l volatility". */
+    static String function(DataSource ds, String signature) throws SQLException {
+        List<String> out = strings(ds, """
+                SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ') RETURNS '
+                       || pg_get_function_result(p.oid) || ' LANGUAGE ' || l.lanname || ' '
+                       || CASE p.provolatile WHEN 'i' THEN 'IMMUTABLE' WHEN 's' THEN 'STABLE' ELSE 'VOLATILE' END
+                  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+                 WHERE p.oid = to_regprocedure(?)""", signature);
+        return out.isEmpty() ? null : out.get(0);
+    }
+
+    private static List<String> strings(DataSource ds, String sql, String... args) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = ds.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                st.setString(i + 1, args[i]);
+            }
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
+    }
 }

@@ -12,7 +12,7 @@ import java.time.OffsetDateTime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** visible_at and shard behave as the seed says, as PostgreSQL computes them. */
+/** visible_at and shard behave as docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot says, in PostgreSQL. */
 class GeneratedColumnsTest {
 
     @RegisterExtension

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The seed's free compile-time check is real: queen.log_partition_dead_v1 is LANGUAGE sql, so
+ * The free compile-time check is real (docs/decisions.md#the-dead-partition-check-is-a-compile-time-check):
+ * queen.log_partition_dead_v1 is LANGUAGE sql, so
  * PostgreSQL resolves its tables at creation; at V006 queen.log_timers does not exist yet, so a leg
  * naming it would kill the migration.
  */

@@ -34,6 +34,17 @@ class MigrationsTest {
     }
 
     @Test
+    void theCurrentTextsOfV001AndV006HaveTheChecksumsTheRealignmentWrites() throws Exception {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("checksums")) {
+            DataSource ds = fresh.newDataSource(4);
+            Migrations.migrate(ds);
+            for (Migrations.Superseded s : Migrations.SUPERSEDED) {
+                assertThat(EarlierShapeUpgradeTest.checksum(ds, s.version())).as("V" + s.version()).isEqualTo(s.current());
+            }
+        }
+    }
+
+    @Test
     void concurrentMigrationsOfAnEmptyDatabaseAllSucceedAndApplyEachVersionOnce() throws Exception {
         try (FreshDatabase fresh = TestPostgres.createDatabase("concurrent")) {
             int processes = 4;

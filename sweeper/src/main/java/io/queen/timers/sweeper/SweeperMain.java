@@ -7,8 +7,11 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.ops.Startup;
 import io.queen.timers.log.cleanup.PartitionCleanup;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.Claimer;
@@ -26,9 +29,9 @@ import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -52,57 +55,77 @@ public final class SweeperMain implements AutoCloseable {
     private final WakeListener listener;
     private final CleanupClock cleanup;
     private final AuditRelay relay;
+    private final Health health;
     private final CountDownLatch closed = new CountDownLatch(1);
 
-    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, WakeSignal wake, WakeListener listener,
-                        CleanupClock cleanup, AuditRelay relay) {
+    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, List<LoopProgress> progress, WakeSignal wake,
+                        WakeListener listener, CleanupClock cleanup, AuditRelay relay, Health health) {
         this.dataSource = dataSource;
         this.loops = loops;
         this.wake = wake;
         this.listener = listener;
         this.cleanup = cleanup;
         this.relay = relay;
+        this.health = health;
         this.threads = new ArrayList<>();
         for (int i = 0; i < loops.size(); i++) {
-            threads.add(new Thread(loops.get(i), "sweeper-loop-" + i));
+            Thread t = new Thread(progress.get(i).guard(loops.get(i)), "sweeper-loop-" + i);
+            t.setUncaughtExceptionHandler((thread, error) -> loopDied(thread.getName(), error));
+            threads.add(t);
         }
     }
 
     public static void main(String[] args) {
         // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry) -> {
-            SweeperMain sweeper = start(config, registry);
-            return new ServiceHost.Running(sweeper.readinessChecks(), sweeper::awaitTermination, sweeper);
+        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry, health, startup) -> {
+            SweeperMain sweeper = start(config, registry, health, startup);
+            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
         });
     }
 
-    /** Starts the sweeper in this JVM; the caller owns the registry (and any HTTP face). */
+    /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static SweeperMain start(Config config, MeterRegistry registry) {
+        return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
+                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), Clock.systemUTC()));
+    }
+
+    /**
+     * Starts the sweeper in this JVM; its loops report to {@code health}. Blocks while the database is
+     * unreachable at start (the migration is retried through {@code startup}).
+     */
+    public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         SweeperSettings s = SweeperSettings.from(config);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
         LOG.info("starting sweeper: {}", config);
-        HikariDataSource dataSource = DataSources.create(config, "queen-sweeper");
-        try {
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-                Migrations.migrate(dataSource);
+        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            // a pool of its own: a migration's statements are not bounded like a fire's (SessionTimeouts.MIGRATION)
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
+        }
+        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes());
             Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
             List<SweepLoop> loops = new ArrayList<>();
+            List<LoopProgress> progress = new ArrayList<>();
             for (int i = 0; i < s.workers(); i++) {
+                LoopProgress p = health.loop("sweep-" + i);
+                progress.add(p);
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
-                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard()),
+                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes()));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p));
             }
-            WakeListener listener = new WakeListener(() -> connect(config), wake).start();
+            WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener")).start();
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
-            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry).start() : null;
-            SweeperMain sweeper = new SweeperMain(dataSource, loops, wake, listener, cleanup, relay);
+            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
+            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, relay, health);
             sweeper.threads.forEach(Thread::start);
             return sweeper;
         } catch (RuntimeException e) {
@@ -111,29 +134,34 @@ public final class SweeperMain implements AutoCloseable {
         }
     }
 
-    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials. */
+    /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials and its own timeouts. */
     private static Connection connect(Config config) throws SQLException {
-        Properties p = new Properties();
+        Properties p = WakeListener.TIMEOUTS.driverProperties();
         p.setProperty("user", config.string(CommonSettings.JDBC_USER));
         p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
-        p.setProperty("ApplicationName", "queen-sweeper-listen");
         return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
     }
 
-    public List<ReadinessCheck> readinessChecks() {
-        // "database" and "kafka" come from ServiceHost's StandardReadiness, the one place that checks them
-        return List.of(new ReadinessCheck() {
-            @Override
-            public String name() {
-                return "listen";
-            }
+    /** The sweeper's readiness: its sweep workers, the wake listener and the relay ({@code /health/ready} reads it). */
+    public Health health() {
+        return health;
+    }
 
-            @Override
-            public Optional<String> problem() {
-                return listener.listening() ? Optional.empty()
-                        : Optional.of("LISTEN " + WakeListener.CHANNEL + " is down (sweeping on the clock only)");
-            }
-        });
+    /**
+     * A loop's thread ended with an Error (OutOfMemoryError, most likely; its {@link LoopProgress} already
+     * says so): nothing of this process can be trusted to fire any more, so the whole sweeper stops;
+     * {@link ServiceHost} then exits non-zero and a supervisor starts a fresh one (safe: every fire is one
+     * transaction, and a claim not fired comes back after its lease).
+     */
+    private void loopDied(String loop, Throwable error) {
+        LOG.error("{} died of {}; readiness is down and the sweeper stops so that it can be restarted", loop, error, error);
+        try {
+            Thread stopper = new Thread(this::close, "sweeper-stop");
+            stopper.setDaemon(true);
+            stopper.start();
+        } catch (Throwable cannotEvenStartAThread) {
+            closed.countDown();   // at least let the process end; the supervisor restarts it
+        }
     }
 
     /** Blocks until {@link #close()} finished. */

@@ -10,11 +10,13 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 
 /**
- * The sweeper's settings (DESIGN.md §6), on top of {@link CommonSettings} and the audit relay's
+ * The sweeper's settings (README "Settings"; docs/decisions.md#claim-size-and-workers-come-from-firebench), on top of
+ * {@link CommonSettings} and the audit relay's
  * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
  * to start from, not a measured one: the soak replaces them. Environment names are derived
  * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}.
@@ -36,7 +38,9 @@ public record SweeperSettings(
         boolean cleanupEnabled,
         Duration cleanupInterval,
         Duration cleanupIdle,
-        int cleanupBatch) {
+        int cleanupBatch,
+        Duration statementTimeout,
+        Duration lockTimeout) {
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -55,6 +59,8 @@ public record SweeperSettings(
     public static final String CLEANUP_INTERVAL = "cleanup.interval";
     public static final String CLEANUP_IDLE = "cleanup.idle";
     public static final String CLEANUP_BATCH = "cleanup.batch";
+    public static final String STATEMENT_TIMEOUT = "sweeper.statement.timeout";
+    public static final String LOCK_TIMEOUT = "sweeper.lock.timeout";
 
     public SweeperSettings {
         if (backoffBase.compareTo(backoffMax) > 0) {
@@ -73,7 +79,7 @@ public record SweeperSettings(
                 .include(AuditSettings.definition())
                 .define(BATCH_SIZE, INT, "512", between(1, 10_000),
                         "Most timers one claim takes. Each of the 64 shards gives at most max(ceil(batch/64), 8) per claim;"
-                                + " 512 = 64 x 8, so a claim keeps every row it locks (DESIGN's starting 200 locked up to 512 to"
+                                + " 512 = 64 x 8, so a claim keeps every row it locks (the first default, 200, locked up to 512 to"
                                 + " keep 200). Measured 2026-12-02, FireBench, 2 cores: 512 with 2 workers fired 2.7-3.6x"
                                 + " db-scheduler's rate against 1.5-2.0x at 200.")
                 .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
@@ -84,7 +90,10 @@ public record SweeperSettings(
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
                         "Permanent fire failures before a timer is moved to queen.log_dlq.")
                 .define(MAX_FIRE_BYTES, INT, String.valueOf(8 * 1024 * 1024), between(64 * 1024, 256 * 1024 * 1024),
-                        "Most compressed segment bytes one fire transaction pushes; a larger destination is split across fires.")
+                        "Most bytes one cycle holds and one fire transaction pushes. The claim counts stored payload + txn + 64"
+                                + " bytes per timer in SQL and stops at this many (a timer larger than it is claimed and fired alone);"
+                                + " a destination with more is split across fires. Bounds the sweeper's memory: each loop holds about"
+                                + " 4x this (stored, decompressed, packed, sent).")
                 .define(BACKOFF_BASE, DURATION, "1s", durationBetween(Duration.ofMillis(10), Duration.ofHours(1)),
                         "Backoff after a permanent failure: min(base * 2^attempts, max).")
                 .define(BACKOFF_MAX, DURATION, "60s", durationBetween(Duration.ofMillis(10), Duration.ofDays(1)),
@@ -110,14 +119,30 @@ public record SweeperSettings(
                 .define(CLEANUP_IDLE, DURATION, "7d", durationBetween(Duration.ofMinutes(1), Duration.ofDays(3650)),
                         "A partition idle (created and last written) for longer than this, with nothing in it, is dead.")
                 .define(CLEANUP_BATCH, INT, "100", between(1, 100_000),
-                        "Most partitions one cleanup run deletes.");
+                        "Most partitions one cleanup run deletes.")
+                .define(STATEMENT_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(30)),
+                        "Longest statement of the sweeper's pool (statement_timeout): claim, fire, fail, release, dead-letter, cleanup,"
+                                + " relay. A fire of sweeper.max.fire.bytes takes well under a second, so this is also the bound on how long"
+                                + " a fire holds timer rows, which bridge.lock.timeout must outlast. A cancelled statement is transient:"
+                                + " no attempt spent.")
+                .define(LOCK_TIMEOUT, DURATION, "10s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(30)),
+                        "Longest lock wait of the sweeper's pool (lock_timeout). The claim and the fire take timer rows with"
+                                + " SKIP LOCKED and never wait for them; what can wait is the fire's provisioning of queue and partition"
+                                + " rows (a Queen broker pushing holds them for a moment) and a fail or release behind a bridge batch."
+                                + " A timeout is transient: no attempt spent, retried after sweeper.transient.backoff.");
     }
 
     public static SweeperSettings from(Config c) {
+        // an idle sweep loop ends a cycle at least every sweeper.idle.max; readiness calls it stuck after health.stall.after
+        if (c.duration(IDLE_MAX).compareTo(c.duration(HealthSettings.STALL_AFTER)) >= 0) {
+            throw new ConfigException("setting " + IDLE_MAX + " = " + c.duration(IDLE_MAX) + " must be below " + HealthSettings.STALL_AFTER
+                    + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
+        }
         return new SweeperSettings(
                 c.intValue(BATCH_SIZE), c.duration(LEASE), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
-                c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH));
+                c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
+                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT));
     }
 }

@@ -85,9 +85,12 @@ public final class Staging {
         }
     }
 
-    /** Empties the timers, the outbox, the DLQ and the log (queues cascade to partitions and segments). */
+    /**
+     * Empties the timers, the outbox, the DLQ and the log (queues cascade to partitions, segments and consumers;
+     * Queen's log_txns and log_dlq have no foreign key, so they are named).
+     */
     public void clear() {
-        execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.queues CASCADE");
+        execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.log_txns, queen.queues CASCADE");
     }
 
     public void execute(String sql) {

@@ -11,7 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The defaults of DESIGN.md §6, environment overrides, and one-line errors naming the setting. */
+/** The defaults (README "Settings"), environment overrides, and one-line errors naming the setting. */
 class SweeperSettingsTest {
 
     private static Map<String, String> required() {
@@ -24,7 +24,7 @@ class SweeperSettingsTest {
     @Test
     void defaultsAreTheDesignsStartingPointsExceptTheTwoFireBenchMeasured() {
         SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, required()));
-        assertThat(s.batchSize()).isEqualTo(512);   // DESIGN starts at 200; 512 = 64 shards x 8 (see SweeperSettings)
+        assertThat(s.batchSize()).isEqualTo(512);   // first default 200; 512 = 64 shards x 8 (see SweeperSettings)
         assertThat(s.workers()).isEqualTo(2);
         assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
         assertThat(s.perTenantPerShard()).isEqualTo(8);
@@ -52,6 +52,16 @@ class SweeperSettingsTest {
         assertThat(s.lease()).isEqualTo(Duration.ofSeconds(10));
         assertThat(s.cleanupEnabled()).isFalse();
         assertThat(SweeperSettings.definition().key(CommonSettings.JDBC_URL).env()).isEqualTo("QUEEN_JDBC_URL");
+    }
+
+    @Test
+    void anIdleSleepAsLongAsTheStallBoundIsRefused() {
+        Map<String, String> env = required();
+        env.put("QUEEN_SWEEPER_IDLE_MAX", "2m");
+        assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.idle.max").hasMessageContaining("health.stall.after");
+        env.put("QUEEN_HEALTH_STALL_AFTER", "5m");
+        assertThat(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)).idleMax()).isEqualTo(Duration.ofMinutes(2));
     }
 
     @Test

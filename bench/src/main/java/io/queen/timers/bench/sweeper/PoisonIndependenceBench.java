@@ -13,7 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Poison independence, the seed's reason for indexing visible_at: the latency of a claim of 200 due timers
+ * Poison independence, the reason visible_at is indexed
+ * (docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot): the latency of a claim of 200 due timers
  * with 0 timers serving a backoff, then with 100,000 of them (failed, no token, retry an hour away, their
  * deliver_at long past). With an index on deliver_at every claim would walk the backoff rows first; with
  * (shard, visible_at) they sit at the far end of each shard's range. Rounds alternate (without, with,

@@ -2,11 +2,14 @@ package io.queen.timers.bridge.apply;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.github.luben.zstd.Zstd;
+import io.queen.timers.bridge.crypto.QueueEncryption;
+import io.queen.timers.bridge.crypto.QueueEncryption.QueueRef;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.SqlFile;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.UuidV7;
 import java.sql.Array;
 import java.sql.Connection;
@@ -17,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -27,7 +31,7 @@ import javax.sql.DataSource;
  * Applies one poll batch in ONE PostgreSQL transaction: lock the named timers, fold the commands per
  * timer in Kafka order into verdicts and a final state, write the final states, one outbox row per
  * record, and the offsets (check-and-set). Either all of it commits or none of it does, so a crash
- * anywhere neither loses nor re-applies a command (DESIGN §4).
+ * anywhere neither loses nor re-applies a command (docs/decisions.md#exactly-once-ingest).
  *
  * <p>Message id (a UUIDv7, minted here when the schedule is applied): a schedule of a timer that
  * does not exist mints one; a reschedule of a pending timer KEEPS it. The pending timer is one message
@@ -45,16 +49,23 @@ public final class BatchApplier {
     private final String groupId;
     private final Duration wakeWithin;
     private final int zstdThreshold;
+    private final QueueEncryption encryption;
 
     /**
      * @param wakeWithin    NOTIFY queen_timers_wake at commit when a written timer is due within this
      * @param zstdThreshold payloads longer than this many bytes are stored zstd-compressed
      */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold) {
+        this(dataSource, groupId, wakeWithin, zstdThreshold, QueueEncryption.none());
+    }
+
+    /** @param encryption which destination queues get their payloads sealed (README "Payload encryption") */
+    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption) {
         this.dataSource = dataSource;
         this.groupId = groupId;
         this.wakeWithin = wakeWithin;
         this.zstdThreshold = zstdThreshold;
+        this.encryption = encryption;
     }
 
     private record TimerId(UUID tenant, String queue, String timerKey) {}
@@ -97,7 +108,9 @@ public final class BatchApplier {
         }
     }
 
-    private Outcome applyIn(Connection c, List<Incoming> records, List<OffsetAdvance> offsets) throws SQLException {
+    private Outcome applyIn(Connection c, List<Incoming> polled, List<OffsetAdvance> offsets) throws SQLException {
+        Set<QueueRef> sealed = sealedQueues(c, polled);
+        List<Incoming> records = encryption.canSeal() ? polled : refuseUnsealable(polled, sealed);
         Map<TimerId, Fold> folds = new LinkedHashMap<>();
         for (Incoming in : records) {
             if (in.parsed() instanceof Command cmd) {
@@ -123,13 +136,43 @@ public final class BatchApplier {
         }
         folds.forEach((id, f) -> {
             if (f.state == State.PENDING) {
-                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, zstdThreshold);
+                byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
+                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold);
             } else if (f.state == State.ABSENT && f.existed) {
                 rows.delete(id.tenant(), id.queue(), id.timerKey());
             }
         });
         int fenced = write(c, rows, offsets);
         return fenced == 0 ? new Outcome.Applied(decisions) : new Outcome.Fenced(fenced);
+    }
+
+    /** The destination queues of the batch's schedules whose payloads must be sealed (a plain read of queen.queues). */
+    private Set<QueueRef> sealedQueues(Connection c, List<Incoming> records) throws SQLException {
+        Set<QueueRef> queues = new LinkedHashSet<>();
+        for (Incoming in : records) {
+            if (in.parsed() instanceof Command cmd && cmd.op().upserts()) {
+                queues.add(new QueueRef(in.tenant(), cmd.queue()));
+            }
+        }
+        return encryption.required(c, queues);
+    }
+
+    /** Without a key, a schedule whose queue needs encryption is rejected: never stored in clear. */
+    private static List<Incoming> refuseUnsealable(List<Incoming> records, Set<QueueRef> sealed) {
+        if (sealed.isEmpty()) {
+            return records;
+        }
+        List<Incoming> out = new ArrayList<>(records.size());
+        for (Incoming in : records) {
+            if (in.parsed() instanceof Command cmd && cmd.op().upserts() && sealed.contains(new QueueRef(in.tenant(), cmd.queue()))) {
+                out.add(new Incoming(in.source(), in.tenant(), in.producerSub(), new Rejection(RejectReason.ENCRYPTION_UNAVAILABLE,
+                        "queue " + cmd.queue() + " requires encryption (queen.queues.encryption_enabled or encryption.queues) and "
+                                + "encryption.key is not set: the payload is never stored in clear", cmd.kafkaKey())));
+            } else {
+                out.add(in);
+            }
+        }
+        return out;
     }
 
     /** One command against its timer's state so far: the verdict, and the state it leaves. */
@@ -164,6 +207,9 @@ public final class BatchApplier {
     private static ObjectNode base(Incoming in, Command cmd) {
         ObjectNode ev = JSON.createObjectNode();
         ev.put("queue", cmd.queue()).put("timerKey", cmd.timerKey()).put("op", cmd.op().wireName());
+        if (in.producerSub() != null) {
+            ev.put("producerSub", in.producerSub()); // who sent this command (a token's sub, or the topic's fixed sub)
+        }
         source(ev, in.source());
         return ev;
     }
@@ -233,6 +279,7 @@ public final class BatchApplier {
             st.setArray(i++, arr(c, "uuid", r.uMessageId));
             st.setArray(i++, c.createArrayOf("bytea", r.uPayload.toArray(new byte[0][])));
             st.setArray(i++, arr(c, "bool", r.uZstd));
+            st.setArray(i++, arr(c, "bool", r.uEncrypted));
             st.setArray(i++, arr(c, "text", r.uSub));
             st.setArray(i++, arr(c, "uuid", r.dTenant));
             st.setArray(i++, arr(c, "text", r.dQueue));
@@ -272,6 +319,7 @@ public final class BatchApplier {
         final List<UUID> uMessageId = new ArrayList<>();
         final List<byte[]> uPayload = new ArrayList<>();
         final List<Boolean> uZstd = new ArrayList<>();
+        final List<Boolean> uEncrypted = new ArrayList<>();
         final List<String> uSub = new ArrayList<>();
         final List<UUID> dTenant = new ArrayList<>();
         final List<String> dQueue = new ArrayList<>();
@@ -288,8 +336,10 @@ public final class BatchApplier {
             oEvent = new ArrayList<>(records);
         }
 
-        void upsert(UUID tenant, Command cmd, UUID messageId, String sub, int zstdThreshold) {
-            boolean zstd = cmd.payload().length > zstdThreshold;
+        /** @param sealed the payload's encryption envelope, or null to store the payload as it is */
+        void upsert(UUID tenant, Command cmd, UUID messageId, String sub, byte[] sealed, int zstdThreshold) {
+            byte[] payload = sealed != null ? sealed : cmd.payload();
+            boolean zstd = payload.length > zstdThreshold;
             uTenant.add(tenant);
             uQueue.add(cmd.queue());
             uKey.add(cmd.timerKey());
@@ -297,8 +347,9 @@ public final class BatchApplier {
             uDeliverMs.add(cmd.deliverAt().toEpochMilli());
             uTxn.add(cmd.txn());
             uMessageId.add(messageId);
-            uPayload.add(zstd ? Zstd.compress(cmd.payload(), 3) : cmd.payload());
+            uPayload.add(zstd ? Compression.compress(payload) : payload);
             uZstd.add(zstd);
+            uEncrypted.add(sealed != null);
             uSub.add(sub);
         }
 

@@ -11,13 +11,16 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
+import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
+import io.queen.timers.bridge.wire.Parsed;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.health.LoopProgress;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * The bridge's consumer loop. Kafka's committed offsets play no part: positions come from
  * {@code queen.bridge_offsets}, which each batch advances in the same transaction as its timers.
  *
- * <p>One cycle: (re)seek if needed → poll → parse every record → apply the batch in one
+ * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
  * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
  * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
@@ -70,6 +73,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration pollTimeout;
     private final Duration maxBackoff;
     private final MeterRegistry registry;
+    private final LoopProgress progress;
     private final Timer applyTimer;
     private final Counter retries;
     private final Counter isolations;
@@ -78,7 +82,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
     /** The stored next offset each assigned partition was sought to (null value: none stored yet). */
     private final Map<TopicPartition, Long> expected = new HashMap<>();
-    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #problem()} from any thread. */
+    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #stoppedPartitions()} from any thread. */
     private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
     private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
@@ -86,7 +90,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private Duration backoff = MIN_BACKOFF;
 
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry) {
+                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry,
+                      LoopProgress progress) {
         this.consumer = consumer;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -96,6 +101,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.pollTimeout = pollTimeout;
         this.maxBackoff = maxBackoff;
         this.registry = registry;
+        this.progress = progress;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
                 .description("One poll batch applied in one transaction (lock, fold, write, commit)").register(registry);
         this.retries = Counter.builder("queen.timers.bridge.batch.retries")
@@ -113,6 +119,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         consumer.subscribe(topics, new Rebalance());
         try {
             while (running.get()) {
+                progress.begin();
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }
@@ -137,6 +144,14 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 if (!records.isEmpty()) {
                     apply(records);
                 }
+                // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
+                // an out-of-range offset is reported on its own (stoppedPartitions), at once
+                String p = problem.get();
+                if (p == null) {
+                    progress.completed();
+                } else {
+                    progress.failed(p);
+                }
             }
         } catch (WakeupException e) {
             if (running.get()) {
@@ -157,8 +172,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         for (TopicPartition tp : records.partitions()) {
             TopicRoutes.Route route = routes.route(tp.topic());
             for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
-                batch.add(new Incoming(new Source(r.topic(), r.partition(), r.offset()), route.tenant(), route.producerSub(),
-                        parser.parse(r.key(), r.value(), r.headers(), r.timestamp())));
+                batch.add(incoming(r, route));
             }
         }
         if (commit(batch)) {
@@ -252,6 +266,34 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private static boolean isInternalRejection(List<Incoming> batch) {
         return batch.size() == 1 && batch.get(0).parsed() instanceof Rejection r && r.reason() == RejectReason.INTERNAL
                 && r.detail().startsWith("cannot apply this record: ");
+    }
+
+    /**
+     * One record parsed, and on a topic with {@code auth=jwt} authenticated: a refused token turns the
+     * record into an {@code unauthenticated} or {@code forbidden} rejection whatever its content, and a
+     * valid one gives the producer sub.
+     */
+    private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
+        Source source = new Source(r.topic(), r.partition(), r.offset());
+        Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), r.timestamp());
+        String sub = route.producerSub();
+        if (route.auth() != null) {
+            AuthResult auth;
+            try {
+                auth = route.auth().verify(r.headers(), r.timestamp(), route.tenant());
+            } catch (RuntimeException | StackOverflowError e) {
+                // a bug met by this record's token: the record gets its verdict, the loop goes on
+                auth = new AuthResult.Refused(RejectReason.INTERNAL, "internal error while verifying the token: " + Printable.line(String.valueOf(e)));
+            }
+            if (auth instanceof AuthResult.Verified v) {
+                sub = v.sub();
+            } else {
+                AuthResult.Refused refused = (AuthResult.Refused) auth;
+                String key = parsed instanceof Command c ? c.kafkaKey() : ((Rejection) parsed).kafkaKey();
+                parsed = new Rejection(refused.reason(), refused.detail(), key);
+            }
+        }
+        return new Incoming(source, route.tenant(), sub, parsed);
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */
@@ -373,15 +415,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         return b.toString();
     }
 
-    /** Empty when the loop is applying; otherwise why not (for /health/ready). Any thread. */
-    public Optional<String> problem() {
-        String p = problem.get();
-        if (p == null && !stopped.isEmpty()) {
-            StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
-            stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
-            return Optional.of(b.toString());
+    /**
+     * Empty while no partition is stopped; otherwise which, at which stored offset, and what to do. A stopped
+     * partition never resumes on its own, so readiness reports it at once rather than after
+     * {@code health.failing.after} like a passing failure. Any thread.
+     */
+    public Optional<String> stoppedPartitions() {
+        if (stopped.isEmpty()) {
+            return Optional.empty();
         }
-        return Optional.ofNullable(p);
+        StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
+        stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+        return Optional.of(b.toString());
     }
 
     /** Finish the batch in hand, commit it, leave the group. Any thread; the loop's thread ends. */

@@ -32,7 +32,7 @@ import static io.queen.timers.client.command.WireFormat.H_TIMER_KEY;
 import static io.queen.timers.client.command.WireFormat.H_TXN;
 
 /**
- * Turns one Kafka record into a {@link Command} or a {@link Rejection} (DESIGN §3). Validation is a
+ * Turns one Kafka record into a {@link Command} or a {@link Rejection} (docs/formats.md#command). Validation is a
  * pure function of the record (key, value, headers, timestamp) and the limits: a record replayed
  * after a crash gets the same verdict. Nothing is written before everything is checked.
  *
@@ -62,7 +62,7 @@ public final class CommandParser {
         try {
             return parseChecked(key, value, headers, timestampMs);
         } catch (RuntimeException | StackOverflowError e) {
-            // A bug met by this record's bytes: the record gets its verdict, the loop goes on (README "Reject reasons").
+            // A bug met by this record's bytes: the record gets its verdict, the loop goes on (README "Reject reasons (closed list)").
             return new Rejection(RejectReason.INTERNAL, "internal error while parsing: " + e.getClass().getName() + ": " + firstLine(e), readableKey(key));
         }
     }

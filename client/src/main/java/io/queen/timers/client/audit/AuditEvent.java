@@ -20,10 +20,11 @@ public sealed interface AuditEvent {
 
     /**
      * What every event carries: a stable {@code eventId} to deduplicate on (publishing is
-     * at-least-once), when it was written, the tenant, and the trace of the command that created the
-     * timer when it carried a W3C {@code traceparent} (both null otherwise).
+     * at-least-once), when it was written, the tenant; when known, who sent the command
+     * ({@code producerSub}) and the trace of the command that created the timer, when it carried a
+     * W3C {@code traceparent} ({@code traceId}, {@code spanId}); null otherwise.
      */
-    record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String traceId, String spanId) {}
+    record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId) {}
 
     /** The command record a verdict answers: topic, partition, offset. */
     record Source(String topic, int partition, long offset) {}

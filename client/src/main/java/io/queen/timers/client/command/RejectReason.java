@@ -39,7 +39,13 @@ public enum RejectReason {
      * This record met an unexpected error: a bug in the parser, or a database error caused by its
      * values (SQLSTATE class 22, 23 or 54), found by bisecting its batch. The event carries the error text.
      */
-    INTERNAL("internal");
+    INTERNAL("internal"),
+    /** The topic requires a token (topic.<name>.auth=jwt) and the queen-auth header is absent, unsigned, badly signed, expired, not yet valid, or for another audience. */
+    UNAUTHENTICATED("unauthenticated"),
+    /** A valid token that may not write here: its tenant claim is not the topic's tenant. */
+    FORBIDDEN("forbidden"),
+    /** The destination queue requires encryption and the bridge has no encryption.key: never stored in clear. */
+    ENCRYPTION_UNAVAILABLE("encryption_unavailable");
 
     private final String wireName;
 

@@ -40,6 +40,7 @@ public final class TimerCommand {
     private String txn;
     private String payloadJson;
     private String traceparent;
+    private String authToken;
     private Long timestampMs;
 
     private TimerCommand(Op op, String queue, String timerKey) {
@@ -102,6 +103,12 @@ public final class TimerCommand {
         return this;
     }
 
+    /** The producer's token (a JWS) for a topic with {@code topic.<name>.auth=jwt}, sent in the queen-auth header; null for none. */
+    public TimerCommand auth(String token) {
+        this.authToken = token;
+        return this;
+    }
+
     /** The record's timestamp (delayMs counts from it); without it, the producer's clock at send. */
     public TimerCommand timestamp(Instant timestamp) {
         this.timestampMs = timestamp.toEpochMilli();
@@ -161,6 +168,7 @@ public final class TimerCommand {
     }
 
     private ProducerRecord<byte[], byte[]> record(String topic, byte[] value, List<Header> headers) {
+        add(headers, WireFormat.H_AUTH, authToken);
         add(headers, WireFormat.TRACEPARENT, traceparent);
         return new ProducerRecord<>(topic, null, timestampMs, WireFormat.keyBytes(queue, timerKey), value, headers);
     }

@@ -7,21 +7,27 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.log.SqlFile;
 import java.nio.charset.StandardCharsets;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.health.LoopProgress;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,12 +37,17 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes {@code queen.timer_audit_outbox} rows to the audit topics (DESIGN §7) and deletes them
+ * Publishes {@code queen.timer_audit_outbox} rows to the audit topics (docs/decisions.md#the-audit-outbox) and deletes them
  * once the broker acknowledged them.
  *
  * <ul>
@@ -65,6 +76,8 @@ public final class AuditRelay implements AutoCloseable {
     private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
     private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
     private static final String BACKLOG = SqlFile.load(AuditRelay.class, "backlog.sql");
+    /** The backlog is counted per tenant (a scan of the outbox): at most this often. */
+    private static final Duration BACKLOG_EVERY = Duration.ofSeconds(5);
 
     private final DataSource dataSource;
     private final Map<String, Object> producerProps;
@@ -75,7 +88,14 @@ public final class AuditRelay implements AutoCloseable {
     private final Duration maxBackoff;
     private final FiredEvents firedEvents = new FiredEvents(ZoneId.systemDefault());
     private final Counter published;
-    private final AtomicLong backlog = new AtomicLong();
+    /** Backlog gauge per destination topic; only the relay's thread adds to it. */
+    private final Map<String, AtomicLong> backlog = new java.util.concurrent.ConcurrentHashMap<>();
+    private final MeterRegistry registry;
+    private final LoopProgress progress;
+    private final HeldTopics held;
+    private final ExecutorService prober;
+    private long backlogAtNanos = System.nanoTime();
+    private volatile Map<String, Instant> heldSnapshot = Map.of();
     private final AtomicBoolean active = new AtomicBoolean();
     private final AtomicBoolean running = new AtomicBoolean();
     private final Object sleeper = new Object();
@@ -86,16 +106,35 @@ public final class AuditRelay implements AutoCloseable {
      *               {@code tenant.<uuid>.audit.topic} and {@link AuditSettings}
      */
     public AuditRelay(DataSource dataSource, Config config, MeterRegistry registry) {
+        this(dataSource, config, registry, new LoopProgress("audit-relay", HealthSettings.bounds(config), Clock.systemUTC()));
+    }
+
+    /** As above; the relay reports each round to {@code progress} (readiness: held topics, failing rounds, death). */
+    public AuditRelay(DataSource dataSource, Config config, MeterRegistry registry, LoopProgress progress) {
         this.dataSource = dataSource;
+        this.registry = registry;
+        this.progress = progress;
         this.topics = AuditTopics.from(config);
         this.batchSize = config.intValue(AuditSettings.RELAY_BATCH_SIZE);
         this.pollInterval = config.duration(AuditSettings.RELAY_POLL_INTERVAL);
         this.standbyInterval = config.duration(AuditSettings.RELAY_STANDBY_INTERVAL);
         this.maxBackoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
+        this.prober = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "queen-audit-relay-probe");
+            t.setDaemon(true);
+            return t;
+        });
+        this.held = new HeldTopics(maxBackoff, prober, Clock.systemUTC());
         Map<String, Object> p = new HashMap<>(config.kafka());
+        // Bounded sends (audit.relay.send.timeout): a topic that cannot be written fails within it and is held
+        // on its own, instead of blocking every send for the client's 60 s default.
+        long sendMs = config.duration(AuditSettings.RELAY_SEND_TIMEOUT).toMillis();
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, sendMs);
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) sendMs);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.max(1, sendMs - 5));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "queen-timers-audit-relay");
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -103,9 +142,9 @@ public final class AuditRelay implements AutoCloseable {
         this.published = Counter.builder("queen.timers.audit.published")
                 .description("Audit events the broker acknowledged (at-least-once: a crash may publish some twice)")
                 .register(registry);
-        Gauge.builder("queen.timers.audit.outbox.backlog", backlog, AtomicLong::get)
-                .description("Outbox rows not yet published (upper bound; a fired row holds one segment's events), as seen by the active relay")
-                .register(registry);
+        // the topics known from the settings show 0 from the start; a tenant's default topic appears with its first row
+        backlogGauge(topics.defaultTopic());
+        topics.configured().values().forEach(this::backlogGauge);
         Gauge.builder("queen.timers.audit.relay.active", active, a -> a.get() ? 1 : 0)
                 .description("1 while this process's relay holds the per-database relay lock")
                 .register(registry);
@@ -116,7 +155,7 @@ public final class AuditRelay implements AutoCloseable {
             throw new IllegalStateException("audit relay already started");
         }
         running.set(true);
-        thread = new Thread(this::run, "queen-audit-relay");
+        thread = new Thread(progress.guard(this::run), "queen-audit-relay");
         thread.setDaemon(true);
         thread.start();
         return this;
@@ -145,6 +184,12 @@ public final class AuditRelay implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        prober.shutdownNow();
+    }
+
+    /** Topics held now and since when (tests, operators); a snapshot. */
+    public Map<String, Instant> heldTopics() {
+        return heldSnapshot;
     }
 
     private void run() {
@@ -154,13 +199,9 @@ public final class AuditRelay implements AutoCloseable {
                 relayWhileLocked();
                 backoff = Duration.ofMillis(100);
             } catch (SQLException | RuntimeException e) {
-                LOG.warn("audit relay: {}; retrying in {} ms (rows stay in the outbox until acknowledged)",
+                LOG.warn("audit relay: {}; retrying in {} ms with a new producer (rows stay in the outbox until acknowledged)",
                         e.toString(), backoff.toMillis());
-                pause(backoff);
-                backoff = min(backoff.multipliedBy(2), maxBackoff);
-            } catch (ExecutionException e) {
-                LOG.warn("audit relay: the broker refused an audit event: {}; retrying in {} ms with a new producer",
-                        e.getCause(), backoff.toMillis());
+                progress.failed(e.toString());
                 pause(backoff);
                 backoff = min(backoff.multipliedBy(2), maxBackoff);
             } catch (InterruptedException e) {
@@ -173,10 +214,12 @@ public final class AuditRelay implements AutoCloseable {
     }
 
     /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
-    private void relayWhileLocked() throws SQLException, ExecutionException, InterruptedException {
+    private void relayWhileLocked() throws SQLException, InterruptedException {
+        progress.begin();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             if (!tryLock(c)) {
+                progress.completed(); // standing by is this relay's work while another one publishes
                 pause(standbyInterval);
                 return;
             }
@@ -186,40 +229,57 @@ public final class AuditRelay implements AutoCloseable {
                 LOG.info("audit relay active (holds the relay lock of this database)");
                 while (running.get()) {
                     int n = relayOnce(c, producer);
-                    if (n < batchSize) {
+                    if (System.nanoTime() - backlogAtNanos >= 0) {
                         updateBacklog(c);
-                        if (n == 0) {
-                            pause(pollInterval);
-                        }
+                        backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
                     }
+                    progress.completed();
+                    if (n == 0) {
+                        pause(pollInterval);
+                    }
+                    progress.begin();
                 }
             } finally {
                 active.set(false);
+                // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
+                progress.impaired(null);
+                heldSnapshot = Map.of();
                 unlock(c);
             }
         }
     }
 
     /**
-     * One round: read the oldest rows, publish their events (a {@code fired} row is a segment: one event
-     * per timer, rendered by {@link FiredEvents}), wait for every ack, delete the rows. Returns the events:
-     * about the batch size while a backlog lasts (whole rows only, so one segment may exceed it).
+     * One round: read the oldest rows of every topic that is not held, publish their events (a {@code fired}
+     * row is a segment: one event per timer, rendered by {@link FiredEvents}), wait for the acks, delete the
+     * rows of every topic whose sends were all acknowledged. A topic whose send fails is held
+     * ({@link HeldTopics}): the rest of its events in this round are not sent, its rows stay, and later rounds
+     * leave them out until a probe finds it writable. Returns the events read: about the batch size while a
+     * backlog lasts (whole rows only, so one segment may exceed it).
      */
     private int relayOnce(Connection c, Producer<String, String> producer)
-            throws SQLException, ExecutionException, InterruptedException {
-        List<Long> ids = new ArrayList<>(batchSize);
-        List<Future<RecordMetadata>> acks = new ArrayList<>(batchSize);
+            throws SQLException, InterruptedException {
+        held.advance(topic -> producer.partitionsFor(topic));
+        List<UUID> excluded = held.excludedTenants();
+        List<Sent> sent = new ArrayList<>(batchSize);
+        Map<Long, String> rowTopic = new LinkedHashMap<>();
+        Map<String, String> failed = new HashMap<>();
+        int events = 0;
         try (PreparedStatement st = c.prepareStatement(FETCH)) {
-            st.setInt(1, batchSize);
+            st.setArray(1, c.createArrayOf("uuid", excluded.toArray()));
             st.setInt(2, batchSize);
+            st.setInt(3, batchSize);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
+                    events++;
                     long id = rs.getLong("id");
-                    if (ids.isEmpty() || ids.get(ids.size() - 1) != id) {
-                        ids.add(id);
-                    }
                     UUID tenant = rs.getObject("tenant_id", UUID.class);
                     String topic = topics.topicFor(tenant);
+                    held.seen(topic, tenant);
+                    rowTopic.put(id, topic);
+                    if (failed.containsKey(topic) || !held.sendable(topic)) {
+                        continue; // order kept: nothing after a failed event of this topic goes out in this round
+                    }
                     String eventId;
                     ProducerRecord<String, String> record;
                     String value = rs.getString("value");
@@ -232,24 +292,79 @@ public final class AuditRelay implements AutoCloseable {
                         record = new ProducerRecord<>(topic, f.kafkaKey(), firedEvents.value(f));
                     }
                     record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
-                    acks.add(producer.send(record));
+                    Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
+                    if (ack.isDone() && failure(ack) != null) {
+                        failed.put(topic, failure(ack).toString());
+                    } else {
+                        sent.add(new Sent(topic, ack));
+                    }
                 }
             }
         }
-        if (ids.isEmpty()) {
+        if (rowTopic.isEmpty()) {
             return 0;
         }
-        producer.flush();
-        for (Future<RecordMetadata> ack : acks) {
-            ack.get(); // throws when the broker refused: nothing of this round is deleted
+        producer.flush(); // bounded: every send completes or fails within delivery.timeout.ms
+        long acked = 0;
+        for (Sent s : sent) {
+            Throwable f = failure(s.ack());
+            if (f != null) {
+                failed.putIfAbsent(s.topic(), f.toString());
+            }
         }
-        try (PreparedStatement st = c.prepareStatement(DELETE)) {
-            Array array = c.createArrayOf("bigint", ids.toArray());
-            st.setArray(1, array);
-            st.executeUpdate();
+        for (Sent s : sent) {
+            if (!failed.containsKey(s.topic())) {
+                acked++;
+            }
         }
-        published.increment(acks.size());
-        return acks.size();
+        List<Long> done = new ArrayList<>(rowTopic.size());
+        rowTopic.forEach((id, topic) -> {
+            if (!failed.containsKey(topic) && held.sendable(topic)) {
+                done.add(id);
+            }
+        });
+        if (!done.isEmpty()) {
+            try (PreparedStatement st = c.prepareStatement(DELETE)) {
+                st.setArray(1, c.createArrayOf("bigint", done.toArray()));
+                st.executeUpdate();
+            }
+        }
+        for (String topic : new java.util.LinkedHashSet<>(rowTopic.values())) {
+            String why = failed.get(topic);
+            if (why != null) {
+                if (held.sendable(topic)) {
+                    LOG.warn("audit relay: cannot publish to topic {} ({}); holding its events (order kept) while the other topics flow",
+                            topic, why);
+                }
+                held.fail(topic, why);
+            } else if (held.sendable(topic)) {
+                held.succeeded(topic);
+            }
+        }
+        published.increment(acked);
+        progress.impaired(held.describe());
+        heldSnapshot = Map.copyOf(held.heldSince());
+        return events;
+    }
+
+    private record Sent(String topic, Future<RecordMetadata> ack) {}
+
+    /**
+     * The error of a completed send, or null when it was acknowledged. An error that says the producer itself
+     * is broken (not the topic) is thrown, so the tenure ends and a new producer is made.
+     */
+    private static Throwable failure(Future<RecordMetadata> ack) throws InterruptedException {
+        try {
+            ack.get();
+            return null;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RetriableException || cause instanceof TopicAuthorizationException
+                    || cause instanceof InvalidTopicException || cause instanceof RecordTooLargeException) {
+                return cause;
+            }
+            throw new KafkaException("the audit producer failed: " + cause, cause);
+        }
     }
 
     private static FiredEvents.Fired fired(ResultSet rs, UUID tenant) throws SQLException {
@@ -257,14 +372,30 @@ public final class AuditRelay implements AutoCloseable {
                 rs.getObject("created_at", OffsetDateTime.class), rs.getString("queue"), rs.getString("partition"),
                 rs.getLong("base_offset"), rs.getObject("segment_created_at", OffsetDateTime.class), rs.getLong("seq"),
                 rs.getString("timer_key"), rs.getString("txn"), rs.getObject("message_id", UUID.class),
-                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"));
+                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"), rs.getString("producer_sub"));
     }
 
+    /** Rows waiting per destination topic; a topic that drained reads 0. */
     private void updateBacklog(Connection c) throws SQLException {
+        Map<String, Long> rows = new HashMap<>();
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(BACKLOG)) {
-            rs.next();
-            backlog.set(rs.getLong(1));
+            while (rs.next()) {
+                rows.merge(topics.topicFor(rs.getObject("tenant_id", UUID.class)), rs.getLong("rows"), Long::sum);
+            }
         }
+        backlog.keySet().forEach(t -> rows.putIfAbsent(t, 0L));
+        rows.forEach((topic, n) -> backlogGauge(topic).set(n));
+    }
+
+    private AtomicLong backlogGauge(String topic) {
+        return backlog.computeIfAbsent(topic, t -> {
+            AtomicLong g = new AtomicLong();
+            Gauge.builder("queen.timers.audit.outbox.backlog", g, AtomicLong::get).tag("topic", t)
+                    .description("Outbox rows not yet published, per destination topic (a fired row holds one segment's events),"
+                            + " as seen by the active relay")
+                    .register(registry);
+            return g;
+        });
     }
 
     private static boolean tryLock(Connection c) throws SQLException {

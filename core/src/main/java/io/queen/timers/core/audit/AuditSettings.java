@@ -23,6 +23,7 @@ public final class AuditSettings {
     public static final String RELAY_POLL_INTERVAL = "audit.relay.poll.interval";
     public static final String RELAY_STANDBY_INTERVAL = "audit.relay.standby.interval";
     public static final String TENANT_TOPICS = "audit.tenant.topics";
+    public static final String RELAY_SEND_TIMEOUT = "audit.relay.send.timeout";
 
     private AuditSettings() {}
 
@@ -40,6 +41,11 @@ public final class AuditSettings {
                         "How often a standing-by relay tries to become the active one.")
                 .define(TENANT_TOPICS, LIST, "", null,
                         "Audit topics of non-default tenants as <tenant uuid>=<topic>,...: the same mapping as "
-                                + "tenant.<uuid>.audit.topic, in a form the environment can carry.");
+                                + "tenant.<uuid>.audit.topic, in a form the environment can carry.")
+                .define(RELAY_SEND_TIMEOUT, DURATION, "10s", durationBetween(Duration.ofMillis(500), Duration.ofMinutes(5)),
+                        "Longest wait for one audit send: the relay's producer gets max.block.ms and delivery.timeout.ms of this"
+                                + " value (request.timeout.ms a little less), overriding kafka.*. A topic that cannot be written within it"
+                                + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
+                                + " bounds the one pause the others see when a topic first fails.");
     }
 }

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Which topic a tenant's audit events go to. Tenants never share an audit key space (DESIGN §8):
+ * Which topic a tenant's audit events go to. Tenants never share an audit key space (docs/architecture.md#tenants):
  * the default tenant publishes to {@code audit.topic}; any other tenant to
  * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}.
  */

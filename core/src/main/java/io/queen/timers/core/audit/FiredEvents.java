@@ -2,6 +2,7 @@ package io.queen.timers.core.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.queen.timers.client.command.WireFormat;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -38,13 +39,13 @@ final class FiredEvents {
         this.zone = zone;
     }
 
-    /** One timer of a fired segment, with what its segment row shares. */
+    /** One timer of a fired segment, with what its segment row shares. {@code producerSub} may be null (V056). */
     record Fired(UUID eventId, UUID tenant, OffsetDateTime at, String queue, String partition, long baseOffset,
                  OffsetDateTime segmentCreatedAt, long seq, String timerKey, String txn, UUID messageId,
-                 OffsetDateTime deliverAt, int attempts) {
+                 OffsetDateTime deliverAt, int attempts, String producerSub) {
 
         String kafkaKey() {
-            return queue + "/" + timerKey;
+            return WireFormat.key(queue, timerKey);
         }
 
         long offset() {
@@ -75,6 +76,9 @@ final class FiredEvents {
             g.writeNumberField("offset", f.offset());
             g.writeNumberField("lateMs", f.lateMs());
             g.writeNumberField("attempts", f.attempts());
+            if (f.producerSub() != null) {
+                g.writeStringField("producerSub", f.producerSub());
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);   // a StringWriter does not fail

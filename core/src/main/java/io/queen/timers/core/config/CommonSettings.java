@@ -8,11 +8,12 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
+import io.queen.timers.core.health.HealthSettings;
 import java.time.Duration;
 
 /**
  * Settings every queen-timers process reads. The environment names are part of the interface
- * (DESIGN.md §9: docker-compose and operators use them).
+ * (README "Configuration": docker-compose and operators use them).
  */
 public final class CommonSettings {
 
@@ -23,8 +24,11 @@ public final class CommonSettings {
     public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap.servers";
     public static final String AUDIT_TOPIC = "audit.topic";
     public static final String HTTP_PORT = "http.port";
+    public static final String HTTP_BIND_ADDRESS = "http.bind.address";
+    public static final String STARTUP_TIMEOUT = "startup.timeout";
     public static final String DB_RETRY_BACKOFF_MAX = "db.retry.backoff.max";
     public static final String MIGRATE_ON_START = "migrate.on.start";
+    public static final String DB_SOCKET_TIMEOUT = "db.socket.timeout";
 
     /** The default tenant: every topic maps to it unless configured otherwise. */
     public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
@@ -46,9 +50,20 @@ public final class CommonSettings {
                         "Topic the audit relay publishes to (for the default tenant; see tenant.<id>.audit.topic).")
                 .define(HTTP_PORT, INT, "8080", between(0, 65535), "QUEEN_HTTP_PORT",
                         "Port of /health/live, /health/ready and /metrics; 0 picks a free port, -1 is not allowed.")
+                .define(HTTP_BIND_ADDRESS, STRING, "0.0.0.0", nonEmpty(), "QUEEN_HTTP_BIND_ADDRESS",
+                        "Address /health and /metrics listen on. 0.0.0.0 (all interfaces) so a container's healthcheck and a"
+                                + " scraper on the container network reach it; 127.0.0.1 keeps them on the host.")
+                .define(STARTUP_TIMEOUT, DURATION, "0s", durationBetween(Duration.ZERO, Duration.ofDays(365)), "QUEEN_STARTUP_TIMEOUT",
+                        "How long a service starting while PostgreSQL is unreachable or restarting keeps retrying its start-up"
+                                + " (the migration and its lock included), live and not ready, before it exits non-zero; 0 = indefinitely.")
                 .define(DB_RETRY_BACKOFF_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
                         "Longest pause between retries while the database is unreachable (backoff doubles from 100 ms).")
+                .define(DB_SOCKET_TIMEOUT, DURATION, "90s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
+                        "How long the driver waits for a PostgreSQL backend that stopped answering (pgjdbc socketTimeout; also"
+                                + " idle_in_transaction_session_timeout) before it drops the connection and the pool opens another."
+                                + " Must exceed every statement timeout of the process (sweeper.statement.timeout, bridge.statement.timeout).")
                 .define(MIGRATE_ON_START, ConfigDef.Type.BOOLEAN, "true", null,
-                        "Apply the Flyway migrations at start (safe when several processes start at once).");
+                        "Apply the Flyway migrations at start (safe when several processes start at once).")
+                .include(HealthSettings.definition());
     }
 }

@@ -5,19 +5,25 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 
-/** Builds the process's one connection pool from {@link CommonSettings}. */
+/** Builds a process's connection pools from {@link CommonSettings}, with the timeouts of their role. */
 public final class DataSources {
 
     private DataSources() {}
 
-    public static HikariDataSource create(Config config, String poolName) {
+    /** A pool named after the role (also its application_name in pg_stat_activity). */
+    public static HikariDataSource create(Config config, SessionTimeouts timeouts) {
+        return create(config, timeouts, config.intValue(CommonSettings.JDBC_POOL_SIZE));
+    }
+
+    public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
         c.setUsername(config.string(CommonSettings.JDBC_USER));
         c.setPassword(config.string(CommonSettings.JDBC_PASSWORD));
-        c.setMaximumPoolSize(config.intValue(CommonSettings.JDBC_POOL_SIZE));
+        c.setMaximumPoolSize(maxPoolSize);
         c.setMinimumIdle(1);
-        c.setPoolName(poolName);
+        c.setPoolName(timeouts.role());
+        timeouts.applyTo(c);
         // Start even when the database is down: the loops pause and retry (never skip), and
         // /health/ready says why. Failing the constructor would turn an outage into a crash loop.
         c.setInitializationFailTimeout(-1);

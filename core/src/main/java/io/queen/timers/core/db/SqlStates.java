@@ -1,14 +1,25 @@
 package io.queen.timers.core.db;
 
 import java.sql.SQLException;
+import java.util.Set;
 
 /**
- * The one SQLSTATE classifier (DESIGN.md §6.5). Transient: 40001 serialization failure, 40P01
- * deadlock, class 08 connection exception, 53 insufficient resources, 57 operator intervention
- * (admin shutdown, query canceled, terminated backend), 58 system error, and an error with no
- * SQLSTATE at all (the driver lost the socket). Everything else is permanent.
+ * The one SQLSTATE classifier (docs/decisions.md#failures-back-off-and-stay-isolated).
+ * <ul>
+ *   <li>Deployment: 42883 undefined function, 42P01 undefined table, 42703 undefined column, 42501
+ *       insufficient privilege. Every row would fail the same way: the schema or the grants are wrong.</li>
+ *   <li>Transient: 40001 serialization failure, 40P01 deadlock, 55P03 lock not available (lock_timeout),
+ *       25P03 idle-in-transaction timeout, class 08 connection exception, 53 insufficient resources, 57
+ *       operator intervention (admin shutdown, query canceled by statement_timeout, terminated backend), 58
+ *       system error, and an error with no SQLSTATE at all (the driver lost the socket, or its socket timeout
+ *       gave up on a backend that stopped answering).</li>
+ *   <li>Everything else is permanent.</li>
+ * </ul>
  */
 public final class SqlStates {
+
+    private static final Set<String> DEPLOYMENT = Set.of("42883", "42P01", "42703", "42501");
+    private static final Set<String> TRANSIENT = Set.of("40001", "40P01", "55P03", "25P03");
 
     private SqlStates() {}
 
@@ -21,7 +32,10 @@ public final class SqlStates {
         if (state == null || state.length() < 2) {
             return ErrorClass.TRANSIENT;
         }
-        if (state.equals("40001") || state.equals("40P01")) {
+        if (DEPLOYMENT.contains(state)) {
+            return ErrorClass.DEPLOYMENT;
+        }
+        if (TRANSIENT.contains(state)) {
             return ErrorClass.TRANSIENT;
         }
         return switch (state.substring(0, 2)) {
@@ -51,6 +65,23 @@ public final class SqlStates {
     public static SQLException find(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof SQLException e) {
+                return e;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The {@link Error} in the cause chain, or null. pgjdbc turns an OutOfMemoryError met while reading a
+     * result into an SQLException with SQLSTATE 53200 (a "transient" class): a loop must treat it as the
+     * Error it is, or it retries the same allocation forever while the process looks alive.
+     */
+    public static Error fatalCause(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof Error e) {
                 return e;
             }
             if (t.getCause() == t) {

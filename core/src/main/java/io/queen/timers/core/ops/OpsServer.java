@@ -3,19 +3,20 @@ package io.queen.timers.core.ops;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.core.health.Health;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.Executors;
 
 /**
  * The HTTP face of a process: {@code /health/live} (the process runs), {@code /health/ready}
- * (every {@link ReadinessCheck} passes; 503 with the reasons otherwise) and {@code /metrics}
- * (Prometheus text format). The JDK's own HTTP server: one small thread pool, no framework.
+ * (every check of the process's {@link Health} passes; 503 with the reasons otherwise) and {@code /metrics}
+ * (Prometheus text format). The JDK's own HTTP server: one small thread pool, no framework. The handlers
+ * read memory only ({@link Health#report()}): a request never waits for the database or the broker, so
+ * slow clients or a hung dependency cannot starve the two threads.
  */
 public final class OpsServer implements AutoCloseable {
 
@@ -25,13 +26,14 @@ public final class OpsServer implements AutoCloseable {
         this.server = server;
     }
 
-    /** Starts on {@code port} (0 = a free port) on all interfaces. */
-    public static OpsServer start(int port, PrometheusMeterRegistry registry, List<ReadinessCheck> checks) {
+    /** Starts on {@code bindAddress}:{@code port} (0 = a free port). */
+    public static OpsServer start(String bindAddress, int port, PrometheusMeterRegistry registry, Health health) {
         HttpServer server;
         try {
-            server = HttpServer.create(new InetSocketAddress(port), 16);
+            server = HttpServer.create(new InetSocketAddress(bindAddress, port), 16);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot listen on http port " + port + " (setting http.port): " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot listen on " + bindAddress + ":" + port + " (settings http.bind.address, http.port): "
+                    + e.getMessage(), e);
         }
         server.setExecutor(Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "ops-http");
@@ -40,19 +42,8 @@ public final class OpsServer implements AutoCloseable {
         }));
         server.createContext("/health/live", ex -> respond(ex, 200, "text/plain", "live\n"));
         server.createContext("/health/ready", ex -> {
-            StringBuilder body = new StringBuilder();
-            boolean ready = true;
-            for (ReadinessCheck c : checks) {
-                Optional<String> problem;
-                try {
-                    problem = c.problem();
-                } catch (RuntimeException e) {
-                    problem = Optional.of(e.toString());
-                }
-                ready &= problem.isEmpty();
-                body.append(c.name()).append(": ").append(problem.orElse("ok")).append('\n');
-            }
-            respond(ex, ready ? 200 : 503, "text/plain", (ready ? "ready\n" : "not ready\n") + body);
+            Health.Report report = health.report();
+            respond(ex, report.ready() ? 200 : 503, "text/plain", report.text());
         });
         server.createContext("/metrics", ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
         server.start();

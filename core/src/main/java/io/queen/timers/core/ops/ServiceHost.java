@@ -8,17 +8,18 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.health.Health;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.time.Clock;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One service (bridge or sweeper) with its HTTP face: the service's own readiness checks plus the
- * database and Kafka checks, and its metrics, on {@code http.port}. The one way a service runs: the
+ * One service (bridge or sweeper) with its HTTP face: the service's loops ({@link Health}) plus the
+ * cached database and Kafka checks, and its metrics, on {@code http.bind.address}:{@code http.port}.
+ * The HTTP face comes up first, so a service that waits at start for PostgreSQL ({@link Startup}) is
+ * live and says why it is not ready yet. The one way a service runs: the
  * launcher's {@code bridge} and {@code sweeper} subcommands, the local stack, and the modules' own
  * {@code main} methods ({@link #main}) all go through it.
  */
@@ -26,43 +27,69 @@ public final class ServiceHost implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ServiceHost.class);
 
-    /** What the launcher needs of a started service. */
-    public record Running(List<ReadinessCheck> checks, Runnable awaitTermination, AutoCloseable stop) {}
+    /** What the launcher needs of a started service (its loops report to the {@link Health} it was given). */
+    public record Running(Runnable awaitTermination, AutoCloseable stop) {}
+
+    /** Starts a service: blocks while {@link Startup#retry} waits for its dependencies. */
+    @FunctionalInterface
+    public interface Starter {
+        Running start(Config config, MeterRegistry registry, Health health, Startup startup);
+    }
 
     private final String name;
     private final Running service;
+    private final Health health;
     private final StandardReadiness readiness;
     private final OpsServer ops;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private ServiceHost(String name, Running service, StandardReadiness readiness, OpsServer ops) {
+    private ServiceHost(String name, Running service, Health health, StandardReadiness readiness, OpsServer ops) {
         this.name = name;
         this.service = service;
+        this.health = health;
         this.readiness = readiness;
         this.ops = ops;
     }
 
-    public static ServiceHost start(String name, Config config, BiFunction<Config, MeterRegistry, Running> starter) {
+    public static ServiceHost start(String name, Config config, Starter starter) {
+        return start(name, config, starter, ops -> {});
+    }
+
+    /**
+     * As {@link #start(String, Config, Starter)}; {@code listening} is told the HTTP port as soon as it
+     * answers, before the service itself has started (tests, and the launcher's banner).
+     */
+    public static ServiceHost start(String name, Config config, Starter starter, java.util.function.IntConsumer listening) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        StandardReadiness readiness = new StandardReadiness(config, "queen-" + name);
-        Running service;
-        try {
-            service = starter.apply(config, registry);
-        } catch (RuntimeException e) {
-            readiness.close();
-            throw e;
-        }
-        List<ReadinessCheck> checks = new ArrayList<>(readiness.checks());
-        checks.addAll(service.checks());
+        Clock clock = Clock.systemUTC();
+        Health health = Health.from(config);
+        Startup startup = new Startup(name, config.duration(CommonSettings.STARTUP_TIMEOUT),
+                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), clock);
+        health.add(startup);
+        StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock);
+        readiness.registerWith(health);
         OpsServer ops;
         try {
-            ops = OpsServer.start(config.intValue(CommonSettings.HTTP_PORT), registry, checks);
+            ops = OpsServer.start(config.string(CommonSettings.HTTP_BIND_ADDRESS), config.intValue(CommonSettings.HTTP_PORT), registry, health);
         } catch (RuntimeException e) {
-            close(service.stop());
             readiness.close();
             throw e;
         }
-        return new ServiceHost(name, service, readiness, ops);
+        listening.accept(ops.port());
+        Running service;
+        try {
+            service = starter.start(config, registry, health, startup);
+        } catch (RuntimeException e) {
+            ops.close();
+            readiness.close();
+            throw e;
+        }
+        startup.done();
+        return new ServiceHost(name, service, health, readiness, ops);
+    }
+
+    public Health health() {
+        return health;
     }
 
     public int httpPort() {
@@ -132,7 +159,7 @@ public final class ServiceHost implements AutoCloseable {
      * A module's {@code main}: {@code [--config FILE]}, the environment on top, then {@link #runUntilStopped}.
      * A bad argument or setting is one line and exit 2; a service that dies on its own exits 1.
      */
-    public static void main(String name, String[] args, ConfigDef definition, BiFunction<Config, MeterRegistry, Running> starter) {
+    public static void main(String name, String[] args, ConfigDef definition, Starter starter) {
         Path file = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--config") && i + 1 < args.length) {

@@ -4,24 +4,39 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.health.Health;
+import java.time.Clock;
+import io.queen.timers.core.db.SessionTimeouts;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The checks every service's /health/ready has in common: the database (reachable, schema current)
- * and Kafka (reachable), built from the process's own settings. The database is probed through a
- * pool of two connections of its own (Flyway reads the schema version with two), so a service whose pool is exhausted by work still answers
- * its probe, and a probe never takes a connection the work needs.
+ * and Kafka (reachable), built from the process's own settings. They are probed on a thread of their own
+ * every {@link #PROBE_EVERY} and the answers kept in memory: a readiness request reads the last answer
+ * and never waits for a dependency. An answer older than {@link #STALE_AFTER} (the probe itself hangs)
+ * is a problem of its own. The database is probed through a pool of two connections of its own (Flyway
+ * reads the schema version with two), so a service whose pool is exhausted by work still answers its
+ * probe, and a probe never takes a connection the work needs.
  */
 public final class StandardReadiness implements AutoCloseable {
 
     private static final Duration KAFKA_TIMEOUT = Duration.ofSeconds(3);
+    static final Duration PROBE_EVERY = Duration.ofSeconds(5);
+    static final Duration STALE_AFTER = Duration.ofSeconds(30);
 
     private final HikariDataSource probePool;
     private final KafkaReadiness kafka;
-    private final DatabaseReadiness database;
+    private final Cached database;
+    private final Cached kafkaCached;
+    private final ScheduledExecutorService prober;
 
-    public StandardReadiness(Config config, String processName) {
+    public StandardReadiness(Config config, String processName, Clock clock) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
         c.setUsername(config.string(CommonSettings.JDBC_USER));
@@ -31,18 +46,76 @@ public final class StandardReadiness implements AutoCloseable {
         c.setConnectionTimeout(2_000);
         c.setInitializationFailTimeout(-1);
         c.setPoolName(processName + "-readiness");
+        // a probe answers quickly or reports; it never waits behind the work it reports on
+        new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)).applyTo(c);
         this.probePool = new HikariDataSource(c);
-        this.database = new DatabaseReadiness(probePool);
         this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT);
+        this.database = new Cached(new DatabaseReadiness(probePool), clock);
+        this.kafkaCached = new Cached(kafka, clock);
+        this.prober = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, processName + "-readiness-probe");
+            t.setDaemon(true);
+            return t;
+        });
+        prober.scheduleWithFixedDelay(() -> {
+            database.probe();
+            kafkaCached.probe();
+        }, 0, PROBE_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Adds the cached database and Kafka checks to {@code health}. */
+    public void registerWith(Health health) {
+        health.add(database);
+        health.add(kafkaCached);
     }
 
     public List<ReadinessCheck> checks() {
-        return List.of(database, kafka);
+        return List.of(database, kafkaCached);
     }
 
     @Override
     public void close() {
+        prober.shutdownNow();
         kafka.close();
         probePool.close();
+    }
+
+    /** The last answer of a probing check, and when it was given. */
+    private static final class Cached implements ReadinessCheck {
+        private final ReadinessCheck probe;
+        private final Clock clock;
+        private volatile Optional<String> answer = Optional.of("not probed yet");
+        private volatile Instant answeredAt;
+
+        Cached(ReadinessCheck probe, Clock clock) {
+            this.probe = probe;
+            this.clock = clock;
+            this.answeredAt = clock.instant();
+        }
+
+        void probe() {
+            Optional<String> a;
+            try {
+                a = probe.problem();
+            } catch (RuntimeException e) {
+                a = Optional.of(e.toString());
+            }
+            answer = a;
+            answeredAt = clock.instant();
+        }
+
+        @Override
+        public String name() {
+            return probe.name();
+        }
+
+        @Override
+        public Optional<String> problem() {
+            Instant at = answeredAt;
+            if (Duration.between(at, clock.instant()).compareTo(STALE_AFTER) > 0) {
+                return Optional.of("the probe has not answered since " + at + (answer.isPresent() ? "; last answer: " + answer.get() : ""));
+            }
+            return answer;
+        }
     }
 }

@@ -4,8 +4,11 @@
 -- frame order (seq 1..n), and the relay renders each of those events in Java (FiredEvents), so no
 -- per-timer JSON is built in the database. A round holds whole rows only (it deletes only rows it
 -- published completely): the oldest rows while their events add up to less than the batch size (the
--- second parameter), always at least one row; the first parameter (the same number) bounds the rows
--- read for that count.
+-- third parameter), always at least one row; the second parameter (the same number) bounds the rows
+-- read for that count. The first parameter lists the tenants whose audit topic is held (the relay cannot
+-- write to it): their rows are left out, in place and in order, so the other tenants' rows flow. PRICE:
+-- the primary-key scan reads past the held rows on every round while they wait (no tenant index: every
+-- writer would pay for it).
 -- Reads only; takes no row locks: one relay per database is active (advisory lock), and writers only
 -- ever insert.
 SELECT o.id,
@@ -27,11 +30,14 @@ SELECT o.id,
        f.txn,
        f.message_id,
        f.deliver_at,
-       f.attempts
+       f.attempts,
+       f.producer_sub
   FROM (SELECT w.*
           FROM (SELECT x.*, sum(coalesce(cardinality(x.fired), 1)) OVER (ORDER BY x.id) AS events_upto
-                  FROM (SELECT * FROM queen.timer_audit_outbox ORDER BY id LIMIT ?) x) w
+                  FROM (SELECT * FROM queen.timer_audit_outbox WHERE tenant_id <> ALL(?) ORDER BY id LIMIT ?) x) w
          WHERE w.events_upto - coalesce(cardinality(w.fired), 1) < ?) o
-  LEFT JOIN LATERAL unnest(o.fired) WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, seq)
+  -- fired_subs (V056) is aligned with fired, or NULL: ROWS FROM pads it with NULLs
+  LEFT JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs))
+         WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, seq)
          ON true
  ORDER BY o.id, f.seq

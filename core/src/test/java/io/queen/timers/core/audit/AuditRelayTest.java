@@ -132,14 +132,15 @@ class AuditRelayTest {
         // escaping and a whole-second deliverAt, and one delivered 0.5 ms BEFORE the segment was written
         // (lateMs rounds down to -1, as floor() does in SQL).
         exec("""
-                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired)
+                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs)
                 VALUES ('%s', 'fired',
                         jsonb_build_object('queue', 'q.a', 'partition', 'Default', 'offset', 40,
                                            'segmentCreatedAt', '2026-12-02T10:00:00.123456+00'::timestamptz),
                         ARRAY[ROW(gen_random_uuid(), 'k1', 'txn-1', gen_random_uuid(), '2026-12-02T10:00:00.1+00', 0),
                               ROW(gen_random_uuid(), 'k"2\\ü', 'txn "2"', gen_random_uuid(), '2026-12-02T09:59:58+00', 3),
                               ROW(gen_random_uuid(), 'k3', 'txn-3', gen_random_uuid(), '2026-12-02T10:00:00.123956+00', 1)
-                        ]::queen.timer_fired_v1[])""".formatted(DEFAULT));
+                        ]::queen.timer_fired_v1[],
+                        ARRAY['billing-svc', NULL, 'svc "3"'])""".formatted(DEFAULT));
         insert(DEFAULT, "q.a/after", "cancelled", "{}");
         List<String> keysInView = new ArrayList<>();
         Map<String, JsonNode> viewByEventId = new HashMap<>();
@@ -172,6 +173,7 @@ class AuditRelayTest {
         assertThat(fired).extracting(v -> v.get("lateMs").asLong()).containsExactly(23L, 2123L, -1L);
         assertThat(fired.get(1).get("deliverAt").asText()).contains(":58").doesNotContain(".");   // whole second: no fraction, as PostgreSQL prints it
         assertThat(fired).extracting(v -> v.get("eventId").asText()).doesNotHaveDuplicates();
+        assertThat(fired).extracting(v -> v.path("producerSub").asText("(none)")).containsExactly("billing-svc", "(none)", "svc \"3\"");
     }
 
     // ---- helpers ----------------------------------------------------------------------------------

@@ -20,7 +20,13 @@ class SqlStatesTest {
         "58030, TRANSIENT", // io error
         "23505, PERMANENT", // unique violation
         "22P02, PERMANENT", // invalid text representation
-        "42P01, PERMANENT", // undefined table
+        "55P03, TRANSIENT", // lock not available (lock_timeout)
+        "25P03, TRANSIENT", // idle in transaction session timeout
+        "42883, DEPLOYMENT", // undefined function
+        "42P01, DEPLOYMENT", // undefined table
+        "42703, DEPLOYMENT", // undefined column
+        "42501, DEPLOYMENT", // insufficient privilege (a revoked grant)
+        "42601, PERMANENT", // syntax error: not a deployment state we pause for
         "40002, PERMANENT", // integrity constraint violation at commit: not a retry-me
         "P0001, PERMANENT", // raise_exception
     })
@@ -32,6 +38,14 @@ class SqlStatesTest {
     void noSqlStateOrNoSqlExceptionIsTransient() {
         assertThat(SqlStates.classify(new SQLException("socket closed"))).isEqualTo(ErrorClass.TRANSIENT);
         assertThat(SqlStates.classify(new IllegalStateException("pool closed"))).isEqualTo(ErrorClass.TRANSIENT);
+    }
+
+    @Test
+    void findsAnErrorThePgDriverWrappedAsOutOfMemorySqlState() {
+        OutOfMemoryError oome = new OutOfMemoryError("Java heap space");
+        SQLException wrapped = new SQLException("Ran out of memory retrieving query results.", "53200", oome);
+        assertThat(SqlStates.fatalCause(wrapped)).isSameAs(oome);
+        assertThat(SqlStates.fatalCause(new SQLException("x", "53200"))).isNull();
     }
 
     @Test

@@ -54,7 +54,10 @@ class ReadinessChecksTest {
                 return ok[0] ? java.util.Optional.empty() : java.util.Optional.of("not yet");
             }
         };
-        try (OpsServer ops = OpsServer.start(0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), List.of(flag))) {
+        io.queen.timers.core.health.Health health = new io.queen.timers.core.health.Health(
+                new io.queen.timers.core.health.LoopProgress.Bounds(Duration.ofMinutes(1), Duration.ofMinutes(1)), java.time.Clock.systemUTC());
+        health.add(flag);
+        try (OpsServer ops = OpsServer.start("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), health)) {
             HttpClient http = HttpClient.newHttpClient();
             HttpResponse<String> notReady = http.send(get(ops, "/health/ready"), HttpResponse.BodyHandlers.ofString());
             assertThat(notReady.statusCode()).isEqualTo(503);

@@ -12,12 +12,14 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The maintenance step that deletes dead partitions (DESIGN.md §2.2, §6.7): partitions that
+ * The maintenance step that deletes dead partitions (docs/decisions.md#partition-cleanup-runs-on-its-own-slow-clock):
+ * partitions that
  * {@code queen.log_partition_dead_v1} calls dead with cutoff = PostgreSQL's {@code now() - idle},
- * at most {@code maxPerCall} per call, through {@code queen.log_cleanup_partitions_v1} (V003: lock
- * with SKIP LOCKED, re-check with a fresh snapshot, delete). One call is one short transaction that
- * never waits for a push. The caller owns the schedule (a slow clock, never the fire path) and the
- * switch to turn it off.
+ * at most {@code maxPerCall} per call, through {@code queen.log_cleanup_partitions_v1} (V003, V061: lock
+ * with SKIP LOCKED, re-check with a fresh snapshot, delete the partitions' log_txns rows, which Queen's
+ * table does not cascade to, then the partitions). One call is one short transaction that never waits
+ * for a push. The caller owns the schedule (a slow clock, never the fire path) and the switch to turn it
+ * off (a Queen broker sharing the database runs its own partition cleanup).
  */
 public final class PartitionCleanup {
 
@@ -29,7 +31,7 @@ public final class PartitionCleanup {
 
     /**
      * @param idle       a partition is a candidate once it was created and last written longer ago
-     *                   than this (DESIGN default 7 days); at least one second
+     *                   than this (default 7 days, cleanup.idle); at least one second
      * @param maxPerCall partitions deleted per call at most (bounds the transaction); at least 1
      */
     public PartitionCleanup(DataSource dataSource, Duration idle, int maxPerCall) {

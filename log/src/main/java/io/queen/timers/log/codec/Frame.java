@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * One message of a segment (DESIGN.md §5). {@code traceId} and {@code producerSub} are optional
+ * One message of a segment (docs/formats.md#log-frame). {@code traceId} and {@code producerSub} are optional
  * (null = absent, their flag bit is clear); an empty producer sub is present and distinct from null.
  * {@code encrypted} only marks the payload (flag 4); nothing here encrypts or decrypts.
  *

@@ -1,9 +1,5 @@
 package io.queen.timers.log.codec;
 
-import com.github.luben.zstd.Zstd;
-import com.github.luben.zstd.ZstdInputStream;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -12,7 +8,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Packs frames into a Queen segment and back (DESIGN.md §5).
+ * Packs frames into a Queen segment and back (docs/formats.md#log-segment).
  *
  * <pre>
  * frame, all integers little-endian:
@@ -25,15 +21,14 @@ import java.util.UUID;
  *   ...  payload         the rest of the body
  * </pre>
  *
- * A segment is its frames back to back, compressed as one zstd stream at level {@value #ZSTD_LEVEL}
- * (one frame, content size in the header, no checksum: what {@code Zstd.compress} writes).
+ * A segment is its frames back to back, compressed as one zstd stream by {@link Compression} (level
+ * {@value Compression#LEVEL}, one frame, content size in the header, no checksum).
  * Compressing the whole segment, not each frame, is what buys the ratio: 200-byte JSON payloads
  * share most of their bytes with their neighbours. The price is that reading one frame
  * decompresses its whole segment.
  */
 public final class SegmentCodec {
 
-    public static final int ZSTD_LEVEL = 3;
     /** Largest txn or producer sub in UTF-8 bytes: the u16 length field. */
     public static final int MAX_STRING_BYTES = 0xFFFF;
     /**
@@ -92,13 +87,13 @@ public final class SegmentCodec {
             buf.put(f.payload());
             TxnHash.writeTo(txns[i], hashes, i * TxnHash.BYTES);
         }
-        byte[] blob = Zstd.compress(buf.array(), ZSTD_LEVEL);
+        byte[] blob = Compression.compress(buf.array());
         return new PackedSegment(blob, hashes, count, (int) raw);
     }
 
     /** Unpacks one segment into its frames, in order. Any malformation is a {@link CodecException}. */
     public static List<Frame> unpack(byte[] blob) {
-        byte[] raw = decompress(blob);
+        byte[] raw = Compression.decompress(blob, MAX_RAW_BYTES);
         ByteBuffer buf = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
         List<Frame> frames = new ArrayList<>();
         while (buf.hasRemaining()) {
@@ -153,60 +148,6 @@ public final class SegmentCodec {
             throw new CodecException("frame at byte offset " + start + ": body shorter than its fixed part ("
                     + what + " needs " + n + " bytes at byte offset " + buf.position() + ", body ends at " + end + ")");
         }
-    }
-
-    /**
-     * One zstd frame, exactly the whole blob. Streaming decompression, so the buffer grows with
-     * bytes actually produced and a corrupt content-size field cannot allocate the heap away; the
-     * price is a copy of the raw bytes, paid only by readers.
-     */
-    private static byte[] decompress(byte[] blob) {
-        long frameSize;
-        long declared;
-        try {
-            frameSize = Zstd.findFrameCompressedSize(blob);
-            declared = Zstd.isError(frameSize) ? -1 : Zstd.getFrameContentSize(blob);
-        } catch (RuntimeException e) {
-            throw new CodecException("bad zstd at blob byte offset 0: " + e.getMessage(), e);
-        }
-        if (Zstd.isError(frameSize) || frameSize != blob.length) {
-            throw new CodecException(Zstd.isError(frameSize)
-                    ? "bad zstd at blob byte offset 0: " + Zstd.getErrorName(frameSize)
-                    : "bad zstd: " + (blob.length - frameSize) + " bytes after the zstd frame at blob byte offset " + frameSize);
-        }
-        if (declared > MAX_RAW_BYTES) {
-            throw new CodecException("bad zstd: frame declares " + declared + " raw bytes, above the limit of " + MAX_RAW_BYTES);
-        }
-        int capacity = (int) Math.max(64, Math.min(declared > 0 ? declared : 0, 16L * blob.length + 65536));
-        byte[] out = new byte[capacity];
-        int n = 0;
-        try (ZstdInputStream in = new ZstdInputStream(new ByteArrayInputStream(blob))) {
-            while (true) {
-                if (n == out.length) {
-                    if (out.length >= MAX_RAW_BYTES) {
-                        if (in.read() < 0) {
-                            break;
-                        }
-                        throw new CodecException("bad zstd: decompresses to more than " + MAX_RAW_BYTES + " bytes");
-                    }
-                    out = Arrays.copyOf(out, (int) Math.min((long) out.length * 2, MAX_RAW_BYTES));
-                }
-                int r = in.read(out, n, out.length - n);
-                if (r < 0) {
-                    break;
-                }
-                n += r;
-            }
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof CodecException c) {
-                throw c;
-            }
-            throw new CodecException("bad zstd after " + n + " decompressed bytes: " + e.getMessage(), e);
-        }
-        if (declared >= 0 && declared != n) {
-            throw new CodecException("bad zstd: frame declares " + declared + " raw bytes, decompressed " + n);
-        }
-        return n == out.length ? out : Arrays.copyOf(out, n);
     }
 
     private static long bodyLength(Frame f, byte[] txn, byte[] sub) {

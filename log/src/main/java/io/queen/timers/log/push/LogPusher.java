@@ -27,7 +27,7 @@ import javax.sql.DataSource;
  * (the sweeper's fire pushes and deletes its timer rows in one commit) and never commit or roll
  * back.
  *
- * <p>Lock order (DESIGN.md §8): queen.queues → queen.log_partitions (ascending id, one statement)
+ * <p>Lock order (docs/architecture.md#lock-order): queen.queues → queen.log_partitions (ascending id, one statement)
  * → leaves. A caller that holds timer rows is already past queen.log_timers; a caller must not
  * hold a partition lock from an earlier statement of its transaction when it calls these.
  *

@@ -102,7 +102,8 @@ public final class LogReader {
     }
 
     /**
-     * Where {@code txn} appears in a queue, over all its partitions: the seed's "was it sent?". The
+     * Where {@code txn} appears in a queue, over all its partitions: "was it sent?"
+     * (docs/decisions.md#delete-not-mark-done). The
      * {@code log_txns} hashes are scanned first, in SQL, so only segments that hold a matching hash
      * travel and are decoded; each hit is then confirmed by decoding its frame and comparing the txn
      * (a hash match alone could be a collision). Ordered by partition name, then offset.

@@ -41,7 +41,8 @@ class PartitionCleanupTest {
     void emptyLog() throws SQLException {
         pusher = new LogPusher(db.dataSource());
         execute("DELETE FROM queen.log_dlq");
-        execute("DELETE FROM queen.queues"); // cascades to partitions and their leaves
+        execute("DELETE FROM queen.log_txns"); // Queen's log_txns has no foreign key: nothing cascades to it
+        execute("DELETE FROM queen.queues"); // cascades to partitions, segments and consumers
     }
 
     @Test
@@ -79,13 +80,27 @@ class PartitionCleanupTest {
         UUID stale = provision("with.stale.consumer");
         age(leased, Duration.ofDays(30));
         age(stale, Duration.ofDays(30));
-        execute("INSERT INTO queen.log_consumers (partition_id, consumer_group, lease_expires_at, last_activity_at) VALUES ('"
-                + leased + "', 'g', now() + interval '1 minute', now() - interval '30 days')");
-        execute("INSERT INTO queen.log_consumers (partition_id, consumer_group, lease_expires_at, last_activity_at) VALUES ('"
-                + stale + "', 'g', now() - interval '20 days', now() - interval '20 days')");
+        // Queen's pop leases (committed, batch_end] until lease_expires_at; the row itself is old.
+        execute("INSERT INTO queen.log_consumers (partition_id, consumer_group, batch_end, lease_expires_at, lease_acquired_at,"
+                + " created_at) VALUES ('" + leased + "', 'g', 0, now() + interval '1 minute', now() - interval '30 days',"
+                + " now() - interval '30 days')");
+        execute("INSERT INTO queen.log_consumers (partition_id, consumer_group, lease_expires_at, lease_acquired_at, created_at)"
+                + " VALUES ('" + stale + "', 'g', now() - interval '20 days', now() - interval '20 days', now() - interval '20 days')");
         assertThat(new PartitionCleanup(db.dataSource(), SEVEN_DAYS, 10).runOnce()).containsExactly(stale);
         assertThat(exists(leased)).isTrue();
         assertThat(queryLong("SELECT count(*) FROM queen.log_consumers WHERE partition_id = '" + stale + "'")).isZero();
+    }
+
+    @Test
+    void aDeletedPartitionTakesItsLogTxnsRowsWithItThoughNothingCascadesToThem() throws Exception {
+        Appended a = pusher.push(dest("purged"), segment());
+        Appended kept = pusher.push(dest("kept"), segment());
+        // Queen's retention purged the segment; the log_txns row waits for its own, longer window.
+        execute("DELETE FROM queen.log_segments WHERE partition_id = '" + a.partitionId() + "'");
+        age(a.partitionId(), Duration.ofDays(8));
+        assertThat(new PartitionCleanup(db.dataSource(), SEVEN_DAYS, 10).runOnce()).containsExactly(a.partitionId());
+        assertThat(queryLong("SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + a.partitionId() + "'")).isZero();
+        assertThat(queryLong("SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + kept.partitionId() + "'")).isEqualTo(1);
     }
 
     @Test
@@ -200,8 +215,7 @@ class PartitionCleanupTest {
     /** Moves a partition's creation and last write into the past (the test's stand-in for waiting). */
     private static void age(UUID id, Duration by) throws SQLException {
         execute("UPDATE queen.log_partitions SET created_at = now() - interval '" + by.toSeconds() + " seconds',"
-                + " last_write_at = CASE WHEN last_write_at IS NULL THEN NULL ELSE now() - interval '" + by.toSeconds()
-                + " seconds' END WHERE id = '" + id + "'");
+                + " last_write_at = now() - interval '" + by.toSeconds() + " seconds' WHERE id = '" + id + "'");
     }
 
     private static boolean exists(UUID id) throws SQLException {

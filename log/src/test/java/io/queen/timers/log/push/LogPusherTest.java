@@ -123,6 +123,31 @@ class LogPusherTest {
     }
 
     @Test
+    void everyAppendKeepsQueensPartitionBookkeeping() throws Exception {
+        LogPusher pusher = new LogPusher(db.dataSource());
+        Destination dest = new Destination(TENANT, "bookkeeping", "Default");
+        Appended first = pusher.push(dest, segment("a", 2));
+        Appended second = pusher.push(dest, segment("b", 3));
+        UUID id = first.partitionId();
+        // Queen's retention finds a partition by the created_at of its oldest live segment / log_txns row;
+        // last_write_at is the newest write.
+        assertThat(queryLong("SELECT count(*) FROM queen.log_partitions p WHERE p.id = '" + id + "'"
+                + " AND p.oldest_live_at = (SELECT created_at FROM queen.log_segments WHERE partition_id = p.id AND base_offset = 0)"
+                + " AND p.oldest_txn_at = (SELECT created_at FROM queen.log_txns WHERE partition_id = p.id AND base_offset = 0)"
+                + " AND p.last_write_at = (SELECT created_at FROM queen.log_segments WHERE partition_id = p.id AND base_offset = 2)"))
+                .isEqualTo(1);
+        assertThat(second.createdAt()).isAfterOrEqualTo(first.createdAt());
+        // Once retention emptied the partition (and cleared the watermark), the next append sets it again.
+        execute("DELETE FROM queen.log_segments WHERE partition_id = '" + id + "'");
+        execute("UPDATE queen.log_partitions SET log_start = 5, oldest_live_at = NULL WHERE id = '" + id + "'");
+        Appended third = pusher.push(dest, segment("c", 1));
+        assertThat(queryLong("SELECT count(*) FROM queen.log_partitions p WHERE p.id = '" + id + "'"
+                + " AND p.oldest_live_at = (SELECT created_at FROM queen.log_segments WHERE partition_id = p.id AND base_offset = 5)"
+                + " AND p.oldest_txn_at < p.oldest_live_at")).isEqualTo(1);
+        assertThat(third.baseOffset()).isEqualTo(5);
+    }
+
+    @Test
     void twoTenantsWithTheSameQueueNameGetDifferentQueues() throws Exception {
         LogPusher pusher = new LogPusher(db.dataSource());
         UUID other = UUID.fromString("00000000-0000-0000-0000-0000000000aa");

@@ -12,26 +12,42 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Claims due timers with {@code queen.timer_claim_v1} (V031): per shard, SKIP LOCKED, round-robin over
- * tenants, a new token per row, rows in pre-claim visible_at order. One statement, its own transaction.
+ * Claims due timers with {@code queen.timer_claim_v2} (V050; V031 for the scan): per shard, SKIP LOCKED,
+ * round-robin over tenants, a new token per row, rows in pre-claim visible_at order, and at most a given
+ * number of held bytes (payload + txn + fixed columns, counted in SQL from the stored lengths) so a burst of
+ * large payloads cannot take more memory than a cycle is allowed. One statement, its own transaction.
  */
 public final class Claimer {
 
     private static final String CLAIM = SqlFile.load(Claimer.class, "claim.sql");
 
-    /** Shards of idx_log_timers_visible: (hashtextextended(timer_key, 0) & 63), the seed's generated column. */
+    /** Shards of idx_log_timers_visible: (hashtextextended(timer_key, 0) & 63), a stored generated column. */
     private static final int SHARDS = 64;
 
     private final DataSource dataSource;
     private final int batchSize;
     private final Duration lease;
     private final int perTenantPerShard;
+    private final long maxHeldBytes;
 
-    public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard) {
+    /** What one claim call returned: the timers and the bytes they hold (V050's held_bytes, summed). */
+    public record Claim(List<ClaimedTimer> timers, long heldBytes) {}
+
+    public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard, long maxHeldBytes) {
         this.dataSource = dataSource;
         this.batchSize = batchSize;
         this.lease = lease;
         this.perTenantPerShard = perTenantPerShard;
+        this.maxHeldBytes = maxHeldBytes;
+    }
+
+    /** Bounded by rows only (tests and benchmarks that stage small payloads). */
+    public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard) {
+        this(dataSource, batchSize, lease, perTenantPerShard, Long.MAX_VALUE);
+    }
+
+    public long maxHeldBytes() {
+        return maxHeldBytes;
     }
 
     public int batchSize() {
@@ -52,17 +68,33 @@ public final class Claimer {
         return lease;
     }
 
-    /** Claims up to the batch size; an empty list when nothing is due (or everything due is held by others). */
+    /**
+     * Claims up to the batch size and {@link #maxHeldBytes()}, a single larger timer alone; an empty list when
+     * nothing is due (or everything due is held by others).
+     */
     public List<ClaimedTimer> claim() throws SQLException {
+        return claim(maxHeldBytes, true).timers();
+    }
+
+    /**
+     * Claims up to the batch size and {@code maxBytes} held bytes. {@code loneOversize}: a first timer larger
+     * than {@code maxBytes} comes back alone (asked by the first claim of a cycle, so such a timer fires on
+     * its own); otherwise it is left for the next cycle.
+     */
+    public Claim claim(long maxBytes, boolean loneOversize) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             try (PreparedStatement st = c.prepareStatement(CLAIM)) {
                 st.setInt(1, batchSize);
                 st.setDouble(2, lease.toMillis() / 1000.0);
                 st.setInt(3, perTenantPerShard);
+                st.setLong(4, maxBytes);
+                st.setBoolean(5, loneOversize);
                 List<ClaimedTimer> out = new ArrayList<>();
+                long held = 0;
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
+                        held += rs.getLong(17);
                         out.add(new ClaimedTimer(
                                 rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
                                 rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
@@ -71,7 +103,7 @@ public final class Claimer {
                                 rs.getTimestamp(16).toInstant()));
                     }
                 }
-                return out;
+                return new Claim(out, held);
             }
         }
     }

@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Partition cleanup on its own slow clock (DESIGN.md §6.7): one bounded {@link PartitionCleanup} pass every
+ * Partition cleanup on its own slow clock (docs/decisions.md#partition-cleanup-runs-on-its-own-slow-clock):
+ * one bounded {@link PartitionCleanup} pass every
  * {@code cleanup.interval}, on a thread of its own, never on the fire path. A pending timer does not keep its
  * destination alive; the fire provisions a deleted partition again. Off when {@code cleanup.enabled=false}
  * (a Queen broker sharing the database does its own).

@@ -25,11 +25,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything between a claim and the next claim: pack, fire, and what happens to timers that did not go
- * out (DESIGN.md §6.3–§6.5).
+ * out (docs/decisions.md#failures-back-off-and-stay-isolated).
  * <ul>
  *   <li>A timer claimed with attempts already at the maximum (its dead-letter was interrupted by a crash)
  *       is released and dead-lettered instead of fired.</li>
  *   <li>A timer that cannot be packed fails on its own, permanently.</li>
+ *   <li>A fire that meets a broken deployment (an undefined function, table or column, a missing privilege)
+ *       spends nothing: this claim's timers are handed back untouched and the error goes up to the loop,
+ *       which pauses and reports it. Counting it as an attempt would dead-letter healthy timers.</li>
  *   <li>A fire that fails is classified by SQLSTATE ({@link SqlStates}, the one classifier). Transient:
  *       every timer of the fire backs off {@code sweeper.transient.backoff}, no attempt spent. Permanent: a
  *       multi-segment fire is retried one segment per call, and a multi-frame segment is retried in halves,
@@ -81,7 +84,19 @@ public final class Delivery {
                 LOG.info("shutting down: released {} claimed timers not fired yet", released);
                 return;
             }
-            fire(fires.get(i));
+            try {
+                fire(fires.get(i));
+            } catch (BrokenDeployment broken) {
+                // every timer would fail the same way: hand them all back unspent and let the loop pause
+                List<ClaimedTimer> rest = fires.subList(i, fires.size()).stream().flatMap(f -> f.timers().stream()).toList();
+                metrics.failed(ErrorClass.DEPLOYMENT, rest.size());
+                try {
+                    failer.release(rest);
+                } catch (SQLException | RuntimeException e) {
+                    broken.addSuppressed(e);   // they come back after their lease, still unspent
+                }
+                throw broken;
+            }
         }
     }
 
@@ -92,6 +107,9 @@ public final class Delivery {
             outcomes = firer.fire(batch);
         } catch (SQLException | RuntimeException e) {
             ErrorClass errorClass = SqlStates.classify(e);
+            if (errorClass == ErrorClass.DEPLOYMENT) {
+                throw new BrokenDeployment(e);
+            }
             if (errorClass == ErrorClass.PERMANENT && batch.segments().size() > 1) {
                 LOG.warn("fire of {} segments failed permanently ({}); retrying one segment per fire", batch.segments().size(), describe(e));
                 for (Segment s : batch.segments()) {
@@ -194,6 +212,13 @@ public final class Delivery {
                     d.tenantId(), d.queue(), d.timerKey(), d.dlqId(), failer.maxAttempts());
         }
         metrics.deadLettered(moved.size());
+    }
+
+    /** A fire met a broken deployment (SqlStates: DEPLOYMENT); the cause is the database's error. */
+    static final class BrokenDeployment extends RuntimeException {
+        BrokenDeployment(Throwable cause) {
+            super("the deployment is broken: " + describe(cause), cause);
+        }
     }
 
     private static String describe(Throwable e) {

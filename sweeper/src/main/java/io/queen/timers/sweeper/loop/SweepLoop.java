@@ -1,5 +1,8 @@
 package io.queen.timers.sweeper.loop;
 
+import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.db.ErrorClass;
+import io.queen.timers.core.db.SqlStates;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.probe.DueProbe;
@@ -35,13 +38,12 @@ public final class SweepLoop implements Runnable {
     private final WakeSignal wake;
     private final SweeperMetrics metrics;
     private final int maxFireBytes;
+    private final LoopProgress progress;
     private volatile boolean stopping;
-
-    /** Fixed frame bytes besides txn and payload, for the running byte count of a cycle's claims. */
-    private static final int FRAME_OVERHEAD = 64;
+    private boolean deploymentBroken;
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes) {
+                     int maxFireBytes, LoopProgress progress) {
         this.probe = probe;
         this.claimer = claimer;
         this.delivery = delivery;
@@ -49,6 +51,7 @@ public final class SweepLoop implements Runnable {
         this.wake = wake;
         this.metrics = metrics;
         this.maxFireBytes = maxFireBytes;
+        this.progress = progress;
     }
 
     /** One cycle; returns how long to sleep before the next. */
@@ -65,13 +68,13 @@ public final class SweepLoop implements Runnable {
         int got;
         do {
             long t0 = System.nanoTime();
-            List<ClaimedTimer> batch = claimer.claim();
+            // bounded by bytes in SQL (V050), so a burst of large payloads never exceeds what a cycle may hold;
+            // only the first claim of a cycle may bring back one timer larger than that, alone
+            Claimer.Claim claim = claimer.claim(maxFireBytes - bytes, claimed.isEmpty());
             metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));
-            got = batch.size();
-            claimed.addAll(batch);
-            for (ClaimedTimer t : batch) {
-                bytes += t.payload().length + t.txn().length() + FRAME_OVERHEAD;
-            }
+            got = claim.timers().size();
+            claimed.addAll(claim.timers());
+            bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
         long claimedAt = System.nanoTime();
         delivery.deliver(claimed, () -> stopping);
@@ -82,16 +85,46 @@ public final class SweepLoop implements Runnable {
         return pacer.afterWork();
     }
 
+    /**
+     * Cycles until stopped. A cycle that fails is retried after a backoff and recorded in its {@link io.queen.timers.core.health.LoopProgress};
+     * a broken deployment (SQLSTATE 42883, 42P01, 42703, 42501) pauses the same way, with the timers handed back
+     * unspent by {@link Delivery}. An {@link Error} is not caught, even when the driver wrapped it in an
+     * SQLException: it ends the thread, and the owner of the thread stops the process.
+     */
     @Override
     public void run() {
         while (!stopping) {
             long seen = wake.generation();
             Duration sleep;
+            progress.begin();
             try {
                 sleep = cycle();
+                progress.completed();
+                if (deploymentBroken) {
+                    deploymentBroken = false;
+                    progress.impaired(null);
+                }
             } catch (SQLException | RuntimeException e) {
+                Error fatal = SqlStates.fatalCause(e);
+                if (fatal != null) {
+                    throw fatal;
+                }
+                ErrorClass c = SqlStates.classify(e);
+                String reason = describe(e);
+                progress.failed(reason);
+                if (c == ErrorClass.DEPLOYMENT) {
+                    // said at once, not after health.failing.after: nothing fires until an operator acts
+                    deploymentBroken = true;
+                    progress.impaired("paused: the deployment is broken, not the timers (no attempt spent, nothing"
+                            + " dead-lettered; fix the schema or the grants): " + reason);
+                }
                 sleep = pacer.afterError();
-                LOG.warn("sweep cycle failed ({}); next try in {} ms", e.toString(), sleep.toMillis());
+                if (c == ErrorClass.DEPLOYMENT) {
+                    LOG.error("sweeping paused: the deployment is broken, not the timers ({}); no attempt spent; next try in {} ms",
+                            reason, sleep.toMillis());
+                } else {
+                    LOG.warn("sweep cycle failed ({}); next try in {} ms", reason, sleep.toMillis());
+                }
             }
             if (!sleep.isZero() && !stopping) {
                 try {
@@ -102,6 +135,11 @@ public final class SweepLoop implements Runnable {
                 }
             }
         }
+    }
+
+    private static String describe(Exception e) {
+        SQLException sql = SqlStates.find(e);
+        return sql != null ? "SQLSTATE " + sql.getSQLState() + ": " + sql.getMessage() : e.toString();
     }
 
     /** Asks the loop to stop after the fire in flight; the caller wakes it and joins its thread. */

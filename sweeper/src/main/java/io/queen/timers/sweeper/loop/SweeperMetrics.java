@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The sweeper's meters (DESIGN.md §9), names as Prometheus shows them:
+ * The sweeper's meters (README "Health and metrics"), names as Prometheus shows them:
  * <ul>
  *   <li>{@code queen_timers_fired_total{result="fired|stale"}}: timers per fire verdict;</li>
  *   <li>{@code queen_timers_fire_lateness_seconds}: histogram of (segment created_at - deliver_at) per fired timer;</li>

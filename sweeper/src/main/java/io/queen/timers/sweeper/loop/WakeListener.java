@@ -1,5 +1,7 @@
 package io.queen.timers.sweeper.loop;
 
+import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.db.SessionTimeouts;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -27,19 +29,37 @@ public final class WakeListener implements AutoCloseable {
         Connection connect() throws SQLException;
     }
 
+    /**
+     * The listen connection runs nothing but LISTEN and a liveness check, each answered in milliseconds, so
+     * its bounds are short: 5 s per statement and lock, and a backend that does not answer for 10 s is given up
+     * and reconnected (the loops sweep on their clock meanwhile, so a slow reconnect delays nothing by more
+     * than sweeper.sleep.near).
+     */
+    public static final SessionTimeouts TIMEOUTS = new SessionTimeouts("queen-sweeper-listen", Duration.ofSeconds(5),
+            Duration.ofSeconds(5), Duration.ofSeconds(10));
+
     private static final Logger LOG = LoggerFactory.getLogger(WakeListener.class);
     private static final int POLL_MILLIS = 500;
+    /**
+     * How often the idle connection is asked whether it still answers. Waiting for notifications reads
+     * nothing from a backend that stopped (SIGSTOP, a network black hole): without this check the listener
+     * would look up for ever while hearing nothing.
+     */
+    private static final Duration LIVENESS_EVERY = Duration.ofSeconds(5);
+    private static final int LIVENESS_TIMEOUT_SECONDS = 5;
 
     private final Connector connector;
     private final WakeSignal signal;
+    private final LoopProgress progress;
     private final Thread thread;
     private volatile boolean closed;
     private volatile boolean listening;
 
-    public WakeListener(Connector connector, WakeSignal signal) {
+    public WakeListener(Connector connector, WakeSignal signal, LoopProgress progress) {
         this.connector = connector;
         this.signal = signal;
-        this.thread = new Thread(this::run, "sweeper-listen");
+        this.progress = progress;
+        this.thread = new Thread(progress.guard(this::run), "sweeper-listen");
         this.thread.setDaemon(true);
     }
 
@@ -56,6 +76,7 @@ public final class WakeListener implements AutoCloseable {
     private void run() {
         Duration backoff = Duration.ofMillis(200);
         while (!closed) {
+            progress.begin();
             try (Connection c = connector.connect()) {
                 try (Statement st = c.createStatement()) {
                     st.execute("LISTEN " + CHANNEL);
@@ -64,17 +85,28 @@ public final class WakeListener implements AutoCloseable {
                 backoff = Duration.ofMillis(200);
                 signal.wake();
                 PGConnection pg = c.unwrap(PGConnection.class);
+                long checkedAt = System.nanoTime();
                 while (!closed) {
                     PGNotification[] got = pg.getNotifications(POLL_MILLIS);
                     if (got != null && got.length > 0) {
                         signal.wake();
                     }
+                    if (System.nanoTime() - checkedAt > LIVENESS_EVERY.toNanos()) {
+                        if (!c.isValid(LIVENESS_TIMEOUT_SECONDS)) {
+                            throw new SQLException("the LISTEN connection did not answer a liveness check within "
+                                    + LIVENESS_TIMEOUT_SECONDS + " s");
+                        }
+                        checkedAt = System.nanoTime();
+                    }
+                    progress.completed();
+                    progress.begin();
                 }
             } catch (SQLException e) {
                 listening = false;
                 if (closed) {
                     return;
                 }
+                progress.failed("LISTEN " + CHANNEL + ": " + e.getMessage() + " (sweeping on the clock meanwhile)");
                 LOG.warn("LISTEN {} connection lost ({}); retrying in {} ms, sweeping on the clock meanwhile",
                         CHANNEL, e.getMessage(), backoff.toMillis());
                 sleep(backoff);

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Turns a claim into fires, outside any transaction (DESIGN.md §6.3):
+ * Turns a claim into fires, outside any transaction (docs/architecture.md#transaction-boundaries):
  * <ol>
  *   <li>group by (tenant, queue, partition), never by (queue, partition) alone, keeping claim order
  *       (= pre-claim visible_at order = the order the timers enter the log);</li>
@@ -44,7 +44,7 @@ public final class Packer {
         Map<ClaimedTimer, Frame> frames = new IdentityHashMap<>();
         for (ClaimedTimer t : claimed) {
             try {
-                frames.put(t, new Frame(t.messageId(), null, t.txn(), t.producerSub(), t.encrypted(), Payloads.of(t, maxFireBytes)));
+                frames.put(t, new Frame(t.messageId(), null, t.txn(), t.producerSub(), t.encrypted(), Payloads.of(t, Payloads.MAX_DECOMPRESSED_BYTES)));
             } catch (IllegalArgumentException e) {
                 unpackable.add(new Unpackable(t, e.getMessage()));
                 continue;

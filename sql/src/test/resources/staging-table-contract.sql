@@ -1,6 +1,7 @@
--- Verbatim from shared/seed/timer-internals.txt (the contract). SeedSchemaTest creates this in a
--- scratch schema and compares the catalog of queen.log_timers with it, column by column.
-CREATE TABLE IF NOT EXISTS seed_ref.log_timers (
+-- The staging table's contract (docs/decisions.md#the-staging-table-is-keyed-by-names), written down
+-- apart from V025 on purpose: StagingTableContractTest creates this in a scratch schema and compares
+-- the catalog of queen.log_timers with it, column by column. Change it only when the contract changes.
+CREATE TABLE IF NOT EXISTS contract_ref.log_timers (
     tenant_id     UUID NOT NULL DEFAULT '00000000-0000-0000-0000-000000000001',
     queue         TEXT COLLATE "C" NOT NULL,
     timer_key     TEXT COLLATE "C" NOT NULL,
@@ -27,5 +28,5 @@ CREATE TABLE IF NOT EXISTS seed_ref.log_timers (
     PRIMARY KEY (tenant_id, queue, timer_key)
 );
 
-CREATE INDEX IF NOT EXISTS seed_ref_idx_visible
-    ON seed_ref.log_timers (shard, visible_at);
+CREATE INDEX IF NOT EXISTS contract_ref_idx_visible
+    ON contract_ref.log_timers (shard, visible_at);

@@ -15,30 +15,30 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * queen.log_timers is the seed's table, exactly. The reference is the seed's own CREATE TABLE,
- * verbatim (test resource seed-log-timers.sql), created in a scratch schema; the comparison is
- * between the two catalogs, so a changed type, default, collation, generated expression, key or
- * index in V025 fails here.
+ * queen.log_timers is the contracted table, exactly (docs/decisions.md#the-staging-table-is-keyed-by-names).
+ * The reference is the contract's own CREATE TABLE (test resource staging-table-contract.sql), created in
+ * a scratch schema; the comparison is between the two catalogs, so a changed type, default, collation,
+ * generated expression, key or index in V025 fails here.
  */
-class SeedSchemaTest {
+class StagingTableContractTest {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
     @BeforeAll
-    static void createSeedReference() throws Exception {
+    static void createContractReference() throws Exception {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
-            st.execute("CREATE SCHEMA seed_ref");
-            st.execute(resource("/seed-log-timers.sql"));
+            st.execute("CREATE SCHEMA contract_ref");
+            st.execute(resource("/staging-table-contract.sql"));
         }
     }
 
     @Test
-    void columnsMatchTheSeedOneByOne() throws SQLException {
+    void columnsMatchTheContractOneByOne() throws SQLException {
         List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
-        List<Catalog.Column> seed = Catalog.columns(db.dataSource(), "seed_ref.log_timers");
+        List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
         assertThat(ours).hasSize(19);
-        assertThat(ours).containsExactlyElementsOf(seed);
+        assertThat(ours).containsExactlyElementsOf(contract);
     }
 
     @Test
@@ -64,8 +64,8 @@ class SeedSchemaTest {
         assertThat(visible.name()).isEqualTo("queen.idx_log_timers_visible");
         assertThat(visible.definition())
                 .isEqualTo("CREATE INDEX idx_log_timers_visible ON queen.log_timers USING btree (shard, visible_at)");
-        List<Catalog.Index> seed = Catalog.indexes(db.dataSource(), "seed_ref.log_timers");
-        assertThat(seed.stream().map(i -> i.definition().replaceAll(".*USING", "")).sorted().toList())
+        List<Catalog.Index> contract = Catalog.indexes(db.dataSource(), "contract_ref.log_timers");
+        assertThat(contract.stream().map(i -> i.definition().replaceAll(".*USING", "")).sorted().toList())
                 .isEqualTo(ours.stream().map(i -> i.definition().replaceAll(".*USING", "")).sorted().toList());
     }
 
@@ -74,7 +74,7 @@ class SeedSchemaTest {
     }
 
     private static String resource(String name) throws IOException {
-        try (InputStream in = SeedSchemaTest.class.getResourceAsStream(name)) {
+        try (InputStream in = StagingTableContractTest.class.getResourceAsStream(name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }

@@ -1,0 +1,294 @@
+package io.queen.timers.bridge.auth;
+
+import io.queen.timers.client.command.WireFormat;
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.crypto.factories.DefaultJWSVerifierFactory;
+import com.nimbusds.jose.jca.JCAContext;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.JWKMatcher;
+import com.nimbusds.jose.jwk.OctetKeyPair;
+import com.nimbusds.jose.jwk.OctetSequenceKey;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.proc.BadJOSEException;
+import com.nimbusds.jose.proc.JWSVerifierFactory;
+import com.nimbusds.jose.proc.SecurityContext;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.proc.DefaultJWTProcessor;
+import io.queen.timers.client.command.RejectReason;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.Key;
+import java.text.ParseException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * Proves who wrote a command on a topic with {@code topic.<name>.auth=jwt} (README "Producer identity"):
+ * the {@code queen-auth} header must hold a JWT signed by one of the topic's keys ({@link KeyFile}),
+ * with an allowed algorithm (RSA, ECDSA, EdDSA; HS256 only when the topic allows it, and then only with
+ * a symmetric key from the file: an RSA public key is never taken as an HMAC secret), {@code exp}
+ * and {@code nbf} checked against the RECORD's timestamp with a bounded skew (so a record replayed
+ * after a crash gets the same verdict), {@code aud}/{@code iss} when configured, a {@code sub} (it
+ * becomes the timer's producer_sub), and a {@code tenant} claim, when present, equal to the topic's
+ * tenant. Parsing and signature checks are nimbus-jose-jwt's; {@code alg=none} is never accepted.
+ * Thread-safe.
+ */
+public final class TokenVerifier {
+
+    public static final String HEADER = WireFormat.H_AUTH;
+    /** A header larger than this is refused before it is parsed: no token we issue comes near it. */
+    static final int MAX_TOKEN_BYTES = 16 * 1024;
+    private static final int CACHED_TOKENS = 256;
+    private static final Set<JWSAlgorithm> ASYMMETRIC = Set.of(JWSAlgorithm.RS256, JWSAlgorithm.RS384, JWSAlgorithm.RS512,
+            JWSAlgorithm.PS256, JWSAlgorithm.PS384, JWSAlgorithm.PS512, JWSAlgorithm.ES256, JWSAlgorithm.ES384, JWSAlgorithm.ES512,
+            JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519);
+
+    /** How one topic checks its tokens. {@code audience}, {@code issuer} may be null (not checked). */
+    public record Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew) {}
+
+    private final Rules rules;
+    private final KeyFile keyFile;
+    private final Set<JWSAlgorithm> allowed;
+    private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
+    /**
+     * Tokens whose signature this key set already verified, by their exact text. A producer sends many
+     * commands with one token, and a signature check costs 0.05-0.2 ms (RSA, ECDSA) per record; the
+     * claims are still checked per record against its own timestamp. Emptied when the key file changes,
+     * so a retired key stops verifying at once. PRICE: up to CACHED_TOKENS tokens held in memory.
+     */
+    private final Map<String, JWTClaimsSet> verified = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, JWTClaimsSet> eldest) {
+            return size() > CACHED_TOKENS;
+        }
+    };
+    private long verifiedGeneration;
+
+    /** @throws IllegalArgumentException naming the setting when the key file cannot be read or parsed */
+    public TokenVerifier(Rules rules) {
+        this.rules = rules;
+        try {
+            this.keyFile = new KeyFile(rules.keysFile());
+        } catch (java.io.IOException | ParseException e) {
+            throw new IllegalArgumentException("setting topic." + rules.topic() + ".auth.keys.file = " + rules.keysFile()
+                    + ": cannot read verification keys: " + e.getMessage());
+        }
+        Set<JWSAlgorithm> algs = new HashSet<>(ASYMMETRIC);
+        if (rules.allowHs256()) {
+            algs.add(JWSAlgorithm.HS256);
+        }
+        this.allowed = Set.copyOf(algs);
+        processor.setJWSKeySelector((header, ctx) -> keysFor(header));
+        processor.setJWSVerifierFactory(new Verifiers());
+        // exp/nbf/aud/iss are checked below against the record's timestamp, not the wall clock
+        processor.setJWTClaimsSetVerifier(null);
+    }
+
+    /** @param timestampMs the record's timestamp; @param tenant the topic's tenant */
+    public AuthResult verify(Headers headers, long timestampMs, UUID tenant) {
+        String token;
+        try {
+            token = token(headers);
+        } catch (Refusal r) {
+            return r.result;
+        }
+        JWTClaimsSet claims = cached(token);
+        if (claims == null) {
+            try {
+                claims = processor.process(token, null);
+            } catch (ParseException e) {
+                return unauthenticated("the " + HEADER + " header is not a JWT: " + e.getMessage());
+            } catch (BadJOSEException | JOSEException | RuntimeException e) {
+                return unauthenticated("token rejected: " + e.getMessage());
+            }
+            synchronized (verified) {
+                verified.put(token, claims);
+            }
+        }
+        return check(claims, timestampMs, tenant);
+    }
+
+    /** The claims of a token this key set already verified, or null. */
+    private JWTClaimsSet cached(String token) {
+        keyFile.keys(); // re-reads the file if it changed, which bumps its generation
+        synchronized (verified) {
+            if (verifiedGeneration != keyFile.generation()) {
+                verified.clear();
+                verifiedGeneration = keyFile.generation();
+            }
+            return verified.get(token);
+        }
+    }
+
+    private AuthResult check(JWTClaimsSet claims, long timestampMs, UUID tenant) {
+        if (timestampMs < 0) {
+            return unauthenticated("the record has no timestamp to check the token's exp against");
+        }
+        long skew = rules.skew().toMillis();
+        Date exp = claims.getExpirationTime();
+        if (exp == null) {
+            return unauthenticated("token has no exp: tokens without an expiry are refused");
+        }
+        if (timestampMs > exp.getTime() + skew) {
+            return unauthenticated("token expired at " + exp.toInstant() + ", before the record's timestamp "
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+        }
+        Date nbf = claims.getNotBeforeTime();
+        if (nbf != null && timestampMs < nbf.getTime() - skew) {
+            return unauthenticated("token not valid before " + nbf.toInstant() + ", after the record's timestamp "
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+        }
+        if (rules.audience() != null && (claims.getAudience() == null || !claims.getAudience().contains(rules.audience()))) {
+            return unauthenticated("token audience " + claims.getAudience() + " does not include '" + rules.audience() + "'");
+        }
+        if (rules.issuer() != null && !rules.issuer().equals(claims.getIssuer())) {
+            return unauthenticated("token issuer '" + claims.getIssuer() + "' is not '" + rules.issuer() + "'");
+        }
+        Object subject = claims.getClaim("sub");
+        if (!(subject instanceof String sub) || sub.isBlank()) {
+            return unauthenticated("token has no sub (the producer identity)");
+        }
+        if (sub.getBytes(StandardCharsets.UTF_8).length > 65535 || sub.indexOf('\0') >= 0) {
+            return unauthenticated("token sub is longer than 65535 UTF-8 bytes or holds NUL");
+        }
+        Object claimed = claims.getClaim("tenant");
+        if (claimed != null && !(claimed instanceof String s && sameTenant(s, tenant))) {
+            return new AuthResult.Refused(RejectReason.FORBIDDEN, "token of sub '" + printable(sub) + "' is for tenant '"
+                    + printable(String.valueOf(claimed)) + "', this topic writes for tenant " + tenant);
+        }
+        return new AuthResult.Verified(sub);
+    }
+
+    private static boolean sameTenant(String claimed, UUID tenant) {
+        try {
+            return UUID.fromString(claimed.trim()).equals(tenant);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private static String token(Headers headers) {
+        Header found = null;
+        if (headers != null) {
+            for (Header h : headers) {
+                if (h.key().equalsIgnoreCase(HEADER)) {
+                    if (found != null) {
+                        throw new Refusal(unauthenticated("the " + HEADER + " header appears more than once"));
+                    }
+                    found = h;
+                }
+            }
+        }
+        if (found == null || found.value() == null || found.value().length == 0) {
+            throw new Refusal(unauthenticated("this topic requires a signed token in the " + HEADER + " header, and the record has none"));
+        }
+        if (found.value().length > MAX_TOKEN_BYTES) {
+            throw new Refusal(unauthenticated("the " + HEADER + " header is " + found.value().length + " bytes, limit " + MAX_TOKEN_BYTES));
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(found.value())).toString().strip();
+        } catch (CharacterCodingException e) {
+            throw new Refusal(unauthenticated("the " + HEADER + " header is not valid UTF-8"));
+        }
+        return text.regionMatches(true, 0, "Bearer ", 0, 7) ? text.substring(7).strip() : text;
+    }
+
+    /** The topic's keys that could have signed a token with this header, as JDK keys, or none if the algorithm is not allowed. */
+    private List<Key> keysFor(JWSHeader header) {
+        List<Key> out = new ArrayList<>();
+        JWSAlgorithm alg = header.getAlgorithm();
+        if (!allowed.contains(alg)) {
+            return out; // the processor then refuses: "another algorithm expected, or no matching key"
+        }
+        JWKMatcher matcher = JWKMatcher.forJWSHeader(header);
+        // a key without a kid (a PEM file, say) is a candidate for any token of its type
+        JWKMatcher anyKid = JWKMatcher.forJWSHeader(new JWSHeader.Builder(header).keyID(null).build());
+        if (matcher == null || anyKid == null) {
+            return out;
+        }
+        for (JWK jwk : keyFile.keys()) {
+            if (!matcher.matches(jwk) && !(jwk.getKeyID() == null && anyKid.matches(jwk))) {
+                continue;
+            }
+            try {
+                if (jwk instanceof RSAKey rsa && JWSAlgorithm.Family.RSA.contains(alg)) {
+                    out.add(rsa.toRSAPublicKey());
+                } else if (jwk instanceof ECKey ec && JWSAlgorithm.Family.EC.contains(alg)) {
+                    out.add(ec.toECPublicKey());
+                } else if (jwk instanceof OctetKeyPair okp && Ed25519JdkVerifier.ALGORITHMS.contains(alg)
+                        && Curve.Ed25519.equals(okp.getCurve())) {
+                    out.add(KeyFile.ed25519(okp));
+                } else if (jwk instanceof OctetSequenceKey oct && JWSAlgorithm.HS256.equals(alg)) {
+                    out.add(oct.toSecretKey("HmacSHA256"));
+                }
+            } catch (JOSEException | GeneralSecurityException e) {
+                // a key in the file that does not convert cannot have signed anything: skip it
+            }
+        }
+        return out;
+    }
+
+    /** nimbus's verifiers, except EdDSA, which goes to the JDK (see {@link Ed25519JdkVerifier}). */
+    private static final class Verifiers implements JWSVerifierFactory {
+        private final DefaultJWSVerifierFactory delegate = new DefaultJWSVerifierFactory();
+
+        @Override
+        public JWSVerifier createJWSVerifier(JWSHeader header, Key key) throws JOSEException {
+            if (Ed25519JdkVerifier.ALGORITHMS.contains(header.getAlgorithm()) && key instanceof java.security.PublicKey pk) {
+                return new Ed25519JdkVerifier(pk);
+            }
+            return delegate.createJWSVerifier(header, key);
+        }
+
+        @Override
+        public Set<JWSAlgorithm> supportedJWSAlgorithms() {
+            Set<JWSAlgorithm> s = new HashSet<>(delegate.supportedJWSAlgorithms());
+            s.addAll(Ed25519JdkVerifier.ALGORITHMS);
+            return s;
+        }
+
+        @Override
+        public JCAContext getJCAContext() {
+            return delegate.getJCAContext();
+        }
+    }
+
+    private static AuthResult unauthenticated(String detail) {
+        return new AuthResult.Refused(RejectReason.UNAUTHENTICATED, detail);
+    }
+
+    private static String printable(String s) {
+        String t = s.length() > 200 ? s.substring(0, 200) + "…" : s;
+        return t.replaceAll("\\p{Cntrl}", "\uFFFD");
+    }
+
+    /** Control flow: a header that cannot hold a token. */
+    private static final class Refusal extends RuntimeException {
+        final AuthResult result;
+
+        Refusal(AuthResult result) {
+            super(null, null, false, false);
+            this.result = result;
+        }
+    }
+}

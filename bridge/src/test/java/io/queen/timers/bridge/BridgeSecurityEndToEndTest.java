@@ -1,0 +1,233 @@
+package io.queen.timers.bridge;
+
+import static io.queen.timers.bridge.BridgeTestSupport.config;
+import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
+import static io.queen.timers.bridge.BridgeTestSupport.settings;
+import static io.queen.timers.bridge.BridgeTestSupport.storedOffsetSum;
+import static io.queen.timers.bridge.BridgeTestSupport.verdictsBySource;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.nimbusds.jwt.PlainJWT;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.bridge.auth.TestTokens;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.IndependentGcm;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Producer identity (topic.<name>.auth=jwt) and payload encryption at schedule, through Kafka and PostgreSQL. */
+class BridgeSecurityEndToEndTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final String TENANT = "00000000-0000-0000-0000-000000000001";
+    static final String KEY_HEX = "8f".repeat(16) + "1e".repeat(16);
+
+    @TempDir Path dir;
+
+    @BeforeEach
+    void clean() throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM queen.timer_audit_outbox; DELETE FROM queen.log_timers; DELETE FROM queen.queues");
+        }
+    }
+
+    @Test
+    void jwtTopicTakesTheProducerSubFromTheTokenAndRejectsEveryOtherRecord() throws Exception {
+        String topic = TestKafka.newTopic("cmd-jwt", 1);
+        String group = "g-" + UUID.randomUUID();
+        TestTokens.Signer signer = TestTokens.ec("k1");
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        s.put("topic." + topic + ".auth", "jwt");
+        s.put("topic." + topic + ".auth.keys.file", keys.toString());
+        Instant now = Instant.now();
+        String valid = signer.sign(TestTokens.claims("billing-svc", now).claim("tenant", TENANT).build());
+        List<String> expect = new ArrayList<>();
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+            sends.add(send(producer, topic, "ok", valid));
+            expect.add("scheduled");
+            sends.add(send(producer, topic, "no-token", null));
+            expect.add("rejected unauthenticated");
+            sends.add(send(producer, topic, "alg-none", new PlainJWT(TestTokens.claims("billing-svc", now).build()).serialize()));
+            expect.add("rejected unauthenticated");
+            sends.add(send(producer, topic, "other-tenant",
+                    signer.sign(TestTokens.claims("billing-svc", now).claim("tenant", UUID.randomUUID().toString()).build())));
+            expect.add("rejected forbidden");
+            sends.add(send(producer, topic, "expired", signer.sign(TestTokens.claims("billing-svc", now)
+                    .expirationTime(Date.from(now.minusSeconds(600))).build())));
+            expect.add("rejected unauthenticated");
+            sends.add(send(producer, topic, "forged", TestTokens.ec("k1").sign(TestTokens.claims("admin", now).build())));
+            expect.add("rejected unauthenticated");
+            RecordHeaders h = new RecordHeaders();
+            h.add("queen-op", bytes("schedule")).add("queen-queue", bytes("auth.q")).add("queen-timer-key", bytes("headers-form"))
+                    .add("queen-delay-ms", bytes("3600000")).add("queen-txn", bytes("t-h")).add("queen-auth", bytes(valid));
+            sends.add(producer.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", "headers-form"), bytes("{\"h\":1}"), h)));
+            expect.add("scheduled");
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == sends.size());
+        }
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        for (int i = 0; i < sends.size(); i++) {
+            RecordMetadata m = sends.get(i).get();
+            JsonNode e = verdicts.get(topic + "/" + m.partition() + "@" + m.offset()).get(0);
+            String got = e.get("type").asText() + (e.has("reason") ? " " + e.get("reason").asText() : "");
+            assertThat(got).as("record %d: %s", i, e).isEqualTo(expect.get(i));
+            if (got.equals("scheduled")) {
+                assertThat(e.path("producerSub").asText("(none)")).as("producerSub of record %d", i).isEqualTo("billing-svc");
+            }
+        }
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE producer_sub = 'billing-svc'")).isEqualTo(2);
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
+    }
+
+    @Test
+    void jwtTopicWithAFixedProducerSubOrNoKeyFileIsASettingError() {
+        String topic = "cmd-conflict";
+        Map<String, String> s = settings(db, topic, "audit", "g");
+        s.put("topic." + topic + ".auth", "jwt");
+        assertThatThrownBy(() -> TopicRoutes.from(config(s))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("topic.cmd-conflict.auth.keys.file");
+        s.put("topic." + topic + ".auth.keys.file", "/nonexistent/keys.jwks");
+        assertThatThrownBy(() -> TopicRoutes.from(config(s))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("cannot read verification keys");
+        s.put("topic." + topic + ".auth", "kerberos");
+        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("not one of [none, jwt]");
+    }
+
+    @Test
+    void encryptedQueuesStoreQueensEnvelopeAndNeverTheClearPayload() throws Exception {
+        exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true), ('"
+                + TENANT + "', 'open', false)");
+        String topic = TestKafka.newTopic("cmd-enc", 1);
+        String group = "g-" + UUID.randomUUID();
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        s.put("encryption.key", KEY_HEX);
+        s.put("encryption.queues", "secret.*");
+        s.put("bridge.payload.zstd.threshold", "200");
+        String secret = "{\"card\":\"4111-1111-1111-1111\"}";
+        String big = "{\"card\":\"4111-1111-1111-1111\",\"pad\":\"" + "x".repeat(600) + "\"}";
+        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+            for (String[] t : new String[][] {{"vault", "a", secret}, {"secret.cards", "b", secret}, {"open", "c", secret},
+                    {"vault", "big", big}}) {
+                producer.send(TimerCommand.schedule(t[0], t[1]).delay(Duration.ofHours(1)).txn("t-" + t[1]).payload(t[2]).envelope(topic));
+            }
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 4);
+        }
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT queue, timer_key, encrypted, payload_zstd, payload FROM queen.log_timers ORDER BY timer_key")) {
+            int n = 0;
+            while (rs.next()) {
+                n++;
+                String key = rs.getString(2);
+                byte[] stored = rs.getBytes(5);
+                if (rs.getBoolean(4)) {
+                    stored = com.github.luben.zstd.Zstd.decompress(stored, (int) com.github.luben.zstd.Zstd.getFrameContentSize(stored));
+                }
+                if (key.equals("c")) {
+                    assertThat(rs.getBoolean(3)).isFalse();
+                    assertThat(new String(stored, StandardCharsets.UTF_8)).isEqualTo(secret);
+                    continue;
+                }
+                assertThat(rs.getBoolean(3)).as(key).isTrue();
+                assertThat(new String(rs.getBytes(5), StandardCharsets.ISO_8859_1)).as(key).doesNotContain("4111");
+                assertThat(new String(stored, StandardCharsets.UTF_8)).as(key).doesNotContain("4111").contains("\"authTag\"");
+                IndependentGcm.Opened opened = IndependentGcm.open(stored, HexFormat.of().parseHex(KEY_HEX));
+                assertThat(opened.ivBytes()).isEqualTo(16);
+                assertThat(opened.tagBytes()).isEqualTo(16);
+                assertThat(new String(opened.plaintext(), StandardCharsets.UTF_8)).isEqualTo(key.equals("big") ? big : secret);
+                assertThat(rs.getBoolean(4)).as("zstd of %s", key).isEqualTo(key.equals("big"));
+            }
+            assertThat(n).isEqualTo(4);
+        }
+        // read, never written: still the two rows this test made
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.queues")).isEqualTo(2);
+    }
+
+    @Test
+    void encryptionRequiredWithoutAKeyIsAStartUpErrorAndLaterARejectionNeverAClearRow() throws Exception {
+        String topic = TestKafka.newTopic("cmd-nokey", 1);
+        String group = "g-" + UUID.randomUUID();
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        Map<String, String> withPattern = new java.util.HashMap<>(s);
+        withPattern.put("encryption.queues", "secret.*");
+        assertThatThrownBy(() -> BridgeMain.start(config(withPattern), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("encryption.queues").hasMessageContaining("QUEEN_ENCRYPTION_KEY");
+        exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
+        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(TENANT + "/vault").hasMessageContaining("encryption.key");
+
+        exec("DELETE FROM queen.queues");
+        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+            exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
+            producer.send(TimerCommand.schedule("vault", "a").delay(Duration.ofHours(1)).txn("t-a").payload("{\"card\":\"4111\"}").envelope(topic));
+            producer.send(TimerCommand.schedule("other", "b").delay(Duration.ofHours(1)).txn("t-b").payload("{\"x\":1}").envelope(topic));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+        }
+        List<JsonNode> events = BridgeTestSupport.outbox(db.dataSource());
+        assertThat(events).extracting(e -> e.get("type").asText() + " " + e.path("reason").asText(""))
+                .containsExactly("rejected encryption_unavailable", "scheduled ");
+        assertThat(events.get(0).get("error").asText()).contains("encryption.key");
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'vault'")).isZero();
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'other'")).isEqualTo(1);
+    }
+
+    private static Future<RecordMetadata> send(KafkaProducer<byte[], byte[]> p, String topic, String key, String token) {
+        RecordHeaders h = new RecordHeaders();
+        if (token != null) {
+            h.add("queen-auth", bytes(token));
+        }
+        return p.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", key),
+                TimerCommand.schedule("auth.q", key).delay(Duration.ofHours(1)).txn("t-" + key).payload("{\"k\":1}").envelope(topic).value(), h));
+    }
+
+    private static void exec(String sql) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,118 @@
+package io.queen.timers.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docker/docker-compose.yml, read as YAML: least privilege and a stack that comes back on its own.
+ * (`.ci/run` also validates it with docker-compose; there is no Docker engine to run it here.)
+ */
+class ComposeFileTest {
+
+    static final Path DOCKER = Path.of("..", "docker");
+    static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Z0-9_]+)(:?[-?])?([^}]*)}");
+
+    final String text = read(DOCKER.resolve("docker-compose.yml"));
+    final JsonNode compose = yaml(text);
+    final JsonNode services = compose.get("services");
+
+    @Test
+    void noPasswordHasACommittedDefault() {
+        Matcher m = VARIABLE.matcher(text);
+        List<String> passwords = new ArrayList<>();
+        while (m.find()) {
+            if (m.group(1).contains("PASSWORD")) {
+                passwords.add(m.group(1));
+                assertThat(m.group(2)).as("${%s…}: compose must refuse to start without it", m.group(1)).isEqualTo(":?");
+            }
+        }
+        assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD");
+    }
+
+    @Test
+    void servicesConnectAsARoleThatIsNotTheSuperuserAndAnInitScriptCreatesIt() {
+        String serviceUser = services.get("bridge").get("environment").get("QUEEN_JDBC_USER").asText();
+        String superuser = services.get("postgres").get("environment").get("POSTGRES_USER").asText();
+        assertThat(serviceUser).isNotEqualTo(superuser).doesNotContain("postgres");
+        for (String s : List.of("bridge", "sweeper", "migrate")) {
+            assertThat(services.get(s).get("environment").get("QUEEN_JDBC_USER").asText()).isEqualTo(serviceUser);
+        }
+        assertThat(strings(services.get("postgres").get("volumes"))).contains("./postgres-init:/docker-entrypoint-initdb.d:ro");
+        String init = read(DOCKER.resolve("postgres-init/10-queen-role.sh"));
+        assertThat(init).contains("NOSUPERUSER", "NOCREATEDB", "NOCREATEROLE", "CREATE DATABASE queen OWNER");
+    }
+
+    @Test
+    void publishedPortsBindToTheLoopbackAndTheHostPortIsSettable() {
+        int published = 0;
+        for (Iterator<Map.Entry<String, JsonNode>> it = services.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> s = it.next();
+            for (String port : strings(s.getValue().get("ports"))) {
+                published++;
+                assertThat(port).as("service %s publishes %s", s.getKey(), port).startsWith("127.0.0.1:${QUEEN_");
+            }
+        }
+        assertThat(published).isEqualTo(2);
+        assertThat(services.get("kafka").get("environment").get("KAFKA_ADVERTISED_LISTENERS").asText())
+                .contains("HOST://127.0.0.1:${QUEEN_KAFKA_HOST_PORT:-29092}");
+    }
+
+    @Test
+    void postgresIsCheckedOverTcpTheOneShotsRetryAndTheServersRestart() {
+        assertThat(strings(services.get("postgres").get("healthcheck").get("test"))).anySatisfy(t ->
+                assertThat(t).contains("pg_isready").contains("-h 127.0.0.1"));
+        assertThat(services.get("migrate").get("restart").asText()).isEqualTo("on-failure");
+        assertThat(services.get("kafka-topics").get("restart").asText()).isEqualTo("on-failure");
+        assertThat(services.get("postgres").get("restart").asText()).isEqualTo("unless-stopped");
+        assertThat(services.get("kafka").get("restart").asText()).isEqualTo("unless-stopped");
+    }
+
+    @Test
+    void theEnvFileStaysOutOfGitAndTheImageAndTheImageTagIsOneName() {
+        assertThat(read(Path.of("..", ".gitignore")).lines()).contains("/docker/.env");
+        assertThat(read(Path.of("..", ".dockerignore")).lines()).contains("docker/.env");
+        String image = services.get("bridge").get("image").asText();
+        assertThat(image).isEqualTo("queen-timers:local");
+        assertThat(services.get("migrate").get("image").asText()).isEqualTo(image);
+        String header = read(DOCKER.resolve("Dockerfile")).lines().takeWhile(l -> l.startsWith("#")).reduce("", (a, b) -> a + b + "\n");
+        assertThat(header).contains("-t " + image + " ").contains("docker run " + image + " ");
+        assertThat(read(Path.of("..", "README.md"))).contains(image);
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        if (array != null) {
+            array.forEach(n -> out.add(n.asText()));
+        }
+        return out;
+    }
+
+    private static JsonNode yaml(String text) {
+        try {
+            // SnakeYAML resolves the anchors and `<<` merge keys as compose does; Jackson then walks the tree
+            Object tree = new org.yaml.snakeyaml.Yaml().load(text);
+            return new ObjectMapper().valueToTree(tree);
+        } catch (Exception e) {
+            throw new IllegalStateException("docker-compose.yml is not YAML: " + e.getMessage(), e);
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.queen.timers.core.health;
+
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.ops.ReadinessCheck;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The one place a process's readiness is kept: every loop's {@link LoopProgress}, plus any other
+ * {@link ReadinessCheck} (the start-up phase, the cached database and Kafka probes). {@code /health/ready}
+ * reads {@link #report()}; every check answers from memory, so a request never waits for the database or
+ * the broker and two slow clients cannot starve the HTTP server.
+ */
+public final class Health {
+
+    /** One line of the readiness body: a check's name and its problem, if any. */
+    public record Line(String name, Optional<String> problem) {}
+
+    /** The readiness answer: ready when no line has a problem. */
+    public record Report(boolean ready, List<Line> lines) {
+        public String text() {
+            StringBuilder b = new StringBuilder(ready ? "ready\n" : "not ready\n");
+            for (Line l : lines) {
+                b.append(l.name()).append(": ").append(l.problem().orElse("ok")).append('\n');
+            }
+            return b.toString();
+        }
+    }
+
+    private final LoopProgress.Bounds defaults;
+    private final Clock clock;
+    private final List<ReadinessCheck> checks = new CopyOnWriteArrayList<>();
+
+    public Health(LoopProgress.Bounds defaults, Clock clock) {
+        this.defaults = defaults;
+        this.clock = clock;
+    }
+
+    /** Bounds from {@link HealthSettings}, the system clock. */
+    public static Health from(Config config) {
+        return new Health(HealthSettings.bounds(config), Clock.systemUTC());
+    }
+
+    /** Registers a loop with the process's bounds; the loop reports its cycles to the returned record. */
+    public LoopProgress loop(String name) {
+        return loop(name, defaults);
+    }
+
+    /** Registers a loop with bounds of its own (a loop whose cycles are legitimately longer). */
+    public LoopProgress loop(String name, LoopProgress.Bounds bounds) {
+        LoopProgress p = new LoopProgress(name, bounds, clock);
+        checks.add(p);
+        return p;
+    }
+
+    /** Adds a check; it must answer from memory (see the class comment). */
+    public void add(ReadinessCheck check) {
+        checks.add(check);
+    }
+
+    public void remove(ReadinessCheck check) {
+        checks.remove(check);
+    }
+
+    public LoopProgress.Bounds defaults() {
+        return defaults;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public Report report() {
+        List<Line> lines = new ArrayList<>();
+        boolean ready = true;
+        for (ReadinessCheck c : checks) {
+            Optional<String> problem;
+            try {
+                problem = c.problem();
+            } catch (RuntimeException e) {
+                problem = Optional.of(e.toString());
+            }
+            ready &= problem.isEmpty();
+            lines.add(new Line(c.name(), problem));
+        }
+        return new Report(ready, List.copyOf(lines));
+    }
+}

@@ -1,0 +1,31 @@
+package io.queen.timers.core.health;
+
+import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
+import static io.queen.timers.core.config.ConfigDef.durationBetween;
+
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import java.time.Duration;
+
+/** The bounds /health/ready judges every loop by ({@link LoopProgress}). Included by every service. */
+public final class HealthSettings {
+
+    public static final String STALL_AFTER = "health.stall.after";
+    public static final String FAILING_AFTER = "health.failing.after";
+
+    private HealthSettings() {}
+
+    public static ConfigDef definition() {
+        return new ConfigDef()
+                .define(STALL_AFTER, DURATION, "2m", durationBetween(Duration.ofSeconds(5), Duration.ofHours(1)), "QUEEN_HEALTH_STALL_AFTER",
+                        "Not ready when a loop (ingest, sweep worker, audit relay, wake listener) has ended no cycle for this long: it is"
+                                + " stuck in a call. Must exceed the longest legitimate cycle, idle sleep included (sweeper.idle.max).")
+                .define(FAILING_AFTER, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)), "QUEEN_HEALTH_FAILING_AFTER",
+                        "Not ready when every cycle of a loop has failed for this long (database unreachable, permission denied,"
+                                + " disk full); a shorter run of failures is retried without leaving readiness.");
+    }
+
+    public static LoopProgress.Bounds bounds(Config config) {
+        return new LoopProgress.Bounds(config.duration(STALL_AFTER), config.duration(FAILING_AFTER));
+    }
+}

@@ -1,0 +1,159 @@
+package io.queen.timers.core.health;
+
+import io.queen.timers.core.ops.ReadinessCheck;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * What one loop (bridge ingest, a sweep worker, the audit relay, the wake listener, …) last did, written
+ * by the loop's own thread and read by {@code /health/ready}. A loop calls {@link #completed()} or
+ * {@link #failed(String)} at the end of every cycle, {@link #impaired(String)} for a standing condition
+ * its cycles work around (an audit topic held), and runs under {@link #guard(Runnable)} so a thread that
+ * ends on any {@code Throwable} (an {@code Error} included) is reported dead.
+ *
+ * <p>Not ready when the loop is dead, when no cycle ended within {@link Bounds#stallAfter()} (stuck in a
+ * call), or when every cycle failed for longer than {@link Bounds#failingAfter()} (e.g. 42501 permission
+ * denied, 53100 disk full: the loop runs but nothing progresses). A single failed cycle is not a problem:
+ * loops retry. Reading is a handful of volatile reads: the HTTP handler never touches the database or
+ * Kafka. Thread-safe: one writer (the loop), any readers.
+ */
+public final class LoopProgress implements ReadinessCheck {
+
+    /**
+     * @param stallAfter   longest time between two cycle ends (success or failure) before the loop counts as stuck;
+     *                     must exceed the loop's longest legitimate cycle including its idle sleep
+     * @param failingAfter how long every cycle may fail before the loop counts as not progressing
+     */
+    public record Bounds(Duration stallAfter, Duration failingAfter) {}
+
+    /** One consistent view of the loop, for the readiness text and tests. */
+    public record Snapshot(String loop, Instant startedAt, Instant lastCycleAt, Instant lastSuccessAt, Instant failingSince,
+                           long consecutiveFailures, String lastError, String impaired, Instant diedAt, String death,
+                           boolean stopped) {}
+
+    private final String name;
+    private final Bounds bounds;
+    private final Clock clock;
+    private volatile Snapshot state;
+    /** When the cycle in progress began; null between cycles. Written by the loop, read by readiness. */
+    private volatile Instant cycleBegan;
+
+    public LoopProgress(String name, Bounds bounds, Clock clock) {
+        this.name = name;
+        this.bounds = bounds;
+        this.clock = clock;
+        Instant now = clock.instant();
+        this.state = new Snapshot(name, now, null, null, null, 0, null, null, null, null, false);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    public Bounds bounds() {
+        return bounds;
+    }
+
+    /**
+     * A cycle begins (optional; call it where the loop's own sleep has ended). A cycle that runs longer than
+     * {@link Bounds#failingAfter()} counts as failing: one of its calls is not answering (a stopped backend
+     * the driver has not given up yet), and the loop says so before its socket timeout ends the call.
+     */
+    public void begin() {
+        cycleBegan = clock.instant();
+    }
+
+    /** A cycle ended and did its work (or found none to do). */
+    public synchronized void completed() {
+        cycleBegan = null;
+        Snapshot s = state;
+        Instant now = clock.instant();
+        state = new Snapshot(name, s.startedAt(), now, now, null, 0, null, s.impaired(), s.diedAt(), s.death(), s.stopped());
+    }
+
+    /** A cycle ended in an error the loop will retry; {@code why} is one line a person can act on. */
+    public synchronized void failed(String why) {
+        cycleBegan = null;
+        Snapshot s = state;
+        Instant now = clock.instant();
+        Instant since = s.failingSince() != null ? s.failingSince() : now;
+        state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), since, s.consecutiveFailures() + 1, why, s.impaired(),
+                s.diedAt(), s.death(), s.stopped());
+    }
+
+    /** A standing condition the loop works around while its cycles go on (null clears it): not ready while set. */
+    public synchronized void impaired(String why) {
+        Snapshot s = state;
+        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
+                s.lastError(), why, s.diedAt(), s.death(), s.stopped());
+    }
+
+    /** The loop's thread ended on an error: not ready until the process restarts. */
+    public synchronized void died(Throwable error) {
+        Snapshot s = state;
+        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
+                s.lastError(), s.impaired(), clock.instant(), String.valueOf(error), s.stopped());
+    }
+
+    /** The loop ended because it was asked to (process stopping). */
+    public synchronized void stopped() {
+        Snapshot s = state;
+        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
+                s.lastError(), s.impaired(), s.diedAt(), s.death(), true);
+    }
+
+    /**
+     * Runs {@code body} as this loop's thread body: a normal return is {@link #stopped()}, any
+     * {@code Throwable} is {@link #died} and rethrown (the thread's uncaught handler still sees it).
+     */
+    public Runnable guard(Runnable body) {
+        return () -> {
+            try {
+                body.run();
+                stopped();
+            } catch (Throwable t) {
+                died(t);
+                throw t;
+            }
+        };
+    }
+
+    public Snapshot snapshot() {
+        return state;
+    }
+
+    /** Why this loop is not progressing, judged now; empty when it is. Reads memory only. */
+    @Override
+    public Optional<String> problem() {
+        Snapshot s = state;
+        Instant now = clock.instant();
+        if (s.diedAt() != null) {
+            return Optional.of("dead since " + s.diedAt() + ": " + s.death());
+        }
+        if (s.stopped()) {
+            return Optional.of("stopped");
+        }
+        Instant began = cycleBegan;
+        if (began != null && Duration.between(began, now).compareTo(bounds.failingAfter()) > 0) {
+            return Optional.of("one cycle has been running since " + began + " (" + Duration.between(began, now).toSeconds() + " s, bound "
+                    + bounds.failingAfter().toSeconds() + " s): a call is not answering" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
+        }
+        Instant lastEnd = s.lastCycleAt() != null ? s.lastCycleAt() : s.startedAt();
+        Duration quiet = Duration.between(lastEnd, now);
+        if (quiet.compareTo(bounds.stallAfter()) > 0) {
+            return Optional.of((s.lastCycleAt() == null ? "no cycle completed since the start at " + s.startedAt()
+                    : "no cycle completed since " + s.lastCycleAt()) + " (" + quiet.toSeconds() + " s, bound " + bounds.stallAfter().toSeconds()
+                    + " s)" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
+        }
+        if (s.failingSince() != null && Duration.between(s.failingSince(), now).compareTo(bounds.failingAfter()) > 0) {
+            return Optional.of("every cycle failed since " + s.failingSince() + " (" + s.consecutiveFailures() + " cycles): " + s.lastError());
+        }
+        if (s.impaired() != null) {
+            return Optional.of(s.impaired());
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,90 @@
+package io.queen.timers.faults;
+
+import io.queen.timers.faults.inject.FaultKind;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * The harness's flags (one owner): {@code --seed}, sizes, fractions, the fault plan per kind, and
+ * switches so a run can leave out what a known defect breaks ({@code --hostile-fraction 0},
+ * {@code --faults pg-immediate=0}).
+ */
+record HarnessOptions(long seed, int commands, int keys, long produceMs, long faultWindowMs, Map<FaultKind, Integer> faults,
+                      double hostileFraction, double poisonFraction, double largeFraction, int bridges, int sweepers,
+                      Path launcherJar, Path workDir, boolean keep, long settleTimeoutMs, boolean strictExits) {
+
+    static final String USAGE = """
+            usage: fault-harness [--seed N] [--commands N] [--keys K] [--produce-seconds S] [--fault-window-seconds S]
+                                 [--faults kind=count,...] [--no-faults] [--hostile-fraction F] [--poison-fraction F]
+                                 [--large-fraction F] [--bridges N] [--sweepers N] [--jar cli/target/queen-timers.jar]
+                                 [--work-dir DIR] [--keep] [--settle-timeout-seconds S] [--strict-exits]
+            fault kinds: kill-bridge kill-sweeper pg-immediate pg-fast pg-terminate broker-kill broker-outage pause""";
+
+    /** The short run's plan (CI): as many of each kind as fit in about three minutes on two shared cores (README). */
+    static Map<FaultKind, Integer> defaultFaults() {
+        Map<FaultKind, Integer> m = new EnumMap<>(FaultKind.class);
+        m.put(FaultKind.KILL_BRIDGE, 30);
+        m.put(FaultKind.KILL_SWEEPER, 30);
+        m.put(FaultKind.PG_IMMEDIATE, 15);
+        m.put(FaultKind.PG_FAST, 15);
+        m.put(FaultKind.PG_TERMINATE, 30);
+        m.put(FaultKind.BROKER_KILL, 8);
+        m.put(FaultKind.BROKER_OUTAGE, 5);
+        m.put(FaultKind.PAUSE, 30);
+        return m;
+    }
+
+    static HarnessOptions parse(String[] args) {
+        long seed = System.nanoTime() & 0xFFFF_FFFFL;
+        int commands = 20_000;
+        Integer keys = null;
+        long produceMs = 90_000;
+        Long windowMs = null;
+        Map<FaultKind, Integer> faults = defaultFaults();
+        double hostile = 0.03;
+        double poison = 0.005;
+        double large = 0.003;
+        int bridges = 2;
+        int sweepers = 3;
+        Path jar = Path.of("cli/target/queen-timers.jar");
+        Path work = null;
+        boolean keep = false;
+        long settleMs = 180_000;
+        boolean strictExits = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--seed" -> seed = Long.parseLong(args[++i]);
+                case "--commands" -> commands = Integer.parseInt(args[++i]);
+                case "--keys" -> keys = Integer.parseInt(args[++i]);
+                case "--produce-seconds" -> produceMs = Long.parseLong(args[++i]) * 1000;
+                case "--fault-window-seconds" -> windowMs = Long.parseLong(args[++i]) * 1000;
+                case "--faults" -> {
+                    for (String kv : args[++i].split(",")) {
+                        String[] p = kv.split("=", 2);
+                        faults.put(FaultKind.ofFlag(p[0].trim()), Integer.parseInt(p[1].trim()));
+                    }
+                }
+                case "--no-faults" -> faults.replaceAll((k, v) -> 0);
+                case "--hostile-fraction" -> hostile = Double.parseDouble(args[++i]);
+                case "--poison-fraction" -> poison = Double.parseDouble(args[++i]);
+                case "--large-fraction" -> large = Double.parseDouble(args[++i]);
+                case "--bridges" -> bridges = Integer.parseInt(args[++i]);
+                case "--sweepers" -> sweepers = Integer.parseInt(args[++i]);
+                case "--jar" -> jar = Path.of(args[++i]);
+                case "--work-dir" -> work = Path.of(args[++i]);
+                case "--keep" -> keep = true;
+                case "--settle-timeout-seconds" -> settleMs = Long.parseLong(args[++i]) * 1000;
+                case "--strict-exits" -> strictExits = true;
+                case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
+                default -> throw new IllegalArgumentException("unknown flag " + a + "\n" + USAGE);
+            }
+        }
+        if (work == null) {
+            work = Path.of("faults/target/run-" + seed);
+        }
+        return new HarnessOptions(seed, commands, keys == null ? Math.max(10, commands / 100) : keys, produceMs,
+                windowMs == null ? produceMs : windowMs, faults, hostile, poison, large, bridges, sweepers, jar, work, keep, settleMs, strictExits);
+    }
+}

@@ -1,0 +1,234 @@
+package io.queen.timers.faults.inject;
+
+import io.queen.timers.faults.stack.ManagedProcess;
+import io.queen.timers.faults.stack.PostgresProcess;
+import io.queen.timers.faults.stack.Stack;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Injects faults at seeded moments. Each kind has its own random stream (seed and kind), its own
+ * thread and its own evenly spread schedule over the fault window (fault i at a random point of the
+ * i-th slice), so the kinds overlap as real trouble does, and the same seed gives the same plan.
+ * Faults on one resource serialize on it: PostgreSQL restarts on PostgreSQL, broker faults on the
+ * broker, faults on one service on that service.
+ */
+public final class FaultInjector {
+
+    private final Stack stack;
+    private final long seed;
+    private final Map<FaultKind, Integer> planned;
+    private final Consumer<String> log;
+    private final Map<FaultKind, AtomicInteger> done = new EnumMap<>(FaultKind.class);
+    private final Map<FaultKind, AtomicInteger> failed = new EnumMap<>(FaultKind.class);
+    private final Map<FaultKind, AtomicInteger> skipped = new EnumMap<>(FaultKind.class);
+    private final Map<String, Object> processLocks = new ConcurrentHashMap<>();
+    private final Object postgresLock = new Object();
+    private final Object brokerLock = new Object();
+    private final long t0 = System.currentTimeMillis();
+    private static final long GRACE_MS = 30_000;
+    private volatile long windowMs;
+
+    public FaultInjector(Stack stack, long seed, Map<FaultKind, Integer> planned, Consumer<String> log) {
+        this.stack = stack;
+        this.seed = seed;
+        this.planned = planned;
+        this.log = log;
+        for (FaultKind k : FaultKind.values()) {
+            done.put(k, new AtomicInteger());
+            failed.put(k, new AtomicInteger());
+            skipped.put(k, new AtomicInteger());
+        }
+    }
+
+    public int done(FaultKind k) {
+        return done.get(k).get();
+    }
+
+    public int failed(FaultKind k) {
+        return failed.get(k).get();
+    }
+
+    /** Faults not injected because their resource was still busy with earlier ones when the window (plus a grace) was over. */
+    public int skipped(FaultKind k) {
+        return skipped.get(k).get();
+    }
+
+    /** Runs the whole plan over {@code windowMs}; returns when every fault has finished (processes restarted). */
+    public void run(long windowMs) throws InterruptedException {
+        this.windowMs = windowMs;
+        List<Thread> threads = new ArrayList<>();
+        for (Map.Entry<FaultKind, Integer> e : planned.entrySet()) {
+            FaultKind kind = e.getKey();
+            int count = e.getValue();
+            if (count <= 0) {
+                continue;
+            }
+            Random random = new Random(seed * 1_000_003L + kind.ordinal());
+            Thread t = new Thread(() -> runKind(kind, count, windowMs, random), "fault-" + kind.flag());
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+    }
+
+    private void runKind(FaultKind kind, int count, long windowMs, Random random) {
+        List<Thread> inFlight = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            long at = t0 + (long) (windowMs * (i + random.nextDouble()) / count);
+            Fault fault = plan(kind, random);
+            try {
+                long wait = at - System.currentTimeMillis();
+                if (wait > 0) {
+                    Thread.sleep(wait);
+                }
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            // Service faults may overlap (different services); each runs on its own thread under the service's lock.
+            Thread t = new Thread(() -> execute(kind, fault), "fault-" + kind.flag() + "-" + i);
+            t.start();
+            inFlight.add(t);
+            if (kind != FaultKind.KILL_BRIDGE && kind != FaultKind.KILL_SWEEPER && kind != FaultKind.PAUSE) {
+                join(t);
+            }
+        }
+        inFlight.forEach(FaultInjector::join);
+    }
+
+    /** The random choices of one fault, drawn when planned, so the plan does not depend on timing. */
+    private record Fault(int target, long downMs) {
+    }
+
+    private Fault plan(FaultKind kind, Random random) {
+        return switch (kind) {
+            case KILL_BRIDGE -> new Fault(random.nextInt(stack.bridges().size()), 200 + random.nextInt(1300));
+            case KILL_SWEEPER -> new Fault(random.nextInt(stack.sweepers().size()), 200 + random.nextInt(1300));
+            case PG_IMMEDIATE, PG_FAST -> new Fault(0, random.nextInt(1000));
+            case PG_TERMINATE -> new Fault(0, 0);
+            case BROKER_KILL -> new Fault(0, 200 + random.nextInt(1300));
+            case BROKER_OUTAGE -> new Fault(0, 6_000 + random.nextInt(2000));
+            case PAUSE -> {
+                int target = random.nextInt(stack.bridges().size() + stack.sweepers().size());
+                long past = target < stack.bridges().size() ? Stack.SESSION_MS : Stack.LEASE_MS;
+                yield new Fault(target, past + 1_000 + random.nextInt(1000));
+            }
+        };
+    }
+
+    private void execute(FaultKind kind, Fault f) {
+        try {
+            String what = switch (kind) {
+                case KILL_BRIDGE -> killAndRestart(stack.bridges().get(f.target), f.downMs);
+                case KILL_SWEEPER -> killAndRestart(stack.sweepers().get(f.target), f.downMs);
+                case PG_IMMEDIATE -> restartPostgres(PostgresProcess.Shutdown.IMMEDIATE, f.downMs);
+                case PG_FAST -> restartPostgres(PostgresProcess.Shutdown.FAST, f.downMs);
+                case PG_TERMINATE -> terminate();
+                case BROKER_KILL, BROKER_OUTAGE -> brokerDown(f.downMs);
+                case PAUSE -> pause(stack.services().get(f.target), f.downMs);
+            };
+            done.get(kind).incrementAndGet();
+            log.accept(String.format("fault %-13s #%d at %6.1f s: %s", kind.flag(), done.get(kind).get(),
+                    (System.currentTimeMillis() - t0) / 1000.0, what));
+        } catch (NoTimeLeft e) {
+            skipped.get(kind).incrementAndGet();
+        } catch (Exception e) {
+            failed.get(kind).incrementAndGet();
+            log.accept("fault " + kind.flag() + " could not be injected: " + e);
+        }
+    }
+
+    /**
+     * A slow machine makes faults queue behind each other on their resource (a JVM start can take 20 s);
+     * a fault that got its resource only after the window and its grace is counted as skipped, not
+     * injected, so a run's length stays bounded.
+     */
+    private static final class NoTimeLeft extends RuntimeException {
+        NoTimeLeft() {
+            super(null, null, false, false);
+        }
+    }
+
+    private void checkTimeLeft() {
+        if (System.currentTimeMillis() > t0 + windowMs + GRACE_MS) {
+            throw new NoTimeLeft();
+        }
+    }
+
+    private String killAndRestart(ManagedProcess p, long downMs) throws InterruptedException {
+        synchronized (lockOf(p)) {
+            checkTimeLeft();
+            p.kill9();
+            Thread.sleep(downMs);
+            p.start();
+            // The next fault on this service waits until it works again: killing a JVM that never gets
+            // past its start-up tests start-up only (on a loaded machine a start takes 5-20 s).
+            long t = System.currentTimeMillis();
+            boolean up = stack.awaitRunning(p, 120_000);
+            return p.name() + " killed, restarted after " + downMs + " ms, " + (up ? "working again after " + (System.currentTimeMillis() - t) + " ms"
+                    : "NOT working 120 s later (see its log)");
+        }
+    }
+
+    private String restartPostgres(PostgresProcess.Shutdown mode, long downMs) throws InterruptedException {
+        synchronized (postgresLock) {
+            checkTimeLeft();
+            long t = System.currentTimeMillis();
+            stack.postgres().restart(mode, downMs);
+            return "postgres " + mode.name().toLowerCase() + " stop, up again after " + (System.currentTimeMillis() - t) + " ms";
+        }
+    }
+
+    private String terminate() throws Exception {
+        synchronized (postgresLock) {
+            return "pg_terminate_backend: " + stack.postgres().terminateClientBackends() + " connections";
+        }
+    }
+
+    private String brokerDown(long downMs) throws InterruptedException {
+        synchronized (brokerLock) {
+            checkTimeLeft();
+            long t = System.currentTimeMillis();
+            stack.broker().kill9();
+            Thread.sleep(downMs);
+            stack.startBroker();
+            return "broker killed, down " + downMs + " ms, port open again after " + (System.currentTimeMillis() - t) + " ms";
+        }
+    }
+
+    private String pause(ManagedProcess p, long pauseMs) throws InterruptedException {
+        synchronized (lockOf(p)) {
+            checkTimeLeft();
+            if (!p.pause()) {
+                throw new IllegalStateException(p.name() + " is not running");
+            }
+            try {
+                Thread.sleep(pauseMs);
+            } finally {
+                p.resume();
+            }
+            return p.name() + " SIGSTOP for " + pauseMs + " ms, then SIGCONT";
+        }
+    }
+
+    private Object lockOf(ManagedProcess p) {
+        return processLocks.computeIfAbsent(p.name(), n -> new Object());
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.queen.timers.faults.load;
+
+import io.queen.timers.faults.stack.PostgresProcess;
+import io.queen.timers.log.codec.TxnHash;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Publishes the generated commands at an even pace over a given time, chunk by chunk. A chunk's
+ * poisoned txns are registered with the refusing destination ({@link Poison}) before the chunk is sent,
+ * so no poisoned timer can fire before it is poisoned. The producer is idempotent with a delivery
+ * timeout longer than any outage the harness makes, so it rides broker faults out; whatever it still
+ * fails to deliver is counted, and the checker reads what actually landed from the topics.
+ */
+public final class Producing {
+
+    private final CommandGenerator generator;
+    private final PostgresProcess postgres;
+    private final String bootstrap;
+    private final Consumer<String> log;
+    private final byte[] kinds;
+    private final AtomicLong sendFailures = new AtomicLong();
+
+    public Producing(CommandGenerator generator, PostgresProcess postgres, String bootstrap, int commands, Consumer<String> log) {
+        this.generator = generator;
+        this.postgres = postgres;
+        this.bootstrap = bootstrap;
+        this.log = log;
+        this.kinds = new byte[commands];
+    }
+
+    /** The kind of each generated command by seq (what the generator meant), for the checker. */
+    public byte[] kinds() {
+        return kinds;
+    }
+
+    public long sendFailures() {
+        return sendFailures.get();
+    }
+
+    public void run(long durationMs) throws InterruptedException {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "600000");
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "600000");
+        p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(128L << 20));
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        int total = kinds.length;
+        int chunk = 200;
+        long start = System.currentTimeMillis();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int from = 0; from < total; from += chunk) {
+                int to = Math.min(total, from + chunk);
+                List<GeneratedCommand> batch = new ArrayList<>(to - from);
+                List<String> poison = new ArrayList<>();
+                for (int seq = from; seq < to; seq++) {
+                    GeneratedCommand c = generator.next(seq);
+                    kinds[seq] = c.kind().code();
+                    batch.add(c);
+                    if (c.poisonTxn() != null) {
+                        poison.add(c.poisonTxn());
+                    }
+                }
+                registerPoison(poison);
+                long due = start + durationMs * to / total;
+                for (GeneratedCommand c : batch) {
+                    producer.send(c.record(), (md, e) -> {
+                        if (e != null) {
+                            sendFailures.incrementAndGet();
+                        }
+                    });
+                }
+                long wait = due - System.currentTimeMillis();
+                if (wait > 0) {
+                    Thread.sleep(wait);
+                }
+                if ((to / chunk) % 50 == 0) {
+                    log.accept("producer: " + to + " of " + total + " commands handed to the producer");
+                }
+            }
+            producer.flush();
+        }
+        log.accept("producer: all " + total + " commands sent (" + sendFailures.get() + " send failures)");
+    }
+
+    /** Insert the poisoned txns' hashes, retrying through PostgreSQL outages (they are the harness's own faults). */
+    private void registerPoison(List<String> txns) throws InterruptedException {
+        if (txns.isEmpty()) {
+            return;
+        }
+        while (true) {
+            try (Connection c = postgres.connect();
+                 PreparedStatement ps = c.prepareStatement(Poison.INSERT)) {
+                for (String txn : txns) {
+                    ps.setBytes(1, TxnHash.of(txn));
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+                return;
+            } catch (SQLException e) {
+                Thread.sleep(200);
+            }
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package io.queen.timers.faults.stack;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Everything the harness runs as separate processes: PostgreSQL (pg_ctl), the Kafka broker (a JVM of
+ * its own), 2 bridges and 3 sweepers from the launcher jar, each with a settings file of its own under
+ * the work directory. The services' settings are the defaults except where the harness needs faults to
+ * bite within seconds instead of minutes (lease, backoff, client timeouts), each said below.
+ */
+public final class Stack implements AutoCloseable {
+
+    public static final String COMMANDS_A = "faults.commands.a";
+    public static final String COMMANDS_B = "faults.commands.b";
+    public static final String AUDIT = "queen.timers.audit";
+    public static final String TENANT_A = "00000000-0000-0000-0000-000000000001";
+    public static final String TENANT_B = "0b0b0b0b-0000-4000-8000-00000000000b";
+    public static final String AUDIT_B = AUDIT + "." + TENANT_B;
+    /** The sweepers' lease: a pause longer than this lets another sweeper claim the paused one's timers. */
+    public static final long LEASE_MS = 3_000;
+    /** The bridges' consumer session: a pause longer than this makes the group move its partitions (a zombie). */
+    public static final long SESSION_MS = 6_000;
+    /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
+    public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
+    public static final int PAYLOAD_MAX_BYTES = 262_144;
+
+    private final Path workDir;
+    private final Path launcherJar;
+    private final Consumer<String> log;
+    private final String javaBin = ProcessHandle.current().info().command().orElse("java");
+    private final PostgresProcess postgres;
+    private final int kafkaPort;
+    private final ManagedProcess broker;
+    private final List<ManagedProcess> bridges = new ArrayList<>();
+    private final List<ManagedProcess> sweepers = new ArrayList<>();
+    private Supervisor supervisor;
+    private boolean closed;
+
+    public Stack(Path workDir, Path launcherJar, String harnessClassPath, Consumer<String> log) {
+        this.workDir = workDir;
+        this.launcherJar = launcherJar;
+        this.log = log;
+        this.postgres = new PostgresProcess(workDir, freePort());
+        this.kafkaPort = freePort();
+        this.broker = new ManagedProcess("broker",
+                List.of(javaBin, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", launcherJar + File.pathSeparator + harnessClassPath,
+                        BrokerMain.class.getName(), workDir.resolve("kafka-data").toString(), Integer.toString(kafkaPort)),
+                Map.of(), workDir.resolve("logs/broker.log"));
+    }
+
+    public PostgresProcess postgres() {
+        return postgres;
+    }
+
+    public ManagedProcess broker() {
+        return broker;
+    }
+
+    public List<ManagedProcess> bridges() {
+        return bridges;
+    }
+
+    public List<ManagedProcess> sweepers() {
+        return sweepers;
+    }
+
+    public List<ManagedProcess> services() {
+        List<ManagedProcess> all = new ArrayList<>(bridges);
+        all.addAll(sweepers);
+        return all;
+    }
+
+    public Supervisor supervisor() {
+        return supervisor;
+    }
+
+    public String bootstrap() {
+        return "127.0.0.1:" + kafkaPort;
+    }
+
+    /** PostgreSQL, the broker, the schema (the launcher's migrate, as an operator runs it); services come later. */
+    public void startInfrastructure() throws InterruptedException {
+        log.accept("postgres: initdb + start on port " + postgres.port() + " (" + workDir.resolve("pg-data") + ")");
+        postgres.bootstrap();
+        log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
+        startBroker();
+        runOnce("migrate", List.of(javaBin, "-jar", launcherJar.toString(), "migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"));
+    }
+
+    public void startBroker() throws InterruptedException {
+        broker.start();
+        awaitPort(kafkaPort, 120_000);
+    }
+
+    public void startServices(int bridgeCount, int sweeperCount) throws IOException {
+        for (int i = 1; i <= bridgeCount; i++) {
+            bridges.add(service("bridge", i, bridgeSettings()));
+        }
+        for (int i = 1; i <= sweeperCount; i++) {
+            sweepers.add(service("sweeper", i, sweeperSettings()));
+        }
+        services().forEach(ManagedProcess::start);
+        List<ManagedProcess> watched = new ArrayList<>(services());
+        watched.add(broker);
+        supervisor = new Supervisor(watched, log).start();
+    }
+
+    /** Until every service logged that it runs, so the load and the faults meet a working stack. */
+    public void awaitServicesRunning(long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        for (ManagedProcess p : services()) {
+            if (!awaitRunning(p, deadline - System.currentTimeMillis())) {
+                throw new IllegalStateException(p.name() + " did not start within " + timeoutMs / 1000 + " s (see " + p.logFile() + ")");
+            }
+        }
+    }
+
+    /** Until this start of {@code p} logged that it runs (ServiceHost's line); false after the timeout. */
+    public boolean awaitRunning(ManagedProcess p, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        String marker = "running;";
+        while (!p.startedLogContains(marker)) {
+            if (System.currentTimeMillis() > deadline) {
+                return false;
+            }
+            Thread.sleep(250);
+        }
+        return true;
+    }
+
+    private ManagedProcess service(String role, int n, Properties settings) throws IOException {
+        Path file = workDir.resolve(role + "-" + n + ".properties");
+        try (var out = Files.newOutputStream(file)) {
+            settings.store(out, "fault harness: " + role + " " + n);
+        }
+        // C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would make every
+        // start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
+        return new ManagedProcess(role + "-" + n,
+                List.of(javaBin, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", launcherJar.toString(), role, "--config", file.toString()),
+                Map.of(), workDir.resolve("logs/" + role + "-" + n + ".log"));
+    }
+
+    private Properties common() {
+        Properties p = new Properties();
+        p.putAll(new LinkedHashMap<>(Map.ofEntries(
+                Map.entry("jdbc.url", postgres.jdbcUrl()),
+                Map.entry("jdbc.user", "postgres"),
+                Map.entry("jdbc.pool.size", "5"),
+                Map.entry("kafka.bootstrap.servers", bootstrap()),
+                Map.entry("http.port", "0"),
+                // Outages last seconds here; the default 30 s cap would make every fault cost half a minute.
+                Map.entry("db.retry.backoff.max", "2s"),
+                Map.entry("audit.topic", AUDIT),
+                Map.entry("tenant." + TENANT_B + ".audit.topic", AUDIT_B),
+                // Short client timeouts so that a broker outage of a few seconds times the clients out.
+                Map.entry("kafka.request.timeout.ms", Long.toString(KAFKA_REQUEST_TIMEOUT_MS)),
+                Map.entry("kafka.default.api.timeout.ms", "5000"),
+                Map.entry("kafka.delivery.timeout.ms", "8000"),
+                Map.entry("kafka.reconnect.backoff.max.ms", "1000"))));
+        return p;
+    }
+
+    private Properties bridgeSettings() {
+        Properties p = common();
+        p.put("command.topics", COMMANDS_A + "," + COMMANDS_B);
+        p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
+        p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
+        p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
+        p.put("kafka.heartbeat.interval.ms", "1500");
+        return p;
+    }
+
+    private Properties sweeperSettings() {
+        Properties p = common();
+        // A lease of 3 s (default 30 s): a SIGSTOP of 4-5 s outlives it, and a killed sweeper's timers come back soon.
+        p.put("sweeper.lease", LEASE_MS + "ms");
+        // Poisoned timers reach the DLQ after 5 attempts in ~2 s instead of ~30 s.
+        p.put("sweeper.backoff.base", "100ms");
+        p.put("sweeper.backoff.max", "1s");
+        p.put("sweeper.transient.backoff", "500ms");
+        // After a PostgreSQL restart the LISTEN connection is gone until re-established: sweep on a short clock.
+        p.put("sweeper.idle.max", "2s");
+        return p;
+    }
+
+    private void runOnce(String what, List<String> cmd) throws InterruptedException {
+        try {
+            Path out = workDir.resolve("logs/" + what + ".log");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException(what + " failed (see " + out + ")");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static void awaitPort(int port, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (System.currentTimeMillis() < deadline) {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return;
+            } catch (IOException notYet) {
+                Thread.sleep(100);
+            }
+        }
+        throw new IllegalStateException("port " + port + " did not open within " + timeoutMs + " ms");
+    }
+
+    public int kafkaPort() {
+        return kafkaPort;
+    }
+
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (supervisor != null) {
+            supervisor.close();
+        }
+        for (ManagedProcess p : services()) {
+            try {
+                p.stop();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            broker.stop();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        postgres.stopQuietly();
+    }
+}

@@ -1,0 +1,152 @@
+package io.queen.timers.faults.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.faults.load.CommandKind;
+import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.log.codec.Frame;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The checker's model fed directly (no Kafka, no PostgreSQL): a clean history passes, and each kind of
+ * broken history is caught as exactly the violation it is. Shows that the checks can fail.
+ */
+class CheckerModelTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Instant T = Instant.parse("2026-12-03T00:00:00Z");
+
+    private final Checker checker = new Checker(null, null, new byte[100]);
+    private long offset;
+
+    @Test
+    void aMessageThatFiresOnceOnTimeWithItsLastPayloadIsClean() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        reschedule(0, "k", m, "{\"v\":2}", T.plusSeconds(1));
+        fire(0, m, "{\"v\":2}", T.plusSeconds(2));
+        assertThat(judge().clean()).as(judge().violations().toString()).isTrue();
+    }
+
+    @Test
+    void aSecondFrameOfOneMessageIsADuplicate() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        fire(0, m, "{\"v\":1}", T.plusSeconds(1));
+        fire(0, m, "{\"v\":1}", T.plusSeconds(2));
+        assertThat(judge().count("duplicate fires")).isEqualTo(1);
+    }
+
+    @Test
+    void aMessageWithoutAFrameACancelOrADlqRowIsLost() throws Exception {
+        schedule(0, "k", "{\"v\":1}", T);
+        assertThat(judge().count("losses")).isEqualTo(1);
+    }
+
+    @Test
+    void aFrameBeforeItsDeliveryTimeIsEarly() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        fire(0, m, "{\"v\":1}", T.minusMillis(1));
+        assertThat(judge().count("early fires")).isEqualTo(1);
+    }
+
+    @Test
+    void aCancelledMessageMustNotFire() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        ObjectNode cancelled = event(0, "cancelled", "k").put("messageId", m.toString());
+        checker.command(cmd(0, "k", null, null, CommandKind.VALID));
+        checker.verdict(lastId(0), cancelled);
+        fire(0, m, "{\"v\":1}", T.plusSeconds(1));
+        assertThat(judge().count("cancelled, then fired")).isEqualTo(1);
+    }
+
+    @Test
+    void aFrameWithAnEarlierPayloadThanTheLastRescheduleIsWrong() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        reschedule(0, "k", m, "{\"v\":2}", T);
+        fire(0, m, "{\"v\":1}", T.plusSeconds(1));
+        assertThat(judge().count("fired with another payload or txn than its last schedule")).isEqualTo(1);
+    }
+
+    @Test
+    void aMessageOfOneTenantInTheOtherTenantsQueueCrosses() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        fire(1, m, "{\"v\":1}", T.plusSeconds(1));
+        // Twice: the frame in the other tenant's queue, and its fired event on the other tenant's audit topic.
+        assertThat(judge().count("tenant crossings")).isEqualTo(2);
+    }
+
+    @Test
+    void everyRecordNeedsExactlyOneVerdictAndHostileOnesARejection() throws Exception {
+        checker.command(cmd(0, "k", null, null, CommandKind.HOSTILE));
+        checker.verdict(lastId(0), event(0, "absent", "k"));
+        checker.command(cmd(0, "k2", null, null, CommandKind.VALID));
+        checker.verdict(lastId(0), event(0, "absent", "k2"));
+        checker.verdict(lastId(0), event(0, "absent", "k2"));
+        checker.command(cmd(0, "k3", null, null, CommandKind.VALID));
+        Findings f = judge();
+        assertThat(f.count("hostile records not rejected")).isEqualTo(1);
+        assertThat(f.count("records with 2+ verdicts (different eventId)")).isEqualTo(1);
+        assertThat(f.count("records without a verdict")).isEqualTo(1);
+    }
+
+    private UUID schedule(int tenant, String key, String payload, Instant deliverAt) throws Exception {
+        UUID m = UUID.randomUUID();
+        upsert(tenant, key, m, payload, deliverAt, "scheduled");
+        return m;
+    }
+
+    private void reschedule(int tenant, String key, UUID m, String payload, Instant deliverAt) throws Exception {
+        upsert(tenant, key, m, payload, deliverAt, "rescheduled");
+    }
+
+    private void upsert(int tenant, String key, UUID m, String payload, Instant deliverAt, String type) throws Exception {
+        String txn = "t-" + offset;
+        checker.command(cmd(tenant, key, txn, payload, CommandKind.VALID));
+        ObjectNode ev = event(tenant, type, key).put("messageId", m.toString()).put("txn", txn)
+                .put("partition", "Default").put("deliverAt", deliverAt.toString());
+        checker.verdict(lastId(tenant), ev);
+        lastTxn = txn;
+    }
+
+    private String lastTxn;
+
+    private void fire(int tenant, UUID m, String payload, Instant createdAt) {
+        long at = offset++;
+        Frame frame = Frame.of(m, lastTxn, payload.getBytes(StandardCharsets.UTF_8));
+        frames.add(() -> checker.fire(tenant, "q", "Default", at, createdAt, frame, "test"));
+        checker.outcomeEvent(tenant, JSON.createObjectNode().put("type", "fired").put("messageId", m.toString()));
+    }
+
+    private Checker.Cmd cmd(int tenant, String key, String txn, String payload, CommandKind kind) throws Exception {
+        long hash = payload == null ? 0 : Checker.payloadHash(JSON.readTree(payload));
+        return new Checker.Cmd(tenant, 0, ++offset, T.minusSeconds(10).toEpochMilli(), offset, kind, "q", key, txn, hash);
+    }
+
+    private String lastId(int tenant) {
+        return Checker.id(tenant, 0, offset);
+    }
+
+    private ObjectNode event(int tenant, String type, String key) {
+        return JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", type)
+                .put("tenant", tenant == 0 ? Stack.TENANT_A : Stack.TENANT_B).put("queue", "q").put("timerKey", key);
+    }
+
+    private final java.util.List<Runnable> frames = new java.util.ArrayList<>();
+    private Findings judged;
+
+    /** In the checker's order: verdicts build the messages, then the log's frames, then each message is judged. */
+    private Findings judge() {
+        if (judged == null) {
+            checker.checkVerdictsAndBuildMessages();
+            frames.forEach(Runnable::run);
+            checker.judgeMessages();
+            judged = checker.findings();
+        }
+        return judged;
+    }
+}

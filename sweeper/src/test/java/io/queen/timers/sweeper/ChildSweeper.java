@@ -1,0 +1,42 @@
+package io.queen.timers.sweeper;
+
+import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.testkit.PostgresDatabase;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * A sweeper in a JVM of its own ({@code SweeperMain.main}, the way it runs in production), so a test can give
+ * it a heap of its own and see its exit code. No relay, no cleanup, HTTP on a free port; output to a file.
+ */
+final class ChildSweeper {
+
+    private ChildSweeper() {}
+
+    static Process start(PostgresDatabase db, String maxHeap, Map<String, String> overrides, Path log) throws IOException {
+        Properties p = new Properties();
+        p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl());
+        p.setProperty(CommonSettings.JDBC_USER, db.user());
+        p.setProperty(CommonSettings.JDBC_PASSWORD, db.password());
+        p.setProperty(CommonSettings.KAFKA_BOOTSTRAP, "127.0.0.1:1");   // only readiness would ask; the relay is off
+        p.setProperty(CommonSettings.HTTP_PORT, "0");
+        p.setProperty(AuditSettings.RELAY_ENABLED, "false");
+        p.setProperty(SweeperSettings.CLEANUP_ENABLED, "false");
+        overrides.forEach(p::setProperty);
+        Path config = Files.createTempFile("child-sweeper", ".properties");
+        config.toFile().deleteOnExit();
+        try (Writer w = Files.newBufferedWriter(config)) {
+            p.store(w, "child sweeper of a test");
+        }
+        Files.createDirectories(log.toAbsolutePath().getParent());
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        return new ProcessBuilder(java, "-Xmx" + maxHeap, "-cp", System.getProperty("java.class.path"),
+                "io.queen.timers.sweeper.SweeperMain", "--config", config.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+}
