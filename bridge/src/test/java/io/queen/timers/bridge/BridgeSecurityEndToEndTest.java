@@ -78,7 +78,7 @@ class BridgeSecurityEndToEndTest {
         List<String> expect = new ArrayList<>();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             expect.add("scheduled");
             sends.add(send(producer, topic, "no-token", null));
@@ -143,7 +143,7 @@ class BridgeSecurityEndToEndTest {
         String secret = "{\"card\":\"4111-1111-1111-1111\"}";
         String big = "{\"card\":\"4111-1111-1111-1111\",\"pad\":\"" + "x".repeat(600) + "\"}";
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (String[] t : new String[][] {{"vault", "a", secret}, {"secret.cards", "b", secret}, {"open", "c", secret},
                     {"vault", "big", big}}) {
                 producer.send(TimerCommand.schedule(t[0], t[1]).delay(Duration.ofHours(1)).txn("t-" + t[1]).payload(t[2]).envelope(topic));
@@ -197,7 +197,7 @@ class BridgeSecurityEndToEndTest {
 
         exec("DELETE FROM queen.queues");
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
             producer.send(TimerCommand.schedule("vault", "a").delay(Duration.ofHours(1)).txn("t-a").payload("{\"card\":\"4111\"}").envelope(topic));
             producer.send(TimerCommand.schedule("other", "b").delay(Duration.ofHours(1)).txn("t-b").payload("{\"x\":1}").envelope(topic));

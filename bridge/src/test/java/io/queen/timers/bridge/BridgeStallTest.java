@@ -51,7 +51,7 @@ class BridgeStallTest {
         String topic = TestKafka.newTopic("cmd-lock", 1);
         String audit = TestKafka.newTopic("audit-lock", 1);
         try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "lock.q", "held", Duration.ofHours(1), "txn-1");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("lock.q") == 1);
 
@@ -81,7 +81,7 @@ class BridgeStallTest {
         String topic = TestKafka.newTopic("cmd-stop", 1);
         String audit = TestKafka.newTopic("audit-stop", 1);
         try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "stop.q", "first", Duration.ofHours(1), "txn-first");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 1);
 

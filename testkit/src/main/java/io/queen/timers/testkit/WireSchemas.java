@@ -35,8 +35,13 @@ import org.apache.kafka.common.header.Header;
 public final class WireSchemas {
 
     private static final String ROOT = "io/queen/timers/client/schemas/";
-    /** Numbers kept exact (1e400 stays a number, not Infinity), so the validator sees what was sent. */
+    /**
+     * Read as the bridge reads a command (no duplicate keys, no trailing content), numbers kept exact
+     * (1e400 stays a number, not Infinity) so the validator sees what was sent.
+     */
     private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
             .enable(DeserializationFeature.USE_BIG_INTEGER_FOR_INTS);
     private static final SchemaRegistry REGISTRY = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12);
