@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.client.command.WireFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -94,10 +95,33 @@ public final class CommandParser {
                 throw new Reject(RejectReason.KEY_MISMATCH, "record key '" + printable(kafkaKey) + "' is not '<queue>/<timerKey>' = '"
                         + printable(c.kafkaKey()) + "'");
             }
-            return c;
+            return withTrace(c, headers);
         } catch (Reject r) {
             return new Rejection(r.reason, r.getMessage(), kafkaKey == null ? null : printableKey(kafkaKey));
         }
+    }
+
+    /**
+     * The command with the record's trace context: one {@code traceparent} header that parses (W3C). An
+     * absent, repeated or invalid one leaves the command without a trace and never rejects it: the spec
+     * says an invalid traceparent is ignored, and a trace is the producer's convenience, not the command.
+     */
+    private static Command withTrace(Command c, Headers headers) {
+        if (headers == null) {
+            return c;
+        }
+        Header only = null;
+        for (Header h : headers.headers(WireFormat.TRACEPARENT)) {
+            if (only != null) {
+                return c;
+            }
+            only = h;
+        }
+        if (only == null || only.value() == null) {
+            return c;
+        }
+        TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8)).orElse(null);
+        return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace);
     }
 
     /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */

@@ -8,7 +8,7 @@ import java.util.UUID;
 
 /**
  * One audit event, one record type per {@code type} (README "Audit events"); {@link AuditEvents#parse}
- * reads them. A {@code switch} over the sealed type is checked by the compiler.
+ * reads them. The set is sealed: an {@code instanceof} chain over it knows every case.
  */
 public sealed interface AuditEvent {
 

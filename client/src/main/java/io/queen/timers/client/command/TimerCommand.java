@@ -103,6 +103,12 @@ public final class TimerCommand {
         return this;
     }
 
+    /** {@link #traceparent(String)} from its parts. */
+    public TimerCommand trace(TraceParent trace) {
+        this.traceparent = trace == null ? null : trace.header();
+        return this;
+    }
+
     /** The producer's token (a JWS) for a topic with {@code topic.<name>.auth=jwt}, sent in the queen-auth header; null for none. */
     public TimerCommand auth(String token) {
         this.authToken = token;
