@@ -49,10 +49,12 @@ public record TraceParent(String traceId, String spanId, String flags) {
     }
 
     /**
-     * A traceparent for a consumer continuing the trace of a fired message: same trace, a new span of
-     * its own ({@code spanId}, 16 hex digits), sampled.
+     * The context a consumer of a fired message continues: the timer's {@code traceId} and the command's
+     * {@code spanId} (from its audit events), sampled. Give {@link #header()} to a W3C propagator as the
+     * incoming traceparent; the consumer's span is then a child of the producer's.
      */
-    public static TraceParent childOf(String traceId, String spanId) {
-        return new TraceParent(traceId, spanId, "01");
+    public static TraceParent of(String traceId, String spanId) {
+        return parse("00-" + traceId + "-" + spanId + "-01")
+                .orElseThrow(() -> new IllegalArgumentException("not a W3C trace id and span id: " + traceId + ", " + spanId));
     }
 }
