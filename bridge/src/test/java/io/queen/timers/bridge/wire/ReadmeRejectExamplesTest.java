@@ -18,7 +18,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
-/** README "Reject reasons": each example record is rejected with its reason, and the schemas refuse what they can judge. */
+/** README "Reject reasons (closed list)": each example record is rejected with its reason, and the schemas refuse what they can judge. */
 class ReadmeRejectExamplesTest {
 
     /** Decided by a database error or by topic and queue settings, not by the record: no example. */
