@@ -1,11 +1,11 @@
 package io.queen.timers.bridge.wire;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,10 +1,10 @@
 package io.queen.timers.bridge.wire;
 
-import io.queen.timers.client.command.RejectReason;
-import io.queen.timers.client.command.TimerCommand;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TimerCommand;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

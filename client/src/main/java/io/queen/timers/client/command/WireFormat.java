@@ -54,7 +54,6 @@ public final class WireFormat {
     public static final String DEFAULT_PARTITION = "Default";
     /** queue: 1-255 characters of [A-Za-z0-9._-]. */
     public static final Pattern QUEUE_PATTERN = Pattern.compile("[A-Za-z0-9._-]{1,255}");
-    public static final int QUEUE_MAX_CHARS = 255;
     /** timerKey, partition, txn: 1..max Unicode code points, no NUL, no unpaired surrogate. */
     public static final int TIMER_KEY_MAX_CODE_POINTS = 512;
     public static final int PARTITION_MAX_CODE_POINTS = 255;
