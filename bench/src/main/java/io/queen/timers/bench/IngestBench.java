@@ -3,7 +3,7 @@ package io.queen.timers.bench;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -24,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Ingest throughput end to end (not a test): schedule commands already in Kafka → committed timer
@@ -151,8 +150,7 @@ public final class IngestBench {
         for (int i = 0; i < commands; i++) {
             String key = "key-" + (i % keys);
             String payload = String.format("{\"i\":%10d,\"pad\":\"%s\"}", i, pad);
-            producer.send(new ProducerRecord<>(topic, CommandJson.key("bench.ingest", key),
-                    CommandJson.schedule("bench.ingest", key, Duration.ofHours(1), "txn-" + key, payload)), (m, e) -> {
+            producer.send(TimerCommand.schedule("bench.ingest", key).delay(Duration.ofHours(1)).txn("txn-" + key).payload(payload).envelope(topic), (m, e) -> {
                         if (e != null) {
                             failed.compareAndSet(null, e);
                         }

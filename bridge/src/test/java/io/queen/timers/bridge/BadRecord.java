@@ -2,8 +2,9 @@ package io.queen.timers.bridge;
 
 import static io.queen.timers.bridge.BridgeEndToEndTest.bytes;
 
-import io.queen.timers.bridge.wire.CommandJson;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.client.command.RejectReason;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
@@ -18,7 +19,7 @@ record BadRecord(byte[] key, byte[] value, RecordHeaders headers, RejectReason r
 
     static BadRecord generate(int i, Random r) {
         String k = "b-" + i;
-        byte[] key = CommandJson.key(Q, k);
+        byte[] key = WireFormat.keyBytes(Q, k);
         String ok = "\"queue\":\"" + Q + "\",\"timerKey\":\"" + k + "\",\"txn\":\"t\",\"payload\":{\"i\":" + i + "}";
         return switch (i % 11) {
             case 0 -> {
@@ -28,7 +29,7 @@ record BadRecord(byte[] key, byte[] value, RecordHeaders headers, RejectReason r
                 yield new BadRecord(key, v, null, RejectReason.MALFORMED_JSON);
             }
             case 1 -> {
-                byte[] full = CommandJson.schedule(Q, k, Duration.ofMinutes(1), "t", "{\"i\":" + i + "}");
+                byte[] full = TimerCommand.schedule(Q, k).delay(Duration.ofMinutes(1)).txn("t").payload("{\"i\":" + i + "}").envelope("commands").value();
                 yield new BadRecord(key, Arrays.copyOf(full, 1 + r.nextInt(full.length - 1)), null, RejectReason.MALFORMED_JSON);
             }
             case 2 -> i % 2 == 0
@@ -38,8 +39,8 @@ record BadRecord(byte[] key, byte[] value, RecordHeaders headers, RejectReason r
                     + "\"payload\":\"" + "x".repeat(70_000) + "\"}", RejectReason.PAYLOAD_TOO_LARGE);
             case 4 -> json(key, "{\"op\":\"schedule\"," + ok + ",\"delayMs\":1,\"" + SERVER_OWNED[i % SERVER_OWNED.length] + "\":\"x\"}",
                     RejectReason.SERVER_OWNED_FIELD);
-            case 5 -> new BadRecord(i % 2 == 0 ? null : CommandJson.key(Q, "someone-else"),
-                    CommandJson.schedule(Q, k, Duration.ofMinutes(1), "t", "1"), null, RejectReason.KEY_MISMATCH);
+            case 5 -> new BadRecord(i % 2 == 0 ? null : WireFormat.keyBytes(Q, "someone-else"),
+                    TimerCommand.schedule(Q, k).delay(Duration.ofMinutes(1)).txn("t").payload("1").envelope("commands").value(), null, RejectReason.KEY_MISMATCH);
             case 6 -> switch ((i / 11) % 4) {
                 case 0 -> json(key, "{\"op\":\"cancel\",\"queue\":\"" + Q + "\",\"timerKey\":\"nul\\u0000" + k + "\"}", RejectReason.BAD_TIMER_KEY);
                 case 1 -> json(key, "{\"op\":\"cancel\",\"queue\":\"" + Q + "\",\"timerKey\":\"\\ud83d" + k + "\"}", RejectReason.BAD_TIMER_KEY);

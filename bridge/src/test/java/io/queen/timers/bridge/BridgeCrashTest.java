@@ -9,8 +9,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.wire.CommandJson;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.client.command.Op;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -149,7 +150,7 @@ class BridgeCrashTest {
                 TimerModel.Cmd c;
                 if (d < 0.25) {
                     c = new TimerModel.Cmd(TimerModel.Kind.CANCEL, queue, key, null, null, null);
-                    value = CommandJson.cancel(queue, key);
+                    value = TimerCommand.cancel(queue, key).envelope(topic).value();
                 } else {
                     Op op = d < 0.6 ? Op.SCHEDULE : Op.RESCHEDULE;
                     String txn = "t-" + i;
@@ -157,15 +158,15 @@ class BridgeCrashTest {
                     if (r.nextBoolean()) {
                         Instant at = base.plusSeconds(r.nextInt(86_400));
                         c = new TimerModel.Cmd(TimerModel.Kind.SCHEDULE, queue, key, at, txn, payload);
-                        value = CommandJson.encode(op, queue, key, null, null, at, txn, payload);
+                        value = TimerCommand.of(op, queue, key).at(at).txn(txn).payload(payload).envelope(topic).value();
                     } else {
                         long delay = 60_000L + r.nextInt(3_600_000);
                         c = new TimerModel.Cmd(TimerModel.Kind.SCHEDULE, queue, key, Instant.ofEpochMilli(timestamp + delay), txn, payload);
-                        value = CommandJson.encode(op, queue, key, null, delay, null, txn, payload);
+                        value = TimerCommand.of(op, queue, key).delay(Duration.ofMillis(delay)).txn(txn).payload(payload).envelope(topic).value();
                     }
                 }
                 commands.add(c);
-                records.add(new ProducerRecord<>(topic, null, timestamp, CommandJson.key(queue, key), value));
+                records.add(new ProducerRecord<>(topic, null, timestamp, WireFormat.keyBytes(queue, key), value));
             }
             return new Workload(queue, topic, commands, records, new ConcurrentHashMap<>());
         }
@@ -177,7 +178,7 @@ class BridgeCrashTest {
         /** Sends every record, 200 every 40 ms (about 5,000/s), recording where each landed. */
         Thread produceSlowly() {
             Thread t = new Thread(() -> {
-                try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
                     for (int from = 0; from < records.size(); from += 200) {
                         List<Future<RecordMetadata>> sends = new ArrayList<>();
                         int to = Math.min(records.size(), from + 200);

@@ -12,8 +12,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.wire.CommandJson;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -70,15 +71,14 @@ class BridgeEndToEndTest {
         s.put("topic." + b + ".tenant", OTHER_TENANT);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
-            producer.send(new ProducerRecord<>(a, CommandJson.key("orders.reminders", "order-42"),
-                    CommandJson.scheduleAt("orders.reminders", "order-42", at, "remind-42", "{\"orderId\":42}")));
+            producer.send(TimerCommand.schedule("orders.reminders", "order-42").at(at).txn("remind-42").payload("{\"orderId\":42}").envelope(a));
             RecordHeaders h = new RecordHeaders();
             h.add("queen-op", bytes("schedule")).add("queen-queue", bytes("orders.reminders")).add("queen-timer-key", bytes("order-42"))
                     .add("queen-delay-ms", bytes("60000")).add("queen-txn", bytes("remind-42-b"));
-            producer.send(new ProducerRecord<>(b, null, CommandJson.key("orders.reminders", "order-42"), bytes("{\"orderId\": 42}"), h));
-            producer.send(new ProducerRecord<>(a, CommandJson.key("orders.reminders", "never"), CommandJson.cancel("orders.reminders", "never")));
+            producer.send(new ProducerRecord<>(b, null, WireFormat.keyBytes("orders.reminders", "order-42"), bytes("{\"orderId\": 42}"), h));
+            producer.send(TimerCommand.cancel("orders.reminders", "never").envelope(a));
             producer.flush();
 
             awaitRecords(audit, 2, Duration.ofSeconds(60));
@@ -132,18 +132,19 @@ class BridgeEndToEndTest {
         List<RejectReason> badReasons = new ArrayList<>();
         String[] unicodeKeys = {"😀-%d", "שלום-%d", "e\u0301-%d", "\u200b-%d", "a/b/c-%d", " spaced %d ", "\uFEFF%d", "日本-%d"};
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
+                KafkaProducer<byte[], byte[]> hostile = new KafkaProducer<>(TestKafka.producerProps())) {
             for (int i = 0; i < 1000; i++) {
                 String key = i % 4 == 0 ? String.format(unicodeKeys[(i / 4) % unicodeKeys.length], i) : "v-" + i;
                 String payload = "{\"i\":" + i + "}";
                 validPayloadByKey.put(key, payload);
-                producer.send(new ProducerRecord<>(topic, CommandJson.key("bad.mix", key),
-                        CommandJson.schedule("bad.mix", key, Duration.ofHours(1), "t-" + i, payload)));
+                producer.send(TimerCommand.schedule("bad.mix", key).delay(Duration.ofHours(1)).txn("t-" + i).payload(payload).envelope(topic));
                 BadRecord bad = BadRecord.generate(i, random);
                 badReasons.add(bad.reason());
-                badSends.add(producer.send(new ProducerRecord<>(topic, null, bad.key(), bad.value(), bad.headers())));
+                badSends.add(hostile.send(new ProducerRecord<>(topic, null, bad.key(), bad.value(), bad.headers())));
             }
             producer.flush();
+            hostile.flush();
             await().atMost(Duration.ofSeconds(90)).until(() -> storedOffsetSum(db.dataSource(), group) == 2000);
             assertThat(registry.counter("queen.timers.bridge.batch.retries").count()).as("batches retried").isZero();
         }
@@ -178,7 +179,7 @@ class BridgeEndToEndTest {
         List<TimerModel.Cmd> commands = new ArrayList<>();
         Map<String, Integer> indexBySource = new HashMap<>();
         try (BridgeMain bridge = BridgeMain.start(config(settings(db, topic, audit, group)), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, commands, indexBySource, 300, at);
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 300);
 
@@ -206,9 +207,9 @@ class BridgeEndToEndTest {
                     ? new TimerModel.Cmd(TimerModel.Kind.CANCEL, "outage", key, null, null, null)
                     : new TimerModel.Cmd(TimerModel.Kind.SCHEDULE, "outage", key, at.plusMillis(base + i), "t" + (base + i), "\"p" + (base + i) + "\"");
             commands.add(c);
-            byte[] value = c.kind() == TimerModel.Kind.CANCEL ? CommandJson.cancel(c.queue(), key)
-                    : CommandJson.scheduleAt(c.queue(), key, c.deliverAt(), c.txn(), c.payload());
-            sends.add(producer.send(new ProducerRecord<>(topic, CommandJson.key(c.queue(), key), value)));
+            TimerCommand command = c.kind() == TimerModel.Kind.CANCEL ? TimerCommand.cancel(c.queue(), key)
+                    : TimerCommand.schedule(c.queue(), key).at(c.deliverAt()).txn(c.txn()).payload(c.payload());
+            sends.add(producer.send(command.envelope(topic)));
         }
         producer.flush();
         for (int i = 0; i < n; i++) {

@@ -13,7 +13,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jwt.PlainJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.auth.TestTokens;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.IndependentGcm;
@@ -77,7 +78,7 @@ class BridgeSecurityEndToEndTest {
         List<String> expect = new ArrayList<>();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             expect.add("scheduled");
             sends.add(send(producer, topic, "no-token", null));
@@ -95,7 +96,7 @@ class BridgeSecurityEndToEndTest {
             RecordHeaders h = new RecordHeaders();
             h.add("queen-op", bytes("schedule")).add("queen-queue", bytes("auth.q")).add("queen-timer-key", bytes("headers-form"))
                     .add("queen-delay-ms", bytes("3600000")).add("queen-txn", bytes("t-h")).add("queen-auth", bytes(valid));
-            sends.add(producer.send(new ProducerRecord<>(topic, null, CommandJson.key("auth.q", "headers-form"), bytes("{\"h\":1}"), h)));
+            sends.add(producer.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", "headers-form"), bytes("{\"h\":1}"), h)));
             expect.add("scheduled");
             producer.flush();
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == sends.size());
@@ -142,11 +143,10 @@ class BridgeSecurityEndToEndTest {
         String secret = "{\"card\":\"4111-1111-1111-1111\"}";
         String big = "{\"card\":\"4111-1111-1111-1111\",\"pad\":\"" + "x".repeat(600) + "\"}";
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (String[] t : new String[][] {{"vault", "a", secret}, {"secret.cards", "b", secret}, {"open", "c", secret},
                     {"vault", "big", big}}) {
-                producer.send(new ProducerRecord<>(topic, CommandJson.key(t[0], t[1]),
-                        CommandJson.schedule(t[0], t[1], Duration.ofHours(1), "t-" + t[1], t[2])));
+                producer.send(TimerCommand.schedule(t[0], t[1]).delay(Duration.ofHours(1)).txn("t-" + t[1]).payload(t[2]).envelope(topic));
             }
             producer.flush();
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 4);
@@ -197,12 +197,10 @@ class BridgeSecurityEndToEndTest {
 
         exec("DELETE FROM queen.queues");
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
-            producer.send(new ProducerRecord<>(topic, CommandJson.key("vault", "a"),
-                    CommandJson.schedule("vault", "a", Duration.ofHours(1), "t-a", "{\"card\":\"4111\"}")));
-            producer.send(new ProducerRecord<>(topic, CommandJson.key("other", "b"),
-                    CommandJson.schedule("other", "b", Duration.ofHours(1), "t-b", "{\"x\":1}")));
+            producer.send(TimerCommand.schedule("vault", "a").delay(Duration.ofHours(1)).txn("t-a").payload("{\"card\":\"4111\"}").envelope(topic));
+            producer.send(TimerCommand.schedule("other", "b").delay(Duration.ofHours(1)).txn("t-b").payload("{\"x\":1}").envelope(topic));
             producer.flush();
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
         }
@@ -219,8 +217,8 @@ class BridgeSecurityEndToEndTest {
         if (token != null) {
             h.add("queen-auth", bytes(token));
         }
-        return p.send(new ProducerRecord<>(topic, null, CommandJson.key("auth.q", key),
-                CommandJson.schedule("auth.q", key, Duration.ofHours(1), "t-" + key, "{\"k\":1}"), h));
+        return p.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", key),
+                TimerCommand.schedule("auth.q", key).delay(Duration.ofHours(1)).txn("t-" + key).payload("{\"k\":1}").envelope(topic).value(), h));
     }
 
     private static void exec(String sql) throws Exception {

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.Backends;
@@ -51,7 +51,7 @@ class BridgeStallTest {
         String topic = TestKafka.newTopic("cmd-lock", 1);
         String audit = TestKafka.newTopic("audit-lock", 1);
         try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "lock.q", "held", Duration.ofHours(1), "txn-1");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("lock.q") == 1);
 
@@ -81,7 +81,7 @@ class BridgeStallTest {
         String topic = TestKafka.newTopic("cmd-stop", 1);
         String audit = TestKafka.newTopic("audit-stop", 1);
         try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "stop.q", "first", Duration.ofHours(1), "txn-first");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 1);
 
@@ -104,7 +104,7 @@ class BridgeStallTest {
 
     private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String queue, String key, Duration delay, String txn)
             throws Exception {
-        producer.send(new ProducerRecord<>(topic, CommandJson.key(queue, key), CommandJson.schedule(queue, key, delay, txn, "{}"))).get();
+        producer.send(TimerCommand.schedule(queue, key).delay(delay).txn(txn).payload("{}").envelope(topic)).get();
     }
 
     private static long timers(String queue) throws Exception {

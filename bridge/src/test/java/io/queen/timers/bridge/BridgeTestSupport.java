@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
+import io.queen.timers.testkit.WireSchemas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -73,7 +74,10 @@ final class BridgeTestSupport {
         }
     }
 
-    /** Every record of {@code topic} from the beginning to its current end, values parsed as JSON. */
+    /**
+     * Every record of the audit topic {@code topic} from the beginning to its current end, values parsed
+     * as JSON; each is checked against schemas/audit-event.schema.json and parsed by the client first.
+     */
     static List<JsonNode> readAll(String topic) {
         Map<String, Object> props = TestKafka.consumerProps("unused");
         props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG); // assign() only: no coordinator to leave
@@ -98,7 +102,7 @@ final class BridgeTestSupport {
         return out;
     }
 
-    /** Reads {@code topic} from the beginning with one consumer until it holds at least {@code n} records. */
+    /** Reads the audit topic {@code topic} from the beginning until it holds at least {@code n} events (each checked as in {@link #readAll}). */
     static List<JsonNode> awaitRecords(String topic, int n, Duration timeout) {
         Map<String, Object> props = TestKafka.consumerProps("unused");
         props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG);
@@ -118,9 +122,10 @@ final class BridgeTestSupport {
         return out;
     }
 
-    /** One poll of {@code c}: each record's value as JSON, appended to {@code out}. */
+    /** One poll of {@code c}: each record's value, checked by the schema and the client, as JSON, appended to {@code out}. */
     private static void pollValues(KafkaConsumer<byte[], byte[]> c, List<JsonNode> out) {
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+            WireSchemas.auditEvent(r.value());
             try {
                 out.add(JSON.readTree(r.value()));
             } catch (IOException e) {
@@ -129,14 +134,19 @@ final class BridgeTestSupport {
         }
     }
 
-    /** The audit events not yet published, as the relay would publish them (the outbox per event: V026's view). */
+    /**
+     * The audit events not yet published, as the relay would publish them (the outbox per event: V026's
+     * view), each checked as in {@link #readAll}.
+     */
     static List<JsonNode> outbox(DataSource ds) throws SQLException, IOException {
         List<JsonNode> out = new ArrayList<>();
         try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'tenant', tenant_id) || event)::text "
+                ResultSet rs = st.executeQuery("SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'at', created_at, 'tenant', tenant_id) || event)::text "
                         + "FROM queen.timer_audit_events ORDER BY id, seq")) {
             while (rs.next()) {
-                out.add(JSON.readTree(rs.getString(1)));
+                String event = rs.getString(1);
+                WireSchemas.auditEvent(event.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                out.add(JSON.readTree(event));
             }
         }
         return out;

@@ -9,7 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.ingest.OffsetStore;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -40,7 +40,7 @@ class OutOfRangeOffsetTest {
         String group = "g-" + UUID.randomUUID();
         Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
         s.put("audit.relay.enabled", "false");
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+        try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, 0, 0, 10);
             send(producer, topic, 1, 0, 10);
             try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
@@ -81,8 +81,8 @@ class OutOfRangeOffsetTest {
     private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int partition, int from, int n) throws Exception {
         for (int i = from; i < from + n; i++) {
             String key = "p" + partition + "-" + i;
-            producer.send(new ProducerRecord<>(topic, partition, CommandJson.key("range", key),
-                    CommandJson.schedule("range", key, Duration.ofHours(1), "t", "1"))).get();
+            ProducerRecord<byte[], byte[]> r = TimerCommand.schedule("range", key).delay(Duration.ofHours(1)).txn("t").payload("1").envelope(topic);
+            producer.send(new ProducerRecord<>(topic, partition, r.key(), r.value())).get();
         }
     }
 

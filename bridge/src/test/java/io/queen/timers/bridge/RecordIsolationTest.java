@@ -10,7 +10,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -65,11 +64,10 @@ class RecordIsolationTest {
         s.put("audit.relay.enabled", "false");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         int n = 400;
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+        try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < n; i++) { // sent before the bridge starts: one poll takes many records, poisons among them
                 String key = (i == 17 || i == 250 || i == 251 ? "poison-" : "ok-") + i;
-                producer.send(new ProducerRecord<>(topic, CommandJson.key("iso", key),
-                        CommandJson.schedule("iso", key, Duration.ofHours(1), "t" + i, "{\"i\":" + i + "}")));
+                producer.send(TimerCommand.schedule("iso", key).delay(Duration.ofHours(1)).txn("t" + i).payload("{\"i\":" + i + "}").envelope(topic));
             }
         }
         try (BridgeMain bridge = BridgeMain.start(config(s), registry)) {
@@ -99,10 +97,9 @@ class RecordIsolationTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         setWorldBroken(true);
         try (BridgeMain bridge = BridgeMain.start(config(s), registry);
-                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < 20; i++) {
-                producer.send(new ProducerRecord<>(topic, CommandJson.key("busy", "busy-" + i),
-                        CommandJson.schedule("busy", "busy-" + i, Duration.ofHours(1), "t", "1")));
+                producer.send(TimerCommand.schedule("busy", "busy-" + i).delay(Duration.ofHours(1)).txn("t").payload("1").envelope(topic));
             }
             producer.flush();
             await().atMost(Duration.ofSeconds(60)).until(() -> registry.counter("queen.timers.bridge.batch.retries").count() >= 2);

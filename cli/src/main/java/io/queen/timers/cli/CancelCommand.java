@@ -1,6 +1,6 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,7 +24,7 @@ final class CancelCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return ScheduleCommand.Sent.print(root, spec, output, kafka, target, "cancel",
-                CommandJson.cancel(target.queue, target.timerKey), "");
+        return ScheduleCommand.Sent.print(root, spec, output, kafka, target,
+                TimerCommand.cancel(target.queue, target.timerKey), "");
     }
 }

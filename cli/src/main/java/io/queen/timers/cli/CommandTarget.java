@@ -1,6 +1,6 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.kafka.RecordKey;
+import io.queen.timers.client.command.WireFormat;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -61,6 +61,6 @@ public final class CommandTarget {
 
     /** The record key every command for this timer carries (docs/formats.md#record-key). */
     String recordKey() {
-        return RecordKey.of(queue, timerKey);
+        return WireFormat.key(queue, timerKey);
     }
 }

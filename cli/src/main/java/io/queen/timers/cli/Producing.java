@@ -1,6 +1,5 @@
 package io.queen.timers.cli;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -19,8 +18,8 @@ final class Producing {
 
     private Producing() {}
 
-    /** @param token the producer's JWT for the queen-auth header, or null */
-    static RecordMetadata send(Map<String, Object> clientProps, String topic, String key, byte[] value, String token) {
+    static RecordMetadata send(Map<String, Object> clientProps, ProducerRecord<byte[], byte[]> record) {
+        String topic = record.topic();
         Map<String, Object> p = new java.util.HashMap<>(clientProps);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -30,10 +29,6 @@ final class Producing {
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) TIMEOUT.toMillis() - 1000);
         p.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "queen-timers-cli");
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
-            ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
-            if (token != null) {
-                record.headers().add("queen-auth", token.getBytes(StandardCharsets.UTF_8));
-            }
             return producer.send(record)
                     .get(TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {

@@ -3,8 +3,10 @@ package io.queen.timers.cli;
 import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.queen.timers.bridge.wire.CommandJson;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.audit.AuditEvent;
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.verdict.CommandSender;
 import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;
 import java.time.Instant;
@@ -83,8 +85,13 @@ final class ScheduleCommand implements Callable<Integer> {
         }
         String effectiveTxn = txn == null ? target.timerKey : txn;
         parsePayload(payload);
-        byte[] value = CommandJson.encode(op, target.queue, target.timerKey, partition, delayMs, deliverAt, effectiveTxn, payload);
-        return Sent.print(root, spec, output, kafka, target, op.wireName(), value, whenText + ", txn " + effectiveTxn);
+        TimerCommand command = TimerCommand.of(op, target.queue, target.timerKey).partition(partition).txn(effectiveTxn).payload(payload);
+        if (delayMs != null) {
+            command.delay(Duration.ofMillis(delayMs));
+        } else {
+            command.at(deliverAt);
+        }
+        return Sent.print(root, spec, output, kafka, target, command, whenText + ", txn " + effectiveTxn);
     }
 
     static JsonNode parsePayload(String text) {
@@ -100,7 +107,8 @@ final class ScheduleCommand implements Callable<Integer> {
         private Sent() {}
 
         static int print(QueenTimers root, CommandSpec spec, Output output, KafkaOptions kafka, CommandTarget target,
-                         String op, byte[] value, String detail) {
+                         TimerCommand command, String detail) {
+            String op = command.op().wireName();
             String topic = target.topic(root.env());
             Map<String, Object> props = kafka.clientProps(root.env());
             Duration wait = null;
@@ -111,8 +119,8 @@ final class ScheduleCommand implements Callable<Integer> {
                     throw new UserError("--wait '" + target.wait + "': " + e.getMessage());
                 }
             }
-            try (VerdictWaiter waiter = wait == null ? null : new VerdictWaiter(props, target.auditTopic(root.env()))) {
-                RecordMetadata md = Producing.send(props, topic, target.recordKey(), value, target.token(root.env()));
+            try (CommandSender waiter = wait == null ? null : verdicts(props, target.auditTopic(root.env()))) {
+                RecordMetadata md = Producing.send(props, command.auth(target.token(root.env())).envelope(topic));
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("op", op);
                 f.put("queue", target.queue);
@@ -126,26 +134,38 @@ final class ScheduleCommand implements Callable<Integer> {
                     output.print(spec.commandLine().getOut(), sent + "; the verdict comes on the audit topic", f);
                     return 0;
                 }
-                Optional<JsonNode> verdict = waiter.await(md, wait);
+                Optional<AuditEvent.Verdict> verdict = waiter.await(md, wait);
                 if (verdict.isEmpty()) {
                     output.print(spec.commandLine().getOut(), sent, f);
                     throw new IllegalStateException("no verdict on " + target.auditTopic(root.env()) + " within " + target.wait
                             + " (is a bridge consuming " + topic + "?)");
                 }
-                JsonNode v = verdict.get();
-                String type = v.path("type").asText();
+                AuditEvent.Verdict v = verdict.get();
+                String type = v.type().wireName();
+                String reason = v instanceof AuditEvent.Rejected r ? r.reason().wireName() : null;
+                String deliverAt = v instanceof AuditEvent.Scheduled s ? s.deliverAt().toString()
+                        : v instanceof AuditEvent.Rescheduled s ? s.deliverAt().toString() : null;
                 f.put("verdict", type);
-                if (v.hasNonNull("reason")) {
-                    f.put("reason", v.path("reason").asText());
+                if (reason != null) {
+                    f.put("reason", reason);
                 }
-                if (v.hasNonNull("deliverAt")) {
-                    f.put("deliverAt", v.path("deliverAt").asText());
+                if (deliverAt != null) {
+                    f.put("deliverAt", deliverAt);
                 }
                 output.print(spec.commandLine().getOut(), sent + "\nverdict: " + type
-                        + (v.hasNonNull("reason") ? " (" + v.path("reason").asText() + ")" : "")
-                        + (v.hasNonNull("deliverAt") ? ", deliver at " + v.path("deliverAt").asText() : ""), f);
+                        + (reason != null ? " (" + reason + ")" : "")
+                        + (deliverAt != null ? ", deliver at " + deliverAt : ""), f);
                 // a refusal is a failure for a script; absent (no longer pending) and the others are answers
-                return type.equals("rejected") || type.equals("too_late") ? 1 : 0;
+                return v instanceof AuditEvent.Rejected || v instanceof AuditEvent.TooLate ? 1 : 0;
+            }
+        }
+    
+        /** The verdict reader, opened at the audit topic's end before the command is sent. */
+        private static CommandSender verdicts(Map<String, Object> props, String auditTopic) {
+            try {
+                return new CommandSender(props, auditTopic);
+            } catch (IllegalArgumentException e) {
+                throw new UserError(e.getMessage() + " (set --audit-topic or QUEEN_AUDIT_TOPIC)");
             }
         }
     }

@@ -8,7 +8,7 @@ import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.apply.Verdict;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.command.Op;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -106,7 +106,7 @@ class CrashTest {
             for (ClaimedTimer t : reclaimed) {
                 withOldTokens.add(new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(), t.deliverAt(), t.visibleAt(),
                         t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(), t.attempts(),
-                        t.lastError(), oldTokens.get(t.timerKey()), t.claimedUntil()));
+                        t.lastError(), oldTokens.get(t.timerKey()), t.claimedUntil(), t.traceContext()));
             }
             Firer firer = new Firer(db.dataSource());
             for (FireBatch f : new Packer(1 << 20).pack(withOldTokens).fires()) {

@@ -17,7 +17,7 @@ import io.queen.timers.bridge.crypto.EncryptionPolicy;
 import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.command.Op;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.IndependentGcm;
 import io.queen.timers.testkit.PostgresDatabase;

@@ -11,6 +11,7 @@ import io.queen.timers.testkit.HostileRecords;
 import io.queen.timers.testkit.HostileRecords.HostileRecord;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
+import io.queen.timers.testkit.WireSchemas;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -78,18 +79,22 @@ class HostileCommandsFuzzTest {
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
             List<Future<RecordMetadata>> sends = new ArrayList<>();
             List<HostileRecord> records = new ArrayList<>();
+            List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 HostileRecord rec = HostileRecords.next(random, "fuzz.q");
                 records.add(rec);
                 Long ts = rec.timestampMs() < 0 ? null : rec.timestampMs(); // a v2 record always has one: "none" is the producer's clock
-                sends.add(producer.send(new ProducerRecord<>(topic, null, ts, rec.key(), rec.value(), rec.headers())));
+                sent.add(new ProducerRecord<>(topic, null, ts, rec.key(), rec.value(), rec.headers()));
+                sends.add(producer.send(sent.get(i)));
             }
             producer.flush();
             Map<String, HostileRecord> bySource = new HashMap<>();
+            Map<String, ProducerRecord<byte[], byte[]>> recordBySource = new HashMap<>();
             for (int i = 0; i < n; i++) {
                 try {
                     RecordMetadata m = sends.get(i).get();
                     bySource.put(m.partition() + "@" + m.offset(), records.get(i));
+                    recordBySource.put(m.partition() + "@" + m.offset(), sent.get(i));
                 } catch (ExecutionException refused) {
                     histogram.merge("refused by the broker", "1", (a, b) -> Integer.toString(Integer.parseInt(a) + 1));
                 }
@@ -103,11 +108,21 @@ class HostileCommandsFuzzTest {
                 histogram.merge(v.get(0), "1", (a, b) -> Integer.toString(Integer.parseInt(a) + 1));
             });
             assertThat(histogram).as("no record met a bug").doesNotContainKey("rejected/internal");
+            // The published JSON Schemas are never more lenient than the bridge: what they refuse, the bridge rejects.
+            verdicts.forEach((source, v) -> {
+                List<String> schemaErrors = WireSchemas.commandErrors(recordBySource.get(source));
+                if (!schemaErrors.isEmpty()) {
+                    assertThat(v.get(0)).as("verdict on %s, which the schemas refuse (%s)", HostileRecords.describe(bySource.get(source)),
+                            schemaErrors).startsWith("rejected");
+                }
+            });
             assertThat(bridge.health().report().ready()).as(bridge.health().report().text()).isTrue();
 
             // After all of that, a valid command is applied and fires, its payload exactly as sent.
-            producer.send(new ProducerRecord<>(topic, "fuzz.after/last".getBytes(StandardCharsets.UTF_8),
-                    HostileRecords.validSchedule("fuzz.after", "last", "after-" + seed, EXACT_PAYLOAD))).get();
+            try (KafkaProducer<byte[], byte[]> valid = TestKafka.commandProducer()) {
+                valid.send(new ProducerRecord<>(topic, "fuzz.after/last".getBytes(StandardCharsets.UTF_8),
+                        HostileRecords.validSchedule("fuzz.after", "last", "after-" + seed, EXACT_PAYLOAD))).get();
+            }
             try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> LogContents.read(ds).stream().anyMatch(m -> m.queue().equals("fuzz.after")));
             }

@@ -86,6 +86,21 @@ class PoisonTest {
     }
 
     @Test
+    void aTracedTimersRetryingAndDeadLetteredEventsCarryItsTrace() {
+        poison.poison("txn-traced");
+        staging.schedule(DEFAULT_TENANT, "orders", "traced", -1);
+        staging.execute("UPDATE queen.log_timers SET trace_context = decode('4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7', 'hex')"
+                + " WHERE timer_key = 'traced'");   // as the bridge stores a command's traceparent (V090)
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.MAX_ATTEMPTS, "2"))) {
+            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_dlq") == 1);
+        }
+        String traced = "event->>'traceId' = '4bf92f3577b34da6a3ce929d0e0e4736' AND event->>'spanId' = '00f067aa0ba902b7'";
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'retrying' AND " + traced)).isEqualTo(2);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered' AND " + traced)).isEqualTo(1);
+        staging.checkAuditEvents();
+    }
+
+    @Test
     void afterFivePermanentFailuresThePoisonedTimerSitsInTheDlqWithADeadLetteredEvent() throws Exception {
         String auditTopic = TestKafka.newTopic("audit-poison", 1);
         schedule200WithOnePoisoned();

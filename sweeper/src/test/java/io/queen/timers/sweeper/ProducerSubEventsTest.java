@@ -9,7 +9,7 @@ import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
+import io.queen.timers.client.command.Op;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper;
 
+import io.queen.timers.testkit.WireSchemas;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -87,10 +88,26 @@ public final class Staging {
 
     /**
      * Empties the timers, the outbox, the DLQ and the log (queues cascade to partitions, segments and consumers;
-     * Queen's log_txns and log_dlq have no foreign key, so they are named).
+     * Queen's log_txns and log_dlq have no foreign key, so they are named). The audit events still in the
+     * outbox are checked against schemas/audit-event.schema.json first: every suite that clears between
+     * tests so checks the events its fires, failures and dead letters wrote.
      */
     public void clear() {
+        checkAuditEvents();
         execute("TRUNCATE queen.log_timers, queen.timer_audit_outbox, queen.log_dlq, queen.log_txns, queen.queues CASCADE");
+    }
+
+    /** Every event in the outbox, as the relay would publish it (V026's view), valid by the schema and the client. */
+    public void checkAuditEvents() {
+        String sql = "SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'at', created_at, 'tenant', tenant_id) || event)::text"
+                + " FROM queen.timer_audit_events ORDER BY id, seq";
+        try (Connection c = dataSource.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) {
+                WireSchemas.auditEvent(rs.getString(1).getBytes(StandardCharsets.UTF_8));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
     }
 
     public void execute(String sql) {

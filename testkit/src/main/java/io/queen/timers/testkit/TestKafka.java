@@ -95,6 +95,14 @@ public final class TestKafka {
         return p;
     }
 
+    /**
+     * The producer every test sends its well-formed commands with: each record is checked against the
+     * command schemas first ({@link SchemaCheckedProducer}).
+     */
+    public static SchemaCheckedProducer commandProducer() {
+        return new SchemaCheckedProducer(producerProps());
+    }
+
     /** Byte-array consumer settings reading from the earliest offset. */
     public static Map<String, Object> consumerProps(String groupId) {
         Map<String, Object> p = new HashMap<>();

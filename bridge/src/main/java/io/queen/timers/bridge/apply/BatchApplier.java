@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.crypto.QueueEncryption.QueueRef;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.Compression;
@@ -210,6 +210,9 @@ public final class BatchApplier {
         if (in.producerSub() != null) {
             ev.put("producerSub", in.producerSub()); // who sent this command (a token's sub, or the topic's fixed sub)
         }
+        if (cmd.trace() != null) { // the command's own trace (V090): its verdict joins the producer's trace
+            ev.put("traceId", cmd.trace().traceId()).put("spanId", cmd.trace().spanId());
+        }
         source(ev, in.source());
         return ev;
     }
@@ -281,6 +284,7 @@ public final class BatchApplier {
             st.setArray(i++, arr(c, "bool", r.uZstd));
             st.setArray(i++, arr(c, "bool", r.uEncrypted));
             st.setArray(i++, arr(c, "text", r.uSub));
+            st.setArray(i++, c.createArrayOf("bytea", r.uTrace.toArray(new byte[0][])));
             st.setArray(i++, arr(c, "uuid", r.dTenant));
             st.setArray(i++, arr(c, "text", r.dQueue));
             st.setArray(i++, arr(c, "text", r.dKey));
@@ -321,6 +325,7 @@ public final class BatchApplier {
         final List<Boolean> uZstd = new ArrayList<>();
         final List<Boolean> uEncrypted = new ArrayList<>();
         final List<String> uSub = new ArrayList<>();
+        final List<byte[]> uTrace = new ArrayList<>();
         final List<UUID> dTenant = new ArrayList<>();
         final List<String> dQueue = new ArrayList<>();
         final List<String> dKey = new ArrayList<>();
@@ -351,6 +356,7 @@ public final class BatchApplier {
             uZstd.add(zstd);
             uEncrypted.add(sealed != null);
             uSub.add(sub);
+            uTrace.add(cmd.trace() == null ? null : cmd.trace().bytes());
         }
 
         void delete(UUID tenant, String queue, String key) {

@@ -1,6 +1,6 @@
 package io.queen.timers.bridge.auth;
 
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.RejectReason;
 
 /** What the token of one record proves: a producer identity, or a refusal with its reason. */
 public sealed interface AuthResult {

@@ -1,5 +1,6 @@
 package io.queen.timers.bridge.auth;
 
+import io.queen.timers.client.command.WireFormat;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
@@ -18,7 +19,7 @@ import com.nimbusds.jose.proc.JWSVerifierFactory;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.RejectReason;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -52,7 +53,7 @@ import org.apache.kafka.common.header.Headers;
  */
 public final class TokenVerifier {
 
-    public static final String HEADER = "queen-auth";
+    public static final String HEADER = WireFormat.H_AUTH;
     /** A header larger than this is refused before it is parsed: no token we issue comes near it. */
     static final int MAX_TOKEN_BYTES = 16 * 1024;
     private static final int CACHED_TOKENS = 256;

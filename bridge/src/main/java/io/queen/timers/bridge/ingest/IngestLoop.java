@@ -15,7 +15,7 @@ import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.Parsed;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;

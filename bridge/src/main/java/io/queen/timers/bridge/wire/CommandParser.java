@@ -4,6 +4,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TraceParent;
+import io.queen.timers.client.command.WireFormat;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -17,10 +21,16 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.regex.Pattern;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+
+import static io.queen.timers.client.command.WireFormat.H_DELAY_MS;
+import static io.queen.timers.client.command.WireFormat.H_DELIVER_AT;
+import static io.queen.timers.client.command.WireFormat.H_OP;
+import static io.queen.timers.client.command.WireFormat.H_PARTITION;
+import static io.queen.timers.client.command.WireFormat.H_QUEUE;
+import static io.queen.timers.client.command.WireFormat.H_TIMER_KEY;
+import static io.queen.timers.client.command.WireFormat.H_TXN;
 
 /**
  * Turns one Kafka record into a {@link Command} or a {@link Rejection} (docs/formats.md#command). Validation is a
@@ -32,30 +42,11 @@ import org.apache.kafka.common.header.Headers;
  */
 public final class CommandParser {
 
-    static final String H_OP = "queen-op";
-    static final String H_QUEUE = "queen-queue";
-    static final String H_TIMER_KEY = "queen-timer-key";
-    static final String H_PARTITION = "queen-partition";
-    static final String H_DELAY_MS = "queen-delay-ms";
-    static final String H_DELIVER_AT = "queen-deliver-at";
-    static final String H_TXN = "queen-txn";
-    /** The producer's token (topic.<name>.auth=jwt): checked by bridge.auth, not here, and allowed in either form. */
-    static final String H_AUTH = "queen-auth";
-
-    private static final Set<String> FIELDS = Set.of("op", "queue", "timerKey", "partition", "delayMs", "deliverAt", "txn", "payload");
-    private static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
-    /** Server-owned names, compared case-insensitively with '_' and '-' removed (so tenant_id, Tenant-Id, tenantId all match). */
-    private static final Set<String> SERVER_OWNED = Set.of("tenant", "tenantid", "producersub", "producer", "sub", "messageid",
-            "attempts", "lasterror", "claimtoken", "claimeduntil", "shard", "visibleat", "createdat", "updatedat",
-            "payloadzstd", "encrypted");
-    private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9._-]{1,255}");
-    private static final Instant EARLIEST = Instant.EPOCH;
     /**
-     * The latest delivery time any record may name, whatever its timestamp: the last instant with a
-     * four-digit year. Far inside both {@code long} epoch milliseconds and PostgreSQL's timestamptz,
-     * so no arithmetic after validation can overflow (a year +300000000 once did, outside any try).
+     * The latest delivery time any record may name (WireFormat.LATEST_DELIVERY): kept here under its
+     * old name for the parser's tests.
      */
-    static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
+    static final Instant LATEST = WireFormat.LATEST_DELIVERY;
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
@@ -104,10 +95,33 @@ public final class CommandParser {
                 throw new Reject(RejectReason.KEY_MISMATCH, "record key '" + printable(kafkaKey) + "' is not '<queue>/<timerKey>' = '"
                         + printable(c.kafkaKey()) + "'");
             }
-            return c;
+            return withTrace(c, headers);
         } catch (Reject r) {
             return new Rejection(r.reason, r.getMessage(), kafkaKey == null ? null : printableKey(kafkaKey));
         }
+    }
+
+    /**
+     * The command with the record's trace context: one {@code traceparent} header that parses (W3C). An
+     * absent, repeated or invalid one leaves the command without a trace and never rejects it: the spec
+     * says an invalid traceparent is ignored, and a trace is the producer's convenience, not the command.
+     */
+    private static Command withTrace(Command c, Headers headers) {
+        if (headers == null) {
+            return c;
+        }
+        Header only = null;
+        for (Header h : headers.headers(WireFormat.TRACEPARENT)) {
+            if (only != null) {
+                return c;
+            }
+            only = h;
+        }
+        if (only == null || only.value() == null) {
+            return c;
+        }
+        TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8)).orElse(null);
+        return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace);
     }
 
     /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */
@@ -130,17 +144,17 @@ public final class CommandParser {
         }
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String name = it.next();
-            if (isServerOwned(name)) {
+            if (WireFormat.isServerOwned(name)) {
                 throw new Reject(RejectReason.SERVER_OWNED_FIELD, "field '" + printable(name) + "' is set by the server, never by a command");
             }
-            if (!FIELDS.contains(name)) {
+            if (!WireFormat.FIELDS.contains(name)) {
                 throw new Reject(RejectReason.UNKNOWN_FIELD, "unknown field '" + printable(name) + "'");
             }
         }
-        JsonNode payload = root.get("payload");
-        byte[] bytes = payload == null ? null : exact(() -> RawJson.field(value, "payload"));
-        return new Fields(root.get("op"), root.get("queue"), root.get("timerKey"), root.get("partition"), root.get("delayMs"),
-                root.get("deliverAt"), root.get("txn"), bytes, payload != null, false);
+        JsonNode payload = root.get(WireFormat.PAYLOAD);
+        byte[] bytes = payload == null ? null : exact(() -> RawJson.field(value, WireFormat.PAYLOAD));
+        return new Fields(root.get(WireFormat.OP), root.get(WireFormat.QUEUE), root.get(WireFormat.TIMER_KEY), root.get(WireFormat.PARTITION), root.get(WireFormat.DELAY_MS),
+                root.get(WireFormat.DELIVER_AT), root.get(WireFormat.TXN), bytes, payload != null, false);
     }
 
     private Fields fromHeaders(Headers headers, byte[] value) {
@@ -148,13 +162,13 @@ public final class CommandParser {
         for (Header header : headers) {
             String name = header.key();
             String lower = name.toLowerCase(Locale.ROOT);
-            if (!lower.startsWith("queen-")) {
+            if (!lower.startsWith(WireFormat.HEADER_PREFIX)) {
                 continue; // tracing and other foreign headers are not ours to judge
             }
-            if (isServerOwned(lower.substring("queen-".length()))) {
+            if (WireFormat.isServerOwned(lower.substring(WireFormat.HEADER_PREFIX.length()))) {
                 throw new Reject(RejectReason.SERVER_OWNED_FIELD, "header '" + printable(name) + "' is set by the server, never by a command");
             }
-            if (!HEADERS.contains(lower)) {
+            if (!WireFormat.HEADERS.contains(lower)) {
                 throw new Reject(RejectReason.UNKNOWN_FIELD, "unknown header '" + printable(name) + "'");
             }
             if (h.put(lower, utf8(header.value(), name)) != null) {
@@ -177,19 +191,19 @@ public final class CommandParser {
     }
 
     private Command validate(Fields f, long timestampMs) {
-        String opName = text(f.op, "op", f.headersForm);
+        String opName = text(f.op, f.headersForm ? H_OP : WireFormat.OP, f.headersForm);
         Op op = Op.fromWire(opName).orElseThrow(() -> new Reject(RejectReason.UNKNOWN_OP,
                 "op '" + printable(opName) + "' is not schedule, reschedule or cancel"));
-        String queue = text(f.queue, f.headersForm ? H_QUEUE : "queue", f.headersForm);
-        if (!QUEUE.matcher(queue).matches()) {
+        String queue = text(f.queue, f.headersForm ? H_QUEUE : WireFormat.QUEUE, f.headersForm);
+        if (!WireFormat.QUEUE_PATTERN.matcher(queue).matches()) {
             throw new Reject(RejectReason.BAD_QUEUE, "queue '" + printable(queue) + "' is not 1-255 characters of [A-Za-z0-9._-]");
         }
-        String timerKey = text(f.timerKey, f.headersForm ? H_TIMER_KEY : "timerKey", f.headersForm);
-        if (!validText(timerKey, 512)) {
+        String timerKey = text(f.timerKey, f.headersForm ? H_TIMER_KEY : WireFormat.TIMER_KEY, f.headersForm);
+        if (!validText(timerKey, WireFormat.TIMER_KEY_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_TIMER_KEY, "timerKey is not 1-512 characters of Unicode without NUL");
         }
-        String partition = f.partition == null ? Command.DEFAULT_PARTITION : text(f.partition, "partition", f.headersForm);
-        if (!validText(partition, 255)) {
+        String partition = f.partition == null ? WireFormat.DEFAULT_PARTITION : text(f.partition, f.headersForm ? H_PARTITION : WireFormat.PARTITION, f.headersForm);
+        if (!validText(partition, WireFormat.PARTITION_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_PARTITION, "partition is not 1-255 characters without NUL");
         }
         if (op == Op.CANCEL) {
@@ -200,8 +214,8 @@ public final class CommandParser {
             }
             return new Command(op, queue, timerKey, partition, null, null, null);
         }
-        String txn = text(f.txn, f.headersForm ? H_TXN : "txn", f.headersForm);
-        if (!validText(txn, 1024)) {
+        String txn = text(f.txn, f.headersForm ? H_TXN : WireFormat.TXN, f.headersForm);
+        if (!validText(txn, WireFormat.TXN_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_TXN, "txn is not 1-1024 characters without NUL");
         }
         Instant deliverAt = deliverAt(f, timestampMs);
@@ -238,14 +252,14 @@ public final class CommandParser {
             }
             return Instant.ofEpochMilli(timestampMs + delay);
         }
-        String text = text(f.deliverAt, "deliverAt", f.headersForm);
+        String text = text(f.deliverAt, f.headersForm ? H_DELIVER_AT : WireFormat.DELIVER_AT, f.headersForm);
         Instant at;
         try {
             at = OffsetDateTime.parse(text).toInstant();
         } catch (DateTimeException e) {
             throw new Reject(RejectReason.BAD_TIME, "deliverAt '" + printable(text) + "' is not an ISO-8601 instant with offset");
         }
-        if (at.isBefore(EARLIEST)) {
+        if (at.isBefore(WireFormat.EARLIEST_DELIVERY)) {
             throw new Reject(RejectReason.BAD_TIME, "deliverAt " + at + " is before 1970");
         }
         if (at.isAfter(LATEST)) {
@@ -292,30 +306,8 @@ public final class CommandParser {
         return n.textValue();
     }
 
-    /** 1..max code points, no NUL (PostgreSQL text cannot hold it), no unpaired surrogate (not encodable as UTF-8). */
     static boolean validText(String s, int maxCodePoints) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        int count = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            if (ch == 0) {
-                return false;
-            }
-            if (Character.isHighSurrogate(ch)) {
-                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
-                    return false;
-                }
-                i++;
-            } else if (Character.isLowSurrogate(ch)) {
-                return false;
-            }
-            if (++count > maxCodePoints) {
-                return false;
-            }
-        }
-        return true;
+        return WireFormat.validText(s, maxCodePoints);
     }
 
     private static void utf8Value(byte[] value) {
@@ -337,10 +329,6 @@ public final class CommandParser {
         } catch (IOException e) {
             throw new Reject(RejectReason.MALFORMED_JSON, "payload is not UTF-8 JSON: " + firstLine(e));
         }
-    }
-
-    private static boolean isServerOwned(String name) {
-        return SERVER_OWNED.contains(name.toLowerCase(Locale.ROOT).replace("_", "").replace("-", ""));
     }
 
     private static String utf8(byte[] bytes, String header) {

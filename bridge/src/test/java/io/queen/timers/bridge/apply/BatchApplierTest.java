@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
-import io.queen.timers.bridge.wire.Op;
-import io.queen.timers.bridge.wire.RejectReason;
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;

@@ -3,8 +3,10 @@ package io.queen.timers.bridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.queen.timers.testkit.HostileRecords;
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.testkit.HostileRecords.HostileRecord;
+import io.queen.timers.testkit.HostileRecords;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -2,6 +2,10 @@ package io.queen.timers.bridge.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,11 +31,11 @@ class CommandParserTest {
     @Test
     void encoderOutputParsesBack() {
         Instant at = Instant.parse("2026-12-03T00:00:00Z");
-        Command c = (Command) parser.parse(CommandJson.key("q", "ü/ключ"), CommandJson.rescheduleAt("q", "ü/ключ", at, "tx", "null"), null, TS);
+        Command c = (Command) parser.parse(WireFormat.keyBytes("q", "ü/ключ"), TimerCommand.reschedule("q", "ü/ключ").at(at).txn("tx").payload("null").envelope("commands").value(), null, TS);
         assertThat(c.op()).isEqualTo(Op.RESCHEDULE);
         assertThat(c.timerKey()).isEqualTo("ü/ключ");
         assertThat(c.deliverAt()).isEqualTo(at);
-        Command cancel = (Command) parser.parse(CommandJson.key("q", "k"), CommandJson.cancel("q", "k"), null, TS);
+        Command cancel = (Command) parser.parse(WireFormat.keyBytes("q", "k"), TimerCommand.cancel("q", "k").envelope("commands").value(), null, TS);
         assertThat(cancel.op()).isEqualTo(Op.CANCEL);
     }
 

@@ -3,6 +3,8 @@ package io.queen.timers.bridge.wire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TimerCommand;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -78,8 +80,8 @@ class HostileRecordTest {
             assertThat(new String(c.payload(), StandardCharsets.UTF_8)).as("envelope %s", payloads[i]).isEqualTo(expected[i]);
             Command h = (Command) parser.parse(bytes("q/k"), bytes("\uFEFF \n" + payloads[i] + " \r\n"), headers("1"), TS);
             assertThat(new String(h.payload(), StandardCharsets.UTF_8)).as("headers %s", payloads[i]).isEqualTo(expected[i]);
-            Command sent = (Command) parser.parse(bytes("q/k"), CommandJson.schedule("q", "k", Duration.ofSeconds(1), "t", payloads[i]), null, TS);
-            assertThat(new String(sent.payload(), StandardCharsets.UTF_8)).as("CommandJson %s", payloads[i]).isEqualTo(expected[i]);
+            Command sent = (Command) parser.parse(bytes("q/k"), TimerCommand.schedule("q", "k").delay(Duration.ofSeconds(1)).txn("t").payload(payloads[i]).envelope("commands").value(), null, TS);
+            assertThat(new String(sent.payload(), StandardCharsets.UTF_8)).as("TimerCommand %s", payloads[i]).isEqualTo(expected[i]);
             json.readTree(c.payload()); // still one JSON value
         }
     }

@@ -1,7 +1,8 @@
 package io.queen.timers.cli.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.client.command.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.LocalTime;
@@ -51,18 +52,18 @@ final class Demo {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "queen-local-demo");
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
-            send(producer, topic, first, CommandJson.schedule(QUEUE, first, Duration.ofSeconds(3), first, "{\"demo\":\"fires in 3 s\"}"));
-            send(producer, topic, second, CommandJson.schedule(QUEUE, second, Duration.ofMinutes(10), second, "{\"demo\":\"rescheduled\"}"));
-            send(producer, topic, second, CommandJson.reschedule(QUEUE, second, Duration.ofSeconds(5), second, "{\"demo\":\"rescheduled to 5 s\"}"));
-            send(producer, topic, cancelled, CommandJson.schedule(QUEUE, cancelled, Duration.ofSeconds(4), cancelled, "{\"demo\":\"never fires\"}"));
-            send(producer, topic, cancelled, CommandJson.cancel(QUEUE, cancelled));
-            send(producer, topic, bad, "this is not JSON".getBytes(StandardCharsets.UTF_8));
+            producer.send(TimerCommand.schedule(QUEUE, first).delay(Duration.ofSeconds(3)).txn(first)
+                    .payload("{\"demo\":\"fires in 3 s\"}").envelope(topic));
+            producer.send(TimerCommand.schedule(QUEUE, second).delay(Duration.ofMinutes(10)).txn(second)
+                    .payload("{\"demo\":\"rescheduled\"}").envelope(topic));
+            producer.send(TimerCommand.reschedule(QUEUE, second).delay(Duration.ofSeconds(5)).txn(second)
+                    .payload("{\"demo\":\"rescheduled to 5 s\"}").envelope(topic));
+            producer.send(TimerCommand.schedule(QUEUE, cancelled).delay(Duration.ofSeconds(4)).txn(cancelled)
+                    .payload("{\"demo\":\"never fires\"}").envelope(topic));
+            producer.send(TimerCommand.cancel(QUEUE, cancelled).envelope(topic));
+            producer.send(new ProducerRecord<>(topic, WireFormat.keyBytes(QUEUE, bad), "this is not JSON".getBytes(StandardCharsets.UTF_8)));
             producer.flush();
         }
-    }
-
-    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String key, byte[] value) {
-        producer.send(new ProducerRecord<>(topic, CommandJson.key(QUEUE, key), value));
     }
 
     /** Called with every audit event. */

@@ -375,7 +375,8 @@ public final class AuditRelay implements AutoCloseable {
                 rs.getObject("created_at", OffsetDateTime.class), rs.getString("queue"), rs.getString("partition"),
                 rs.getLong("base_offset"), rs.getObject("segment_created_at", OffsetDateTime.class), rs.getLong("seq"),
                 rs.getString("timer_key"), rs.getString("txn"), rs.getObject("message_id", UUID.class),
-                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"), rs.getString("producer_sub"));
+                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"), rs.getString("producer_sub"),
+                rs.getBytes("trace_context"));
     }
 
     /** Rows waiting per destination topic; a topic that drained reads 0. */

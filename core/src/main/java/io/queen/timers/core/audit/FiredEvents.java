@@ -2,7 +2,7 @@ package io.queen.timers.core.audit;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.queen.timers.core.kafka.RecordKey;
+import io.queen.timers.client.command.WireFormat;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -12,6 +12,7 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
+import java.util.HexFormat;
 import java.util.UUID;
 
 /**
@@ -39,13 +40,16 @@ final class FiredEvents {
         this.zone = zone;
     }
 
-    /** One timer of a fired segment, with what its segment row shares. {@code producerSub} may be null (V056). */
+    /**
+     * One timer of a fired segment, with what its segment row shares. {@code producerSub} may be null
+     * (V056), {@code traceContext} too: else 16 bytes of trace id and 8 of span id (V090).
+     */
     record Fired(UUID eventId, UUID tenant, OffsetDateTime at, String queue, String partition, long baseOffset,
                  OffsetDateTime segmentCreatedAt, long seq, String timerKey, String txn, UUID messageId,
-                 OffsetDateTime deliverAt, int attempts, String producerSub) {
+                 OffsetDateTime deliverAt, int attempts, String producerSub, byte[] traceContext) {
 
         String kafkaKey() {
-            return RecordKey.of(queue, timerKey);
+            return WireFormat.key(queue, timerKey);
         }
 
         long offset() {
@@ -78,6 +82,11 @@ final class FiredEvents {
             g.writeNumberField("attempts", f.attempts());
             if (f.producerSub() != null) {
                 g.writeStringField("producerSub", f.producerSub());
+            }
+            if (f.traceContext() != null) { // as queen.timer_trace_fields_v1 renders it in the view
+                String hex = HexFormat.of().formatHex(f.traceContext());
+                g.writeStringField("traceId", hex.substring(0, 32));
+                g.writeStringField("spanId", hex.substring(32, 48));
             }
             g.writeEndObject();
         } catch (IOException e) {

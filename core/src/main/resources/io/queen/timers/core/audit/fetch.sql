@@ -31,13 +31,14 @@ SELECT o.id,
        f.message_id,
        f.deliver_at,
        f.attempts,
-       f.producer_sub
+       f.producer_sub,
+       f.trace_context
   FROM (SELECT w.*
           FROM (SELECT x.*, sum(coalesce(cardinality(x.fired), 1)) OVER (ORDER BY x.id) AS events_upto
                   FROM (SELECT * FROM queen.timer_audit_outbox WHERE tenant_id <> ALL(?) ORDER BY id LIMIT ?) x) w
          WHERE w.events_upto - coalesce(cardinality(w.fired), 1) < ?) o
-  -- fired_subs (V056) is aligned with fired, or NULL: ROWS FROM pads it with NULLs
-  LEFT JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs))
-         WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, seq)
+  -- fired_subs (V056) and fired_traces (V090) are aligned with fired, or NULL: ROWS FROM pads them with NULLs
+  LEFT JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs), unnest(o.fired_traces))
+         WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, trace_context, seq)
          ON true
  ORDER BY o.id, f.seq

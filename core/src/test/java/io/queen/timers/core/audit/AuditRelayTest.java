@@ -132,7 +132,7 @@ class AuditRelayTest {
         // escaping and a whole-second deliverAt, and one delivered 0.5 ms BEFORE the segment was written
         // (lateMs rounds down to -1, as floor() does in SQL).
         exec("""
-                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs)
+                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces)
                 VALUES ('%s', 'fired',
                         jsonb_build_object('queue', 'q.a', 'partition', 'Default', 'offset', 40,
                                            'segmentCreatedAt', '2026-12-02T10:00:00.123456+00'::timestamptz),
@@ -140,7 +140,8 @@ class AuditRelayTest {
                               ROW(gen_random_uuid(), 'k"2\\ü', 'txn "2"', gen_random_uuid(), '2026-12-02T09:59:58+00', 3),
                               ROW(gen_random_uuid(), 'k3', 'txn-3', gen_random_uuid(), '2026-12-02T10:00:00.123956+00', 1)
                         ]::queen.timer_fired_v1[],
-                        ARRAY['billing-svc', NULL, 'svc "3"'])""".formatted(DEFAULT));
+                        ARRAY['billing-svc', NULL, 'svc "3"'],
+                        ARRAY[decode('4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7', 'hex'), NULL, NULL])""".formatted(DEFAULT));
         insert(DEFAULT, "q.a/after", "cancelled", "{}");
         List<String> keysInView = new ArrayList<>();
         Map<String, JsonNode> viewByEventId = new HashMap<>();
@@ -170,6 +171,9 @@ class AuditRelayTest {
         }
         List<JsonNode> fired = events.stream().map(ConsumerRecord::value).filter(v -> v.get("type").asText().equals("fired")).toList();
         assertThat(fired).extracting(v -> v.get("offset").asLong()).containsExactly(40L, 41L, 42L);
+        assertThat(fired.get(0).get("traceId").asText()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");   // V090, as the view renders it
+        assertThat(fired.get(0).get("spanId").asText()).isEqualTo("00f067aa0ba902b7");
+        assertThat(fired.get(1).has("traceId")).isFalse();
         assertThat(fired).extracting(v -> v.get("lateMs").asLong()).containsExactly(23L, 2123L, -1L);
         assertThat(fired.get(1).get("deliverAt").asText()).contains(":58").doesNotContain(".");   // whole second: no fraction, as PostgreSQL prints it
         assertThat(fired).extracting(v -> v.get("eventId").asText()).doesNotHaveDuplicates();

@@ -24,7 +24,25 @@ public record ClaimedTimer(
         int attempts,
         String lastError,
         UUID claimToken,
-        Instant claimedUntil) {
+        Instant claimedUntil,
+        byte[] traceContext) {
+
+    /** A claimed timer without trace context. */
+    public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
+                        String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
+                        int attempts, String lastError, UUID claimToken, Instant claimedUntil) {
+        this(tenantId, queue, timerKey, partition, deliverAt, visibleAt, txn, messageId, payload, payloadZstd, encrypted,
+                producerSub, attempts, lastError, claimToken, claimedUntil, null);
+    }
+
+    /** The W3C trace id the command carried (the first 16 bytes of trace_context, V090), or null: the frame's flag 1. */
+    public UUID traceId() {
+        if (traceContext == null) {
+            return null;
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(traceContext);
+        return new UUID(b.getLong(), b.getLong());
+    }
 
     /** "tenant/queue/key": how a log line or an error names this timer. */
     public String name() {

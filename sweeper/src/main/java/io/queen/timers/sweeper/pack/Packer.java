@@ -44,7 +44,7 @@ public final class Packer {
         Map<ClaimedTimer, Frame> frames = new IdentityHashMap<>();
         for (ClaimedTimer t : claimed) {
             try {
-                frames.put(t, new Frame(t.messageId(), null, t.txn(), t.producerSub(), t.encrypted(), Payloads.of(t, Payloads.MAX_DECOMPRESSED_BYTES)));
+                frames.put(t, new Frame(t.messageId(), t.traceId(), t.txn(), t.producerSub(), t.encrypted(), Payloads.of(t, Payloads.MAX_DECOMPRESSED_BYTES)));
             } catch (IllegalArgumentException e) {
                 unpackable.add(new Unpackable(t, e.getMessage()));
                 continue;

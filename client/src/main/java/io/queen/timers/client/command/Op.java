@@ -1,8 +1,8 @@
-package io.queen.timers.bridge.wire;
+package io.queen.timers.client.command;
 
 import java.util.Optional;
 
-/** The operations a command can name. schedule and reschedule are the same upsert (docs/formats.md#envelope-form). */
+/** The operations a command can name. schedule and reschedule are the same upsert. */
 public enum Op {
     SCHEDULE("schedule"),
     RESCHEDULE("reschedule"),

@@ -1,4 +1,4 @@
-package io.queen.timers.bridge.wire;
+package io.queen.timers.client.command;
 
 /**
  * Why a record was rejected: the closed list (README "Commands"). A rejected record is consumed,
@@ -55,5 +55,14 @@ public enum RejectReason {
 
     public String wireName() {
         return wireName;
+    }
+
+    public static java.util.Optional<RejectReason> fromWire(String name) {
+        for (RejectReason r : values()) {
+            if (r.wireName.equals(name)) {
+                return java.util.Optional.of(r);
+            }
+        }
+        return java.util.Optional.empty();
     }
 }

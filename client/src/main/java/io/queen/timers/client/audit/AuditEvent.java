@@ -1,0 +1,78 @@
+package io.queen.timers.client.audit;
+
+import io.queen.timers.client.command.Op;
+import io.queen.timers.client.command.RejectReason;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.UUID;
+
+/**
+ * One audit event, one record type per {@code type} (README "Audit events"); {@link AuditEvents#parse}
+ * reads them. The set is sealed: an {@code instanceof} chain over it knows every case.
+ */
+public sealed interface AuditEvent {
+
+    Meta meta();
+
+    default EventType type() {
+        return meta().type();
+    }
+
+    /**
+     * What every event carries: a stable {@code eventId} to deduplicate on (publishing is
+     * at-least-once), when it was written, the tenant; when known, who sent the command
+     * ({@code producerSub}) and the trace of the command that created the timer, when it carried a
+     * W3C {@code traceparent} ({@code traceId}, {@code spanId}); null otherwise.
+     */
+    record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId) {}
+
+    /** The command record a verdict answers: topic, partition, offset. */
+    record Source(String topic, int partition, long offset) {}
+
+    /** An answer to one command record. */
+    sealed interface Verdict extends AuditEvent {
+        Source source();
+    }
+
+    /** A verdict about a timer (every verdict but {@link Rejected}). */
+    sealed interface TimerVerdict extends Verdict {
+        String queue();
+
+        String timerKey();
+
+        /** The op the command named (the verdict says what happened, whichever op was used). */
+        Op op();
+    }
+
+    /** The timer did not exist and is now pending, as a new message. */
+    record Scheduled(Meta meta, Source source, String queue, String timerKey, Op op, String partition, String txn,
+                     UUID messageId, Instant deliverAt) implements TimerVerdict {}
+
+    /** The pending timer was replaced: time, txn, payload, partition; the message id is kept. */
+    record Rescheduled(Meta meta, Source source, String queue, String timerKey, Op op, String partition, String txn,
+                       UUID messageId, Instant deliverAt) implements TimerVerdict {}
+
+    /** The pending timer was deleted: its message will not arrive. */
+    record Cancelled(Meta meta, Source source, String queue, String timerKey, Op op, UUID messageId) implements TimerVerdict {}
+
+    /** A cancel of a timer that is not pending: it may already have been delivered (the log is the authority). */
+    record Absent(Meta meta, Source source, String queue, String timerKey, Op op) implements TimerVerdict {}
+
+    /** The timer is being fired right now: the command changed nothing. */
+    record TooLate(Meta meta, Source source, String queue, String timerKey, Op op, UUID messageId) implements TimerVerdict {}
+
+    /** The record is not a valid command; {@code error} says why in words. Its key is not read: it may be anything. */
+    record Rejected(Meta meta, Source source, RejectReason reason, String error) implements Verdict {}
+
+    /** The timer's message is in the log at {@code offset} of its queue's {@code partition}. */
+    record Fired(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
+                 long offset, long lateMs, int attempts) implements AuditEvent {}
+
+    /** A fire of this timer failed; it backs off and is tried again. */
+    record Retrying(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
+                    int attempts, String error) implements AuditEvent {}
+
+    /** The timer failed too often and moved to {@code queen.log_dlq}: it will not fire. */
+    record DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
+                        Instant deliverAt, int attempts, String error) implements AuditEvent {}
+}

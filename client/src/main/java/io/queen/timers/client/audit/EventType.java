@@ -1,0 +1,40 @@
+package io.queen.timers.client.audit;
+
+import java.util.Optional;
+
+/** The {@code type} of an audit event: the closed list (README "Audit events"). */
+public enum EventType {
+    SCHEDULED("scheduled"),
+    RESCHEDULED("rescheduled"),
+    CANCELLED("cancelled"),
+    ABSENT("absent"),
+    TOO_LATE("too_late"),
+    REJECTED("rejected"),
+    FIRED("fired"),
+    RETRYING("retrying"),
+    DEAD_LETTERED("dead_lettered");
+
+    private final String wireName;
+
+    EventType(String wireName) {
+        this.wireName = wireName;
+    }
+
+    public String wireName() {
+        return wireName;
+    }
+
+    /** Whether this type answers one command record (it then carries {@code source}). */
+    public boolean isVerdict() {
+        return ordinal() <= REJECTED.ordinal();
+    }
+
+    public static Optional<EventType> fromWire(String name) {
+        for (EventType t : values()) {
+            if (t.wireName.equals(name)) {
+                return Optional.of(t);
+            }
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,108 @@
+package io.queen.timers.client.command;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The command wire format, written down once (README "Commands"): field and header names, the record
+ * key, and the fixed limits. {@link TimerCommand} writes it, the bridge's parser reads it, and
+ * {@code schemas/command-envelope.schema.json} says the same for producers in other languages
+ * (a test checks the schema against these constants).
+ */
+public final class WireFormat {
+
+    private WireFormat() {}
+
+    // JSON envelope fields.
+    public static final String OP = "op";
+    public static final String QUEUE = "queue";
+    public static final String TIMER_KEY = "timerKey";
+    public static final String PARTITION = "partition";
+    public static final String DELAY_MS = "delayMs";
+    public static final String DELIVER_AT = "deliverAt";
+    public static final String TXN = "txn";
+    public static final String PAYLOAD = "payload";
+    public static final Set<String> FIELDS = Set.of(OP, QUEUE, TIMER_KEY, PARTITION, DELAY_MS, DELIVER_AT, TXN, PAYLOAD);
+
+    // Headers form: a record with a queen-op header; the value is the payload.
+    public static final String HEADER_PREFIX = "queen-";
+    public static final String H_OP = "queen-op";
+    public static final String H_QUEUE = "queen-queue";
+    public static final String H_TIMER_KEY = "queen-timer-key";
+    public static final String H_PARTITION = "queen-partition";
+    public static final String H_DELAY_MS = "queen-delay-ms";
+    public static final String H_DELIVER_AT = "queen-deliver-at";
+    public static final String H_TXN = "queen-txn";
+    /** The producer's token on topics with topic.<name>.auth=jwt (README "Producer identity"); allowed in either form. */
+    public static final String H_AUTH = "queen-auth";
+    public static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
+
+    /** W3C Trace Context header, read in either form; not a {@code queen-} header (README "Trace context"). */
+    public static final String TRACEPARENT = "traceparent";
+
+    /**
+     * Names the server owns, compared by {@link #isServerOwned}: case-insensitive, with '_' and '-'
+     * removed, so tenant_id, Tenant-Id and tenantId all match. A command naming one is rejected.
+     */
+    public static final Set<String> SERVER_OWNED = Set.of("tenant", "tenantid", "producersub", "producer", "sub", "messageid",
+            "attempts", "lasterror", "claimtoken", "claimeduntil", "shard", "visibleat", "createdat", "updatedat",
+            "payloadzstd", "encrypted");
+
+    public static final String DEFAULT_PARTITION = "Default";
+    /** queue: 1-255 characters of [A-Za-z0-9._-]. */
+    public static final Pattern QUEUE_PATTERN = Pattern.compile("[A-Za-z0-9._-]{1,255}");
+    /** timerKey, partition, txn: 1..max Unicode code points, no NUL, no unpaired surrogate. */
+    public static final int TIMER_KEY_MAX_CODE_POINTS = 512;
+    public static final int PARTITION_MAX_CODE_POINTS = 255;
+    public static final int TXN_MAX_CODE_POINTS = 1024;
+    /** The earliest deliverAt any command may name. */
+    public static final Instant EARLIEST_DELIVERY = Instant.EPOCH;
+    /**
+     * The latest delivery time any command may name, whatever its timestamp: the last instant with a
+     * four-digit year. Far inside both {@code long} epoch milliseconds and PostgreSQL's timestamptz,
+     * so no arithmetic after validation can overflow.
+     */
+    public static final Instant LATEST_DELIVERY = Instant.parse("9999-12-31T23:59:59.999Z");
+
+    /** The record key of every command for one timer: {@code <queue>/<timerKey>}, so its commands keep their order. */
+    public static String key(String queue, String timerKey) {
+        return queue + "/" + timerKey;
+    }
+
+    public static byte[] keyBytes(String queue, String timerKey) {
+        return key(queue, timerKey).getBytes(StandardCharsets.UTF_8);
+    }
+
+    public static boolean isServerOwned(String name) {
+        return SERVER_OWNED.contains(name.toLowerCase(Locale.ROOT).replace("_", "").replace("-", ""));
+    }
+
+    /** 1..max code points, no NUL (PostgreSQL text cannot hold it), no unpaired surrogate (not encodable as UTF-8). */
+    public static boolean validText(String s, int maxCodePoints) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        int count = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == 0) {
+                return false;
+            }
+            if (Character.isHighSurrogate(ch)) {
+                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) {
+                    return false;
+                }
+                i++;
+            } else if (Character.isLowSurrogate(ch)) {
+                return false;
+            }
+            if (++count > maxCodePoints) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
