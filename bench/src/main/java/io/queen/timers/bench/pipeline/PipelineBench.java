@@ -1,7 +1,7 @@
 package io.queen.timers.bench.pipeline;
 
 import io.queen.timers.bench.BenchPostgres;
-import io.queen.timers.bridge.wire.CommandJson;
+import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
@@ -223,7 +223,7 @@ public final class PipelineBench {
         Cpu c0 = cpu();
         long start = System.currentTimeMillis();
         Instant due = Instant.ofEpochMilli(start);
-        send(producer, n, i -> CommandJson.scheduleAt(queue(phase, i), "k" + i, due, "txn-" + phase + "-" + i, payload(i)), phase, null);
+        send(producer, n, i -> TimerCommand.schedule(queue(phase, i), "k" + i).at(due).txn("txn-" + phase + "-" + i).payload(payload(i)), phase, null);
         AuditWatch.Phase ph = audit.phase(phase);
         audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
         Cpu used = cpu().minus(c0);
@@ -238,8 +238,8 @@ public final class PipelineBench {
         int n = rate * seconds;
         Random random = new Random(42);
         long start = System.currentTimeMillis();
-        send(producer, n, i -> CommandJson.schedule(queue("steady", i), "k" + i, Duration.ofMillis(1_000 + random.nextInt(9_001)),
-                "txn-steady-" + i, payload(i)), "steady", rate);
+        send(producer, n, i -> TimerCommand.schedule(queue("steady", i), "k" + i).delay(Duration.ofMillis(1_000 + random.nextInt(9_001)))
+                .txn("txn-steady-" + i).payload(payload(i)), "steady", rate);
         AuditWatch.Phase ph = audit.phase("steady");
         audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
         Cpu used = cpu().minus(c0);
@@ -253,7 +253,7 @@ public final class PipelineBench {
         Cpu c0 = cpu();
         long start = System.currentTimeMillis();
         Instant due = Instant.ofEpochMilli(start).plus(Duration.ofHours(1));
-        send(producer, n, i -> CommandJson.scheduleAt(queue("ingest", i), "k" + i, due, "txn-ingest-" + i, payload(i)), "ingest", null);
+        send(producer, n, i -> TimerCommand.schedule(queue("ingest", i), "k" + i).at(due).txn("txn-ingest-" + i).payload(payload(i)), "ingest", null);
         long committedAt;
         while (true) {
             long done = longOf("SELECT coalesce(sum(next_offset), 0) FROM queen.bridge_offsets WHERE group_id = '" + GROUP + "'");
@@ -359,7 +359,7 @@ public final class PipelineBench {
 
     @FunctionalInterface
     interface Render {
-        byte[] value(int i);
+        TimerCommand command(int i);
     }
 
     /** Sends n records (at {@code rate} per second, or as fast as the producer takes them); every send is checked. */
@@ -374,7 +374,7 @@ public final class PipelineBench {
                     java.util.concurrent.locks.LockSupport.parkNanos(wait);
                 }
             }
-            producer.send(new ProducerRecord<>(COMMANDS, CommandJson.key(queue(phase, i), "k" + i), render.value(i)), (m, e) -> {
+            producer.send(render.command(i).envelope(COMMANDS), (m, e) -> {
                 if (e != null) {
                     failed.compareAndSet(null, e);
                 }
