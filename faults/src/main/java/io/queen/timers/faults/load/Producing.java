@@ -1,9 +1,7 @@
 package io.queen.timers.faults.load;
 
 import io.queen.timers.faults.stack.PostgresProcess;
-import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -103,13 +101,8 @@ public final class Producing {
             return;
         }
         while (true) {
-            try (Connection c = postgres.connect();
-                 PreparedStatement ps = c.prepareStatement(Poison.INSERT)) {
-                for (String txn : txns) {
-                    ps.setBytes(1, TxnHash.of(txn));
-                    ps.addBatch();
-                }
-                ps.executeBatch();
+            try (Connection c = postgres.connect()) {
+                Poison.register(c, txns);
                 return;
             } catch (SQLException e) {
                 Thread.sleep(200);

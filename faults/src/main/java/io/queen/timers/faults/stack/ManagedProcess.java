@@ -116,6 +116,11 @@ public final class ManagedProcess {
         return process.exitValue();
     }
 
+    /** The pid of the current start, or -1 before the first start. */
+    public synchronized long pid() {
+        return process == null ? -1 : process.pid();
+    }
+
     public synchronized boolean isAlive() {
         return process != null && process.isAlive();
     }

@@ -18,23 +18,30 @@ import java.util.concurrent.TimeUnit;
  * (it extracts the binaries and runs initdb); every later start and stop is {@code pg_ctl} on the data
  * directory, under {@code unshare -U} as zonky does, so it works as root too.
  *
- * <p>fsync is off (the machine never crashes under the harness, only processes do) but
- * {@code synchronous_commit} stays on: an immediate shutdown must not lose a commit the services were
- * told about, or the harness would report the harness.
+ * <p>The fault harness runs it with fsync off (the machine never crashes under the harness, only
+ * processes do) but {@code synchronous_commit} on: an immediate shutdown must not lose a commit the
+ * services were told about, or the harness would report the harness. The soak rig runs it
+ * {@link Durability#DURABLE} (fsync, synchronous_commit and full_page_writes on), because what it
+ * measures (WAL bytes, commit latency, vacuum) is what a durable server pays.
  */
 public final class PostgresProcess {
 
     public enum Shutdown { IMMEDIATE, FAST }
 
+    /** DURABLE: every PostgreSQL default that makes a commit survive the machine; NO_FSYNC: fsync off only. */
+    public enum Durability { DURABLE, NO_FSYNC }
+
     private final Path dataDir;
     private final Path logFile;
     private final int port;
+    private final Durability durability;
     private Path binDir;
 
-    public PostgresProcess(Path workDir, int port) {
+    public PostgresProcess(Path workDir, int port, Durability durability) {
         this.dataDir = workDir.resolve("pg-data");
         this.logFile = workDir.resolve("logs/postgres.log");
         this.port = port;
+        this.durability = durability;
     }
 
     public int port() {
@@ -42,7 +49,11 @@ public final class PostgresProcess {
     }
 
     public String jdbcUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+        return jdbcUrl("postgres");
+    }
+
+    public String jdbcUrl(String database) {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/" + database;
     }
 
     /** initdb through zonky (which also finds and extracts the binaries), then stop it and take over with pg_ctl. */
@@ -61,7 +72,8 @@ public final class PostgresProcess {
 
     public synchronized void start() {
         pgCtl(List.of("-D", dataDir.toString(), "-l", logFile.toString(), "-w", "-t", "120",
-                "-o", "-p " + port + " -F -c synchronous_commit=on -c max_connections=400 -c shared_buffers=128MB"
+                "-o", "-p " + port + (durability == Durability.NO_FSYNC ? " -F" : " -c fsync=on -c full_page_writes=on")
+                        + " -c synchronous_commit=on -c max_connections=400 -c shared_buffers=128MB"
                         + " -c max_locks_per_transaction=256 -c timezone=UTC -c listen_addresses=127.0.0.1",
                 "start"));
     }
@@ -87,7 +99,20 @@ public final class PostgresProcess {
     }
 
     public Connection connect() throws SQLException {
-        return DriverManager.getConnection(jdbcUrl(), EmbeddedPostgresServer.USER, "");
+        return connect("postgres");
+    }
+
+    public Connection connect(String database) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(database), EmbeddedPostgresServer.USER, "");
+    }
+
+    /** The postmaster's pid (from postmaster.pid), or -1 when it is not running. */
+    public long pid() {
+        try {
+            return Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     public boolean stopQuietly() {

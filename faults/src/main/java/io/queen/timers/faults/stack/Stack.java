@@ -54,7 +54,7 @@ public final class Stack implements AutoCloseable {
         this.workDir = workDir;
         this.launcherJar = launcherJar;
         this.log = log;
-        this.postgres = new PostgresProcess(workDir, freePort());
+        this.postgres = new PostgresProcess(workDir, freePort(), PostgresProcess.Durability.NO_FSYNC);
         this.kafkaPort = freePort();
         this.broker = new ManagedProcess("broker",
                 List.of(javaBin, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", launcherJar + File.pathSeparator + harnessClassPath,
@@ -226,7 +226,7 @@ public final class Stack implements AutoCloseable {
         return kafkaPort;
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         } catch (IOException e) {
