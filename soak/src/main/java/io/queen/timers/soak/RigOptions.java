@@ -14,7 +14,7 @@ record RigOptions(long secondsPerVariant, List<Variant> variants, int rate, int 
             usage: soak/run [--minutes N | --seconds N] [--variants baseline,ff70,...] [--rate COMMANDS_PER_S]
                             [--max-delay-seconds S] [--sample-seconds S] [--sweepers N] [--jar cli/target/queen-timers.jar]
                             [--work-dir DIR] [--results DIR] [--note TEXT]
-            variants: """ + String.join(" ", Variant.all().stream().map(Variant::name).toList());
+            variants:""" + " " + String.join(" ", Variant.all().stream().map(Variant::name).toList());
 
     static RigOptions parse(String[] args) {
         long seconds = 20 * 60;
@@ -29,7 +29,10 @@ record RigOptions(long secondsPerVariant, List<Variant> variants, int rate, int 
         String note = "";
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
-            if (i + 1 >= args.length && !a.equals("--help")) {
+            if (a.equals("--help")) {
+                throw new IllegalArgumentException(USAGE);
+            }
+            if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("missing value after " + a + "\n" + USAGE);
             }
             switch (a) {

@@ -7,6 +7,8 @@ import io.queen.timers.faults.stack.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.soak.load.SteadyLoad;
 import io.queen.timers.soak.report.Report;
+import io.queen.timers.soak.sample.Column;
+import io.queen.timers.soak.sample.ProcStat;
 import io.queen.timers.soak.sample.Sample;
 import io.queen.timers.soak.sample.Sampler;
 import java.io.IOException;
@@ -217,10 +219,10 @@ public final class SoakRig {
                 if (k % 6 == 0 || due >= start + durationMs) {
                     Sample s = t.sample();
                     log(String.format("  %s t=%.0fs pending %.0f dead %.0f fired/s %.0f late p99 %.0f ms claim %.1f ms load %.1f",
-                            v.name(), s.get(io.queen.timers.soak.sample.Column.T_S), s.get(io.queen.timers.soak.sample.Column.TIMERS_LIVE),
-                            s.get(io.queen.timers.soak.sample.Column.TIMERS_DEAD), s.get(io.queen.timers.soak.sample.Column.FIRED_PER_S),
-                            s.get(io.queen.timers.soak.sample.Column.LATE_P99_MS), s.get(io.queen.timers.soak.sample.Column.CLAIM_MEAN_MS),
-                            s.get(io.queen.timers.soak.sample.Column.LOAD1)));
+                            v.name(), s.get(Column.T_S), s.get(Column.TIMERS_LIVE),
+                            s.get(Column.TIMERS_DEAD), s.get(Column.FIRED_PER_S),
+                            s.get(Column.LATE_P99_MS), s.get(Column.CLAIM_MEAN_MS),
+                            s.get(Column.LOAD1)));
                 }
                 if (due >= start + durationMs) {
                     break;
@@ -263,7 +265,7 @@ public final class SoakRig {
             b.append(o.note()).append("\n\n");
         }
         b.append("- Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, load average at start ")
-                .append(io.queen.timers.soak.sample.ProcStat.loadAverage()).append(" (each sample records it: `load1`); Java ")
+                .append(ProcStat.loadAverage()).append(" (each sample records it: `load1`); Java ")
                 .append(System.getProperty("java.version")).append('\n');
         try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT version()")) {

@@ -1,5 +1,6 @@
 package io.queen.timers.soak.load;
 
+import io.queen.timers.faults.load.Poison;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Instant;
@@ -95,7 +96,7 @@ public final class SteadyLoad {
                 }
                 if (!poisoned.isEmpty()) {
                     try (Connection c = poisonDb.get()) {
-                        io.queen.timers.faults.load.Poison.register(c, poisoned);
+                        Poison.register(c, poisoned);
                     }
                 }
                 for (var r : tick) {

@@ -84,6 +84,7 @@ public final class Report {
         cols.put("CPU % bridge / sweeper / broker / pg / rig", null);
         cols.put("load avg", VariantSummary::loadMean);
         cols.put("DLQ", VariantSummary::deadLettered);
+        cols.put("stale segments", VariantSummary::staleSegments);
         b.append("| variant | ").append(String.join(" | ", cols.keySet())).append(" |\n|---|");
         cols.keySet().forEach(k -> b.append("---|"));
         b.append('\n');

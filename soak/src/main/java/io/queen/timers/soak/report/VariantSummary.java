@@ -16,7 +16,7 @@ public record VariantSummary(String variant, int samples, double producedPerS, d
                              double deadTuplesMax, double liveTuplesEnd, double visibleIdxMbEnd, double visibleIdxMbMax, double heapMbEnd,
                              double hotPercent, double autovacuums, double outboxAutovacuums, double walMbPerS, double walBytesPerFired,
                              double idxTupReadPerScan, double cpuBridge, double cpuSweeper, double cpuBroker, double cpuPostgres,
-                             double cpuRig, double loadMean, double deadLettered) {
+                             double cpuRig, double loadMean, double deadLettered, double staleSegments) {
 
     /**
      * @param samples the variant's samples in time order
@@ -68,7 +68,8 @@ public record VariantSummary(String variant, int samples, double producedPerS, d
                 mean(steady, s -> s.get(Column.CPU_POSTGRES)),
                 mean(steady, s -> s.get(Column.CPU_RIG)),
                 mean(samples, s -> s.get(Column.LOAD1)),
-                last.get(Column.DEAD_LETTERED));
+                last.get(Column.DEAD_LETTERED),
+                last.get(Column.STALE_TOTAL));
     }
 
     private static long[] pooled(List<long[]> parts) {

@@ -30,6 +30,7 @@ public enum Column {
     WAL_BYTES_PER_S("WAL bytes per second in the interval"),
     FIRED_TOTAL("timers fired (sweepers' queen_timers_fired_total{result=fired}, summed)"),
     FIRED_PER_S("timers fired per second in the interval"),
+    STALE_TOTAL("segments whose fire came back stale so far (a timer of it lost its lease first; queen_timers_fired_total{result=stale})"),
     DUE("visible unclaimed timers at the last probe (queen_timers_due, summed over sweepers)"),
     PERMANENT_FAILURES("timers whose fire failed permanently so far (poisoned ones, each attempt)"),
     DEAD_LETTERED("timers moved to queen.log_dlq so far"),

@@ -116,6 +116,7 @@ public final class Sampler {
             }
         }
         double fired = 0;
+        double stale = 0;
         double due = 0;
         double permanent = 0;
         double dead = 0;
@@ -128,6 +129,7 @@ public final class Sampler {
         for (URI uri : sweeperMetrics) {
             PromText m = scrape(uri);
             fired += zeroIfNaN(m.value("queen_timers_fired_total", "result=\"fired\""));
+            stale += zeroIfNaN(m.value("queen_timers_fired_total", "result=\"stale\""));
             due += zeroIfNaN(m.value("queen_timers_due"));
             permanent += zeroIfNaN(m.value("queen_timers_fire_failures_total", "class=\"permanent\""));
             dead += zeroIfNaN(m.value("queen_timers_dead_lettered_total"));
@@ -139,6 +141,7 @@ public final class Sampler {
             fireMax = max(fireMax, m.value("queen_timers_fire_duration_seconds_max") * 1000);
         }
         s.set(Column.FIRED_TOTAL, fired);
+        s.set(Column.STALE_TOTAL, stale);
         s.set(Column.DUE, due);
         s.set(Column.PERMANENT_FAILURES, permanent);
         s.set(Column.DEAD_LETTERED, dead);

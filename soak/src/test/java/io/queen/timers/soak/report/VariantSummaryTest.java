@@ -36,6 +36,7 @@ class VariantSummaryTest {
             s.set(Column.FIRED_TOTAL, k < 2 ? 0 : 800 * (k - 1)); // nothing fires in the warm-up, then 80/s
             s.set(Column.WAL_BYTES, 1_000_000 * k);
             s.set(Column.TIMERS_DEAD, 100 * k);
+            s.set(Column.STALE_TOTAL, k);
             s.set(Column.TIMERS_LIVE, 5000);
             s.set(Column.TIMERS_UPD, 1000 * k);
             s.set(Column.TIMERS_HOT_UPD, 100 * k);
@@ -60,6 +61,7 @@ class VariantSummaryTest {
         assertThat(sum.deadTuplesMax()).isEqualTo(400);
         assertThat(sum.hotPercent()).isEqualTo(10, offset(1e-9));
         assertThat(sum.idxTupReadPerScan()).isEqualTo(100, offset(1e-9));
+        assertThat(sum.staleSegments()).isEqualTo(4);
         // the warm-up's 100 s lateness is not pooled; the steady half's six values are
         assertThat(sum.lateMaxMs()).isEqualTo(14);
         assertThat(sum.lateP50Ms()).isEqualTo(4);
