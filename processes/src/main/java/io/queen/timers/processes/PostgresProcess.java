@@ -91,7 +91,12 @@ public final class PostgresProcess {
     }
 
     public String jdbcUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+        return jdbcUrl("postgres");
+    }
+
+    /** The URL of another database of this server (the soak rig gives each variant a fresh one). */
+    public String jdbcUrl(String database) {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/" + database;
     }
 
     /** initdb through zonky (which also finds and extracts the binaries), then stop it and take over with pg_ctl. */
@@ -135,7 +140,11 @@ public final class PostgresProcess {
     }
 
     public Connection connect() throws SQLException {
-        return DriverManager.getConnection(jdbcUrl(), EmbeddedPostgresServer.USER, "");
+        return connect("postgres");
+    }
+
+    public Connection connect(String database) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(database), EmbeddedPostgresServer.USER, "");
     }
 
     public boolean stopQuietly() {

@@ -1,8 +1,11 @@
 package io.queen.timers.faults.load;
 
+import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Collection;
 
 /**
  * The destination that refuses poisoned messages: a trigger on {@code queen.log_txns} raises
@@ -13,7 +16,7 @@ import java.sql.Statement;
  */
 public final class Poison {
 
-    static final String INSERT = "INSERT INTO public.faults_poison VALUES (?) ON CONFLICT DO NOTHING";
+    private static final String INSERT = "INSERT INTO public.faults_poison VALUES (?) ON CONFLICT DO NOTHING";
 
     private Poison() {
     }
@@ -33,6 +36,17 @@ public final class Poison {
                     END $$""");
             s.execute("DROP TRIGGER IF EXISTS faults_refuse_poison ON queen.log_txns");
             s.execute("CREATE TRIGGER faults_refuse_poison BEFORE INSERT ON queen.log_txns FOR EACH ROW EXECUTE FUNCTION public.faults_refuse_poison()");
+        }
+    }
+
+    /** Registers poisoned txns: a segment carrying one of them is refused from now on. */
+    public static void register(Connection c, Collection<String> txns) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+            for (String txn : txns) {
+                ps.setBytes(1, TxnHash.of(txn));
+                ps.addBatch();
+            }
+            ps.executeBatch();
         }
     }
 }

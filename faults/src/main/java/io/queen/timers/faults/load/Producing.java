@@ -103,13 +103,8 @@ public final class Producing {
             return;
         }
         while (true) {
-            try (Connection c = postgres.connect();
-                 PreparedStatement ps = c.prepareStatement(Poison.INSERT)) {
-                for (String txn : txns) {
-                    ps.setBytes(1, TxnHash.of(txn));
-                    ps.addBatch();
-                }
-                ps.executeBatch();
+            try (Connection c = postgres.connect()) {
+                Poison.register(c, txns);
                 return;
             } catch (SQLException e) {
                 Thread.sleep(200);
