@@ -1,7 +1,7 @@
 package io.queen.timers.log.push;
 
-import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.PackedSegment;
+import io.queen.timers.sql.SqlFile;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
