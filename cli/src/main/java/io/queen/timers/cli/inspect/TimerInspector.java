@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper.inspect;
+package io.queen.timers.cli.inspect;
 
 import io.queen.timers.sql.SqlFile;
 import java.sql.Connection;
