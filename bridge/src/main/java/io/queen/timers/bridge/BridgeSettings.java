@@ -14,6 +14,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
 import java.util.List;
 
@@ -70,7 +71,7 @@ public record BridgeSettings(
                         "Kafka consumer group of the bridge instances; also the key of their offsets in queen.bridge_offsets.")
                 .define(HORIZON, DURATION, "90d", durationBetween(Duration.ofSeconds(1), Duration.ofDays(3650)),
                         "Latest delivery time a command may ask for, counted from the record's timestamp; later is rejected (horizon).")
-                .define(PAYLOAD_MAX_BYTES, INT, Integer.toString(1 << 20), between(0, 64 << 20),
+                .define(PAYLOAD_MAX_BYTES, INT, Integer.toString(1 << 20), between(0, Frame.MAX_PAYLOAD_BYTES),
                         "Largest compact payload in bytes; larger is rejected (payload_too_large).")
                 .define(ZSTD_THRESHOLD, INT, "4096", between(0, Integer.MAX_VALUE),
                         "Payloads longer than this many bytes are stored zstd-compressed (payload_zstd = true).")
