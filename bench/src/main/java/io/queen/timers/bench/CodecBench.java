@@ -1,6 +1,5 @@
 package io.queen.timers.bench;
 
-import com.github.luben.zstd.Zstd;
 import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.PackedSegment;
@@ -48,7 +47,7 @@ public class CodecBench {
     public void setUp() {
         frames = frames(new Random(42));
         PackedSegment seg = SegmentCodec.pack(frames);
-        raw = Zstd.decompress(seg.blob(), seg.rawBytes());
+        raw = Compression.decompress(seg.blob(), seg.rawBytes());
     }
 
     @Benchmark

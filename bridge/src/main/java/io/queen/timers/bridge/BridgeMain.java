@@ -61,10 +61,17 @@ public final class BridgeMain implements AutoCloseable {
     public static void main(String[] args) {
         // the same wiring as the launcher's `bridge` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("bridge", args, BridgeSettings.definition(), (config, registry, health, startup) -> {
-            BridgeMain bridge = start(config, registry, health, startup);
-            return new ServiceHost.Running(bridge::awaitTermination, bridge);
-        });
+        ServiceHost.main("bridge", args, BridgeSettings.definition(), BridgeMain::run);
+    }
+
+    /** Runs the bridge under a {@link ServiceHost} in this JVM (the launcher's `bridge` subcommand, the local stack). */
+    public static ServiceHost host(Config config) {
+        return ServiceHost.start("bridge", config, BridgeMain::run);
+    }
+
+    private static ServiceHost.Running run(Config config, MeterRegistry registry, Health health, Startup startup) {
+        BridgeMain bridge = start(config, registry, health, startup);
+        return new ServiceHost.Running(bridge::awaitTermination, bridge);
     }
 
     /** Starts the bridge in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
@@ -82,6 +89,7 @@ public final class BridgeMain implements AutoCloseable {
         // the mappings first: a bad one is a start-up error before anything connects
         TopicRoutes routes = TopicRoutes.from(config);
         AuditTopics.from(config);
+        BridgeSettings settings = BridgeSettings.from(config);
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
             // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
@@ -91,17 +99,15 @@ public final class BridgeMain implements AutoCloseable {
         }
         HikariDataSource dataSource = DataSources.create(config, timeouts);
         try {
-            String group = config.string(BridgeSettings.GROUP_ID);
-            CommandParser parser = new CommandParser(new WireLimits(config.duration(BridgeSettings.HORIZON),
-                    config.intValue(BridgeSettings.PAYLOAD_MAX_BYTES)));
+            String group = settings.groupId();
+            CommandParser parser = new CommandParser(new WireLimits(settings.horizon(), settings.payloadMaxBytes()));
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
                     EncryptionSettings.cipher(config));
             encryption.checkAtStart(dataSource);
-            BatchApplier applier = new BatchApplier(dataSource, group, config.duration(BridgeSettings.WAKE_WITHIN),
-                    config.intValue(BridgeSettings.ZSTD_THRESHOLD), encryption);
+            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
             LoopProgress ingest = health.loop("ingest");
-            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), config.list(BridgeSettings.COMMAND_TOPICS),
-                    routes, parser, applier, new OffsetStore(dataSource, group), config.duration(BridgeSettings.POLL_TIMEOUT),
+            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), settings.commandTopics(),
+                    routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(),
                     config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)

@@ -12,17 +12,32 @@ import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
+import java.util.List;
 
 /**
- * Everything the bridge reads (README "Commands" lists them with their environment names). Besides
- * these declared keys: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
+ * Everything the bridge reads (README "Commands" lists them with their environment names), typed by
+ * {@link #from(Config)} as the sweeper's {@code SweeperSettings} is. Besides these declared keys, read by
+ * {@link TopicRoutes} and the Kafka clients: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
  * topic and {@code topic.<name>.auth*} (token checks, {@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
  */
-public final class BridgeSettings {
+public record BridgeSettings(
+        List<String> commandTopics,
+        String groupId,
+        Duration horizon,
+        int payloadMaxBytes,
+        int zstdThreshold,
+        Duration wakeWithin,
+        Duration pollTimeout,
+        Duration lockTimeout,
+        Duration statementTimeout) {
 
     public static final String COMMAND_TOPICS = "command.topics";
+    /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
+    public static final String DEFAULT_COMMAND_TOPIC = "queen.timers.commands";
     public static final String GROUP_ID = "bridge.group.id";
     public static final String HORIZON = "bridge.horizon";
     public static final String PAYLOAD_MAX_BYTES = "bridge.payload.max.bytes";
@@ -35,14 +50,12 @@ public final class BridgeSettings {
     public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
 
-    private BridgeSettings() {}
-
     public static ConfigDef definition() {
         return new ConfigDef()
                 .include(CommonSettings.definition())
                 .include(AuditSettings.definition())
                 .include(EncryptionSettings.definition())
-                .define(COMMAND_TOPICS, LIST, "queen.timers.commands", nonEmpty(), "QUEEN_COMMAND_TOPICS",
+                .define(COMMAND_TOPICS, LIST, DEFAULT_COMMAND_TOPIC, nonEmpty(), "QUEEN_COMMAND_TOPICS",
                         "Comma-separated Kafka topics carrying commands. Each maps to one tenant (topic.<name>.tenant, "
                                 + "or command.topic.tenants) and optionally one producer sub (topic.<name>.producer.sub, or command.topic.producer.subs).")
                 .define(TOPIC_TENANTS, LIST, "", null,
@@ -58,7 +71,7 @@ public final class BridgeSettings {
                         "Kafka consumer group of the bridge instances; also the key of their offsets in queen.bridge_offsets.")
                 .define(HORIZON, DURATION, "90d", durationBetween(Duration.ofSeconds(1), Duration.ofDays(3650)),
                         "Latest delivery time a command may ask for, counted from the record's timestamp; later is rejected (horizon).")
-                .define(PAYLOAD_MAX_BYTES, INT, Integer.toString(1 << 20), between(0, 64 << 20),
+                .define(PAYLOAD_MAX_BYTES, INT, Integer.toString(1 << 20), between(0, Frame.MAX_PAYLOAD_BYTES),
                         "Largest compact payload in bytes; larger is rejected (payload_too_large).")
                 .define(ZSTD_THRESHOLD, INT, "4096", between(0, Integer.MAX_VALUE),
                         "Payloads longer than this many bytes are stored zstd-compressed (payload_zstd = true).")
@@ -75,5 +88,11 @@ public final class BridgeSettings {
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
+    }
+
+    public static BridgeSettings from(Config c) {
+        return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
+                c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
+                c.duration(STATEMENT_TIMEOUT));
     }
 }

@@ -3,10 +3,8 @@ package io.queen.timers.cli;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.Config;
-import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.config.ConfigLoader;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -28,18 +26,6 @@ final class BridgeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Config c = ConfigLoader.load(BridgeSettings.definition(), config, root.env());
-        return start(c).runUntilStopped();
-    }
-
-    static ServiceHost start(Config config) {
-        return ServiceHost.start("bridge", config, (cfg, registry, health, startup) -> {
-            BridgeMain bridge = BridgeMain.start(cfg, registry, health, startup);
-            return new ServiceHost.Running(bridge::awaitTermination, bridge);
-        });
-    }
-
-    /** The local stack's way in: settings given as environment variables. */
-    static ServiceHost start(Map<String, String> env) {
-        return start(ConfigLoader.load(BridgeSettings.definition(), null, env));
+        return BridgeMain.host(c).runUntilStopped();
     }
 }

@@ -2,7 +2,9 @@ package io.queen.timers.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.ingest.OffsetStore;
+import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.text.Printable;
 import java.net.InetAddress;
 import java.sql.SQLException;
@@ -70,7 +72,8 @@ final class OffsetsCommand implements Runnable {
                 throw new UserError("--reason must say why the offset moves");
             }
             Map<String, String> env = offsets.root.env();
-            String g = group != null ? group : env.getOrDefault("QUEEN_BRIDGE_GROUP_ID", "queen-timers-bridge");
+            ConfigDef.Key groupKey = BridgeSettings.definition().key(BridgeSettings.GROUP_ID);
+            String g = group != null ? group : env.getOrDefault(groupKey.env(), groupKey.defaultValue());
             try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"))) {
                 Long previous = new OffsetStore(ds, g).move(topic, partition, offset, reason, actor());
                 Map<String, Object> f = new LinkedHashMap<>();

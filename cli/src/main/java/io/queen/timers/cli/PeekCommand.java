@@ -4,11 +4,11 @@ import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Compression;
-import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.log.codec.Frame;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.crypto.PayloadCipher;
-import io.queen.timers.sweeper.inspect.TimerInspector;
-import io.queen.timers.sweeper.inspect.TimerView;
+import io.queen.timers.cli.inspect.TimerInspector;
+import io.queen.timers.cli.inspect.TimerView;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -90,7 +90,7 @@ final class PeekCommand implements Callable<Integer> {
 
     /** The payload as text: decompressed when stored zstd (bounded like a segment), then opened when encrypted and a key is given. */
     private static String payloadText(TimerView t, Optional<PayloadCipher> cipher) {
-        return payloadText(t, cipher, SegmentCodec.MAX_RAW_BYTES);
+        return payloadText(t, cipher, Frame.MAX_PAYLOAD_BYTES);
     }
 
     static String payloadText(TimerView t, Optional<PayloadCipher> cipher, int maxBytes) {

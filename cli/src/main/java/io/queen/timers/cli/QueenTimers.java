@@ -72,7 +72,7 @@ public final class QueenTimers implements Runnable {
                 .setCaseInsensitiveEnumValuesAllowed(true);
     }
 
-    Map<String, String> env() {
+    public Map<String, String> env() {
         return env;
     }
 

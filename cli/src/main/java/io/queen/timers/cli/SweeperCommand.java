@@ -1,12 +1,10 @@
 package io.queen.timers.cli;
 
 import io.queen.timers.core.config.Config;
-import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -28,18 +26,6 @@ final class SweeperCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Config c = ConfigLoader.load(SweeperSettings.definition(), config, root.env());
-        return start(c).runUntilStopped();
-    }
-
-    static ServiceHost start(Config config) {
-        return ServiceHost.start("sweeper", config, (cfg, registry, health, startup) -> {
-            SweeperMain sweeper = SweeperMain.start(cfg, registry, health, startup);
-            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
-        });
-    }
-
-    /** The local stack's way in: settings given as environment variables. */
-    static ServiceHost start(Map<String, String> env) {
-        return start(ConfigLoader.load(SweeperSettings.definition(), null, env));
+        return SweeperMain.host(c).runUntilStopped();
     }
 }

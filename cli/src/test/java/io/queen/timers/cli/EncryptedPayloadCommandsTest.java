@@ -2,9 +2,9 @@ package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.crypto.EncryptionKey;
 import io.queen.timers.bridge.crypto.PayloadCipher;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.log.codec.UuidV7;
@@ -44,7 +44,7 @@ class EncryptedPayloadCommandsTest {
                 "INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload, payload_zstd, encrypted)"
                         + " VALUES ('vault', 'k1', now() + interval '1 hour', 't1', ?, ?, true, true)")) {
             st.setObject(1, UuidV7.next());
-            st.setBytes(2, Zstd.compress(envelope, 3));
+            st.setBytes(2, Compression.compress(envelope));
             st.executeUpdate();
         }
         new LogPusher(db.dataSource()).push(new Destination(Destination.DEFAULT_TENANT, "vault", "Default"),

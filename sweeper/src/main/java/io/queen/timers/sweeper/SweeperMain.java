@@ -86,10 +86,17 @@ public final class SweeperMain implements AutoCloseable {
     public static void main(String[] args) {
         // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("sweeper", args, SweeperSettings.definition(), (config, registry, health, startup) -> {
-            SweeperMain sweeper = start(config, registry, health, startup);
-            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
-        });
+        ServiceHost.main("sweeper", args, SweeperSettings.definition(), SweeperMain::run);
+    }
+
+    /** Runs the sweeper under a {@link ServiceHost} in this JVM (the launcher's `sweeper` subcommand, the local stack). */
+    public static ServiceHost host(Config config) {
+        return ServiceHost.start("sweeper", config, SweeperMain::run);
+    }
+
+    private static ServiceHost.Running run(Config config, MeterRegistry registry, Health health, Startup startup) {
+        SweeperMain sweeper = start(config, registry, health, startup);
+        return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
     }
 
     /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */

@@ -4,7 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.github.luben.zstd.Zstd;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
@@ -60,7 +60,7 @@ class ClaimBytesTest {
     @Test
     void aSweeperFiresATimerLargerThanItsFireBoundOnItsOwn() {
         // incompressible, stored zstd-compressed like the bridge stores any payload above its threshold
-        staging.schedule(DEFAULT_TENANT, "bytes.q", "big", "Default", -5, "txn-big", Zstd.compress(bytes(300_000), 3), true);
+        staging.schedule(DEFAULT_TENANT, "bytes.q", "big", "Default", -5, "txn-big", Compression.compress(bytes(300_000)), true);
         for (int i = 0; i < 20; i++) {
             staging.schedule(DEFAULT_TENANT, "bytes.q", "small-" + i, -1);
         }

@@ -4,7 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.github.luben.zstd.Zstd;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.nio.file.Files;
@@ -44,7 +44,7 @@ class LargePayloadBurstTest {
         for (int i = 0; i < TIMERS; i++) {
             random.nextBytes(payload);
             String key = "big-" + i;
-            staging.schedule(DEFAULT_TENANT, "burst.q" + (i % 4), key, "Default", -1, "txn-" + key, Zstd.compress(payload, 3), true);
+            staging.schedule(DEFAULT_TENANT, "burst.q" + (i % 4), key, "Default", -1, "txn-" + key, Compression.compress(payload), true);
         }
     }
 

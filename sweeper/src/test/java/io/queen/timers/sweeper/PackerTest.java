@@ -2,7 +2,7 @@ package io.queen.timers.sweeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.github.luben.zstd.Zstd;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
@@ -34,7 +34,7 @@ class PackerTest {
         List<ClaimedTimer> claimed = List.of(
                 timer(A, "q", "1", "{}".getBytes(StandardCharsets.UTF_8), false),
                 timer(B, "q", "2", "{}".getBytes(StandardCharsets.UTF_8), false),
-                timer(A, "q", "3", Zstd.compress(json, 3), true),
+                timer(A, "q", "3", Compression.compress(json), true),
                 timer(A, "other", "4", "{}".getBytes(StandardCharsets.UTF_8), false));
 
         PackResult r = new Packer(1 << 20).pack(claimed);

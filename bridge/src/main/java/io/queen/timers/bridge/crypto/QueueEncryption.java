@@ -1,7 +1,7 @@
 package io.queen.timers.bridge.crypto;
 
 import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.log.SqlFile;
+import io.queen.timers.sql.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

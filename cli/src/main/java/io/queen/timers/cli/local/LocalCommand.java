@@ -1,7 +1,10 @@
 package io.queen.timers.cli.local;
 
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.cli.Output;
+import io.queen.timers.cli.QueenTimers;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
@@ -20,6 +23,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code queen-timers local}: the whole stack in this process, a short demo, and what to type next. */
@@ -32,6 +36,7 @@ import picocli.CommandLine.Spec;
 public final class LocalCommand implements Callable<Integer> {
 
     @Spec CommandSpec spec;
+    @ParentCommand QueenTimers root;
     @Mixin Output output;
 
     @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "local-data",
@@ -47,14 +52,14 @@ public final class LocalCommand implements Callable<Integer> {
     @Option(names = "--pg-port", paramLabel = "PORT", defaultValue = "15432", description = "Embedded PostgreSQL port (default: ${DEFAULT-VALUE}; 0 = any free port).")
     int pgPort;
 
-    @Option(names = "--jdbc-url", paramLabel = "URL", defaultValue = "${env:QUEEN_JDBC_URL}",
+    @Option(names = "--jdbc-url", paramLabel = "URL",
             description = "Use this PostgreSQL instead of the embedded one (default: QUEEN_JDBC_URL if set).")
     String jdbcUrl;
 
-    @Option(names = "--jdbc-user", paramLabel = "USER", defaultValue = "${env:QUEEN_JDBC_USER:-postgres}", description = "User for --jdbc-url.")
+    @Option(names = "--jdbc-user", paramLabel = "USER", description = "User for --jdbc-url (else QUEEN_JDBC_USER, else postgres).")
     String jdbcUser;
 
-    @Option(names = "--jdbc-password", paramLabel = "PASSWORD", defaultValue = "${env:QUEEN_JDBC_PASSWORD:-}",
+    @Option(names = "--jdbc-password", paramLabel = "PASSWORD",
             description = "Password for --jdbc-url (prefer QUEEN_JDBC_PASSWORD).")
     String jdbcPassword;
 
@@ -71,12 +76,20 @@ public final class LocalCommand implements Callable<Integer> {
     @Option(names = "--exit-after", paramLabel = "SECONDS", description = "Stop after this many seconds.")
     Integer exitAfter;
 
+    private String setting(ConfigDef def, String key, String flag) {
+        ConfigDef.Key k = def.key(key);
+        return flag != null ? flag : root.env().getOrDefault(k.env(), k.defaultValue());
+    }
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        // a flag, else the setting's environment variable, else its default: the names and defaults the services declare
+        ConfigDef def = BridgeSettings.definition();
         LocalStack.Plan plan = new LocalStack.Plan(temp ? null : dataDir.toAbsolutePath().normalize(), kafkaPort, pgPort,
-                blankToNull(jdbcUrl), jdbcUser, jdbcPassword, httpPort, httpPort == 0 ? 0 : httpPort + 1,
-                "queen.timers.commands", "queen.timers.audit");
+                blankToNull(setting(def, CommonSettings.JDBC_URL, jdbcUrl)), setting(def, CommonSettings.JDBC_USER, jdbcUser),
+                setting(def, CommonSettings.JDBC_PASSWORD, jdbcPassword), httpPort, httpPort == 0 ? 0 : httpPort + 1,
+                def.key(BridgeSettings.COMMAND_TOPICS).defaultValue(), def.key(CommonSettings.AUDIT_TOPIC).defaultValue());
         say(out, "starting Kafka, PostgreSQL, the bridge and the sweeper ...");
         CountDownLatch stop = new CountDownLatch(1);
         boolean demoComplete;

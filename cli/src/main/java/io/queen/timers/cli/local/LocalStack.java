@@ -1,11 +1,18 @@
 package io.queen.timers.cli.local;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queen.timers.cli.Services;
+import io.queen.timers.bridge.BridgeMain;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -95,28 +102,29 @@ final class LocalStack implements AutoCloseable {
         }
         started.push(kafka);
 
-        try (HikariDataSource ds = dataSource(jdbcUrl, user, password)) {
+        // the services' settings as docker-compose gives them: the environment names their definitions declare
+        serviceEnv = new HashMap<>();
+        serviceEnv.put(env(CommonSettings.JDBC_URL), jdbcUrl);
+        serviceEnv.put(env(CommonSettings.JDBC_USER), user);
+        serviceEnv.put(env(CommonSettings.JDBC_PASSWORD), password == null ? "" : password);
+        serviceEnv.put(env(CommonSettings.KAFKA_BOOTSTRAP), kafka.bootstrapServers());
+        serviceEnv.put(env(BridgeSettings.COMMAND_TOPICS), plan.commandTopic());
+        serviceEnv.put(env(CommonSettings.AUDIT_TOPIC), plan.auditTopic());
+        serviceEnv.put(env(CommonSettings.MIGRATE_ON_START), "false");
+
+        try (HikariDataSource ds = dataSource(serviceEnv, SessionTimeouts.MIGRATION)) {
             Migrations.migrate(ds);
         }
         createTopics(kafka.bootstrapServers(), plan.commandTopic(), plan.auditTopic());
 
         int bridgePort = plan.bridgeHttpPort() == 0 ? Ports.free() : plan.bridgeHttpPort();
         int sweeperPort = plan.sweeperHttpPort() == 0 ? Ports.free() : plan.sweeperHttpPort();
-        serviceEnv = new HashMap<>();
-        serviceEnv.put("QUEEN_JDBC_URL", jdbcUrl);
-        serviceEnv.put("QUEEN_JDBC_USER", user);
-        serviceEnv.put("QUEEN_JDBC_PASSWORD", password == null ? "" : password);
-        serviceEnv.put("QUEEN_KAFKA_BOOTSTRAP", kafka.bootstrapServers());
-        serviceEnv.put("QUEEN_COMMAND_TOPICS", plan.commandTopic());
-        serviceEnv.put("QUEEN_AUDIT_TOPIC", plan.auditTopic());
-        serviceEnv.put("QUEEN_MIGRATE_ON_START", "false");
-
         Map<String, String> bridgeEnv = new HashMap<>(serviceEnv);
-        bridgeEnv.put("QUEEN_HTTP_PORT", Integer.toString(bridgePort));
-        started.push(Services.bridge(bridgeEnv));
+        bridgeEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(bridgePort));
+        started.push(BridgeMain.host(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv)));
         Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
-        sweeperEnv.put("QUEEN_HTTP_PORT", Integer.toString(sweeperPort));
-        started.push(Services.sweeper(sweeperEnv));
+        sweeperEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(sweeperPort));
+        started.push(SweeperMain.host(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv)));
 
         endpoints = new Endpoints(kafka.bootstrapServers(), jdbcUrl, user, plan.commandTopic(), plan.auditTopic(),
                 bridgePort, sweeperPort, pgData, kafkaData);
@@ -128,8 +136,7 @@ final class LocalStack implements AutoCloseable {
 
     /** A small pool on the stack's database, closed with the stack (for reading the log back). */
     HikariDataSource newDataSource() {
-        HikariDataSource ds = dataSource(serviceEnv.get("QUEEN_JDBC_URL"), serviceEnv.get("QUEEN_JDBC_USER"),
-                serviceEnv.get("QUEEN_JDBC_PASSWORD"));
+        HikariDataSource ds = dataSource(serviceEnv, SessionTimeouts.OPERATOR.named("queen-local"));
         started.push(ds);
         return ds;
     }
@@ -146,15 +153,18 @@ final class LocalStack implements AutoCloseable {
         }
     }
 
-    private static HikariDataSource dataSource(String url, String user, String password) {
-        HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(url);
-        c.setUsername(user);
-        c.setPassword(password);
-        c.setMaximumPoolSize(4);
-        c.setMinimumIdle(0);
-        c.setPoolName("queen-local");
-        return new HikariDataSource(c);
+    private static final ConfigDef DATABASE = CommonSettings.definition().select(
+            CommonSettings.JDBC_URL, CommonSettings.JDBC_USER, CommonSettings.JDBC_PASSWORD, CommonSettings.JDBC_POOL_SIZE);
+
+    /** The environment variable a setting is read from, as its definition declares it. */
+    private static String env(String key) {
+        ConfigDef def = BridgeSettings.definition(); // the bridge's keys include the common ones
+        return def.key(key).env();
+    }
+
+    /** A small pool on the stack's database, built as the services build theirs. */
+    private static HikariDataSource dataSource(Map<String, String> env, SessionTimeouts timeouts) {
+        return DataSources.create(ConfigLoader.load(DATABASE, null, env), timeouts, 4);
     }
 
     private static void createTopics(String bootstrap, String... topics) {

@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
-import io.queen.timers.log.SqlFile;
+import io.queen.timers.sql.SqlFile;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,8 +17,6 @@ import io.queen.timers.core.health.LoopProgress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -57,7 +55,8 @@ import org.slf4j.LoggerFactory;
  *       work together. The others stand by and retry every {@code audit.relay.standby.interval}.</li>
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
  *       the events of one key keep their order in its Kafka partition. A {@code fired} row is one segment
- *       (V026) and becomes one event per timer, in frame order, rendered in Java by {@link FiredEvents}.</li>
+ *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
+ *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -86,7 +85,6 @@ public final class AuditRelay implements AutoCloseable {
     private final Duration pollInterval;
     private final Duration standbyInterval;
     private final Duration maxBackoff;
-    private final FiredEvents firedEvents = new FiredEvents(ZoneId.systemDefault());
     private final Counter published;
     /** Backlog gauge per destination topic; only the relay's thread adds to it. */
     private final Map<String, AtomicLong> backlog = new java.util.concurrent.ConcurrentHashMap<>();
@@ -254,7 +252,7 @@ public final class AuditRelay implements AutoCloseable {
 
     /**
      * One round: read the oldest rows of every topic that is not held, publish their events (a {@code fired}
-     * row is a segment: one event per timer, rendered by {@link FiredEvents}), wait for the acks, delete the
+     * row is a segment: one event per timer, each rendered by the fetch statement), wait for the acks, delete the
      * rows of every topic whose sends were all acknowledged. A topic whose send fails is held
      * ({@link HeldTopics}): the rest of its events in this round are not sent, its rows stay, and later rounds
      * leave them out until a probe finds it writable. Returns the events read: about the batch size while a
@@ -283,17 +281,8 @@ public final class AuditRelay implements AutoCloseable {
                     if (failed.containsKey(topic) || !held.sendable(topic)) {
                         continue; // order kept: nothing after a failed event of this topic goes out in this round
                     }
-                    String eventId;
-                    ProducerRecord<String, String> record;
-                    String value = rs.getString("value");
-                    if (value != null) {
-                        eventId = rs.getString("event_id");
-                        record = new ProducerRecord<>(topic, rs.getString("kafka_key"), value);
-                    } else {
-                        FiredEvents.Fired f = fired(rs, tenant);
-                        eventId = f.eventId().toString();
-                        record = new ProducerRecord<>(topic, f.kafkaKey(), firedEvents.value(f));
-                    }
+                    String eventId = rs.getString("event_id");
+                    var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
                     record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
                     Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
                     if (ack.isDone() && failure(ack) != null) {
@@ -368,15 +357,6 @@ public final class AuditRelay implements AutoCloseable {
             }
             throw new KafkaException("the audit producer failed: " + cause, cause);
         }
-    }
-
-    private static FiredEvents.Fired fired(ResultSet rs, UUID tenant) throws SQLException {
-        return new FiredEvents.Fired(rs.getObject("timer_event_id", UUID.class), tenant,
-                rs.getObject("created_at", OffsetDateTime.class), rs.getString("queue"), rs.getString("partition"),
-                rs.getLong("base_offset"), rs.getObject("segment_created_at", OffsetDateTime.class), rs.getLong("seq"),
-                rs.getString("timer_key"), rs.getString("txn"), rs.getObject("message_id", UUID.class),
-                rs.getObject("deliver_at", OffsetDateTime.class), rs.getInt("attempts"), rs.getString("producer_sub"),
-                rs.getBytes("trace_context"));
     }
 
     /** Rows waiting per destination topic; a topic that drained reads 0. */

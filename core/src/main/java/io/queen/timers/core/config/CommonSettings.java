@@ -23,6 +23,8 @@ public final class CommonSettings {
     public static final String JDBC_POOL_SIZE = "jdbc.pool.size";
     public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap.servers";
     public static final String AUDIT_TOPIC = "audit.topic";
+    /** The default of {@link #AUDIT_TOPIC}, a constant so the CLI's help can name it. */
+    public static final String DEFAULT_AUDIT_TOPIC = "queen.timers.audit";
     public static final String HTTP_PORT = "http.port";
     public static final String HTTP_BIND_ADDRESS = "http.bind.address";
     public static final String STARTUP_TIMEOUT = "startup.timeout";
@@ -46,7 +48,7 @@ public final class CommonSettings {
                                 + " migration at start holds one for its advisory lock while Flyway uses two.")
                 .define(KAFKA_BOOTSTRAP, STRING, null, nonEmpty(), "QUEEN_KAFKA_BOOTSTRAP",
                         "Kafka bootstrap servers. Every other kafka.* key passes through to the Kafka clients (SASL, TLS).")
-                .define(AUDIT_TOPIC, STRING, "queen.timers.audit", nonEmpty(), "QUEEN_AUDIT_TOPIC",
+                .define(AUDIT_TOPIC, STRING, DEFAULT_AUDIT_TOPIC, nonEmpty(), "QUEEN_AUDIT_TOPIC",
                         "Topic the audit relay publishes to (for the default tenant; see tenant.<id>.audit.topic).")
                 .define(HTTP_PORT, INT, "8080", between(0, 65535), "QUEEN_HTTP_PORT",
                         "Port of /health/live, /health/ready and /metrics; 0 picks a free port, -1 is not allowed.")

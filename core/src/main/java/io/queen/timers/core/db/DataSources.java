@@ -16,18 +16,31 @@ public final class DataSources {
     }
 
     public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize) {
+        return build(config, timeouts, maxPoolSize, 1, 5_000);
+    }
+
+    /**
+     * A pool for readiness probes: no idle connection kept and a short wait for one, because a probe
+     * answers quickly or reports; it never waits behind the work it reports on.
+     */
+    public static HikariDataSource forProbes(Config config, SessionTimeouts timeouts, int maxPoolSize) {
+        return build(config, timeouts, maxPoolSize, 0, 2_000);
+    }
+
+    private static HikariDataSource build(Config config, SessionTimeouts timeouts, int maxPoolSize, int minIdle,
+            long connectionTimeoutMs) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
         c.setUsername(config.string(CommonSettings.JDBC_USER));
         c.setPassword(config.string(CommonSettings.JDBC_PASSWORD));
         c.setMaximumPoolSize(maxPoolSize);
-        c.setMinimumIdle(1);
+        c.setMinimumIdle(minIdle);
         c.setPoolName(timeouts.role());
         timeouts.applyTo(c);
         // Start even when the database is down: the loops pause and retry (never skip), and
         // /health/ready says why. Failing the constructor would turn an outage into a crash loop.
         c.setInitializationFailTimeout(-1);
-        c.setConnectionTimeout(5_000);
+        c.setConnectionTimeout(connectionTimeoutMs);
         return new HikariDataSource(c);
     }
 }

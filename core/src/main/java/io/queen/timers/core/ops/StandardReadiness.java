@@ -1,11 +1,10 @@
 package io.queen.timers.core.ops;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.health.Health;
 import java.time.Clock;
+import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.SessionTimeouts;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,18 +36,9 @@ public final class StandardReadiness implements AutoCloseable {
     private final ScheduledExecutorService prober;
 
     public StandardReadiness(Config config, String processName, Clock clock) {
-        HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
-        c.setUsername(config.string(CommonSettings.JDBC_USER));
-        c.setPassword(config.string(CommonSettings.JDBC_PASSWORD));
-        c.setMaximumPoolSize(2); // Flyway's info() holds two connections at once
-        c.setMinimumIdle(0);
-        c.setConnectionTimeout(2_000);
-        c.setInitializationFailTimeout(-1);
-        c.setPoolName(processName + "-readiness");
-        // a probe answers quickly or reports; it never waits behind the work it reports on
-        new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)).applyTo(c);
-        this.probePool = new HikariDataSource(c);
+        // two connections: Flyway's info() holds two at once
+        this.probePool = DataSources.forProbes(config,
+                new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 2);
         this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);
         this.kafkaCached = new Cached(kafka, clock);

@@ -167,7 +167,8 @@ class AuditRelayTest {
         for (ConsumerRecord<String, JsonNode> r : events) {
             String eventId = r.value().get("eventId").asText();
             assertThat(new String(r.headers().lastHeader("queen-event-id").value())).isEqualTo(eventId);
-            assertThat(r.value()).isEqualTo(viewByEventId.get(eventId));   // same fields, same values, same text of timestamps
+            // the same text, field order included: the relay publishes what the view renders, it renders nothing itself
+            assertThat(r.value().toString()).isEqualTo(viewByEventId.get(eventId).toString());
         }
         List<JsonNode> fired = events.stream().map(ConsumerRecord::value).filter(v -> v.get("type").asText().equals("fired")).toList();
         assertThat(fired).extracting(v -> v.get("offset").asLong()).containsExactly(40L, 41L, 42L);

@@ -2,6 +2,7 @@ package io.queen.timers.faults.load;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -116,12 +117,12 @@ public final class CommandGenerator {
             headers.add(header("queen-txn", txn));
         }
         byte[] value = payload == null ? new byte[0] : payload.toString().getBytes(StandardCharsets.UTF_8);
-        return record(seq, topic, utf8(queue + "/" + key), value, headers);
+        return record(seq, topic, utf8(WireFormat.key(queue, key)), value, headers);
     }
 
     /** Every reject reason, and records meant to hurt: each must get one {@code rejected} verdict and stop nothing. */
     private ProducerRecord<byte[], byte[]> hostile(long seq, String topic, String queue, String key) {
-        byte[] k = utf8(queue + "/" + key);
+        byte[] k = utf8(WireFormat.key(queue, key));
         String base = "\"queue\":\"" + queue + "\",\"timerKey\":\"" + key + "\"";
         String schedule = "{\"op\":\"schedule\"," + base + ",\"delayMs\":100,\"txn\":\"h-" + seq + "\",\"payload\":{}";
         return switch (random.nextInt(22)) {
@@ -148,7 +149,7 @@ public final class CommandGenerator {
                     header("queen-queue", queue), header("queen-timer-key", key)));
             case 16 -> {
                 String longKey = "k".repeat(600);
-                yield record(seq, topic, utf8(queue + "/" + longKey), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of());
+                yield record(seq, topic, utf8(WireFormat.key(queue, longKey)), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of());
             }
             case 17 -> record(seq, topic, k, utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"\\ud800\"}"), List.of());
             case 18 -> record(seq, topic, k, utf8("{\"op\":\"cancel\"," + base + ",\"txn\":\"x\"}"), List.of());
@@ -159,7 +160,7 @@ public final class CommandGenerator {
     }
 
     private static ProducerRecord<byte[], byte[]> envelope(long seq, String topic, String queue, String key, ObjectNode cmd) {
-        return record(seq, topic, utf8(queue + "/" + key), utf8(cmd.toString()), List.of());
+        return record(seq, topic, utf8(WireFormat.key(queue, key)), utf8(cmd.toString()), List.of());
     }
 
     private static ProducerRecord<byte[], byte[]> record(long seq, String topic, byte[] key, byte[] value, List<Header> headers) {

@@ -15,6 +15,14 @@ import java.util.UUID;
  */
 public record Frame(UUID messageId, UUID traceId, String txn, String producerSub, boolean encrypted, byte[] payload) {
 
+    /**
+     * The largest payload a timer may carry (64 MiB): the upper bound of the bridge's
+     * bridge.payload.max.bytes, and how far the sweeper and the operator tools decompress a stored
+     * payload, so no payload a bridge accepted is refused later, and a stored value that claims more
+     * (a corrupt or hostile zstd frame) fails alone instead of exhausting the heap.
+     */
+    public static final int MAX_PAYLOAD_BYTES = 64 << 20;
+
     public Frame {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(txn, "txn");

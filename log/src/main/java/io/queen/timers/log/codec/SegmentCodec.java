@@ -150,6 +150,16 @@ public final class SegmentCodec {
         }
     }
 
+    /**
+     * The most raw bytes {@code frame} takes in a segment (length field included), without encoding its
+     * strings: each char counted as 3 UTF-8 bytes, the most a UTF-16 char encodes to. For callers that
+     * cut frames into segments of bounded size before packing them (the sweeper's Packer).
+     */
+    public static long rawBytesAtMost(Frame frame) {
+        return 4L + 1 + 16 + (frame.traceId() != null ? 16 : 0) + 2 + (long) frame.txn().length() * 3
+                + (frame.producerSub() != null ? 2 + (long) frame.producerSub().length() * 3 : 0) + frame.payload().length;
+    }
+
     private static long bodyLength(Frame f, byte[] txn, byte[] sub) {
         return 1L + 16 + (f.traceId() != null ? 16 : 0) + 2 + txn.length + (sub != null ? 2 + sub.length : 0)
                 + f.payload().length;

@@ -1,10 +1,10 @@
 package io.queen.timers.log.read;
 
-import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.log.codec.TxnHash;
+import io.queen.timers.sql.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,8 +1,8 @@
 package io.queen.timers.sweeper.fail;
 
 import io.queen.timers.core.db.ErrorClass;
+import io.queen.timers.sql.SqlFile;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
-import io.queen.timers.log.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

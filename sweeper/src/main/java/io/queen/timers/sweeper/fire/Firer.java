@@ -1,6 +1,6 @@
 package io.queen.timers.sweeper.fire;
 
-import io.queen.timers.log.SqlFile;
+import io.queen.timers.sql.SqlFile;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.pack.FireBatch;
 import io.queen.timers.sweeper.pack.Segment;

@@ -29,9 +29,6 @@ import java.util.Map;
  */
 public final class Packer {
 
-    /** Fixed bytes of a frame besides txn, producer sub and payload: length, flags, message id, two lengths. */
-    private static final int FRAME_OVERHEAD = 4 + 1 + 16 + 2 + 2;
-
     private final int maxFireBytes;
 
     public Packer(int maxFireBytes) {
@@ -103,7 +100,7 @@ public final class Packer {
         List<ClaimedTimer> current = new ArrayList<>();
         long bytes = 0;
         for (ClaimedTimer t : timers) {
-            long size = rawSize(frames.get(t));
+            long size = SegmentCodec.rawBytesAtMost(frames.get(t)); // an upper bound: chunks never exceed the limit
             if (!current.isEmpty() && bytes + size > maxFireBytes) {
                 out.add(current);
                 current = new ArrayList<>();
@@ -143,11 +140,5 @@ public final class Packer {
             PackedSegment packed = SegmentCodec.pack(goodFrames);
             return new Segment(d, good, goodFrames, packed);
         }
-    }
-
-    /** An upper bound of the frame's raw bytes (3 UTF-8 bytes per char at most): chunks never exceed the limit. */
-    private static long rawSize(Frame f) {
-        return FRAME_OVERHEAD + (long) f.txn().length() * 3 + (f.producerSub() == null ? 0 : (long) f.producerSub().length() * 3)
-                + f.payload().length;
     }
 }

@@ -2,6 +2,7 @@ package io.queen.timers.sweeper.pack;
 
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Compression;
+import io.queen.timers.log.codec.Frame;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 
 /**
@@ -12,12 +13,10 @@ import io.queen.timers.sweeper.claim.ClaimedTimer;
 public final class Payloads {
 
     /**
-     * The most a stored payload may decompress to: the upper bound of the bridge's bridge.payload.max.bytes
-     * (64 MiB), so no payload a bridge accepted is refused here, and a stored value that claims more (a
-     * corrupted or hostile zstd frame) fails alone instead of exhausting the heap. Deliberately not
+     * The most a stored payload may decompress to: {@link Frame#MAX_PAYLOAD_BYTES}. Deliberately not
      * sweeper.max.fire.bytes: a timer larger than a fire's bound is fired alone, not failed.
      */
-    public static final int MAX_DECOMPRESSED_BYTES = 64 << 20;
+    public static final int MAX_DECOMPRESSED_BYTES = Frame.MAX_PAYLOAD_BYTES;
 
     private Payloads() {}
 

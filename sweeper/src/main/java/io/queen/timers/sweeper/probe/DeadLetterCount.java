@@ -1,6 +1,6 @@
 package io.queen.timers.sweeper.probe;
 
-import io.queen.timers.log.SqlFile;
+import io.queen.timers.sql.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

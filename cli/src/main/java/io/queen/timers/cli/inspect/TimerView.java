@@ -1,10 +1,12 @@
-package io.queen.timers.sweeper.inspect;
+package io.queen.timers.cli.inspect;
 
 import java.time.Instant;
 import java.util.UUID;
 
-/** One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size). */
-public record TimerSummary(
+/** One staged timer with its payload as stored ({@code payloadZstd}: compressed; never decrypted). */
+public record TimerView(
+        UUID tenantId,
+        String queue,
         String timerKey,
         String partition,
         Instant deliverAt,
@@ -12,7 +14,7 @@ public record TimerSummary(
         TimerState state,
         String txn,
         UUID messageId,
-        int payloadBytes,
+        byte[] payload,
         boolean payloadZstd,
         boolean encrypted,
         String producerSub,
@@ -20,4 +22,5 @@ public record TimerSummary(
         String lastError,
         Instant claimedUntil,
         Instant createdAt,
-        Instant updatedAt) {}
+        Instant updatedAt,
+        Instant dbNow) {}

@@ -1,12 +1,10 @@
-package io.queen.timers.sweeper.inspect;
+package io.queen.timers.cli.inspect;
 
 import java.time.Instant;
 import java.util.UUID;
 
-/** One staged timer with its payload as stored ({@code payloadZstd}: compressed; never decrypted). */
-public record TimerView(
-        UUID tenantId,
-        String queue,
+/** One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size). */
+public record TimerSummary(
         String timerKey,
         String partition,
         Instant deliverAt,
@@ -14,7 +12,7 @@ public record TimerView(
         TimerState state,
         String txn,
         UUID messageId,
-        byte[] payload,
+        int payloadBytes,
         boolean payloadZstd,
         boolean encrypted,
         String producerSub,
@@ -22,5 +20,4 @@ public record TimerView(
         String lastError,
         Instant claimedUntil,
         Instant createdAt,
-        Instant updatedAt,
-        Instant dbNow) {}
+        Instant updatedAt) {}

@@ -1,4 +1,4 @@
-package io.queen.timers.log;
+package io.queen.timers.sql;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper.inspect;
+package io.queen.timers.cli.inspect;
 
 import java.util.Locale;
 

@@ -6,11 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.apply.Verdict;
+import io.queen.timers.cli.inspect.TimerInspector;
+import io.queen.timers.cli.inspect.TimerState;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.sql.Migrations;
-import io.queen.timers.sweeper.inspect.TimerInspector;
-import io.queen.timers.sweeper.inspect.TimerState;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import java.nio.charset.StandardCharsets;

@@ -1,14 +1,11 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.cli.inspect;
 
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.Staging;
 import io.queen.timers.sweeper.claim.Claimer;
-import io.queen.timers.sweeper.inspect.TimerInspector;
-import io.queen.timers.sweeper.inspect.TimerState;
-import io.queen.timers.sweeper.inspect.TimerSummary;
-import io.queen.timers.sweeper.inspect.TimerView;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.queen.timers.log.push;
 
-import io.queen.timers.log.SqlFile;
 import io.queen.timers.log.codec.PackedSegment;
+import io.queen.timers.sql.SqlFile;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -20,7 +20,9 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Pushes packed segments into the log through the V002 functions.
+ * Pushes packed segments into the log through the V002 functions: test support (log's test-jar), to
+ * arrange the log as Queen's own push would; no process pushes through it (the sweeper's fire is
+ * {@code timer_fire_v1}).
  *
  * <p>Two shapes. {@link #push(Destination, PackedSegment)} and {@link #pushAll(List)} run in a
  * transaction of their own. The {@code Connection} overloads run inside the caller's transaction

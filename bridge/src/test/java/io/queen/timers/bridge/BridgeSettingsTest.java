@@ -1,0 +1,57 @@
+package io.queen.timers.bridge;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.config.ConfigLoader;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The bridge's typed settings: the defaults (README "Configuration"), environment overrides, one-line errors. */
+class BridgeSettingsTest {
+
+    private static Map<String, String> required() {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUEEN_JDBC_URL", "jdbc:postgresql://db/queen");
+        env.put("QUEEN_KAFKA_BOOTSTRAP", "kafka:9092");
+        return env;
+    }
+
+    @Test
+    void defaults() {
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
+        assertThat(s.commandTopics()).containsExactly("queen.timers.commands");
+        assertThat(s.groupId()).isEqualTo("queen-timers-bridge");
+        assertThat(s.horizon()).isEqualTo(Duration.ofDays(90));
+        assertThat(s.payloadMaxBytes()).isEqualTo(1 << 20);
+        assertThat(s.zstdThreshold()).isEqualTo(4096);
+        assertThat(s.wakeWithin()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.pollTimeout()).isEqualTo(Duration.ofMillis(200));
+        assertThat(s.lockTimeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(60));
+    }
+
+    @Test
+    void environmentOverridesUseTheDeclaredNames() {
+        Map<String, String> env = required();
+        env.put("QUEEN_COMMAND_TOPICS", "a.commands,b.commands");
+        env.put("QUEEN_BRIDGE_GROUP_ID", "g2");
+        env.put("QUEEN_BRIDGE_HORIZON", "7d");
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env));
+        assertThat(s.commandTopics()).isEqualTo(List.of("a.commands", "b.commands"));
+        assertThat(s.groupId()).isEqualTo("g2");
+        assertThat(s.horizon()).isEqualTo(Duration.ofDays(7));
+    }
+
+    @Test
+    void aBadValueNamesTheSetting() {
+        Map<String, String> env = required();
+        env.put("QUEEN_BRIDGE_PAYLOAD_MAX_BYTES", "-1");
+        assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bridge.payload.max.bytes");
+    }
+}
