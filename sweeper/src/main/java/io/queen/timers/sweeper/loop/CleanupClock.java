@@ -4,9 +4,6 @@ import io.queen.timers.log.cleanup.PartitionCleanup;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,15 +18,10 @@ public final class CleanupClock implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(CleanupClock.class);
 
-    private final ScheduledExecutorService executor;
+    private final SlowClock clock;
 
     public CleanupClock(PartitionCleanup cleanup, Duration interval) {
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sweeper-cleanup");
-            t.setDaemon(true);
-            return t;
-        });
-        executor.scheduleWithFixedDelay(() -> {
+        this.clock = new SlowClock("sweeper-cleanup", interval, interval, () -> {
             try {
                 List<UUID> deleted = cleanup.runOnce();
                 if (!deleted.isEmpty()) {
@@ -38,16 +30,11 @@ public final class CleanupClock implements AutoCloseable {
             } catch (Exception e) {
                 LOG.warn("partition cleanup failed ({}); next run in {}", e.toString(), interval);
             }
-        }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        });
     }
 
     @Override
     public void close() {
-        executor.shutdownNow();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        clock.close();
     }
 }

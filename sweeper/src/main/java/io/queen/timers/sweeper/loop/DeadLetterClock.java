@@ -2,9 +2,6 @@ package io.queen.timers.sweeper.loop;
 
 import io.queen.timers.sweeper.probe.DeadLetterCount;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,31 +16,21 @@ public final class DeadLetterClock implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterClock.class);
 
-    private final ScheduledExecutorService executor;
+    private final SlowClock clock;
 
     public DeadLetterClock(DeadLetterCount count, SweeperMetrics metrics, Duration interval) {
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sweeper-dead-letters");
-            t.setDaemon(true);
-            return t;
-        });
-        executor.scheduleWithFixedDelay(() -> {
+        this.clock = new SlowClock("sweeper-dead-letters", Duration.ZERO, interval, () -> {
             try {
                 metrics.deadLetters(count.count());
             } catch (Exception e) {
                 metrics.deadLettersUnknown();
                 LOG.warn("counting the dead letters in queen.log_dlq failed ({}); next count in {}", e.toString(), interval);
             }
-        }, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        });
     }
 
     @Override
     public void close() {
-        executor.shutdownNow();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        clock.close();
     }
 }
