@@ -134,7 +134,7 @@ class FireTest {
         List<ClaimedTimer> claimed = claim();
         Delivery delivery = new Delivery(packer, new Firer(db.dataSource()),
                 new Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5),
-                new SweeperMetrics(new SimpleMeterRegistry()), 8 * 1024 * 1024);
+                new SweeperMetrics(new SimpleMeterRegistry()), 8 * 1024 * 1024, Duration.ofSeconds(15));
         AtomicReference<Throwable> failed = new AtomicReference<>();
         try (var other = db.dataSource().getConnection()) {
             // stands for another sweeper's claim statement, which locks a row for a moment while it re-checks it

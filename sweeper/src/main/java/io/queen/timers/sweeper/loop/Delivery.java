@@ -40,6 +40,13 @@ import org.slf4j.LoggerFactory;
  *       timer that still fails spends an attempt.</li>
  *   <li>Timers whose fail exhausts their attempts are dead-lettered right after, in their own transaction,
  *       so a reschedule in between wins.</li>
+ *   <li>A multi-segment fire that waited out its lock or statement timeout (SQLSTATE 55P03, 57014) is
+ *       retried in halves while half a lease since the claim is left, so a destination whose partition lock
+ *       is held elsewhere (a stopped backend, a long transaction of another writer) waits alone and the
+ *       other destinations of the claim fire. PRICE: one more lock timeout per halving on the path to the
+ *       held destination (at most log2 of the segments), paid only when a lock is held that long.</li>
+ *   <li>{@link #deliver} reports what it fired: a claim of which nothing fired because every fire failed
+ *       transiently is a failed cycle for the loop (its readiness line says why), not a completed one.</li>
  *   <li>On shutdown the fires not started yet are released (only our own tokens); the fire in flight is
  *       never interrupted: its transaction decides.</li>
  * </ul>
@@ -55,17 +62,53 @@ public final class Delivery {
     private final Failer failer;
     private final SweeperMetrics metrics;
     private final int maxPayloadBytes;
+    private final Duration splitBudget;
 
-    public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes) {
+    /** {@code splitBudget}: how long after a claim a fire that waited on a lock may still be retried in halves (half the lease). */
+    public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes, Duration splitBudget) {
         this.packer = packer;
         this.firer = firer;
         this.failer = failer;
         this.metrics = metrics;
         this.maxPayloadBytes = maxPayloadBytes;
+        this.splitBudget = splitBudget;
+    }
+
+    /** What one {@link #deliver} did: timers fired, timers whose fire failed transiently (no attempt spent), the last such error. */
+    public record Report(int fired, int failedTransiently, Throwable lastTransient) {
+
+        /**
+         * Nothing fired and something failed transiently: the claim made no progress, which the loop must count
+         * as a failed cycle (a completed one would keep readiness green while every fire waits on a held lock).
+         */
+        public void throwIfNothingFired() throws SQLException {
+            if (fired == 0 && failedTransiently > 0) {
+                SQLException sql = SqlStates.find(lastTransient);
+                throw new SQLException("no timer of the claim fired: " + failedTransiently + " failed transiently, the last with "
+                        + describe(lastTransient), sql != null ? sql.getSQLState() : null, lastTransient);
+            }
+        }
+    }
+
+    /** Counts of one deliver call; the split deadline is half a lease after the claim. */
+    private static final class Tally {
+        final long splitUntilNanos;
+        int fired;
+        int failedTransiently;
+        Throwable lastTransient;
+
+        Tally(long splitUntilNanos) {
+            this.splitUntilNanos = splitUntilNanos;
+        }
+
+        Report report() {
+            return new Report(fired, failedTransiently, lastTransient);
+        }
     }
 
     /** Delivers one claim. Fires not started when {@code stopping} turns true are released. */
-    public void deliver(List<ClaimedTimer> claimed, BooleanSupplier stopping) throws SQLException {
+    public Report deliver(List<ClaimedTimer> claimed, BooleanSupplier stopping) throws SQLException {
+        Tally tally = new Tally(System.nanoTime() + splitBudget.toNanos());
         List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.attempts() >= failer.maxAttempts()).toList();
         if (!exhausted.isEmpty()) {
             failer.release(exhausted);
@@ -82,10 +125,10 @@ public final class Delivery {
                 List<ClaimedTimer> rest = fires.subList(i, fires.size()).stream().flatMap(f -> f.timers().stream()).toList();
                 int released = failer.release(rest);
                 LOG.info("shutting down: released {} claimed timers not fired yet", released);
-                return;
+                return tally.report();
             }
             try {
-                fire(fires.get(i));
+                fire(fires.get(i), tally);
             } catch (BrokenDeployment broken) {
                 // every timer would fail the same way: hand them all back unspent and let the loop pause
                 List<ClaimedTimer> rest = fires.subList(i, fires.size()).stream().flatMap(f -> f.timers().stream()).toList();
@@ -98,9 +141,10 @@ public final class Delivery {
                 throw broken;
             }
         }
+        return tally.report();
     }
 
-    private void fire(FireBatch batch) throws SQLException {
+    private void fire(FireBatch batch, Tally tally) throws SQLException {
         List<SegmentOutcome> outcomes;
         long start = System.nanoTime();
         try {
@@ -113,8 +157,16 @@ public final class Delivery {
             if (errorClass == ErrorClass.PERMANENT && batch.segments().size() > 1) {
                 LOG.warn("fire of {} segments failed permanently ({}); retrying one segment per fire", batch.segments().size(), describe(e));
                 for (Segment s : batch.segments()) {
-                    fire(FireBatch.of(s));
+                    fire(FireBatch.of(s), tally);
                 }
+                return;
+            }
+            int segments = batch.segments().size();
+            if (errorClass == ErrorClass.TRANSIENT && segments > 1 && waitedOnALock(e) && System.nanoTime() < tally.splitUntilNanos) {
+                LOG.warn("fire of {} segments waited out its timeout ({}); retrying in halves, so that a destination whose lock is held"
+                        + " elsewhere waits alone", segments, describe(e));
+                fire(new FireBatch(batch.segments().subList(0, segments / 2)), tally);
+                fire(new FireBatch(batch.segments().subList(segments / 2, segments)), tally);
                 return;
             }
             Segment only = batch.segments().get(0);
@@ -122,12 +174,14 @@ public final class Delivery {
                 LOG.warn("fire of {} timers into {} failed permanently ({}); retrying in halves to isolate the cause",
                         only.size(), only.destination(), describe(e));
                 for (Segment half : packer.halves(only)) {
-                    fire(FireBatch.of(half));
+                    fire(FireBatch.of(half), tally);
                 }
                 return;
             }
             List<ClaimedTimer> timers = batch.timers();
             if (errorClass == ErrorClass.TRANSIENT) {
+                tally.failedTransiently += timers.size();
+                tally.lastTransient = e;
                 LOG.warn("fire of {} timers (first: {}) failed transiently, no attempt spent: {}", timers.size(), timers.get(0).name(), describe(e));
             } else {
                 ClaimedTimer t = timers.get(0);
@@ -142,6 +196,7 @@ public final class Delivery {
         for (SegmentOutcome o : outcomes) {
             metrics.fired(o.result(), o.segment().size());
             if (o.result() == FireResult.FIRED) {
+                tally.fired += o.segment().size();
                 for (ClaimedTimer t : o.segment().timers()) {
                     metrics.lateness(Duration.between(t.deliverAt(), o.createdAt()));
                 }
@@ -219,6 +274,12 @@ public final class Delivery {
         BrokenDeployment(Throwable cause) {
             super("the deployment is broken: " + describe(cause), cause);
         }
+    }
+
+    /** A lock timeout (55P03) or a statement timeout (57014): the fire waited on something held elsewhere. */
+    private static boolean waitedOnALock(Throwable e) {
+        SQLException sql = SqlStates.find(e);
+        return sql != null && ("55P03".equals(sql.getSQLState()) || "57014".equals(sql.getSQLState()));
     }
 
     private static String describe(Throwable e) {

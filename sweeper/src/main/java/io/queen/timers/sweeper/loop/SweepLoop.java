@@ -77,7 +77,7 @@ public final class SweepLoop implements Runnable {
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
         long claimedAt = System.nanoTime();
-        delivery.deliver(claimed, () -> stopping);
+        delivery.deliver(claimed, () -> stopping).throwIfNothingFired();
         if (LOG.isDebugEnabled()) {
             LOG.debug("cycle: {} timers ({} bytes) claimed in {} ms (last claim {} of {}), delivered in {} ms", claimed.size(), bytes,
                     (claimedAt - start) / 1_000_000, got, claimer.batchSize(), (System.nanoTime() - claimedAt) / 1_000_000);
