@@ -133,7 +133,7 @@ public final class SweeperMain implements AutoCloseable {
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes()),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), s.claimLinger(), p));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p));
             }
             WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener")).start();
             CleanupClock cleanup = s.cleanupEnabled()

@@ -40,8 +40,7 @@ public record SweeperSettings(
         Duration cleanupIdle,
         int cleanupBatch,
         Duration statementTimeout,
-        Duration lockTimeout,
-        Duration claimLinger) {
+        Duration lockTimeout) {
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -62,7 +61,6 @@ public record SweeperSettings(
     public static final String CLEANUP_BATCH = "cleanup.batch";
     public static final String STATEMENT_TIMEOUT = "sweeper.statement.timeout";
     public static final String LOCK_TIMEOUT = "sweeper.lock.timeout";
-    public static final String CLAIM_LINGER = "sweeper.claim.linger";
 
     public SweeperSettings {
         if (backoffBase.compareTo(backoffMax) > 0) {
@@ -131,12 +129,7 @@ public record SweeperSettings(
                         "Longest lock wait of the sweeper's pool (lock_timeout). The claim and the fire take timer rows with"
                                 + " SKIP LOCKED and never wait for them; what can wait is the fire's provisioning of queue and partition"
                                 + " rows (a Queen broker pushing holds them for a moment) and a fail or release behind a bridge batch."
-                                + " A timeout is transient: no attempt spent, retried after sweeper.transient.backoff.")
-                .define(CLAIM_LINGER, DURATION, "20ms", durationBetween(Duration.ZERO, Duration.ofSeconds(10)),
-                        "After a claim that came back short but not empty, how long a cycle waits for more due timers (it claims"
-                                + " again at the next NOTIFY queen_timers_wake or after this long) before it fires, once per cycle: under"
-                                + " a stream the fire carries more timers per segment. PRICE: up to this much lateness for the timers"
-                                + " claimed first. 0ms fires every short claim at once.");
+                                + " A timeout is transient: no attempt spent, retried after sweeper.transient.backoff.");
     }
 
     public static SweeperSettings from(Config c) {
@@ -150,6 +143,6 @@ public record SweeperSettings(
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
-                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.duration(CLAIM_LINGER));
+                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT));
     }
 }

@@ -53,29 +53,6 @@ class SweepLoopTest {
         assertThat(LogContents.read(db.dataSource())).extracting(LogContents.Message::txn).doesNotContain("txn-far");
     }
 
-    /**
-     * sweeper.claim.linger: a cycle whose claim came back short (but not empty) waits for the next wake-up and
-     * claims once more, so a timer the bridge committed meanwhile fires in the same segment. Without the linger
-     * the first timer is fired alone before the second is even staged.
-     */
-    @Test
-    void aShortClaimWaitsForTheNextWakeUpAndFiresWhatItBringsInTheSameSegment() throws Exception {
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.workers", "1", "sweeper.claim.linger", "10s"))) {
-            staging.schedule(DEFAULT_TENANT, "q", "first", -1);
-            staging.execute("NOTIFY queen_timers_wake");
-            await().atMost(30, TimeUnit.SECONDS).until(() -> {
-                Staging.Row r = staging.row(DEFAULT_TENANT, "q", "first");
-                return r == null || r.claimToken() != null; // claimed (or, without the linger, already fired)
-            });
-            staging.schedule(DEFAULT_TENANT, "q", "second", -1);
-            staging.execute("NOTIFY queen_timers_wake");
-            await().atMost(30, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 2);
-        }
-        List<LogContents.Message> log = LogContents.read(db.dataSource());
-        assertThat(log).extracting(LogContents.Message::txn).containsExactly("txn-first", "txn-second");
-        assertThat(log).extracting(LogContents.Message::createdAt).containsOnly(log.get(0).createdAt()); // one segment, one fire
-    }
-
     @Test
     void aPastDueTimerFiresOnTheFirstCycleWithItsLatenessReported() throws Exception {
         staging.schedule(DEFAULT_TENANT, "q", "late", -5);

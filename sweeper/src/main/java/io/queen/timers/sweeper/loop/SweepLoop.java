@@ -25,10 +25,7 @@ import org.slf4j.LoggerFactory;
  * thousands of timers; stopping at half the lease leaves the first claim at least half its lease for the
  * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle (bounded by
  * half the lease, in practice by the bytes); with no backlog the first claim comes back short and is fired
- * at once, or, with {@code sweeper.claim.linger}, once more after the next wake-up or the linger: under a
- * stream (the bridge commits due timers every few hundred ms) a short claim is only this commit's share, and
- * one more claim after the next commit doubles the timers per segment and per fire. PRICE: up to the linger
- * of lateness for the timers claimed first.
+ * at once.
  */
 public final class SweepLoop implements Runnable {
 
@@ -41,13 +38,12 @@ public final class SweepLoop implements Runnable {
     private final WakeSignal wake;
     private final SweeperMetrics metrics;
     private final int maxFireBytes;
-    private final Duration claimLinger;
     private final LoopProgress progress;
     private volatile boolean stopping;
     private boolean deploymentBroken;
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes, Duration claimLinger, LoopProgress progress) {
+                     int maxFireBytes, LoopProgress progress) {
         this.probe = probe;
         this.claimer = claimer;
         this.delivery = delivery;
@@ -55,7 +51,6 @@ public final class SweepLoop implements Runnable {
         this.wake = wake;
         this.metrics = metrics;
         this.maxFireBytes = maxFireBytes;
-        this.claimLinger = claimLinger;
         this.progress = progress;
     }
 
@@ -71,10 +66,7 @@ public final class SweepLoop implements Runnable {
         List<ClaimedTimer> claimed = new ArrayList<>();
         long bytes = 0;
         int got;
-        boolean lingered = claimLinger.isZero();
-        boolean more;
         do {
-            long seen = wake.generation();
             long t0 = System.nanoTime();
             // bounded by bytes in SQL (V050), so a burst of large payloads never exceeds what a cycle may hold;
             // only the first claim of a cycle may bring back one timer larger than that, alone
@@ -83,12 +75,7 @@ public final class SweepLoop implements Runnable {
             got = claim.timers().size();
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
-            more = got >= claimer.fullClaim();
-            if (!more && got > 0 && !lingered) {
-                lingered = true;
-                more = lingerForMore(seen);
-            }
-        } while (more && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
         long claimedAt = System.nanoTime();
         delivery.deliver(claimed, () -> stopping);
         if (LOG.isDebugEnabled()) {
@@ -96,17 +83,6 @@ public final class SweepLoop implements Runnable {
                     (claimedAt - start) / 1_000_000, got, claimer.batchSize(), (System.nanoTime() - claimedAt) / 1_000_000);
         }
         return pacer.afterWork();
-    }
-
-    /** Waits for the next wake-up (one may have come during the claim) or the linger; true: claim once more. */
-    private boolean lingerForMore(long seen) {
-        try {
-            wake.awaitChange(seen, claimLinger);
-            return !stopping;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 
     /**
