@@ -19,11 +19,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -60,8 +58,7 @@ import org.slf4j.LoggerFactory;
  *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
- *       acknowledged; rounds overlap ({@link #relayWhileLocked}), so a round's rows are deleted while the next
- *       round is in flight. A crash between the ack and the delete publishes those rows again; their
+ *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
  *       after a crash, bought because a delete before the ack could lose an event.</li>
  * </ul>
@@ -75,8 +72,7 @@ public final class AuditRelay implements AutoCloseable {
     /** Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). */
     static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
 
-    private static final String PICK = SqlFile.load(AuditRelay.class, "pick.sql");
-    private static final String RENDER = SqlFile.load(AuditRelay.class, "render.sql");
+    private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
     private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
     private static final String BACKLOG = SqlFile.load(AuditRelay.class, "backlog.sql");
     /** The backlog is counted per tenant (a scan of the outbox): at most this often. */
@@ -220,13 +216,7 @@ public final class AuditRelay implements AutoCloseable {
         }
     }
 
-    /**
-     * Holds the lock connection for as long as it works; returns when stopped or standing by. The rounds
-     * overlap (README "Audit events"): round n+1 is sent once round n's acks are settled, and while the broker
-     * works on it, round n's acknowledged rows are deleted and round n+2 is read (leaving out round n+1's rows
-     * by id). Nothing is sent before the outcome of the round before it is known, so a topic that failed is
-     * held before its next event could go out, and order per key is the order of the rounds.
-     */
+    /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
     private void relayWhileLocked() throws SQLException, InterruptedException {
         progress.begin();
         try (Connection c = dataSource.getConnection()) {
@@ -240,27 +230,16 @@ public final class AuditRelay implements AutoCloseable {
             try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
                 active.set(true);
                 LOG.info("audit relay active (holds the relay lock of this database)");
-                List<Long> acked = List.of(); // rows of the settled round, deleted while the next one is in flight
-                Fetched next = fetch(c, Set.of(), producer);
                 while (running.get()) {
-                    if (next.events().isEmpty()) {
-                        delete(c, acked);
-                        acked = List.of();
-                        afterRound(c);
+                    int n = relayOnce(c, producer);
+                    if (System.nanoTime() - backlogAtNanos >= 0) {
+                        updateBacklog(c);
+                        backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
+                    }
+                    progress.completed();
+                    if (n == 0) {
                         pause(pollInterval);
-                        progress.begin();
-                        next = fetch(c, Set.of(), producer);
-                        continue;
                     }
-                    Round round = send(next, producer);
-                    delete(c, acked);
-                    next = fetch(c, next.ids(), producer);
-                    acked = settle(round, producer);
-                    if (next.events().isEmpty()) {
-                        delete(c, acked); // the outbox drained: no row waits for the pause
-                        acked = List.of();
-                    }
-                    afterRound(c);
                     progress.begin();
                 }
             } finally {
@@ -273,117 +252,78 @@ public final class AuditRelay implements AutoCloseable {
         }
     }
 
-    private void afterRound(Connection c) throws SQLException {
-        if (System.nanoTime() - backlogAtNanos >= 0) {
-            updateBacklog(c);
-            backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
-        }
-        progress.completed();
-    }
-
-    /** One event as the broker gets it, and the outbox row it came from. */
-    private record Event(long id, String topic, String key, String eventId, String value) {}
-
-    /** A round read from the outbox: its events in publishing order and the ids of its rows. */
-    private record Fetched(List<Event> events, Set<Long> ids) {}
-
-    /** A round handed to the producer: the topic of each of its rows, its sends and the topics that already failed. */
-    private record Round(Map<Long, String> rowTopic, List<Sent> sent, Map<String, String> failed) {}
-
-    private record Sent(String topic, Future<RecordMetadata> ack) {}
-
     /**
-     * Reads the oldest rows of every topic that is not held, leaving out {@code inFlight} (the round the broker
-     * is acknowledging): whole rows while their events add up to less than the batch size, at least one row.
-     * Every event arrives rendered (render.sql). About the batch size while a backlog lasts.
+     * One round: read the oldest rows of every topic that is not held, publish their events (a {@code fired}
+     * row is a segment: one event per timer, each rendered by the fetch statement), wait for the acks, delete the
+     * rows of every topic whose sends were all acknowledged. A topic whose send fails is held
+     * ({@link HeldTopics}): the rest of its events in this round are not sent, its rows stay, and later rounds
+     * leave them out until a probe finds it writable. Returns the events read: about the batch size while a
+     * backlog lasts (whole rows only, so one segment may exceed it).
      */
-    private Fetched fetch(Connection c, Set<Long> inFlight, Producer<String, String> producer) throws SQLException {
+    private int relayOnce(Connection c, Producer<String, String> producer)
+            throws SQLException, InterruptedException {
         held.advance(topic -> producer.partitionsFor(topic));
-        List<Long> picked = new ArrayList<>();
-        try (PreparedStatement st = c.prepareStatement(PICK)) {
-            st.setArray(1, c.createArrayOf("uuid", held.excludedTenants().toArray()));
-            st.setInt(2, batchSize + inFlight.size());
+        List<UUID> excluded = held.excludedTenants();
+        List<Sent> sent = new ArrayList<>(batchSize);
+        Map<Long, String> rowTopic = new LinkedHashMap<>();
+        Map<String, String> failed = new HashMap<>();
+        int events = 0;
+        try (PreparedStatement st = c.prepareStatement(FETCH)) {
+            st.setArray(1, c.createArrayOf("uuid", excluded.toArray()));
+            st.setInt(2, batchSize);
+            st.setInt(3, batchSize);
             try (ResultSet rs = st.executeQuery()) {
-                long events = 0;
-                while (rs.next() && (picked.isEmpty() || events < batchSize)) {
-                    long id = rs.getLong(1);
-                    if (!inFlight.contains(id)) {
-                        picked.add(id);
-                        events += rs.getInt(2);
+                while (rs.next()) {
+                    events++;
+                    long id = rs.getLong("id");
+                    UUID tenant = rs.getObject("tenant_id", UUID.class);
+                    String topic = topics.topicFor(tenant);
+                    held.seen(topic, tenant);
+                    rowTopic.put(id, topic);
+                    if (failed.containsKey(topic) || !held.sendable(topic)) {
+                        continue; // order kept: nothing after a failed event of this topic goes out in this round
+                    }
+                    String eventId = rs.getString("event_id");
+                    var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
+                    record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
+                    Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
+                    if (ack.isDone() && failure(ack) != null) {
+                        failed.put(topic, failure(ack).toString());
+                    } else {
+                        sent.add(new Sent(topic, ack));
                     }
                 }
             }
         }
-        if (picked.isEmpty()) {
-            return new Fetched(List.of(), Set.of());
+        if (rowTopic.isEmpty()) {
+            return 0;
         }
-        List<Event> out = new ArrayList<>(batchSize);
-        try (PreparedStatement st = c.prepareStatement(RENDER)) {
-            st.setArray(1, c.createArrayOf("bigint", picked.toArray()));
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    UUID tenant = rs.getObject("tenant_id", UUID.class);
-                    String topic = topics.topicFor(tenant);
-                    held.seen(topic, tenant);
-                    out.add(new Event(rs.getLong("id"), topic, rs.getString("kafka_key"), rs.getString("event_id"), rs.getString("value")));
-                }
-            }
-        }
-        return new Fetched(out, new HashSet<>(picked));
-    }
-
-    /**
-     * Sends a round's events to every topic that may be written now. A topic that is held, or whose send fails
-     * at once, gets nothing more in this round (order kept): its rows stay and a later round reads them again.
-     */
-    private Round send(Fetched f, Producer<String, String> producer) throws InterruptedException {
-        Map<Long, String> rowTopic = new LinkedHashMap<>();
-        List<Sent> sent = new ArrayList<>(f.events().size());
-        Map<String, String> failed = new HashMap<>();
-        for (Event e : f.events()) {
-            rowTopic.put(e.id(), e.topic());
-            if (failed.containsKey(e.topic()) || !held.sendable(e.topic())) {
-                continue; // order kept: nothing after a failed event of this topic goes out in this round
-            }
-            var record = new ProducerRecord<>(e.topic(), e.key(), e.value());
-            record.headers().add("queen-event-id", e.eventId().getBytes(StandardCharsets.UTF_8));
-            Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
-            Throwable f0 = ack.isDone() ? failure(ack) : null;
-            if (f0 != null) {
-                failed.put(e.topic(), f0.toString());
-            } else {
-                sent.add(new Sent(e.topic(), ack));
-            }
-        }
-        return new Round(rowTopic, sent, failed);
-    }
-
-    /**
-     * Waits for every ack of the round (bounded: each send completes or fails within delivery.timeout.ms), holds
-     * the topics that failed, and returns the rows whose topic had every send acknowledged: the ones to delete.
-     */
-    private List<Long> settle(Round r, Producer<String, String> producer) throws InterruptedException {
-        producer.flush(); // nothing was sent after this round: flushing it is waiting for its acks
-        Map<String, String> failed = r.failed();
-        for (Sent s : r.sent()) {
+        producer.flush(); // bounded: every send completes or fails within delivery.timeout.ms
+        long acked = 0;
+        for (Sent s : sent) {
             Throwable f = failure(s.ack());
             if (f != null) {
                 failed.putIfAbsent(s.topic(), f.toString());
             }
         }
-        long acked = 0;
-        for (Sent s : r.sent()) {
+        for (Sent s : sent) {
             if (!failed.containsKey(s.topic())) {
                 acked++;
             }
         }
-        List<Long> done = new ArrayList<>(r.rowTopic().size());
-        r.rowTopic().forEach((id, topic) -> {
+        List<Long> done = new ArrayList<>(rowTopic.size());
+        rowTopic.forEach((id, topic) -> {
             if (!failed.containsKey(topic) && held.sendable(topic)) {
                 done.add(id);
             }
         });
-        for (String topic : new java.util.LinkedHashSet<>(r.rowTopic().values())) {
+        if (!done.isEmpty()) {
+            try (PreparedStatement st = c.prepareStatement(DELETE)) {
+                st.setArray(1, c.createArrayOf("bigint", done.toArray()));
+                st.executeUpdate();
+            }
+        }
+        for (String topic : new java.util.LinkedHashSet<>(rowTopic.values())) {
             String why = failed.get(topic);
             if (why != null) {
                 if (held.sendable(topic)) {
@@ -398,19 +338,10 @@ public final class AuditRelay implements AutoCloseable {
         published.increment(acked);
         progress.impaired(held.describe());
         heldSnapshot = Map.copyOf(held.heldSince());
-        return done;
+        return events;
     }
 
-    /** Deletes acknowledged rows, by id (delete.sql says why never by range). */
-    private static void delete(Connection c, List<Long> ids) throws SQLException {
-        if (ids.isEmpty()) {
-            return;
-        }
-        try (PreparedStatement st = c.prepareStatement(DELETE)) {
-            st.setArray(1, c.createArrayOf("bigint", ids.toArray()));
-            st.executeUpdate();
-        }
-    }
+    private record Sent(String topic, Future<RecordMetadata> ack) {}
 
     /**
      * The error of a completed send, or null when it was acknowledged. An error that says the producer itself

@@ -124,40 +124,6 @@ class AuditRelayTest {
         }
     }
 
-    /**
-     * The rounds overlap: round n+1 goes to the broker before round n's rows are deleted (the delete runs
-     * while the broker acknowledges round n+1). With every delete failing, a relay that deleted before sending
-     * the next round would publish the first row again and again and never the second; this one publishes both,
-     * and deletes neither until deletes work again (no row deleted before its ack, nothing lost).
-     */
-    @Test
-    void theNextRoundGoesOutWhileTheRoundBeforeIsDeleted() throws Exception {
-        String audit = TestKafka.newTopic("audit", 1);
-        exec("CREATE TABLE public.refuse_delete (on_ boolean)");
-        exec("INSERT INTO public.refuse_delete VALUES (true)");
-        exec("CREATE FUNCTION public.refuse_delete_f() RETURNS trigger LANGUAGE plpgsql AS "
-                + "$$ BEGIN IF (SELECT on_ FROM public.refuse_delete) THEN RAISE EXCEPTION 'delete refused'; END IF; RETURN OLD; END $$");
-        exec("CREATE TRIGGER refuse_delete_t BEFORE DELETE ON queen.timer_audit_outbox FOR EACH ROW EXECUTE FUNCTION public.refuse_delete_f()");
-        try {
-            insert(DEFAULT, "q/first", "scheduled", "{}");
-            insert(DEFAULT, "q/second", "scheduled", "{}");
-            Map<String, String> s = settings(audit);
-            s.put("audit.relay.batch.size", "1"); // one row per round
-            try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry()).start()) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> readAll(audit).stream().anyMatch(r -> r.key().equals("q/second")));
-                assertThat(count()).isEqualTo(2); // no delete went through: both rows wait for theirs
-                exec("UPDATE public.refuse_delete SET on_ = false");
-                await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
-            }
-        } finally {
-            exec("DROP TRIGGER IF EXISTS refuse_delete_t ON queen.timer_audit_outbox");
-        }
-        List<ConsumerRecord<String, JsonNode>> events = readAll(audit);
-        assertThat(events).extracting(ConsumerRecord::key).contains("q/first", "q/second");
-        // each tenure publishes in id order: every "second" follows a "first" (duplicates are the price of the refused deletes)
-        assertThat(events.get(0).key()).isEqualTo("q/first");
-    }
-
     @Test
     void aFiredSegmentRowBecomesOneEventPerTimerInFrameOrderRenderedAsTheViewRendersIt() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
