@@ -54,9 +54,9 @@ public final class AuditSettings {
                                 + " value (request.timeout.ms a little less), overriding kafka.*. A topic that cannot be written within it"
                                 + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
                                 + " bounds the one pause the others see when a topic first fails.")
-                // Every event crosses the broker three times (stored, replicated/fetched by the reader): smaller,
-                // fewer batches are what the broker's CPU per event pays for. zstd, not lz4: the events of one batch
-                // share most of their JSON, so it shrinks them further for about the same producer CPU.
+                // The broker's CPU per event follows the batches and bytes it stores and serves: PipelineBench
+                // (README "Pipeline benchmark") measured the broker at a third to a half of its uncompressed CPU per
+                // timer. zstd: the events of one batch share most of their JSON, which it shrinks more than lz4 does.
                 .define(RELAY_COMPRESSION, STRING, "zstd", oneOf("none", "gzip", "lz4", "zstd"),
                         "Compression of the relay's producer batches (the producer's compression.type, overriding kafka.*)."
                                 + " The broker stores the batches as sent; every audit consumer decompresses them.")
