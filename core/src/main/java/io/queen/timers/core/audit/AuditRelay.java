@@ -129,7 +129,9 @@ public final class AuditRelay implements AutoCloseable {
         long sendMs = config.duration(AuditSettings.RELAY_SEND_TIMEOUT).toMillis();
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, sendMs);
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) sendMs);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, (int) config.duration(AuditSettings.RELAY_LINGER).toMillis());
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.string(AuditSettings.RELAY_COMPRESSION));
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, config.intValue(AuditSettings.RELAY_MAX_BATCH_BYTES));
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.max(1, sendMs - 5));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

@@ -4,8 +4,10 @@ import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.Type.INT;
 import static io.queen.timers.core.config.ConfigDef.Type.LIST;
+import static io.queen.timers.core.config.ConfigDef.Type.STRING;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
+import static io.queen.timers.core.config.ConfigDef.oneOf;
 
 import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;
@@ -24,6 +26,9 @@ public final class AuditSettings {
     public static final String RELAY_STANDBY_INTERVAL = "audit.relay.standby.interval";
     public static final String TENANT_TOPICS = "audit.tenant.topics";
     public static final String RELAY_SEND_TIMEOUT = "audit.relay.send.timeout";
+    public static final String RELAY_COMPRESSION = "audit.relay.compression";
+    public static final String RELAY_LINGER = "audit.relay.linger";
+    public static final String RELAY_MAX_BATCH_BYTES = "audit.relay.max.batch.bytes";
 
     private AuditSettings() {}
 
@@ -48,6 +53,19 @@ public final class AuditSettings {
                         "Longest wait for one audit send: the relay's producer gets max.block.ms and delivery.timeout.ms of this"
                                 + " value (request.timeout.ms a little less), overriding kafka.*. A topic that cannot be written within it"
                                 + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
-                                + " bounds the one pause the others see when a topic first fails.");
+                                + " bounds the one pause the others see when a topic first fails.")
+                // The broker's CPU per event follows the batches and bytes it stores and serves: PipelineBench
+                // (README "Pipeline benchmark") measured the broker at a third to a half of its uncompressed CPU per
+                // timer. zstd: the events of one batch share most of their JSON, which it shrinks more than lz4 does.
+                .define(RELAY_COMPRESSION, STRING, "zstd", oneOf("none", "gzip", "lz4", "zstd"),
+                        "Compression of the relay's producer batches (the producer's compression.type, overriding kafka.*)."
+                                + " The broker stores the batches as sent; every audit consumer decompresses them.")
+                .define(RELAY_LINGER, DURATION, "5ms", durationBetween(Duration.ZERO, Duration.ofSeconds(1)),
+                        "How long the relay's producer waits to fill a batch before sending it (linger.ms, overriding kafka.*)."
+                                + " A round's end sends at once, so this only shapes the batches of a round in progress.")
+                .define(RELAY_MAX_BATCH_BYTES, INT, String.valueOf(256 * 1024), between(16 * 1024, 16 * 1024 * 1024),
+                        "Largest producer batch of the relay per partition, in bytes (batch.size, overriding kafka.*): a round of"
+                                + " audit.relay.batch.size events goes out in few large batches. The producer holds up to this much"
+                                + " per partition in memory while a round is sent.");
     }
 }

@@ -22,9 +22,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -122,6 +125,35 @@ class AuditRelayTest {
                 assertThat(r.value()).isEqualTo(prior);
             }
         }
+    }
+
+    /**
+     * audit.relay.compression (zstd by default): the broker stores the relay's batches compressed, so the
+     * audit topic takes a fraction of the bytes of the events it holds (the broker's work per event follows
+     * its bytes). Uncompressed, the log is larger than the events themselves.
+     */
+    @Test
+    void theRelaysBatchesAreStoredCompressed() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        for (int i = 0; i < 200; i++) {
+            insert(DEFAULT, "q/k" + i, "scheduled", "{\"note\":\"" + "the same words as every other event ".repeat(8) + "\",\"n\":" + i + "}");
+        }
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+        }
+        long valueBytes = readAll(audit).stream().mapToLong(ConsumerRecord::serializedValueSize).sum();
+        long stored;
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrapServers()))) {
+            List<Integer> brokers = admin.describeCluster().nodes().get().stream().map(Node::id).toList();
+            stored = admin.describeLogDirs(brokers).allDescriptions().get().values().stream()
+                    .flatMap(dirs -> dirs.values().stream())
+                    .flatMap(dir -> dir.replicaInfos().entrySet().stream())
+                    .filter(e -> e.getKey().topic().equals(audit))
+                    .mapToLong(e -> e.getValue().size())
+                    .sum();
+        }
+        assertThat(valueBytes).isGreaterThan(200L * 300);
+        assertThat(stored).isPositive().isLessThan(valueBytes / 3);
     }
 
     @Test
