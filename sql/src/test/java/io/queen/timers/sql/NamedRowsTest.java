@@ -144,6 +144,34 @@ class NamedRowsTest {
                 .hasMessageContaining("blobs or hashes do not match the segments");
     }
 
+    @Test
+    void failAndDeadLetterTakeTheirTimersAsNamedRows() throws SQLException {
+        UUID token = UUID.randomUUID();
+        claimed("poison-1", "dest.e", token);
+        String held = "[{\"tenant_id\": \"%s\", \"queue\": \"dest.e\", \"timer_key\": \"poison-1\", \"claim_token\": \"%s\"}]"
+                .formatted(TENANT, token);
+
+        assertThat(text("SELECT concat_ws('|', timer_key, attempts, exhausted) FROM queen.timer_fail_v2('" + held
+                + "'::jsonb, 'boom', false, '1 second', '0 seconds', '0 seconds', 1)")).isEqualTo("poison-1|1|t");
+        String dead = "[{\"tenant_id\": \"%s\", \"queue\": \"dest.e\", \"timer_key\": \"poison-1\", \"payload\": \"eyJhIjogMX0=\"}]"
+                .formatted(TENANT);
+        assertThat(text("SELECT timer_key FROM queen.timer_dead_letter_v2('" + dead + "'::jsonb, 1)")).isEqualTo("poison-1");
+        assertThat(text("SELECT payload::text FROM queen.log_dlq WHERE transaction_id = 'txn-poison-1'")).isEqualTo("{\"a\": 1}");
+    }
+
+    @Test
+    void releaseWithoutTheClaimTokenFieldFailsLoudly() throws SQLException {
+        UUID token = UUID.randomUUID();
+        claimed("held-1", "dest.f", token);
+        String misspelt = "[{\"tenant_id\": \"%s\", \"queue\": \"dest.f\", \"timer_key\": \"held-1\", \"claimToken\": \"%s\"}]"
+                .formatted(TENANT, token);
+
+        assertThatThrownBy(() -> text("SELECT queen.timer_release_v2('" + misspelt + "'::jsonb)::text"))
+                .isInstanceOf(SQLException.class)
+                .hasMessageContaining("timer_release_v2 timers: row 1 (1-based) lacks claim_token");
+        assertThat(text("SELECT (claim_token IS NOT NULL)::text FROM queen.log_timers WHERE timer_key = 'held-1'")).isEqualTo("true");
+    }
+
     private static void claimed(String key, String queue, UUID token) throws SQLException {
         try (Connection c = db.dataSource().getConnection(); PreparedStatement st = c.prepareStatement("""
                 INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload, claim_token, claimed_until)
