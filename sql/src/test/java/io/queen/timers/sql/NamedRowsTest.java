@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The stored functions that take rows with named fields (V100 bridge_apply_v4, V101 timer_fire_v2, V102
- * timer_fail_v2 / timer_release_v2 / timer_dead_letter_v2 / bridge_lock_v2), called directly with JSON
+ * timer_fail_v2 / timer_release_v2 / timer_dead_letter_v2), called directly with JSON
  * written by hand: every named field lands where its name says, and a row that lacks a field (left out,
  * or spelt wrong) fails the whole call loudly instead of reading as NULL
  * (docs/decisions.md#rows-not-parallel-arrays).

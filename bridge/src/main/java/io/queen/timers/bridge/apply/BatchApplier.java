@@ -68,8 +68,7 @@ public final class BatchApplier {
         this.encryption = encryption;
     }
 
-    /** A timer of the batch; also a row of bridge_lock_v2 (V102). */
-    private record TimerId(UUID tenantId, String queue, String timerKey) {}
+    private record TimerId(UUID tenant, String queue, String timerKey) {}
 
     private enum State { ABSENT, PENDING, IN_HANDS }
 
@@ -137,10 +136,10 @@ public final class BatchApplier {
         }
         folds.forEach((id, f) -> {
             if (f.state == State.PENDING) {
-                byte[] stored = sealed.contains(new QueueRef(id.tenantId(), id.queue())) ? encryption.seal(f.command.payload()) : null;
-                rows.upsert(id.tenantId(), f.command, f.messageId, f.producerSub, stored, zstdThreshold);
+                byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
+                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold);
             } else if (f.state == State.ABSENT && f.existed) {
-                rows.delete(id.tenantId(), id.queue(), id.timerKey());
+                rows.delete(id.tenant(), id.queue(), id.timerKey());
             }
         });
         int fenced = write(c, rows, offsets);
@@ -234,8 +233,18 @@ public final class BatchApplier {
         if (ids.isEmpty()) {
             return out;
         }
+        List<UUID> tenants = new ArrayList<>(ids.size());
+        List<String> queues = new ArrayList<>(ids.size());
+        List<String> keys = new ArrayList<>(ids.size());
+        for (TimerId id : ids) {
+            tenants.add(id.tenant());
+            queues.add(id.queue());
+            keys.add(id.timerKey());
+        }
         try (PreparedStatement st = c.prepareStatement(LOCK)) {
-            st.setString(1, JsonRows.write(List.copyOf(ids)));
+            st.setArray(1, c.createArrayOf("uuid", tenants.toArray()));
+            st.setArray(2, c.createArrayOf("text", queues.toArray()));
+            st.setArray(3, c.createArrayOf("text", keys.toArray()));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     out.put(new TimerId(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3)),
