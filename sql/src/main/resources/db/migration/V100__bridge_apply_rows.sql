@@ -17,14 +17,17 @@
 -- fails the whole call with SQLSTATE 22023 naming the row and the key (queen.json_rows_v1). Keys
 -- beyond the named ones are not looked for.
 --
--- Why jsonb and not an array of a composite type: measured, and read. PostgreSQL's JDBC driver cannot
+-- Why jsonb and not an array of a composite type: read, and measured. PostgreSQL's JDBC driver cannot
 -- bind a composite value, so a composite array would travel as its text literal, built by a
--- hand-written encoder of record-inside-array quoting (bytea as hex, escaped twice); Jackson writes
--- the jsonb from one small record per row, and a wrong name fails loudly here. The price, measured
--- 2026-12-03 on PostgreSQL 15, 1,770 upserts of 200-byte payloads (an IngestBench batch): the parse
--- and the read cost 55-65 ms per batch under load 15 against 30-40 ms for the text form of the
--- arrays and 41-48 ms for a composite array -- about 5 % of a batch's apply there; the end-to-end
--- before/after is in the README ("Ingest benchmark").
+-- hand-written encoder of record-inside-array quoting (bytea as hex, escaped twice) whose fields are
+-- positional again on the wire; Jackson writes the jsonb from one small record per row, the names
+-- travel with the values, and a wrong name fails loudly here. PRICE, measured 2026-12-03 on
+-- PostgreSQL 15 (fsync off, the shared machine at load 29-37), one IngestBench batch -- 1,770
+-- upserts of 200-byte payloads and their 1,770 `scheduled` events -- through the whole function,
+-- rolled back, alternating with v3 on the same rows: v3 185-270 ms, v4 231-369 ms per batch (+40 to
+-- +100 ms, most of it jsonb's parse of ~1.7 MB of text); a composite array read the same rows in
+-- 234-272 ms (v3 215-270 in those runs). The end-to-end before/after is in the README ("Ingest
+-- benchmark"), and docs/decisions.md#rows-not-parallel-arrays weighs it.
 --
 -- Everything else is V090's bridge_apply_v3, unchanged: the statements, their order, the lock order
 -- (as V028: queen.log_timers rows in (tenant_id, queue, timer_key) ascending -- the rows were locked
