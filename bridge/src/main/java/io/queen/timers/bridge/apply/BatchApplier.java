@@ -10,8 +10,8 @@ import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.UuidV7;
+import io.queen.timers.sql.JsonRows;
 import io.queen.timers.sql.SqlFile;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -256,52 +256,22 @@ public final class BatchApplier {
     }
 
     private int write(Connection c, Rows r, List<OffsetAdvance> offsets) throws SQLException {
-        List<String> topics = new ArrayList<>();
-        List<Integer> partitions = new ArrayList<>();
-        List<Long> expected = new ArrayList<>();
-        List<Long> next = new ArrayList<>();
+        List<OffsetRow> offsetRows = new ArrayList<>(offsets.size());
         for (OffsetAdvance o : offsets) {
-            topics.add(o.topic());
-            partitions.add(o.partition());
-            expected.add(o.expected());
-            next.add(o.next());
+            offsetRows.add(new OffsetRow(o.topic(), o.partition(), o.expected(), o.next()));
         }
         try (PreparedStatement st = c.prepareStatement(APPLY)) {
-            int i = 1;
-            st.setString(i++, groupId);
-            st.setArray(i++, arr(c, "text", topics));
-            st.setArray(i++, arr(c, "int4", partitions));
-            st.setArray(i++, arr(c, "int8", expected));
-            st.setArray(i++, arr(c, "int8", next));
-            st.setArray(i++, arr(c, "uuid", r.uTenant));
-            st.setArray(i++, arr(c, "text", r.uQueue));
-            st.setArray(i++, arr(c, "text", r.uKey));
-            st.setArray(i++, arr(c, "text", r.uPartition));
-            st.setArray(i++, arr(c, "int8", r.uDeliverMs));
-            st.setArray(i++, arr(c, "text", r.uTxn));
-            st.setArray(i++, arr(c, "uuid", r.uMessageId));
-            st.setArray(i++, c.createArrayOf("bytea", r.uPayload.toArray(new byte[0][])));
-            st.setArray(i++, arr(c, "bool", r.uZstd));
-            st.setArray(i++, arr(c, "bool", r.uEncrypted));
-            st.setArray(i++, arr(c, "text", r.uSub));
-            st.setArray(i++, c.createArrayOf("bytea", r.uTrace.toArray(new byte[0][])));
-            st.setArray(i++, arr(c, "uuid", r.dTenant));
-            st.setArray(i++, arr(c, "text", r.dQueue));
-            st.setArray(i++, arr(c, "text", r.dKey));
-            st.setArray(i++, arr(c, "uuid", r.oTenant));
-            st.setArray(i++, arr(c, "text", r.oKey));
-            st.setArray(i++, arr(c, "text", r.oType));
-            st.setArray(i++, arr(c, "text", r.oEvent));
-            st.setString(i, wakeWithin.toMillis() + " milliseconds");
+            st.setString(1, groupId);
+            st.setString(2, JsonRows.write(offsetRows));
+            st.setString(3, JsonRows.write(r.upserts));
+            st.setString(4, JsonRows.write(r.deletes));
+            st.setString(5, JsonRows.write(r.events));
+            st.setString(6, wakeWithin.toMillis() + " milliseconds");
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
             }
         }
-    }
-
-    private static Array arr(Connection c, String type, List<?> values) throws SQLException {
-        return c.createArrayOf(type, values.toArray());
     }
 
     private static void rollbackQuietly(Connection c) {
@@ -312,64 +282,48 @@ public final class BatchApplier {
         }
     }
 
-    /** The column arrays of one bridge_apply_v1 call. */
+    // The rows of one bridge_apply_v4 call (V100): each record is one row, its fields the row's named
+    // fields (JsonRows writes them in snake_case, every field present, null where there is no value).
+
+    /** p_offsets: a Kafka partition's check-and-set; {@code expected} null when none is stored yet. */
+    private record OffsetRow(String topic, int partition, Long expected, long next) {}
+
+    /** p_upserts: a timer's final state. {@code payload} as stored (sealed and/or zstd), {@code traceContext} 24 bytes or null. */
+    private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
+                             UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
+                             byte[] traceContext) {}
+
+    /** p_deletes: a timer that existed and ends the batch absent. */
+    private record DeleteRow(UUID tenantId, String queue, String timerKey) {}
+
+    /** p_events: one outbox row per record, in Kafka order. */
+    private record EventRow(UUID tenantId, String kafkaKey, String type, ObjectNode event) {}
+
+    /** The rows of one bridge_apply_v4 call. */
     private static final class Rows {
-        final List<UUID> uTenant = new ArrayList<>();
-        final List<String> uQueue = new ArrayList<>();
-        final List<String> uKey = new ArrayList<>();
-        final List<String> uPartition = new ArrayList<>();
-        final List<Long> uDeliverMs = new ArrayList<>();
-        final List<String> uTxn = new ArrayList<>();
-        final List<UUID> uMessageId = new ArrayList<>();
-        final List<byte[]> uPayload = new ArrayList<>();
-        final List<Boolean> uZstd = new ArrayList<>();
-        final List<Boolean> uEncrypted = new ArrayList<>();
-        final List<String> uSub = new ArrayList<>();
-        final List<byte[]> uTrace = new ArrayList<>();
-        final List<UUID> dTenant = new ArrayList<>();
-        final List<String> dQueue = new ArrayList<>();
-        final List<String> dKey = new ArrayList<>();
-        final List<UUID> oTenant;
-        final List<String> oKey;
-        final List<String> oType;
-        final List<String> oEvent;
+        final List<UpsertRow> upserts = new ArrayList<>();
+        final List<DeleteRow> deletes = new ArrayList<>();
+        final List<EventRow> events;
 
         Rows(int records) {
-            oTenant = new ArrayList<>(records);
-            oKey = new ArrayList<>(records);
-            oType = new ArrayList<>(records);
-            oEvent = new ArrayList<>(records);
+            events = new ArrayList<>(records);
         }
 
         /** @param sealed the payload's encryption envelope, or null to store the payload as it is */
         void upsert(UUID tenant, Command cmd, UUID messageId, String sub, byte[] sealed, int zstdThreshold) {
             byte[] payload = sealed != null ? sealed : cmd.payload();
             boolean zstd = payload.length > zstdThreshold;
-            uTenant.add(tenant);
-            uQueue.add(cmd.queue());
-            uKey.add(cmd.timerKey());
-            uPartition.add(cmd.partition());
-            uDeliverMs.add(cmd.deliverAt().toEpochMilli());
-            uTxn.add(cmd.txn());
-            uMessageId.add(messageId);
-            uPayload.add(zstd ? Compression.compress(payload) : payload);
-            uZstd.add(zstd);
-            uEncrypted.add(sealed != null);
-            uSub.add(sub);
-            uTrace.add(cmd.trace() == null ? null : cmd.trace().bytes());
+            upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.deliverAt().toEpochMilli(),
+                    cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, sealed != null, sub,
+                    cmd.trace() == null ? null : cmd.trace().bytes()));
         }
 
         void delete(UUID tenant, String queue, String key) {
-            dTenant.add(tenant);
-            dQueue.add(queue);
-            dKey.add(key);
+            deletes.add(new DeleteRow(tenant, queue, key));
         }
 
         Decision event(Incoming in, UUID tenant, String kafkaKey, Verdict v, ObjectNode ev, Rejection r) {
-            oTenant.add(tenant);
-            oKey.add(kafkaKey);
-            oType.add(v.wireName());
-            oEvent.add(ev.toString());
+            events.add(new EventRow(tenant, kafkaKey, v.wireName(), ev));
             return new Decision(in.source(), v, r == null ? null : r.reason());
         }
     }

@@ -1,2 +1,2 @@
--- Writes a folded batch: timers (with the encrypted flag, V055, and the trace context, V090), then outbox, then offsets (V028). Returns the fenced partition count.
-SELECT queen.bridge_apply_v3(?, ?, ?, ?, ?,  ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,  ?, ?, ?,  ?, ?, ?, ?,  ?::interval)
+-- Writes a folded batch (V100): the offsets, the timers to upsert and to delete, the outbox events -- each a jsonb array of named rows (JsonRows). Returns the fenced partition count.
+SELECT queen.bridge_apply_v4(?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?::interval)

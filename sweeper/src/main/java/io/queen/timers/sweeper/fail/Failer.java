@@ -1,6 +1,7 @@
 package io.queen.timers.sweeper.fail;
 
 import io.queen.timers.core.db.ErrorClass;
+import io.queen.timers.sql.JsonRows;
 import io.queen.timers.sql.SqlFile;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import java.sql.Connection;
@@ -18,7 +19,8 @@ import javax.sql.DataSource;
 /**
  * What happens to claimed timers that were not delivered: {@link #fail} (V034: backoff, attempts, a
  * {@code retrying} event), {@link #release} (V034: back to the queue untouched) and {@link #deadLetter}
- * (V035: to queen.log_dlq). Each call is one statement in its own transaction and touches only rows whose
+ * (V035: to queen.log_dlq), each called through its v2 (V102) with the timers as named rows. Each call
+ * is one statement in its own transaction and touches only rows whose
  * claim token this sweeper presents (the dead-letter: only rows with no token at all).
  */
 public final class Failer {
@@ -67,14 +69,13 @@ public final class Failer {
 
     private List<FailOutcome> fail(List<ClaimedTimer> timers, String error, ErrorClass errorClass) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(FAIL)) {
-            bindKeys(c, st, timers);
-            st.setArray(4, c.createArrayOf("uuid", timers.stream().map(ClaimedTimer::claimToken).toArray(UUID[]::new)));
-            st.setString(5, error);
-            st.setBoolean(6, errorClass == ErrorClass.TRANSIENT);
-            st.setDouble(7, seconds(transientBackoff));
-            st.setDouble(8, seconds(backoffBase));
-            st.setDouble(9, seconds(backoffMax));
-            st.setInt(10, maxAttempts);
+            st.setString(1, heldRows(timers));
+            st.setString(2, error);
+            st.setBoolean(3, errorClass == ErrorClass.TRANSIENT);
+            st.setDouble(4, seconds(transientBackoff));
+            st.setDouble(5, seconds(backoffBase));
+            st.setDouble(6, seconds(backoffMax));
+            st.setInt(7, maxAttempts);
             List<FailOutcome> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
@@ -92,8 +93,7 @@ public final class Failer {
             return 0;
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(RELEASE)) {
-            bindKeys(c, st, timers);
-            st.setArray(4, c.createArrayOf("uuid", timers.stream().map(ClaimedTimer::claimToken).toArray(UUID[]::new)));
+            st.setString(1, heldRows(timers));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
@@ -111,9 +111,13 @@ public final class Failer {
             return List.of();
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(DEAD_LETTER)) {
-            bindKeys(c, st, timers);
-            st.setArray(4, c.createArrayOf("bytea", payloads.toArray(new byte[0][])));
-            st.setInt(5, maxAttempts);
+            List<DeadLetterRow> rows = new ArrayList<>(timers.size());
+            for (int i = 0; i < timers.size(); i++) {
+                ClaimedTimer t = timers.get(i);
+                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), payloads.get(i)));
+            }
+            st.setString(1, JsonRows.write(rows));
+            st.setInt(2, maxAttempts);
             List<DeadLettered> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
@@ -125,10 +129,18 @@ public final class Failer {
         }
     }
 
-    private static void bindKeys(Connection c, PreparedStatement st, List<ClaimedTimer> timers) throws SQLException {
-        st.setArray(1, c.createArrayOf("uuid", timers.stream().map(ClaimedTimer::tenantId).toArray(UUID[]::new)));
-        st.setArray(2, c.createArrayOf("text", timers.stream().map(ClaimedTimer::queue).toArray(String[]::new)));
-        st.setArray(3, c.createArrayOf("text", timers.stream().map(ClaimedTimer::timerKey).toArray(String[]::new)));
+    /** A row of timer_fail_v2 / timer_release_v2 (V102): a timer this sweeper claimed, with its token. */
+    private record HeldRow(UUID tenantId, String queue, String timerKey, UUID claimToken) {}
+
+    /** A row of timer_dead_letter_v2 (V102): {@code payload} decompressed, or null to keep the stored form. */
+    private record DeadLetterRow(UUID tenantId, String queue, String timerKey, byte[] payload) {}
+
+    private static String heldRows(List<ClaimedTimer> timers) {
+        List<HeldRow> rows = new ArrayList<>(timers.size());
+        for (ClaimedTimer t : timers) {
+            rows.add(new HeldRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken()));
+        }
+        return JsonRows.write(rows);
     }
 
     private static double seconds(Duration d) {

@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.fire;
 
+import io.queen.timers.sql.JsonRows;
 import io.queen.timers.sql.SqlFile;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.pack.FireBatch;
@@ -17,9 +18,11 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Runs one fire: {@code queen.timer_fire_v1} (V033) as ONE autocommit statement, so the push of every live
+ * Runs one fire: {@code queen.timer_fire_v2} (V101) as ONE autocommit statement, so the push of every live
  * segment, the delete of their staging rows, the release of the rest and the {@code fired} audit rows are
- * one transaction. The transaction decides: an exception means nothing of this call happened.
+ * one transaction. The transaction decides: an exception means nothing of this call happened. The
+ * segments travel as named rows (one {@link SegmentRow} each, written by {@link JsonRows}); their blobs
+ * and txn hashes back to back in two binary parameters.
  */
 public final class Firer {
 
@@ -31,48 +34,35 @@ public final class Firer {
         this.dataSource = dataSource;
     }
 
+    /** p_segments of timer_fire_v2 (V101): a segment's destination, its blob's length, its timers in frame order. */
+    private record SegmentRow(UUID tenantId, String queue, String partition, int blobLength, List<TimerRow> timers) {}
+
+    /** A timer of a segment: the row to delete, if it still carries this claim token. */
+    private record TimerRow(String timerKey, UUID claimToken) {}
+
     /** One outcome per segment, in the batch's order. */
     public List<SegmentOutcome> fire(FireBatch batch) throws SQLException {
         List<Segment> segs = batch.segments();
         int n = segs.size();
-        UUID[] tenants = new UUID[n];
-        String[] queues = new String[n];
-        String[] partitions = new String[n];
-        Integer[] counts = new Integer[n];
-        Integer[] blobLengths = new Integer[n];
+        List<SegmentRow> rows = new ArrayList<>(n);
         ByteArrayOutputStream blobs = new ByteArrayOutputStream((int) batch.blobBytes());
         ByteArrayOutputStream hashes = new ByteArrayOutputStream();
-        List<Integer> rowSegs = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        List<UUID> tokens = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            Segment s = segs.get(i);
-            tenants[i] = s.destination().tenantId();
-            queues[i] = s.destination().queue();
-            partitions[i] = s.destination().partition();
-            counts[i] = s.size();
-            blobLengths[i] = s.packed().blob().length;
+        for (Segment s : segs) {
+            List<TimerRow> timers = new ArrayList<>(s.size());
+            for (ClaimedTimer t : s.timers()) {
+                timers.add(new TimerRow(t.timerKey(), t.claimToken()));
+            }
+            rows.add(new SegmentRow(s.destination().tenantId(), s.destination().queue(), s.destination().partition(),
+                    s.packed().blob().length, timers));
             blobs.writeBytes(s.packed().blob());
             hashes.writeBytes(s.packed().hashes());
-            for (ClaimedTimer t : s.timers()) {
-                rowSegs.add(i + 1);
-                keys.add(t.timerKey());
-                tokens.add(t.claimToken());
-            }
         }
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             try (PreparedStatement st = c.prepareStatement(FIRE)) {
-                st.setArray(1, c.createArrayOf("uuid", tenants));
-                st.setArray(2, c.createArrayOf("text", queues));
-                st.setArray(3, c.createArrayOf("text", partitions));
-                st.setArray(4, c.createArrayOf("int4", counts));
-                st.setBytes(5, blobs.toByteArray());
-                st.setArray(6, c.createArrayOf("int4", blobLengths));
-                st.setBytes(7, hashes.toByteArray());
-                st.setArray(8, c.createArrayOf("int4", rowSegs.toArray(Integer[]::new)));
-                st.setArray(9, c.createArrayOf("text", keys.toArray(String[]::new)));
-                st.setArray(10, c.createArrayOf("uuid", tokens.toArray(UUID[]::new)));
+                st.setString(1, JsonRows.write(rows));
+                st.setBytes(2, blobs.toByteArray());
+                st.setBytes(3, hashes.toByteArray());
                 List<SegmentOutcome> out = new ArrayList<>(n);
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
@@ -86,7 +76,7 @@ public final class Firer {
                     }
                 }
                 if (out.size() != n) {
-                    throw new IllegalStateException("timer_fire_v1 answered " + out.size() + " verdicts for " + n + " segments");
+                    throw new IllegalStateException("timer_fire_v2 answered " + out.size() + " verdicts for " + n + " segments");
                 }
                 return out;
             }

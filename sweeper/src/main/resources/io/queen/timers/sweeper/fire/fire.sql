@@ -1,4 +1,4 @@
--- One fire, one transaction (V033): per-segment arrays, blobs and hashes back to back, per-row segments, keys and tokens.
+-- One fire, one transaction (V101): the segments as named rows (JsonRows), then their blobs and their txn hashes back to back.
 SELECT seg, verdict, partition_id, base_offset, created_at
-  FROM queen.timer_fire_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  FROM queen.timer_fire_v2(?::jsonb, ?, ?)
  ORDER BY seg
