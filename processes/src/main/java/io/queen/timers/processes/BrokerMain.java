@@ -2,12 +2,14 @@ package io.queen.timers.processes;
 
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 /**
  * The Kafka broker as a JVM of its own, so the harness can {@code kill -9} it and start it again on the
- * same data directory and port: {@code BrokerMain <log dir> <port>}. The project's embedded broker
- * (single-node KRaft), nothing else.
+ * same data directory and port: {@code BrokerMain <log dir> <port> [name=value ...]}. The project's embedded
+ * broker (single-node KRaft), its server settings overridden by the {@code name=value} arguments.
  */
 public final class BrokerMain {
 
@@ -15,7 +17,12 @@ public final class BrokerMain {
     }
 
     public static void main(String[] args) throws InterruptedException {
-        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(Path.of(args[0]), Integer.parseInt(args[1]), false);
+        Map<String, String> overrides = new LinkedHashMap<>();
+        for (int i = 2; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            overrides.put(kv[0], kv[1]);
+        }
+        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(Path.of(args[0]), Integer.parseInt(args[1]), false, overrides);
         System.err.println("broker up at " + broker.bootstrapServers());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

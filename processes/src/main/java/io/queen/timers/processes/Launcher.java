@@ -57,10 +57,16 @@ public final class Launcher {
 
     /** The Kafka broker as a JVM of its own on {@code dataDir} and {@code port}; not started yet. */
     public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Path logFile) {
+        return broker(dataDir, port, jvmOptions, Map.of(), logFile);
+    }
+
+    /** The same, with the broker's server settings {@code overrides} (name to value) over the embedded broker's. */
+    public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Map<String, String> overrides, Path logFile) {
         List<String> cmd = new ArrayList<>(List.of(javaBin));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName(),
                 dataDir.toString(), Integer.toString(port)));
+        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
         return new ManagedProcess("broker", cmd, Map.of(), logFile);
     }
 

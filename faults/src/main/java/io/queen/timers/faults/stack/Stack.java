@@ -10,7 +10,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * Everything the harness runs as separate processes ({@link Launcher}): PostgreSQL (pg_ctl, fsync off),
@@ -33,6 +36,8 @@ public final class Stack implements AutoCloseable {
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
     public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
     public static final int PAYLOAD_MAX_BYTES = 262_144;
+    /** The broker's session with its controller (see {@link #brokerSettings()}). */
+    public static final long BROKER_SESSION_MS = 1_500;
 
     private final Path workDir;
     private final Launcher launcher;
@@ -53,7 +58,18 @@ public final class Stack implements AutoCloseable {
                 Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
         this.kafkaPort = Launcher.freePort();
         this.broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                workDir.resolve("logs/broker.log"));
+                brokerSettings(), workDir.resolve("logs/broker.log"));
+    }
+
+    /**
+     * The broker's settings over the embedded broker's, where its defaults would make every broker fault cost
+     * seconds for nothing. A broker restarted after {@code kill -9} cannot register until its controller (the
+     * same restarted JVM) has expired the killed incarnation's session: 9 s by default, then up to one
+     * registration retry (2 s) more — 10-11 s of a 14 s restart, measured on a quiet machine (README "Fault
+     * harness"). A 1.5 s session with 250 ms heartbeats keeps that wait to ~1.5 s.
+     */
+    static Map<String, String> brokerSettings() {
+        return Map.of("broker.session.timeout.ms", Long.toString(BROKER_SESSION_MS), "broker.heartbeat.interval.ms", "250");
     }
 
     public PostgresProcess postgres() {
@@ -98,6 +114,37 @@ public final class Stack implements AutoCloseable {
     public void startBroker() throws InterruptedException {
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
+    }
+
+    /**
+     * Until the broker answers a metadata request naming a leader for every partition of the command topics:
+     * after a fault the partitions come back only once the controller unfences the broker.
+     */
+    public static void awaitBrokerAnswers(String bootstrap, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        p.put(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, "100");
+        try (Admin admin = Admin.create(p)) {
+            while (true) {
+                try {
+                    boolean led = admin.describeTopics(List.of(COMMANDS_A, COMMANDS_B)).allTopicNames().get().values().stream()
+                            .flatMap(d -> d.partitions().stream())
+                            .allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty());
+                    if (led) {
+                        return;
+                    }
+                } catch (ExecutionException notYet) {
+                    // fenced, or not answering yet
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("the broker did not name leaders for the command topics within " + timeoutMs / 1000 + " s");
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
