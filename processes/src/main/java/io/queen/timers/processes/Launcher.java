@@ -70,6 +70,34 @@ public final class Launcher {
         return new ManagedProcess("broker", cmd, Map.of(), logFile);
     }
 
+    /**
+     * Records the classes a broker start loads into a CDS archive ({@code -XX:ArchiveClassesAtExit}, JDK 13+):
+     * one start on {@code scratchDir} and a free port that exits once the broker is up. A broker started with
+     * {@code -XX:SharedArchiveFile=<archive>} (and the same class path) maps those classes instead of loading
+     * and verifying them from the jars: a quarter less CPU per start, measured (README "Fault harness").
+     * Returns whether the archive was written; without it a broker starts as before.
+     */
+    public boolean brokerClassArchive(Path archive, Path scratchDir, List<String> jvmOptions, Map<String, String> overrides,
+            Path logFile) throws InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(javaBin));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off",
+                "-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName(), "--exit-when-up",
+                scratchDir.toString(), Integer.toString(freePort())));
+        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
+        try {
+            Files.createDirectories(logFile.getParent());
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
+            if (!p.waitFor(300, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return false;
+            }
+            return p.exitValue() == 0 && Files.isRegularFile(archive);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** {@code queen-timers <args>} to completion (e.g. {@code migrate}); its output goes to {@code logFile}. */
     public void runOnce(List<String> args, Path logFile) throws InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(javaBin, "-jar", launcherJar.toString()));

@@ -4,7 +4,9 @@ import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,6 +38,13 @@ public final class Stack implements AutoCloseable {
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
     public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
     public static final int PAYLOAD_MAX_BYTES = 262_144;
+    /**
+     * The services' JVMs. C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would
+     * make every start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
+     */
+    private static final List<String> SERVICE_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    /** The broker JVM: small, serial GC, C1 only (it restarts dozens of times on two shared cores). */
+    private static final List<String> BROKER_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     /** The broker's session with its controller (see {@link #brokerSettings()}). */
     public static final long BROKER_SESSION_MS = 1_500;
 
@@ -44,9 +53,10 @@ public final class Stack implements AutoCloseable {
     private final Consumer<String> log;
     private final PostgresProcess postgres;
     private final int kafkaPort;
-    private final ManagedProcess broker;
+    private ManagedProcess broker;
     private final List<ManagedProcess> bridges = new ArrayList<>();
     private final List<ManagedProcess> sweepers = new ArrayList<>();
+    private final List<ManagedProcess> archiveRecorders = new ArrayList<>();
     private Supervisor supervisor;
     private boolean closed;
 
@@ -57,8 +67,6 @@ public final class Stack implements AutoCloseable {
         this.postgres = new PostgresProcess(workDir, Launcher.freePort(), PostgresProcess.Durability.FSYNC_OFF,
                 Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
         this.kafkaPort = Launcher.freePort();
-        this.broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                brokerSettings(), workDir.resolve("logs/broker.log"));
     }
 
     /**
@@ -104,8 +112,27 @@ public final class Stack implements AutoCloseable {
 
     /** PostgreSQL, the broker, the schema (the launcher's migrate, as an operator runs it); services come later. */
     public void startInfrastructure() throws InterruptedException {
+        // 30 broker kills restart its JVM 30 times; on two shared cores the restart's class loading is much of it.
+        // The archive is recorded while PostgreSQL initializes; a broker started without it starts as before.
+        Path brokerArchive = workDir.resolve("broker-classes.jsa");
+        Thread recorder = new Thread(() -> {
+            try {
+                Path recording = workDir.resolve("broker-classes.jsa.recording");
+                if (launcher.brokerClassArchive(recording, workDir.resolve("kafka-archive-run"), BROKER_JVM, brokerSettings(),
+                        workDir.resolve("logs/broker-class-archive.log"))) {
+                    Files.move(recording, brokerArchive, StandardCopyOption.ATOMIC_MOVE);
+                }
+            } catch (IOException | InterruptedException e) {
+                log.accept("broker: no class archive: " + e);
+            }
+        }, "broker-class-archive");
+        recorder.start();
         log.accept("postgres: initdb + start on port " + postgres.port() + " (" + workDir.resolve("pg-data") + ")");
         postgres.bootstrap();
+        recorder.join();
+        log.accept("broker: " + (Files.isRegularFile(brokerArchive) ? "class archive recorded" : "no class archive (see logs/broker-class-archive.log)"));
+        broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, withClassArchive(BROKER_JVM, brokerArchive), brokerSettings(),
+                workDir.resolve("logs/broker.log"));
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
@@ -149,15 +176,62 @@ public final class Stack implements AutoCloseable {
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
         for (int i = 1; i <= bridgeCount; i++) {
-            bridges.add(service("bridge", i, bridgeSettings()));
+            bridges.add(service("bridge", i, bridgeSettings(), withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
         }
         for (int i = 1; i <= sweeperCount; i++) {
-            sweepers.add(service("sweeper", i, sweeperSettings()));
+            sweepers.add(service("sweeper", i, sweeperSettings(), withClassArchive(SERVICE_JVM, serviceArchive("sweeper"))));
         }
+        recordServiceClassArchives();
         services().forEach(ManagedProcess::start);
         List<ManagedProcess> watched = new ArrayList<>(services());
         watched.add(broker);
         supervisor = new Supervisor(watched, log).start();
+    }
+
+    /**
+     * CDS class archives of the services, recorded beside their first start: a bridge and a sweeper started
+     * with {@code -XX:ArchiveClassesAtExit} (the same settings; no commands yet, so they take nothing from
+     * anyone), stopped once they work, so their JVMs write what they loaded. The services' 60 kills restart
+     * them with those classes mapped instead of loaded and verified again; a start before the archive is
+     * in place (it appears whole, by a rename) runs without it.
+     */
+    private void recordServiceClassArchives() {
+        for (String role : List.of("bridge", "sweeper")) {
+            Path recording = workDir.resolve(role + "-classes.jsa.recording");
+            List<String> jvm = new ArrayList<>(SERVICE_JVM);
+            jvm.addAll(List.of("-XX:ArchiveClassesAtExit=" + recording, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+            ManagedProcess p = launcher.service(role, role + "-class-archive", role.equals("bridge") ? bridgeSettings() : sweeperSettings(),
+                    workDir.resolve(role + "-class-archive.properties"), jvm, workDir.resolve("logs/" + role + "-class-archive.log"));
+            archiveRecorders.add(p);
+            p.start();
+            Thread t = new Thread(() -> {
+                try {
+                    boolean up = awaitRunning(p, 300_000);
+                    p.stop();
+                    if (up && Files.isRegularFile(recording)) {
+                        Files.move(recording, serviceArchive(role), StandardCopyOption.ATOMIC_MOVE);
+                        log.accept(role + ": class archive recorded");
+                    } else {
+                        log.accept(role + ": no class archive (see logs/" + role + "-class-archive.log); it restarts without one");
+                    }
+                } catch (IOException | InterruptedException e) {
+                    log.accept(role + ": no class archive: " + e);
+                }
+            }, role + "-class-archive");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private Path serviceArchive(String role) {
+        return workDir.resolve(role + "-classes.jsa");
+    }
+
+    /** {@code jvm} plus a CDS archive to map if it exists when the JVM starts (silently none if it does not). */
+    private static List<String> withClassArchive(List<String> jvm, Path archive) {
+        List<String> all = new ArrayList<>(jvm);
+        all.addAll(List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+        return all;
     }
 
     /** Until every service logged that it runs, so the load and the faults meet a working stack. */
@@ -175,11 +249,9 @@ public final class Stack implements AutoCloseable {
         return Launcher.awaitRunning(p, timeoutMs);
     }
 
-    private ManagedProcess service(String role, int n, Properties settings) throws IOException {
-        // C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would make every
-        // start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
-        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"),
-                List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), workDir.resolve("logs/" + role + "-" + n + ".log"));
+    private ManagedProcess service(String role, int n, Properties settings, List<String> jvm) {
+        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"), jvm,
+                workDir.resolve("logs/" + role + "-" + n + ".log"));
     }
 
     private Properties common() {
@@ -240,7 +312,9 @@ public final class Stack implements AutoCloseable {
         if (supervisor != null) {
             supervisor.close();
         }
-        for (ManagedProcess p : services()) {
+        List<ManagedProcess> all = new ArrayList<>(services());
+        all.addAll(archiveRecorders);
+        for (ManagedProcess p : all) {
             try {
                 p.stop();
             } catch (InterruptedException e) {
@@ -248,7 +322,9 @@ public final class Stack implements AutoCloseable {
             }
         }
         try {
-            broker.stop();
+            if (broker != null) {
+                broker.stop();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
