@@ -57,45 +57,25 @@ public final class Launcher {
 
     /** The Kafka broker as a JVM of its own on {@code dataDir} and {@code port}; not started yet. */
     public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Path logFile) {
-        return broker(dataDir, port, jvmOptions, Map.of(), logFile);
-    }
-
-    /** The same, with the broker's server settings {@code overrides} (name to value) over the embedded broker's. */
-    public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Map<String, String> overrides, Path logFile) {
-        List<String> cmd = new ArrayList<>(List.of(javaBin));
-        cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName(),
-                dataDir.toString(), Integer.toString(port)));
-        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
-        return new ManagedProcess("broker", cmd, Map.of(), logFile);
+        return broker(dataDir, port, jvmOptions, Map.of(), false, logFile);
     }
 
     /**
-     * Records the classes a broker start loads into a CDS archive ({@code -XX:ArchiveClassesAtExit}, JDK 13+):
-     * one start on {@code scratchDir} and a free port that exits once the broker is up. A broker started with
-     * {@code -XX:SharedArchiveFile=<archive>} (and the same class path) maps those classes instead of loading
-     * and verifying them from the jars: a quarter less CPU per start, measured (README "Fault harness").
-     * Returns whether the archive was written; without it a broker starts as before.
+     * The same, with the broker's server settings {@code overrides} (name to value) over the embedded broker's,
+     * and with {@code standby} each start taken over by a JVM started (and warmed up) beforehand
+     * ({@link ManagedProcess#withStandby}).
      */
-    public boolean brokerClassArchive(Path archive, Path scratchDir, List<String> jvmOptions, Map<String, String> overrides,
-            Path logFile) throws InterruptedException {
+    public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Map<String, String> overrides, boolean standby,
+            Path logFile) {
         List<String> cmd = new ArrayList<>(List.of(javaBin));
         cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-XX:ArchiveClassesAtExit=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off",
-                "-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName(), "--exit-when-up",
-                scratchDir.toString(), Integer.toString(freePort())));
-        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
-        try {
-            Files.createDirectories(logFile.getParent());
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(logFile.toFile()).start();
-            if (!p.waitFor(300, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return false;
-            }
-            return p.exitValue() == 0 && Files.isRegularFile(archive);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        cmd.addAll(List.of("-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName()));
+        if (standby) {
+            cmd.add("--standby");
         }
+        cmd.addAll(List.of(dataDir.toString(), Integer.toString(port)));
+        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
+        return standby ? ManagedProcess.withStandby("broker", cmd, Map.of(), logFile) : new ManagedProcess("broker", cmd, Map.of(), logFile);
     }
 
     /** {@code queen-timers <args>} to completion (e.g. {@code migrate}); its output goes to {@code logFile}. */

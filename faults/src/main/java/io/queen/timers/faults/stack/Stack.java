@@ -112,35 +112,20 @@ public final class Stack implements AutoCloseable {
 
     /** PostgreSQL, the broker, the schema (the launcher's migrate, as an operator runs it); services come later. */
     public void startInfrastructure() throws InterruptedException {
-        // 30 broker kills restart its JVM 30 times; on two shared cores the restart's class loading is much of it.
-        // The archive is recorded while PostgreSQL initializes; a broker started without it starts as before.
-        Path brokerArchive = workDir.resolve("broker-classes.jsa");
-        Thread recorder = new Thread(() -> {
-            try {
-                Path recording = workDir.resolve("broker-classes.jsa.recording");
-                if (launcher.brokerClassArchive(recording, workDir.resolve("kafka-archive-run"), BROKER_JVM, brokerSettings(),
-                        workDir.resolve("logs/broker-class-archive.log"))) {
-                    Files.move(recording, brokerArchive, StandardCopyOption.ATOMIC_MOVE);
-                }
-            } catch (IOException | InterruptedException e) {
-                log.accept("broker: no class archive: " + e);
-            }
-        }, "broker-class-archive");
-        recorder.start();
         log.accept("postgres: initdb + start on port " + postgres.port() + " (" + workDir.resolve("pg-data") + ")");
         postgres.bootstrap();
-        recorder.join();
-        log.accept("broker: " + (Files.isRegularFile(brokerArchive) ? "class archive recorded" : "no class archive (see logs/broker-class-archive.log)"));
-        broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, withClassArchive(BROKER_JVM, brokerArchive), brokerSettings(),
-                workDir.resolve("logs/broker.log"));
+        // 30 broker kills: each restart is taken over by a JVM started and warmed up while the broker still ran.
+        broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, BROKER_JVM, brokerSettings(), true, workDir.resolve("logs/broker.log"));
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
     }
 
+    /** Starts (or restarts) the broker, until its port is open; then its next standby warms up. */
     public void startBroker() throws InterruptedException {
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
+        broker.prepareStandby();
     }
 
     /**
@@ -207,7 +192,8 @@ public final class Stack implements AutoCloseable {
             Thread t = new Thread(() -> {
                 try {
                     boolean up = awaitRunning(p, 300_000);
-                    p.stop();
+                    // A stop, then the JVM writes the archive: tens of seconds on a loaded machine.
+                    p.stop(180);
                     if (up && Files.isRegularFile(recording)) {
                         Files.move(recording, serviceArchive(role), StandardCopyOption.ATOMIC_MOVE);
                         log.accept(role + ": class archive recorded");
