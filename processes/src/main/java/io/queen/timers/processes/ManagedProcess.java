@@ -34,6 +34,7 @@ public final class ManagedProcess {
     private Process process;
     private Process next;
     private boolean plannedDown;
+    private boolean retired;
     private boolean paused;
     private int starts;
 
@@ -63,6 +64,9 @@ public final class ManagedProcess {
     }
 
     public synchronized void start() {
+        if (retired) {
+            return;
+        }
         try {
             starts++;
             Files.writeString(logFile, "=== harness: start #" + starts + " of " + name + " at " + Instant.now()
@@ -85,7 +89,7 @@ public final class ManagedProcess {
 
     /** With a standby: starts the JVM the next {@link #start()} hands over to, unless one is waiting already. */
     public synchronized void prepareStandby() {
-        if (standby && (next == null || !next.isAlive())) {
+        if (!retired && standby && (next == null || !next.isAlive())) {
             try {
                 next = spawn();
             } catch (IOException e) {
@@ -110,6 +114,15 @@ public final class ManagedProcess {
             process.waitFor(30, TimeUnit.SECONDS);
         }
         paused = false;
+    }
+
+    /**
+     * Stops it for good (SIGTERM, 30 s, SIGKILL): a later {@link #start()} does nothing, so a fault or a
+     * supervisor still at work when a run is interrupted cannot leave a process behind.
+     */
+    public synchronized void retire() throws InterruptedException {
+        retired = true;
+        stop();
     }
 
     /** SIGTERM and wait (30 s, then SIGKILL): the end of the run. */

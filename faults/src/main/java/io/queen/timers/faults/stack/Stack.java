@@ -124,8 +124,11 @@ public final class Stack implements AutoCloseable {
     /** Starts (or restarts) the broker, until its port is open; then its next standby warms up. */
     public void startBroker() throws InterruptedException {
         broker.start();
-        Launcher.awaitPort(kafkaPort, 120_000);
-        broker.prepareStandby();
+        try {
+            Launcher.awaitPort(kafkaPort, 120_000);
+        } finally {
+            broker.prepareStandby();
+        }
     }
 
     /**
@@ -302,14 +305,14 @@ public final class Stack implements AutoCloseable {
         all.addAll(archiveRecorders);
         for (ManagedProcess p : all) {
             try {
-                p.stop();
+                p.retire();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
         try {
             if (broker != null) {
-                broker.stop();
+                broker.retire();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
