@@ -63,7 +63,8 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         return start(logDir, port, deleteOnClose, Map.of());
     }
 
-    private static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides) {
+    /** As {@link #start(Path, int, boolean)}, with server settings overridden by {@code overrides} (the fault harness's broker). */
+    public static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides) {
         int brokerPort = port == 0 ? freePort() : port;
         int controllerPort = freePort();
         Properties props = new Properties();

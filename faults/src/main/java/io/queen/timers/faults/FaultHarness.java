@@ -129,6 +129,19 @@ public final class FaultHarness {
             } else {
                 findings.fact("unplanned service exits (restarted by the supervisor)", exits.size());
             }
+            findings.declare("fault kinds injected fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
+            for (FaultKind k : FaultKind.values()) {
+                int planned = o.faults().getOrDefault(k, 0);
+                if (injector.done(k) < planned) {
+                    String what = k.flag() + ": " + injector.done(k) + " of " + planned + " injected (" + injector.skipped(k) + " skipped, "
+                            + injector.failed(k) + " failed)";
+                    if (o.strictFaults()) {
+                        findings.violation("fault kinds injected fewer times than planned", what);
+                    } else {
+                        log("fewer faults than planned: " + what);
+                    }
+                }
+            }
             clean = findings.clean() && settled;
             print(findings, injector, exits, settled);
             return clean ? 0 : 1;
@@ -214,7 +227,7 @@ public final class FaultHarness {
         b.append("\n==== fault harness: seed ").append(o.seed()).append(", ").append(Instant.now()).append(" ====\n");
         row(b, "commands produced", o.commands());
         f.facts().forEach((k, v) -> row(b, k, v));
-        b.append("---- faults (done / planned)\n");
+        b.append("---- faults (injected / planned)\n");
         int total = 0;
         for (FaultKind k : FaultKind.values()) {
             int planned = o.faults().getOrDefault(k, 0);

@@ -57,11 +57,25 @@ public final class Launcher {
 
     /** The Kafka broker as a JVM of its own on {@code dataDir} and {@code port}; not started yet. */
     public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Path logFile) {
+        return broker(dataDir, port, jvmOptions, Map.of(), false, logFile);
+    }
+
+    /**
+     * The same, with the broker's server settings {@code overrides} (name to value) over the embedded broker's,
+     * and with {@code standby} each start taken over by a JVM started (and warmed up) beforehand
+     * ({@link ManagedProcess#withStandby}).
+     */
+    public ManagedProcess broker(Path dataDir, int port, List<String> jvmOptions, Map<String, String> overrides, boolean standby,
+            Path logFile) {
         List<String> cmd = new ArrayList<>(List.of(javaBin));
         cmd.addAll(jvmOptions);
-        cmd.addAll(List.of("-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName(),
-                dataDir.toString(), Integer.toString(port)));
-        return new ManagedProcess("broker", cmd, Map.of(), logFile);
+        cmd.addAll(List.of("-cp", launcherJar + File.pathSeparator + ownJar(), BrokerMain.class.getName()));
+        if (standby) {
+            cmd.add("--standby");
+        }
+        cmd.addAll(List.of(dataDir.toString(), Integer.toString(port)));
+        overrides.forEach((k, v) -> cmd.add(k + "=" + v));
+        return standby ? ManagedProcess.withStandby("broker", cmd, Map.of(), logFile) : new ManagedProcess("broker", cmd, Map.of(), logFile);
     }
 
     /** {@code queen-timers <args>} to completion (e.g. {@code migrate}); its output goes to {@code logFile}. */

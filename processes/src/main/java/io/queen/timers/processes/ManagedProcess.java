@@ -19,6 +19,10 @@ import java.util.concurrent.TimeUnit;
  * <p>"Planned down" marks a process the harness killed or paused on purpose; the fault harness's supervisor
  * restarts only processes that died without being planned down, and counts those exits: a service
  * that exits on its own is a finding, even when a supervisor brings it back.
+ *
+ * <p>{@link #withStandby}: a process whose command waits for a line on stdin before it does its work (the
+ * broker's {@code --standby}). {@link #prepareStandby()} starts the next one ahead of time; {@link #start()}
+ * then hands over to it with that line instead of starting a JVM on the restart's path.
  */
 public final class ManagedProcess {
 
@@ -26,12 +30,25 @@ public final class ManagedProcess {
     private final List<String> command;
     private final Map<String, String> env;
     private final Path logFile;
+    private final boolean standby;
     private Process process;
+    private Process next;
     private boolean plannedDown;
+    private boolean retired;
     private boolean paused;
     private int starts;
 
     public ManagedProcess(String name, List<String> command, Map<String, String> env, Path logFile) {
+        this(name, command, env, logFile, false);
+    }
+
+    /** A process whose {@code command} waits for a line on stdin to start working; see the class comment. */
+    public static ManagedProcess withStandby(String name, List<String> command, Map<String, String> env, Path logFile) {
+        return new ManagedProcess(name, command, env, logFile, true);
+    }
+
+    private ManagedProcess(String name, List<String> command, Map<String, String> env, Path logFile, boolean standby) {
+        this.standby = standby;
         this.name = name;
         this.command = List.copyOf(command);
         this.env = Map.copyOf(env);
@@ -47,20 +64,46 @@ public final class ManagedProcess {
     }
 
     public synchronized void start() {
+        if (retired) {
+            return;
+        }
         try {
-            Files.createDirectories(logFile.getParent());
             starts++;
-            Files.writeString(logFile, "=== harness: start #" + starts + " of " + name + " at " + Instant.now() + "\n",
+            Files.writeString(logFile, "=== harness: start #" + starts + " of " + name + " at " + Instant.now()
+                    + (standby ? (next != null && next.isAlive() ? " (its standby takes over)" : " (no standby ready: a new one)") : "") + "\n",
                     StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
-            pb.environment().putAll(env);
-            process = pb.start();
+            if (standby) {
+                process = next != null && next.isAlive() ? next : spawn();
+                next = null;
+                process.getOutputStream().write("start\n".getBytes(StandardCharsets.UTF_8));
+                process.getOutputStream().flush();
+            } else {
+                process = spawn();
+            }
             plannedDown = false;
             paused = false;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + name, e);
         }
+    }
+
+    /** With a standby: starts the JVM the next {@link #start()} hands over to, unless one is waiting already. */
+    public synchronized void prepareStandby() {
+        if (!retired && standby && (next == null || !next.isAlive())) {
+            try {
+                next = spawn();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot start a standby of " + name, e);
+            }
+        }
+    }
+
+    private Process spawn() throws IOException {
+        Files.createDirectories(logFile.getParent());
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        pb.environment().putAll(env);
+        return pb.start();
     }
 
     /** SIGKILL; the caller restarts it (planned down until then). */
@@ -73,15 +116,33 @@ public final class ManagedProcess {
         paused = false;
     }
 
-    /** SIGTERM and wait: the end of the run. */
+    /**
+     * Stops it for good (SIGTERM, 30 s, SIGKILL): a later {@link #start()} does nothing, so a fault or a
+     * supervisor still at work when a run is interrupted cannot leave a process behind.
+     */
+    public synchronized void retire() throws InterruptedException {
+        retired = true;
+        stop();
+    }
+
+    /** SIGTERM and wait (30 s, then SIGKILL): the end of the run. */
     public synchronized void stop() throws InterruptedException {
+        stop(30);
+    }
+
+    /** SIGTERM and wait {@code waitSeconds}, then SIGKILL; a standby not yet used is killed. */
+    public synchronized void stop(int waitSeconds) throws InterruptedException {
         plannedDown = true;
+        if (next != null) {
+            next.destroyForcibly();
+            next = null;
+        }
         if (process != null && process.isAlive()) {
             if (paused) {
                 signal("CONT");
             }
             process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            if (!process.waitFor(waitSeconds, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 process.waitFor(10, TimeUnit.SECONDS);
             }

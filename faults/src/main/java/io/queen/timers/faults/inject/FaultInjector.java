@@ -32,7 +32,13 @@ public final class FaultInjector {
     private final Object postgresLock = new Object();
     private final Object brokerLock = new Object();
     private final long t0 = System.currentTimeMillis();
-    private static final long GRACE_MS = 30_000;
+    /** How long a resource stays up at least after a fault on it before the next may begin (plus a seeded 0-1 s). */
+    private static final long UP_MIN_MS = 300;
+    /**
+     * Faults on the broker and on PostgreSQL queue behind each other, so on a loaded machine they end after the
+     * window; past the window and this grace the rest is skipped (and {@code --strict-faults} fails the run).
+     */
+    private static final long GRACE_MS = 300_000;
     private volatile long windowMs;
 
     public FaultInjector(Stack stack, long seed, Map<FaultKind, Integer> planned, Consumer<String> log) {
@@ -105,22 +111,28 @@ public final class FaultInjector {
         inFlight.forEach(FaultInjector::join);
     }
 
-    /** The random choices of one fault, drawn when planned, so the plan does not depend on timing. */
-    private record Fault(int target, long downMs) {
+    /**
+     * The random choices of one fault, drawn when planned, so the plan does not depend on timing: its target,
+     * how long it is down (killed before the restart, or stopped), and how long its resource then stays up
+     * before the next fault on it may begin ({@code upMs}: the clients reconnect and work, or a fault on a
+     * resource that just came back would test the restart only).
+     */
+    private record Fault(int target, long downMs, long upMs) {
     }
 
     private Fault plan(FaultKind kind, Random random) {
         return switch (kind) {
-            case KILL_BRIDGE -> new Fault(random.nextInt(stack.bridges().size()), 200 + random.nextInt(1300));
-            case KILL_SWEEPER -> new Fault(random.nextInt(stack.sweepers().size()), 200 + random.nextInt(1300));
-            case PG_IMMEDIATE, PG_FAST -> new Fault(0, random.nextInt(1000));
-            case PG_TERMINATE -> new Fault(0, 0);
-            case BROKER_KILL -> new Fault(0, 200 + random.nextInt(1300));
-            case BROKER_OUTAGE -> new Fault(0, 6_000 + random.nextInt(2000));
+            case KILL_BRIDGE -> new Fault(random.nextInt(stack.bridges().size()), 200 + random.nextInt(1300), 0);
+            case KILL_SWEEPER -> new Fault(random.nextInt(stack.sweepers().size()), 200 + random.nextInt(1300), 0);
+            case PG_IMMEDIATE, PG_FAST -> new Fault(0, random.nextInt(1000), UP_MIN_MS + random.nextInt(1000));
+            case PG_TERMINATE -> new Fault(0, 0, 0);
+            case BROKER_KILL -> new Fault(0, 200 + random.nextInt(800), UP_MIN_MS + random.nextInt(1000));
+            // Longer than the clients' request timeout by 0.5-2 s: every request in flight when it stopped times out.
+            case BROKER_OUTAGE -> new Fault(0, Stack.KAFKA_REQUEST_TIMEOUT_MS + 500 + random.nextInt(1500), UP_MIN_MS + random.nextInt(1000));
             case PAUSE -> {
                 int target = random.nextInt(stack.bridges().size() + stack.sweepers().size());
                 long past = target < stack.bridges().size() ? Stack.SESSION_MS : Stack.LEASE_MS;
-                yield new Fault(target, past + 1_000 + random.nextInt(1000));
+                yield new Fault(target, past + 1_000 + random.nextInt(1000), 0);
             }
         };
     }
@@ -130,10 +142,11 @@ public final class FaultInjector {
             String what = switch (kind) {
                 case KILL_BRIDGE -> killAndRestart(stack.bridges().get(f.target), f.downMs);
                 case KILL_SWEEPER -> killAndRestart(stack.sweepers().get(f.target), f.downMs);
-                case PG_IMMEDIATE -> restartPostgres(PostgresProcess.Shutdown.IMMEDIATE, f.downMs);
-                case PG_FAST -> restartPostgres(PostgresProcess.Shutdown.FAST, f.downMs);
+                case PG_IMMEDIATE -> restartPostgres(PostgresProcess.Shutdown.IMMEDIATE, f.downMs, f.upMs);
+                case PG_FAST -> restartPostgres(PostgresProcess.Shutdown.FAST, f.downMs, f.upMs);
                 case PG_TERMINATE -> terminate();
-                case BROKER_KILL, BROKER_OUTAGE -> brokerDown(f.downMs);
+                case BROKER_KILL -> brokerKill(f.downMs, f.upMs);
+                case BROKER_OUTAGE -> brokerHang(f.downMs, f.upMs);
                 case PAUSE -> pause(stack.services().get(f.target), f.downMs);
             };
             done.get(kind).incrementAndGet();
@@ -179,12 +192,14 @@ public final class FaultInjector {
         }
     }
 
-    private String restartPostgres(PostgresProcess.Shutdown mode, long downMs) throws InterruptedException {
+    private String restartPostgres(PostgresProcess.Shutdown mode, long downMs, long upMs) throws InterruptedException {
         synchronized (postgresLock) {
             checkTimeLeft();
             long t = System.currentTimeMillis();
             stack.postgres().restart(mode, downMs);
-            return "postgres " + mode.name().toLowerCase() + " stop, up again after " + (System.currentTimeMillis() - t) + " ms";
+            long back = System.currentTimeMillis() - t;
+            Thread.sleep(upMs);
+            return "postgres " + mode.name().toLowerCase() + " stop, up again after " + back + " ms, kept up " + upMs + " ms";
         }
     }
 
@@ -194,14 +209,43 @@ public final class FaultInjector {
         }
     }
 
-    private String brokerDown(long downMs) throws InterruptedException {
+    private String brokerKill(long downMs, long upMs) throws InterruptedException {
         synchronized (brokerLock) {
             checkTimeLeft();
             long t = System.currentTimeMillis();
             stack.broker().kill9();
             Thread.sleep(downMs);
+            long restart = System.currentTimeMillis();
             stack.startBroker();
-            return "broker killed, down " + downMs + " ms, port open again after " + (System.currentTimeMillis() - t) + " ms";
+            long now = System.currentTimeMillis();
+            Thread.sleep(upMs);
+            return "broker killed, restarted after " + downMs + " ms, port open again " + (now - restart) + " ms after the restart ("
+                    + (now - t) + " ms unreachable), kept up " + upMs + " ms";
+        }
+    }
+
+    /**
+     * The broker hung rather than gone: SIGSTOP keeps its connections open, so every request in flight waits
+     * for an answer until the clients' request timeout ends it, then SIGCONT. On resuming, its controller
+     * finds its own broker's heartbeats older than the broker session and fences it, so the partitions'
+     * leader stays unavailable until the next heartbeat unfences it.
+     */
+    private String brokerHang(long stopMs, long upMs) throws InterruptedException {
+        synchronized (brokerLock) {
+            checkTimeLeft();
+            if (!stack.broker().pause()) {
+                throw new IllegalStateException("the broker is not running");
+            }
+            try {
+                Thread.sleep(stopMs);
+            } finally {
+                stack.broker().resume();
+            }
+            long t = System.currentTimeMillis();
+            Stack.awaitBrokerAnswers(stack.bootstrap(), 120_000);
+            long answers = System.currentTimeMillis() - t;
+            Thread.sleep(upMs);
+            return "broker SIGSTOP for " + stopMs + " ms, then SIGCONT; answering metadata again " + answers + " ms later, kept up " + upMs + " ms";
         }
     }
 

@@ -7,8 +7,8 @@ public enum FaultKind {
     PG_IMMEDIATE("pg-immediate", "PostgreSQL stopped with pg_ctl -m immediate (crash recovery), started 0-1 s later"),
     PG_FAST("pg-fast", "PostgreSQL stopped with pg_ctl -m fast, started 0-1 s later"),
     PG_TERMINATE("pg-terminate", "pg_terminate_backend of every client connection"),
-    BROKER_KILL("broker-kill", "kill -9 of the Kafka broker JVM, restarted 0.2-1.5 s later on the same data and port"),
-    BROKER_OUTAGE("broker-outage", "the broker killed and kept down 6-8 s: longer than the clients' request timeout and the group session"),
+    BROKER_KILL("broker-kill", "kill -9 of the Kafka broker JVM, restarted 0.2-1 s later on the same data and port (by its standby JVM)"),
+    BROKER_OUTAGE("broker-outage", "the broker hung (SIGSTOP) 3.5-5 s, longer than the clients' request timeout, then SIGCONT"),
     PAUSE("pause", "SIGSTOP of a bridge or sweeper past the sweeper lease / the consumer session, then SIGCONT");
 
     private final String flag;

@@ -4,13 +4,18 @@ import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * Everything the harness runs as separate processes ({@link Launcher}): PostgreSQL (pg_ctl, fsync off),
@@ -33,15 +38,25 @@ public final class Stack implements AutoCloseable {
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
     public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
     public static final int PAYLOAD_MAX_BYTES = 262_144;
+    /**
+     * The services' JVMs. C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would
+     * make every start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
+     */
+    private static final List<String> SERVICE_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    /** The broker JVM: small, serial GC, C1 only (it restarts dozens of times on two shared cores). */
+    private static final List<String> BROKER_JVM = List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    /** The broker's session with its controller (see {@link #brokerSettings()}). */
+    public static final long BROKER_SESSION_MS = 1_500;
 
     private final Path workDir;
     private final Launcher launcher;
     private final Consumer<String> log;
     private final PostgresProcess postgres;
     private final int kafkaPort;
-    private final ManagedProcess broker;
+    private ManagedProcess broker;
     private final List<ManagedProcess> bridges = new ArrayList<>();
     private final List<ManagedProcess> sweepers = new ArrayList<>();
+    private final List<ManagedProcess> archiveRecorders = new ArrayList<>();
     private Supervisor supervisor;
     private boolean closed;
 
@@ -52,8 +67,17 @@ public final class Stack implements AutoCloseable {
         this.postgres = new PostgresProcess(workDir, Launcher.freePort(), PostgresProcess.Durability.FSYNC_OFF,
                 Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
         this.kafkaPort = Launcher.freePort();
-        this.broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                workDir.resolve("logs/broker.log"));
+    }
+
+    /**
+     * The broker's settings over the embedded broker's, where its defaults would make every broker fault cost
+     * seconds for nothing. A broker restarted after {@code kill -9} cannot register until its controller (the
+     * same restarted JVM) has expired the killed incarnation's session: 9 s by default, then up to one
+     * registration retry (2 s) more — 10-11 s of a 14 s restart, measured on a quiet machine (README "Fault
+     * harness"). A 1.5 s session with 250 ms heartbeats keeps that wait to ~1.5 s.
+     */
+    static Map<String, String> brokerSettings() {
+        return Map.of("broker.session.timeout.ms", Long.toString(BROKER_SESSION_MS), "broker.heartbeat.interval.ms", "250");
     }
 
     public PostgresProcess postgres() {
@@ -90,27 +114,113 @@ public final class Stack implements AutoCloseable {
     public void startInfrastructure() throws InterruptedException {
         log.accept("postgres: initdb + start on port " + postgres.port() + " (" + workDir.resolve("pg-data") + ")");
         postgres.bootstrap();
+        // 30 broker kills: each restart is taken over by a JVM started and warmed up while the broker still ran.
+        broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, BROKER_JVM, brokerSettings(), true, workDir.resolve("logs/broker.log"));
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
     }
 
+    /** Starts (or restarts) the broker, until its port is open; then its next standby warms up. */
     public void startBroker() throws InterruptedException {
         broker.start();
-        Launcher.awaitPort(kafkaPort, 120_000);
+        try {
+            Launcher.awaitPort(kafkaPort, 120_000);
+        } finally {
+            broker.prepareStandby();
+        }
+    }
+
+    /**
+     * Until the broker answers a metadata request naming a leader for every partition of the command topics:
+     * after a fault the partitions come back only once the controller unfences the broker.
+     */
+    public static void awaitBrokerAnswers(String bootstrap, long timeoutMs) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        p.put(AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, "100");
+        try (Admin admin = Admin.create(p)) {
+            while (true) {
+                try {
+                    boolean led = admin.describeTopics(List.of(COMMANDS_A, COMMANDS_B)).allTopicNames().get().values().stream()
+                            .flatMap(d -> d.partitions().stream())
+                            .allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty());
+                    if (led) {
+                        return;
+                    }
+                } catch (ExecutionException notYet) {
+                    // fenced, or not answering yet
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("the broker did not name leaders for the command topics within " + timeoutMs / 1000 + " s");
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
         for (int i = 1; i <= bridgeCount; i++) {
-            bridges.add(service("bridge", i, bridgeSettings()));
+            bridges.add(service("bridge", i, bridgeSettings(), withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
         }
         for (int i = 1; i <= sweeperCount; i++) {
-            sweepers.add(service("sweeper", i, sweeperSettings()));
+            sweepers.add(service("sweeper", i, sweeperSettings(), withClassArchive(SERVICE_JVM, serviceArchive("sweeper"))));
         }
+        recordServiceClassArchives();
         services().forEach(ManagedProcess::start);
         List<ManagedProcess> watched = new ArrayList<>(services());
         watched.add(broker);
         supervisor = new Supervisor(watched, log).start();
+    }
+
+    /**
+     * CDS class archives of the services, recorded beside their first start: a bridge and a sweeper started
+     * with {@code -XX:ArchiveClassesAtExit} (the same settings; no commands yet, so they take nothing from
+     * anyone), stopped once they work, so their JVMs write what they loaded. The services' 60 kills restart
+     * them with those classes mapped instead of loaded and verified again; a start before the archive is
+     * in place (it appears whole, by a rename) runs without it.
+     */
+    private void recordServiceClassArchives() {
+        for (String role : List.of("bridge", "sweeper")) {
+            Path recording = workDir.resolve(role + "-classes.jsa.recording");
+            List<String> jvm = new ArrayList<>(SERVICE_JVM);
+            jvm.addAll(List.of("-XX:ArchiveClassesAtExit=" + recording, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+            ManagedProcess p = launcher.service(role, role + "-class-archive", role.equals("bridge") ? bridgeSettings() : sweeperSettings(),
+                    workDir.resolve(role + "-class-archive.properties"), jvm, workDir.resolve("logs/" + role + "-class-archive.log"));
+            archiveRecorders.add(p);
+            p.start();
+            Thread t = new Thread(() -> {
+                try {
+                    boolean up = awaitRunning(p, 300_000);
+                    // A stop, then the JVM writes the archive: tens of seconds on a loaded machine.
+                    p.stop(180);
+                    if (up && Files.isRegularFile(recording)) {
+                        Files.move(recording, serviceArchive(role), StandardCopyOption.ATOMIC_MOVE);
+                        log.accept(role + ": class archive recorded");
+                    } else {
+                        log.accept(role + ": no class archive (see logs/" + role + "-class-archive.log); it restarts without one");
+                    }
+                } catch (IOException | InterruptedException e) {
+                    log.accept(role + ": no class archive: " + e);
+                }
+            }, role + "-class-archive");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private Path serviceArchive(String role) {
+        return workDir.resolve(role + "-classes.jsa");
+    }
+
+    /** {@code jvm} plus a CDS archive to map if it exists when the JVM starts (silently none if it does not). */
+    private static List<String> withClassArchive(List<String> jvm, Path archive) {
+        List<String> all = new ArrayList<>(jvm);
+        all.addAll(List.of("-XX:SharedArchiveFile=" + archive, "-Xlog:cds=off", "-Xlog:cds+dynamic=off"));
+        return all;
     }
 
     /** Until every service logged that it runs, so the load and the faults meet a working stack. */
@@ -128,11 +238,9 @@ public final class Stack implements AutoCloseable {
         return Launcher.awaitRunning(p, timeoutMs);
     }
 
-    private ManagedProcess service(String role, int n, Properties settings) throws IOException {
-        // C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would make every
-        // start-up (and so every fault) cost several seconds more, and the load here needs no peak speed.
-        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"),
-                List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), workDir.resolve("logs/" + role + "-" + n + ".log"));
+    private ManagedProcess service(String role, int n, Properties settings, List<String> jvm) {
+        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"), jvm,
+                workDir.resolve("logs/" + role + "-" + n + ".log"));
     }
 
     private Properties common() {
@@ -193,15 +301,19 @@ public final class Stack implements AutoCloseable {
         if (supervisor != null) {
             supervisor.close();
         }
-        for (ManagedProcess p : services()) {
+        List<ManagedProcess> all = new ArrayList<>(services());
+        all.addAll(archiveRecorders);
+        for (ManagedProcess p : all) {
             try {
-                p.stop();
+                p.retire();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
         try {
-            broker.stop();
+            if (broker != null) {
+                broker.retire();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
