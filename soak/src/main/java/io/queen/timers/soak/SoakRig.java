@@ -152,6 +152,7 @@ public final class SoakRig {
         common.put("migrate.on.start", "false");
         Properties bridge = (Properties) common.clone();
         bridge.put("command.topics", topicA + "," + topicB);
+        bridge.put("topic." + topicA + ".tenant", SteadyLoad.TENANT_A);
         bridge.put("topic." + topicB + ".tenant", SteadyLoad.TENANT_B);
         bridge.put("bridge.group.id", "soak-" + v.name());
         int bridgePort = Launcher.freePort();
@@ -199,6 +200,7 @@ public final class SoakRig {
         }, "soak-load");
         List<Sample> samples = new ArrayList<>();
         List<long[]> lateness = new ArrayList<>();
+        List<Sampler.CallHistograms> calls = new ArrayList<>();
         long start = System.currentTimeMillis();
         producer.start();
         List<LongSupplier> sweeperPids = sweepers.stream().map(p -> (LongSupplier) p::pid).toList();
@@ -214,12 +216,13 @@ public final class SoakRig {
                 Sampler.Taken t = sampler.take();
                 samples.add(t.sample());
                 lateness.add(t.lateness());
+                calls.add(t.calls());
                 if (k % 6 == 0 || due >= start + durationMs) {
                     Sample s = t.sample();
-                    log(String.format("  %s t=%.0fs pending %.0f dead %.0f fired/s %.0f late p99 %.0f ms claim %.1f ms load %.1f",
+                    log(String.format("  %s t=%.0fs pending %.0f dead %.0f produced %.0f fired/s %.0f late p99 %.0f ms claim p50/p99 %.1f/%.1f ms load %.1f",
                             v.name(), s.get(Column.T_S), s.get(Column.TIMERS_LIVE),
-                            s.get(Column.TIMERS_DEAD), s.get(Column.FIRED_PER_S),
-                            s.get(Column.LATE_P99_MS), s.get(Column.CLAIM_MEAN_MS),
+                            s.get(Column.TIMERS_DEAD), s.get(Column.PRODUCED), s.get(Column.FIRED_PER_S),
+                            s.get(Column.LATE_P99_MS), s.get(Column.CLAIM_P50_MS), s.get(Column.CLAIM_P99_MS),
                             s.get(Column.LOAD1)));
                 }
                 if (due >= start + durationMs) {
@@ -241,7 +244,7 @@ public final class SoakRig {
         try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
             s.execute("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
         }
-        return new Report.VariantRun(v, samples, lateness, startedAt);
+        return new Report.VariantRun(v, samples, lateness, calls, startedAt);
     }
 
     private ManagedProcess service(Path logs, String name, String role, Properties settings) throws IOException {

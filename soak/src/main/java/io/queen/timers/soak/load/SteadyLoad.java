@@ -28,6 +28,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class SteadyLoad {
 
+    /** The default tenant (CommonSettings.DEFAULT_TENANT): topic A's, named explicitly as the bridge requires of every topic. */
+    public static final String TENANT_A = "00000000-0000-0000-0000-000000000001";
     public static final String TENANT_B = "0b0b0b0b-0000-4000-8000-00000000000b";
     private static final String[] PARTITIONS = {"Default", "p1", "p2"};
     private static final int QUEUES = 4;

@@ -3,6 +3,7 @@ package io.queen.timers.soak.report;
 import io.queen.timers.soak.Variant;
 import io.queen.timers.soak.sample.Column;
 import io.queen.timers.soak.sample.Sample;
+import io.queen.timers.soak.sample.Sampler;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,8 +26,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  */
 public final class Report {
 
-    /** One finished variant: its settings, samples and per-sample lateness values. */
-    public record VariantRun(Variant variant, List<Sample> samples, List<long[]> lateness, String startedAt) {
+    /** One finished variant: its settings, samples, per-sample lateness values and cumulative call histograms. */
+    public record VariantRun(Variant variant, List<Sample> samples, List<long[]> lateness, List<Sampler.CallHistograms> calls, String startedAt) {
     }
 
     private Report() {
@@ -39,7 +40,7 @@ public final class Report {
         runs.forEach(r -> r.samples().forEach(s -> csv.add(s.csvRow())));
         Files.write(dir.resolve("samples.csv"), csv, StandardCharsets.UTF_8);
 
-        List<VariantSummary> summaries = runs.stream().map(r -> VariantSummary.of(r.variant().name(), r.samples(), r.lateness())).toList();
+        List<VariantSummary> summaries = runs.stream().map(r -> VariantSummary.of(r.variant().name(), r.samples(), r.lateness(), r.calls())).toList();
         Files.writeString(dir.resolve("summary.md"), markdown(header, runs, summaries), StandardCharsets.UTF_8);
 
         line(dir, "dead_tuples", "Dead tuples of queen.log_timers", "tuples", runs, s -> s.get(Column.TIMERS_DEAD));
@@ -48,7 +49,8 @@ public final class Report {
         line(dir, "lateness_p99", "Lateness p99 per 10 s (segment created_at - deliverAt)", "ms", runs, s -> s.get(Column.LATE_P99_MS));
         line(dir, "wal_rate", "WAL written", "MB/s", runs, s -> s.get(Column.WAL_BYTES_PER_S) / 1e6);
         line(dir, "cpu_postgres", "CPU of PostgreSQL", "% of one core", runs, s -> s.get(Column.CPU_POSTGRES));
-        scatter(dir, "claim_vs_dead_tuples", "Claim call (mean per 10 s) against dead tuples of queen.log_timers", runs);
+        line(dir, "claim_p99", "Claim call p99 per 10 s (sweepers' histogram buckets)", "ms", runs, s -> s.get(Column.CLAIM_P99_MS));
+        scatter(dir, "claim_vs_dead_tuples", "Claim call p99 per 10 s against dead tuples of queen.log_timers", runs);
     }
 
     static String markdown(String header, List<VariantRun> runs, List<VariantSummary> sums) {
@@ -68,9 +70,9 @@ public final class Report {
         cols.put("late p50 ms", VariantSummary::lateP50Ms);
         cols.put("late p99 ms", VariantSummary::lateP99Ms);
         cols.put("late max ms", VariantSummary::lateMaxMs);
-        cols.put("claim mean ms", VariantSummary::claimMeanMs);
+        cols.put("claim p50 / p99 / mean ms", null);
         cols.put("claims /s", VariantSummary::claimsPerS);
-        cols.put("fire mean ms", VariantSummary::fireMeanMs);
+        cols.put("fire p50 / p99 / mean ms", null);
         cols.put("dead tup mean", VariantSummary::deadTuplesMean);
         cols.put("dead tup max", VariantSummary::deadTuplesMax);
         cols.put("live tup end", VariantSummary::liveTuplesEnd);
@@ -93,6 +95,10 @@ public final class Report {
             for (var e : cols.entrySet()) {
                 b.append(" | ");
                 switch (e.getKey()) {
+                    case "claim p50 / p99 / mean ms" -> b.append(num(s.claimP50Ms())).append(" / ").append(num(s.claimP99Ms()))
+                            .append(" / ").append(num(s.claimMeanMs()));
+                    case "fire p50 / p99 / mean ms" -> b.append(num(s.fireP50Ms())).append(" / ").append(num(s.fireP99Ms()))
+                            .append(" / ").append(num(s.fireMeanMs()));
                     case "visible idx MB end / max" -> b.append(num(s.visibleIdxMbEnd())).append(" / ").append(num(s.visibleIdxMbMax()));
                     case "autovacuums timers / outbox" -> b.append(num(s.autovacuums())).append(" / ").append(num(s.outboxAutovacuums()));
                     case "CPU % bridge / sweeper / broker / pg / rig" -> b.append(num(s.cpuBridge())).append(" / ").append(num(s.cpuSweeper()))
@@ -107,7 +113,7 @@ public final class Report {
             b.append("| `").append(c.header()).append("` | ").append(c.doc()).append(" |\n");
         }
         b.append("\n## Plots\n\n");
-        for (String p : List.of("dead_tuples", "visible_index_size", "lateness_p50", "lateness_p99", "claim_vs_dead_tuples", "wal_rate", "cpu_postgres")) {
+        for (String p : List.of("dead_tuples", "visible_index_size", "lateness_p50", "lateness_p99", "claim_p99", "claim_vs_dead_tuples", "wal_rate", "cpu_postgres")) {
             b.append("![").append(p).append("](").append(p).append(".png)\n");
         }
         return b.toString();
@@ -151,7 +157,7 @@ public final class Report {
 
     private static void scatter(Path dir, String file, String title, List<VariantRun> runs) throws IOException {
         XYChart chart = new XYChartBuilder().width(1000).height(560).title(title).xAxisTitle("dead tuples (≈ dead entries in idx_log_timers_visible)")
-                .yAxisTitle("claim ms").build();
+                .yAxisTitle("claim p99 ms").build();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
         chart.getStyler().setMarkerSize(6);
         for (VariantRun r : runs) {
@@ -159,7 +165,7 @@ public final class Report {
             List<Double> ys = new ArrayList<>();
             for (Sample s : r.samples()) {
                 double x = s.get(Column.TIMERS_DEAD);
-                double v = s.get(Column.CLAIM_MEAN_MS);
+                double v = s.get(Column.CLAIM_P99_MS);
                 if (!Double.isNaN(x) && !Double.isNaN(v)) {
                     xs.add(x);
                     ys.add(v);

@@ -2,6 +2,7 @@ package io.queen.timers.soak.report;
 
 import io.queen.timers.soak.sample.Column;
 import io.queen.timers.soak.sample.Sample;
+import io.queen.timers.soak.sample.Sampler;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
@@ -9,10 +10,12 @@ import java.util.function.ToDoubleFunction;
 /**
  * What one variant cost, from its samples: rates, means and maxima over the steady half (the samples
  * from the middle of the run on, when the pending set has built up), sizes and counters at the end,
- * and lateness percentiles pooled over every frame of the steady half.
+ * lateness percentiles pooled over every frame of the steady half, and claim and fire percentiles from
+ * the sweepers' histogram buckets counted over the steady half.
  */
 public record VariantSummary(String variant, int samples, double producedPerS, double firedPerS, double lateP50Ms, double lateP99Ms,
-                             double lateMaxMs, double claimMeanMs, double fireMeanMs, double claimsPerS, double deadTuplesMean,
+                             double lateMaxMs, double claimMeanMs, double claimP50Ms, double claimP99Ms, double fireMeanMs,
+                             double fireP50Ms, double fireP99Ms, double claimsPerS, double deadTuplesMean,
                              double deadTuplesMax, double liveTuplesEnd, double visibleIdxMbEnd, double visibleIdxMbMax, double heapMbEnd,
                              double hotPercent, double autovacuums, double outboxAutovacuums, double walMbPerS, double walBytesPerFired,
                              double idxTupReadPerScan, double cpuBridge, double cpuSweeper, double cpuBroker, double cpuPostgres,
@@ -21,8 +24,9 @@ public record VariantSummary(String variant, int samples, double producedPerS, d
     /**
      * @param samples the variant's samples in time order
      * @param lateness per sample, the lateness values it counted (same order)
+     * @param calls per sample, the sweepers' cumulative call histograms (same order)
      */
-    public static VariantSummary of(String variant, List<Sample> samples, List<long[]> lateness) {
+    public static VariantSummary of(String variant, List<Sample> samples, List<long[]> lateness, List<Sampler.CallHistograms> calls) {
         if (samples.isEmpty()) {
             throw new IllegalArgumentException("variant " + variant + " has no samples");
         }
@@ -36,6 +40,7 @@ public record VariantSummary(String variant, int samples, double producedPerS, d
         List<Sample> steady = samples.subList(Math.max(1, Math.min(from, samples.size() - 1)), samples.size());
         Sample steadyStart = samples.get(Math.max(0, samples.indexOf(steady.get(0)) - 1));
         double steadySeconds = last.get(Column.T_S) - steadyStart.get(Column.T_S);
+        Sampler.CallHistograms steadyCalls = calls.get(calls.size() - 1).since(calls.get(samples.indexOf(steadyStart)));
         long[] late = pooled(lateness.subList(samples.indexOf(steady.get(0)), lateness.size()));
         Arrays.sort(late);
         double upd = last.get(Column.TIMERS_UPD) - first.get(Column.TIMERS_UPD);
@@ -48,7 +53,11 @@ public record VariantSummary(String variant, int samples, double producedPerS, d
                 fired / steadySeconds,
                 Percentiles.ofSorted(late, 50), Percentiles.ofSorted(late, 99), late.length == 0 ? Double.NaN : late[late.length - 1],
                 weighted(steady, Column.CLAIM_MEAN_MS, Column.CLAIMS),
+                steadyCalls == null ? Double.NaN : steadyCalls.claim().quantileMs(50),
+                steadyCalls == null ? Double.NaN : steadyCalls.claim().quantileMs(99),
                 weighted(steady, Column.FIRE_MEAN_MS, Column.FIRES),
+                steadyCalls == null ? Double.NaN : steadyCalls.fire().quantileMs(50),
+                steadyCalls == null ? Double.NaN : steadyCalls.fire().quantileMs(99),
                 claims / steadySeconds,
                 mean(steady, s -> s.get(Column.TIMERS_DEAD)),
                 max(samples, Column.TIMERS_DEAD),

@@ -45,6 +45,11 @@ public final class PromText {
         return v == null ? Double.NaN : v;
     }
 
+    /** Every series of the scrape, by name with its labels as printed. */
+    public Map<String, Double> series() {
+        return java.util.Collections.unmodifiableMap(series);
+    }
+
     public double value(String name) {
         return value(name, null);
     }

@@ -49,6 +49,7 @@ public final class Sampler {
     private final long startMs;
     private Double walStart;
     private Sample previous;
+    private CallHistograms previousCalls;
     private double[] previousRaw;
     private long previousMs;
 
@@ -65,9 +66,28 @@ public final class Sampler {
     /** Raw cumulative values kept between samples for the interval columns. */
     private enum Raw { CLAIM_COUNT, CLAIM_SUM, FIRE_COUNT, FIRE_SUM, CPU_BRIDGE, CPU_SWEEPER, CPU_BROKER, CPU_POSTGRES, CPU_RIG }
 
-    /** One sample now, and the lateness values of the frames it counted (for the variant's pooled percentiles). */
-    public record Taken(Sample sample, long[] lateness) {
+    /**
+     * One sample now, the lateness values of the frames it counted and the sweepers' cumulative call
+     * histograms (for the variant's pooled percentiles over its steady half).
+     */
+    public record Taken(Sample sample, long[] lateness, CallHistograms calls) {
     }
+
+    /** The claim and fire duration histograms of all sweepers, summed, cumulative since they started. */
+    public record CallHistograms(Histogram claim, Histogram fire) {
+
+        public static final CallHistograms NONE = new CallHistograms(Histogram.empty(), Histogram.empty());
+
+        /** The interval's calls, null when a sweeper restarted in between (its buckets went down). */
+        public CallHistograms since(CallHistograms earlier) {
+            Histogram c = claim.minus(earlier.claim);
+            Histogram f = fire.minus(earlier.fire);
+            return c == null || f == null ? null : new CallHistograms(c, f);
+        }
+    }
+
+    static final String CLAIM = "queen_timers_claim_duration_seconds";
+    static final String FIRE = "queen_timers_fire_duration_seconds";
 
     public Taken take() throws SQLException {
         long now = System.currentTimeMillis();
@@ -126,8 +146,12 @@ public final class Sampler {
         raw[Raw.CLAIM_SUM.ordinal()] = 0;
         raw[Raw.FIRE_COUNT.ordinal()] = 0;
         raw[Raw.FIRE_SUM.ordinal()] = 0;
+        Histogram claimBuckets = Histogram.empty();
+        Histogram fireBuckets = Histogram.empty();
         for (URI uri : sweeperMetrics) {
             PromText m = scrape(uri);
+            claimBuckets = claimBuckets.plus(Histogram.from(m, CLAIM));
+            fireBuckets = fireBuckets.plus(Histogram.from(m, FIRE));
             fired += zeroIfNaN(m.value("queen_timers_fired_total", "result=\"fired\""));
             stale += zeroIfNaN(m.value("queen_timers_fired_total", "result=\"stale\""));
             due += zeroIfNaN(m.value("queen_timers_due"));
@@ -147,6 +171,7 @@ public final class Sampler {
         s.set(Column.DEAD_LETTERED, dead);
         s.set(Column.CLAIM_MAX_MS, claimMax);
         s.set(Column.FIRE_MAX_MS, fireMax);
+        CallHistograms calls = new CallHistograms(claimBuckets, fireBuckets);
 
         long[] late = lateness.sinceLastCall(db);
         long[] sorted = late.clone();
@@ -178,6 +203,13 @@ public final class Sampler {
             s.set(Column.FIRES, fires);
             s.set(Column.CLAIM_MEAN_MS, claims > 0 ? (raw[Raw.CLAIM_SUM.ordinal()] - previousRaw[Raw.CLAIM_SUM.ordinal()]) / claims * 1000 : Double.NaN);
             s.set(Column.FIRE_MEAN_MS, fires > 0 ? (raw[Raw.FIRE_SUM.ordinal()] - previousRaw[Raw.FIRE_SUM.ordinal()]) / fires * 1000 : Double.NaN);
+            CallHistograms interval = calls.since(previousCalls);
+            if (interval != null) {
+                s.set(Column.CLAIM_P50_MS, interval.claim().quantileMs(50));
+                s.set(Column.CLAIM_P99_MS, interval.claim().quantileMs(99));
+                s.set(Column.FIRE_P50_MS, interval.fire().quantileMs(50));
+                s.set(Column.FIRE_P99_MS, interval.fire().quantileMs(99));
+            }
             s.set(Column.CPU_BRIDGE, cpu(raw, Raw.CPU_BRIDGE, dt));
             s.set(Column.CPU_SWEEPER, cpu(raw, Raw.CPU_SWEEPER, dt));
             s.set(Column.CPU_BROKER, cpu(raw, Raw.CPU_BROKER, dt));
@@ -187,7 +219,8 @@ public final class Sampler {
         previous = s;
         previousRaw = raw;
         previousMs = now;
-        return new Taken(s, late);
+        previousCalls = calls;
+        return new Taken(s, late, calls);
     }
 
     /** Percent of one core; NaN when the process was gone or restarted (its ticks went down). */
