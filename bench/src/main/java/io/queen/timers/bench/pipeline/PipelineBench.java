@@ -158,8 +158,10 @@ public final class PipelineBench {
             double ingestRate = 0;
             double fireRate = 0;
             if (parts) {
+                sql("SELECT pg_stat_statements_reset()");
                 Result ingest = ingestAlone(producer, audit, partsCount);
                 ingestRate = ingest.rate();
+                statements(ingest.timers());
                 vacuum();
                 Result fire = fireAlone(audit, partsCount);
                 fireRate = fire.rate();
