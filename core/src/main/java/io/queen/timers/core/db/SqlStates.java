@@ -61,6 +61,16 @@ public final class SqlStates {
         return state != null && (state.startsWith("22") || state.startsWith("23") || state.startsWith("54"));
     }
 
+    /**
+     * Whether {@code error} is a wait that ran out: a lock timeout (55P03, lock_timeout) or a statement
+     * timeout (57014, statement_timeout). Transient; it also says the work waited on something held
+     * elsewhere, which a caller can route around (the sweeper fires a claim's other destinations).
+     */
+    public static boolean waitedOut(Throwable error) {
+        SQLException sql = find(error);
+        return sql != null && ("55P03".equals(sql.getSQLState()) || "57014".equals(sql.getSQLState()));
+    }
+
     /** The first SQLException in the cause chain, or null. */
     public static SQLException find(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {

@@ -79,4 +79,21 @@ class SqlStatesTest {
         assertThat(SqlStates.causedByValues(new ArithmeticException("long overflow"))).isTrue();
         assertThat(SqlStates.causedByValues(new SQLException("socket closed"))).isFalse();
     }
+
+    @ParameterizedTest
+    @CsvSource({
+        "55P03, true",  // lock not available (lock_timeout)
+        "57014, true",  // query canceled (statement_timeout)
+        "40P01, false", // deadlock: transient, but nothing was held for long
+        "08006, false", // connection failure
+        "57P01, false", // admin shutdown: class 57, not a timeout
+    })
+    void tellsAWaitThatRanOutFromOtherTransientErrors(String state, boolean waitedOut) {
+        assertThat(SqlStates.waitedOut(new RuntimeException(new SQLException("x", state)))).isEqualTo(waitedOut);
+    }
+
+    @Test
+    void noSqlExceptionIsNoWait() {
+        assertThat(SqlStates.waitedOut(new IllegalStateException("x"))).isFalse();
+    }
 }

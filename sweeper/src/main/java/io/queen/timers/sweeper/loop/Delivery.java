@@ -162,7 +162,7 @@ public final class Delivery {
                 return;
             }
             int segments = batch.segments().size();
-            if (errorClass == ErrorClass.TRANSIENT && segments > 1 && waitedOnALock(e) && System.nanoTime() < tally.splitUntilNanos) {
+            if (errorClass == ErrorClass.TRANSIENT && segments > 1 && SqlStates.waitedOut(e) && System.nanoTime() < tally.splitUntilNanos) {
                 LOG.warn("fire of {} segments waited out its timeout ({}); retrying in halves, so that a destination whose lock is held"
                         + " elsewhere waits alone", segments, describe(e));
                 fire(new FireBatch(batch.segments().subList(0, segments / 2)), tally);
@@ -274,12 +274,6 @@ public final class Delivery {
         BrokenDeployment(Throwable cause) {
             super("the deployment is broken: " + describe(cause), cause);
         }
-    }
-
-    /** A lock timeout (55P03) or a statement timeout (57014): the fire waited on something held elsewhere. */
-    private static boolean waitedOnALock(Throwable e) {
-        SQLException sql = SqlStates.find(e);
-        return sql != null && ("55P03".equals(sql.getSQLState()) || "57014".equals(sql.getSQLState()));
     }
 
     private static String describe(Throwable e) {
