@@ -112,7 +112,7 @@ class BridgeStallTest {
     }
 
     private static List<String> problems(BridgeMain bridge) {
-        return bridge.health().report().lines().stream().flatMap(l -> l.problem().map(p -> l.name() + ": " + p).stream()).toList();
+        return bridge.health().report().problems();
     }
 
     private static void assertExactlyOneVerdictPerCommand(String audit, int commands) throws Exception {

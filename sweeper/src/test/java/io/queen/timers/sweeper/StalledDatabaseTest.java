@@ -86,6 +86,6 @@ class StalledDatabaseTest {
     }
 
     static List<String> problems(SweeperMain sweeper) {
-        return sweeper.health().report().lines().stream().flatMap(l -> l.problem().map(p -> l.name() + ": " + p).stream()).toList();
+        return sweeper.health().report().problems();
     }
 }

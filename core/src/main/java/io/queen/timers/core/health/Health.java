@@ -32,6 +32,11 @@ public final class Health {
             }
             return b.toString();
         }
+
+        /** The lines that have a problem, each as {@code name: problem}. */
+        public List<String> problems() {
+            return lines.stream().flatMap(l -> l.problem().map(p -> l.name() + ": " + p).stream()).toList();
+        }
     }
 
     private final LoopProgress.Bounds defaults;
