@@ -90,6 +90,7 @@ public final class BridgeMain implements AutoCloseable {
         TopicRoutes routes = TopicRoutes.from(config);
         AuditTopics.from(config);
         BridgeSettings settings = BridgeSettings.from(config);
+        settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
             // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
@@ -100,14 +101,15 @@ public final class BridgeMain implements AutoCloseable {
         HikariDataSource dataSource = DataSources.create(config, timeouts);
         try {
             String group = settings.groupId();
-            CommandParser parser = new CommandParser(new WireLimits(settings.horizon(), settings.payloadMaxBytes()));
+            CommandParser parser = new CommandParser(settings.wireLimits());
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
                     EncryptionSettings.cipher(config));
             encryption.checkAtStart(dataSource);
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
             LoopProgress ingest = health.loop("ingest");
-            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, group)), settings.commandTopics(),
-                    routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(),
+            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
+                    routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
+                    settings.batchMaxRecords(),
                     config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
@@ -124,8 +126,9 @@ public final class BridgeMain implements AutoCloseable {
         }
     }
 
-    /** Kafka settings of the consumer: every kafka.* key, then what exactly-once requires. */
-    static Map<String, Object> consumerProps(Config config, String group) {
+    /** Kafka settings of the consumer: every kafka.* key, then what exactly-once and the byte bound require. */
+    static Map<String, Object> consumerProps(Config config, BridgeSettings settings) {
+        String group = settings.groupId();
         Map<String, Object> p = new HashMap<>(config.kafka());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.
@@ -137,7 +140,13 @@ public final class BridgeMain implements AutoCloseable {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         // A command of an aborted producer transaction never happened.
         p.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);
+        // Kafka's fetch limits count compressed bytes, which bound nothing once a producer compresses: the records a
+        // poll may hand over are what bounds its decompressed values (bridge.ingest.max.bytes). A kafka.* value may
+        // only lower it. The compressed fetch buffer is held too, so its default (50 MiB) comes down to the same half.
+        int fromBound = settings.maxPollRecords();
+        Object asked = p.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, asked == null ? fromBound : Math.min(fromBound, Integer.parseInt(asked.toString().trim())));
+        p.putIfAbsent(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, (int) settings.batchMaxBytes());
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
         return p;
     }

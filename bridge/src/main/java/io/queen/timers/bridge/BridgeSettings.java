@@ -14,6 +14,8 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
 import java.util.List;
@@ -33,7 +35,9 @@ public record BridgeSettings(
         Duration wakeWithin,
         Duration pollTimeout,
         Duration lockTimeout,
-        Duration statementTimeout) {
+        Duration statementTimeout,
+        int ingestMaxBytes,
+        int batchMaxRecords) {
 
     public static final String COMMAND_TOPICS = "command.topics";
     /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
@@ -49,6 +53,13 @@ public record BridgeSettings(
     public static final String DEFAULT_TENANT_ALLOWED = "bridge.default.tenant.allowed";
     public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
+    public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
+    public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
+    /**
+     * What the bridge really holds per byte of {@link #INGEST_MAX_BYTES}: the polled values, the parsed batch, and
+     * while it is applied its rows written as JSON text and the driver's copy of it (docs/guarantees.md#bounded-by-real-bytes).
+     */
+    public static final int HELD_PER_INGEST_BYTE = 4;
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -85,6 +96,13 @@ public record BridgeSettings(
                                 + " A fire holds its timer rows for at most sweeper.statement.timeout (30s), so the default outlasts any"
                                 + " live fire; a session that holds a row longer fails the batch (transient), which is retried from the"
                                 + " stored offsets, nothing skipped, and /health/ready says so.")
+                .define(INGEST_MAX_BYTES, INT, String.valueOf(16 << 20), between(1 << 20, Integer.MAX_VALUE),
+                        "Most bytes of command values (decompressed, as the Kafka client hands them over) the bridge holds at once:"
+                                + " half for one poll (kafka max.poll.records is derived from it and the longest valid value), half for"
+                                + " the batch gathered from successive polls before one apply. The bridge needs about 4x this of heap"
+                                + " and refuses to start with less than twice that.")
+                .define(BATCH_MAX_RECORDS, INT, "2000", between(1, 100_000),
+                        "Most records one apply transaction takes (gathered from successive polls while more are buffered).")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
@@ -93,6 +111,40 @@ public record BridgeSettings(
     public static BridgeSettings from(Config c) {
         return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
-                c.duration(STATEMENT_TIMEOUT));
+                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS));
+    }
+
+    /** The wire's limits as the parser applies them. */
+    public WireLimits wireLimits() {
+        return new WireLimits(horizon, payloadMaxBytes);
+    }
+
+    /**
+     * Records per consumer poll: as many of the longest valid value as half of {@link #INGEST_MAX_BYTES} holds (at
+     * least 1, at most {@link #BATCH_MAX_RECORDS}). Kafka's fetch limits count compressed bytes, so this count is
+     * what bounds the decompressed values one poll hands over.
+     */
+    public int maxPollRecords() {
+        long perPoll = (ingestMaxBytes / 2L) / wireLimits().maxValueBytes();
+        return (int) Math.max(1, Math.min(batchMaxRecords, perPoll));
+    }
+
+    /** Value bytes a batch gathers from successive polls before it is applied: the other half of {@link #INGEST_MAX_BYTES}. */
+    public long batchMaxBytes() {
+        return ingestMaxBytes / 2L;
+    }
+
+    /** Refuses to start when what the bound lets the bridge hold cannot fit in half the heap. Enforced, not advised. */
+    public void checkFitsHeap(long maxHeapBytes) {
+        long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes;
+        if (need > maxHeapBytes / 2) {
+            throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " needs about " + (need >> 20)
+                    + " MiB of heap (" + HELD_PER_INGEST_BYTE + " x), more than half of this JVM's " + (maxHeapBytes >> 20)
+                    + " MiB: lower it or raise -Xmx");
+        }
+        if (ingestMaxBytes / 2L < wireLimits().maxValueBytes()) {
+            throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " must be at least twice the longest valid"
+                    + " command value (" + wireLimits().maxValueBytes() + " bytes: " + PAYLOAD_MAX_BYTES + " + envelope), so one poll holds one");
+        }
     }
 }

@@ -71,6 +71,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final BatchApplier applier;
     private final OffsetStore offsets;
     private final Duration pollTimeout;
+    private final long batchMaxBytes;
+    private final int batchMaxRecords;
     private final Duration maxBackoff;
     private final MeterRegistry registry;
     private final LoopProgress progress;
@@ -89,9 +91,16 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private long retryAtNanos = System.nanoTime();
     private Duration backoff = MIN_BACKOFF;
 
+    /**
+     * @param batchMaxBytes   value bytes a batch gathers from successive polls before it is applied (half of bridge.ingest.max.bytes;
+     *                        the consumer's max.poll.records bounds the other half)
+     * @param batchMaxRecords records a batch gathers at most (bridge.batch.max.records)
+     */
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, Duration maxBackoff, MeterRegistry registry,
-                      LoopProgress progress) {
+                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, long batchMaxBytes, int batchMaxRecords,
+                      Duration maxBackoff, MeterRegistry registry, LoopProgress progress) {
+        this.batchMaxBytes = batchMaxBytes;
+        this.batchMaxRecords = batchMaxRecords;
         this.consumer = consumer;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -140,10 +149,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     retryAtNanos = System.nanoTime();
                     stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
                 }
-                measureLag();
                 if (!records.isEmpty()) {
-                    apply(records);
+                    apply(gather(records));
                 }
+                measureLag();
                 // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
                 // an out-of-range offset is reported on its own (stoppedPartitions), at once
                 String p = problem.get();
@@ -166,15 +175,47 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         }
     }
 
-    /** Parse every record, apply the batch, then act on the outcome. */
-    private void apply(ConsumerRecords<byte[], byte[]> records) {
-        List<Incoming> batch = new ArrayList<>(records.count());
+    /**
+     * The batch of one apply: this poll's records parsed, then more polls that return at once while records are
+     * buffered, until {@code batchMaxRecords} or {@code batchMaxBytes} of values. Each poll's values are dropped
+     * once parsed, so the bridge holds one poll's values (max.poll.records of the longest valid value) plus the
+     * batch's parsed commands (at most {@code batchMaxBytes} of values): bridge.ingest.max.bytes in all, whatever
+     * the producer's compression. Per partition the records stay in offset order; a rebalance between two polls is
+     * caught by the offsets' check-and-set (the apply is fenced and re-read).
+     */
+    private List<Incoming> gather(ConsumerRecords<byte[], byte[]> first) {
+        List<Incoming> batch = new ArrayList<>(Math.min(batchMaxRecords, first.count() * 4));
+        long bytes = parseInto(first, batch);
+        while (batch.size() < batchMaxRecords && bytes < batchMaxBytes && running.get()) {
+            ConsumerRecords<byte[], byte[]> more;
+            try {
+                more = consumer.poll(Duration.ZERO);
+            } catch (NoOffsetForPartitionException | OffsetOutOfRangeException e) {
+                break; // the next cycle's poll meets it again and handles it
+            }
+            if (more.isEmpty()) {
+                break;
+            }
+            bytes += parseInto(more, batch);
+        }
+        return batch;
+    }
+
+    /** Parses {@code records} into {@code batch}; returns the bytes of their keys and values. */
+    private long parseInto(ConsumerRecords<byte[], byte[]> records, List<Incoming> batch) {
+        long bytes = 0;
         for (TopicPartition tp : records.partitions()) {
             TopicRoutes.Route route = routes.route(tp.topic());
             for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
                 batch.add(incoming(r, route));
+                bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
             }
         }
+        return bytes;
+    }
+
+    /** Apply the batch, then act on the outcome. */
+    private void apply(List<Incoming> batch) {
         if (commit(batch)) {
             backoff = MIN_BACKOFF;
             problem.set(null);
@@ -275,9 +316,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      */
     private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
         Source source = new Source(r.topic(), r.partition(), r.offset());
-        Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), r.timestamp());
         String sub = route.producerSub();
         if (route.auth() != null) {
+            // the token first: the body of a record whose producer is not who it must be is never parsed
             AuthResult auth;
             try {
                 auth = route.auth().verify(r.headers(), r.timestamp(), route.tenant());
@@ -285,15 +326,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 // a bug met by this record's token: the record gets its verdict, the loop goes on
                 auth = new AuthResult.Refused(RejectReason.INTERNAL, "internal error while verifying the token: " + Printable.line(String.valueOf(e)));
             }
-            if (auth instanceof AuthResult.Verified v) {
-                sub = v.sub();
-            } else {
+            if (!(auth instanceof AuthResult.Verified v)) {
                 AuthResult.Refused refused = (AuthResult.Refused) auth;
-                String key = parsed instanceof Command c ? c.kafkaKey() : ((Rejection) parsed).kafkaKey();
-                parsed = new Rejection(refused.reason(), refused.detail(), key);
+                return new Incoming(source, route.tenant(), sub, new Rejection(refused.reason(), refused.detail(), CommandParser.auditKey(r.key())));
             }
+            sub = v.sub();
         }
-        return new Incoming(source, route.tenant(), sub, parsed);
+        return new Incoming(source, route.tenant(), sub, parser.parse(r.key(), r.value(), r.headers(), r.timestamp()));
     }
 
     /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */

@@ -1,5 +1,6 @@
 package io.queen.timers.bridge.wire;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -48,27 +49,35 @@ public final class CommandParser {
      */
     static final Instant LATEST = WireFormat.LATEST_DELIVERY;
 
-    private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-
     private final WireLimits limits;
+    /** Reads with Jackson's limits set from the wire's (WireLimits#readConstraints). */
+    private final ObjectMapper json;
 
     public CommandParser(WireLimits limits) {
         this.limits = limits;
+        this.json = new ObjectMapper(JsonFactory.builder().streamReadConstraints(limits.readConstraints()).build())
+                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     }
 
     /** @param timestampMs the record's timestamp (delayMs counts from it; the horizon too); negative when absent */
     public Parsed parse(byte[] key, byte[] value, Headers headers, long timestampMs) {
+        if (value != null && value.length > limits.maxValueBytes()) {
+            // from the length alone: no valid command is this long, and nothing is built from its bytes
+            return new Rejection(RejectReason.PAYLOAD_TOO_LARGE, "record value is " + value.length + " bytes; the longest valid command is "
+                    + limits.maxValueBytes() + " (bridge.payload.max.bytes " + limits.payloadMaxBytes() + " + "
+                    + WireLimits.ENVELOPE_MAX_BYTES + " of envelope)", auditKey(key));
+        }
         try {
             return parseChecked(key, value, headers, timestampMs);
         } catch (RuntimeException | StackOverflowError e) {
             // A bug met by this record's bytes: the record gets its verdict, the loop goes on (README "Reject reasons (closed list)").
-            return new Rejection(RejectReason.INTERNAL, "internal error while parsing: " + e.getClass().getName() + ": " + firstLine(e), readableKey(key));
+            return new Rejection(RejectReason.INTERNAL, "internal error while parsing: " + e.getClass().getName() + ": " + firstLine(e), auditKey(key));
         }
     }
 
-    private static String readableKey(byte[] key) {
+    /** The record key as a rejected record's audit event carries it: the key if it is UTF-8 that PostgreSQL text can hold, else null. */
+    public static String auditKey(byte[] key) {
         try {
             return key == null ? null : printableKey(utf8(key, null));
         } catch (RuntimeException e) {
@@ -135,7 +144,7 @@ public final class CommandParser {
         utf8Value(value);
         JsonNode root;
         try {
-            root = JSON.readTree(value);
+            root = json.readTree(value);
         } catch (IOException e) {
             throw new Reject(RejectReason.MALFORMED_JSON, "value is not JSON: " + firstLine(e));
         }
@@ -180,7 +189,7 @@ public final class CommandParser {
         if (hasPayload) {
             utf8Value(value);
             try {
-                JSON.readTree(value);
+                json.readTree(value);
             } catch (IOException e) {
                 throw new Reject(RejectReason.MALFORMED_JSON, "value (the payload) is not JSON: " + firstLine(e));
             }

@@ -1,8 +1,40 @@
 package io.queen.timers.bridge.wire;
 
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.time.Duration;
 
 /** The configurable limits of validation: the horizon and the payload size (bridge.horizon, bridge.payload.max.bytes). */
 public record WireLimits(Duration horizon, int payloadMaxBytes) {
     public static final WireLimits DEFAULTS = new WireLimits(Duration.ofDays(90), 1 << 20);
+
+    /**
+     * Room for everything of a command but its payload: the field names and the queue, timer key, partition,
+     * txn and time, each at its longest and JSON-escaped at 12 bytes per code point (a \\u-escaped surrogate
+     * pair), plus whitespace. The longest fields are txn (1,024 code points), timer key (512) and partition
+     * (255): about 22 KiB escaped, so 32 KiB holds every valid envelope.
+     */
+    public static final int ENVELOPE_MAX_BYTES = 32 * 1024;
+
+    /** Nesting depth and number length a payload may use: Jackson's own defaults, stated here as wire limits. */
+    public static final int MAX_NESTING_DEPTH = 1000;
+    public static final int MAX_NUMBER_LENGTH = 1000;
+
+    /**
+     * The longest record value that can hold a valid command: the payload limit plus {@link #ENVELOPE_MAX_BYTES}.
+     * A longer value is rejected payload_too_large from its length alone, before any JSON is read.
+     */
+    public int maxValueBytes() {
+        return (int) Math.min(Integer.MAX_VALUE - 8, (long) payloadMaxBytes + ENVELOPE_MAX_BYTES);
+    }
+
+    /** Jackson's read limits from the wire's: no document, string or name longer than a valid value can hold. */
+    public StreamReadConstraints readConstraints() {
+        return StreamReadConstraints.builder()
+                .maxDocumentLength(maxValueBytes())
+                .maxStringLength(Math.max(payloadMaxBytes, ENVELOPE_MAX_BYTES))
+                .maxNameLength(Math.max(payloadMaxBytes, ENVELOPE_MAX_BYTES))
+                .maxNestingDepth(MAX_NESTING_DEPTH)
+                .maxNumberLength(MAX_NUMBER_LENGTH)
+                .build();
+    }
 }

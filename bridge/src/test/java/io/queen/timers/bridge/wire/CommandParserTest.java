@@ -80,6 +80,23 @@ class CommandParserTest {
     }
 
     @Test
+    void aValueLongerThanAnyValidCommandIsTooLargeFromItsLengthAlone() {
+        WireLimits limits = new WireLimits(Duration.ofDays(90), 1024);
+        byte[] notEvenJson = new byte[limits.maxValueBytes() + 1];
+        java.util.Arrays.fill(notEvenJson, (byte) '[');   // would be malformed_json (or a nesting-depth error) if it were read
+        Parsed p = parser.parse(bytes("q/k"), notEvenJson, null, TS);
+        assertThat(p).isInstanceOf(Rejection.class);
+        assertThat(((Rejection) p).reason()).isEqualTo(RejectReason.PAYLOAD_TOO_LARGE);
+        assertThat(((Rejection) p).detail()).contains(Integer.toString(limits.maxValueBytes()));
+        assertThat(((Rejection) p).kafkaKey()).isEqualTo("q/k");
+        // the longest value that can be valid is still read: the envelope's room is counted on top of the payload's
+        String head = "{\"op\":\"schedule\",\"queue\":\"q\",\"timerKey\":\"k\",\"txn\":\"" + "t".repeat(1024)
+                + "\",\"delayMs\":1,\"payload\":\"";
+        String atLimit = head + "x".repeat(1022) + "\"}";
+        assertThat(parse("q/k", atLimit)).isInstanceOf(Command.class);
+    }
+
+    @Test
     void pastDeliveryIsLegal() {
         assertThat(parse("q/k", "{\"op\":\"schedule\",\"queue\":\"q\",\"timerKey\":\"k\",\"txn\":\"t\",\"payload\":1,"
                 + "\"deliverAt\":\"2020-01-01T00:00:00Z\"}")).isInstanceOf(Command.class);
