@@ -37,10 +37,12 @@ class StagingTableContractTest {
     void columnsMatchTheContractOneByOne() throws SQLException {
         List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
         List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
-        // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: README "Trace context").
-        assertThat(ours).hasSize(20);
+        // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: README "Trace context") and
+        // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts).
+        assertThat(ours).hasSize(21);
         assertThat(ours.subList(0, 19)).containsExactlyElementsOf(contract);
         assertThat(ours.get(19)).isEqualTo(new Catalog.Column("trace_context", "bytea", false, "", "", ""));
+        assertThat(ours.get(20)).isEqualTo(new Catalog.Column("payload_bytes", "integer", false, "", "", ""));
     }
 
     @Test

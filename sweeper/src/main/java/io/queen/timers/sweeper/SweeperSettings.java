@@ -72,6 +72,36 @@ public record SweeperSettings(
         }
     }
 
+    /**
+     * What one loop really holds for a cycle of {@code sweeper.max.fire.bytes} decompressed payload bytes: the
+     * payloads decompressed, the packed segments, the bytes sent to the driver, with the claim's stored rows and
+     * frames around them (docs/guarantees.md#bounded-by-real-bytes). 4 is the measured order, stated as the price.
+     */
+    public static final int HELD_PER_FIRE_BYTE = 4;
+
+    /**
+     * Refuses to start when every loop's cycle cannot fit in half the heap (the other half is the relay, the
+     * driver, the JVM): a bound that the heap cannot hold is no bound. Enforced, not advised.
+     */
+    public void checkFitsHeap(long maxHeapBytes) {
+        long need = (long) workers * HELD_PER_FIRE_BYTE * maxFireBytes;
+        if (need > maxHeapBytes / 2) {
+            throw new ConfigException("settings " + WORKERS + " = " + workers + " and " + MAX_FIRE_BYTES + " = " + maxFireBytes
+                    + " need about " + (need >> 20) + " MiB of heap (" + HELD_PER_FIRE_BYTE + " x fire bytes per loop), more than half of"
+                    + " this JVM's " + (maxHeapBytes >> 20) + " MiB: lower them or raise -Xmx");
+        }
+    }
+
+    /**
+     * The most one timer may decompress to when it fires alone: what half the heap leaves after the other loops'
+     * cycles, divided by {@link #HELD_PER_FIRE_BYTE}, at least a fire's bound, at most the frame format's limit. A
+     * larger payload fails (then dead-letters) instead of exhausting the heap.
+     */
+    public int maxTimerBytes(long maxHeapBytes) {
+        long free = maxHeapBytes / 2 - (long) (workers - 1) * HELD_PER_FIRE_BYTE * maxFireBytes;
+        return (int) Math.min(io.queen.timers.log.codec.Frame.MAX_PAYLOAD_BYTES, Math.max(maxFireBytes, free / HELD_PER_FIRE_BYTE));
+    }
+
     /** The keys the sweeper process understands: the common ones plus its own. */
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -90,10 +120,11 @@ public record SweeperSettings(
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
                         "Permanent fire failures before a timer is moved to queen.log_dlq.")
                 .define(MAX_FIRE_BYTES, INT, String.valueOf(8 * 1024 * 1024), between(64 * 1024, 256 * 1024 * 1024),
-                        "Most bytes one cycle holds and one fire transaction pushes. The claim counts stored payload + txn + 64"
-                                + " bytes per timer in SQL and stops at this many (a timer larger than it is claimed and fired alone);"
+                        "Most payload bytes one cycle holds and one fire transaction pushes, counted DECOMPRESSED: the claim counts"
+                                + " payload_bytes (the raw length the bridge recorded) + txn + 64 bytes per timer in SQL and stops at this many"
+                                + " (a timer larger than it is claimed and fired alone); decompression stops there too;"
                                 + " a destination with more is split across fires. Bounds the sweeper's memory: each loop holds about"
-                                + " 4x this (stored, decompressed, packed, sent).")
+                                + " 4x this (decompressed, packed, sent); the sweeper refuses to start when workers x 4 x this exceeds half the heap.")
                 .define(BACKOFF_BASE, DURATION, "1s", durationBetween(Duration.ofMillis(10), Duration.ofHours(1)),
                         "Backoff after a permanent failure: min(base * 2^attempts, max).")
                 .define(BACKOFF_MAX, DURATION, "60s", durationBetween(Duration.ofMillis(10), Duration.ofDays(1)),

@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
@@ -19,6 +21,12 @@ final class ChildSweeper {
     private ChildSweeper() {}
 
     static Process start(PostgresDatabase db, String maxHeap, Map<String, String> overrides, Path log) throws IOException {
+        return start(db, maxHeap, List.of(), overrides, log);
+    }
+
+    /** As above, with more JVM options (a GC log, for instance). */
+    static Process start(PostgresDatabase db, String maxHeap, List<String> jvmOptions, Map<String, String> overrides, Path log)
+            throws IOException {
         Properties p = new Properties();
         p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl());
         p.setProperty(CommonSettings.JDBC_USER, db.user());
@@ -35,8 +43,9 @@ final class ChildSweeper {
         }
         Files.createDirectories(log.toAbsolutePath().getParent());
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        return new ProcessBuilder(java, "-Xmx" + maxHeap, "-cp", System.getProperty("java.class.path"),
-                "io.queen.timers.sweeper.SweeperMain", "--config", config.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.queen.timers.sweeper.SweeperMain", "--config", config.toString()));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
 }

@@ -78,4 +78,28 @@ class PackerTest {
         assertThat(r.fires().size()).isGreaterThan(1);
         assertThat(bigOrder).containsExactlyElementsOf(claimed.stream().filter(t -> t.queue().equals("big")).map(ClaimedTimer::timerKey).toList());
     }
+
+    @Test
+    void decompressionStopsAtTheHeldBoundAndDefersTheRestInClaimOrder() {
+        byte[] mib = new byte[1 << 20];
+        java.util.Arrays.fill(mib, (byte) 'a');
+        byte[] stored = Compression.compress(mib);   // a few dozen bytes that hold 1 MiB
+        List<ClaimedTimer> claimed = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            claimed.add(timer(A, "q" + (i % 2), "k" + i, stored, true));
+        }
+        // a budget of 3.5 MiB: three decompress, the fourth and every later one wait for the next cycle, in order
+        PackResult r = new Packer(8 << 20, 8 << 20, (7L << 20) / 2).pack(claimed);
+        assertThat(r.fires().stream().mapToInt(f -> f.timers().size()).sum()).isEqualTo(3);
+        assertThat(r.deferred()).extracting(ClaimedTimer::timerKey).containsExactly("k3", "k4", "k5", "k6", "k7", "k8", "k9");
+        assertThat(r.unpackable()).isEmpty();
+        // one timer larger than the whole budget still goes, alone, when it comes first
+        PackResult alone = new Packer(8 << 20, 8 << 20, 1 << 19).pack(claimed.subList(0, 2));
+        assertThat(alone.fires().stream().mapToInt(f -> f.timers().size()).sum()).isEqualTo(1);
+        assertThat(alone.deferred()).extracting(ClaimedTimer::timerKey).containsExactly("k1");
+        // and one larger than a lone timer may be fails instead of exhausting the heap
+        PackResult tooLarge = new Packer(1 << 19, 1 << 19, 1 << 19).pack(claimed.subList(0, 1));
+        assertThat(tooLarge.unpackable()).hasSize(1);
+        assertThat(tooLarge.fires()).isEmpty();
+    }
 }

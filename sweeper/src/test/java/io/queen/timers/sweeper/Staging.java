@@ -22,7 +22,7 @@ public final class Staging {
     public static final UUID DEFAULT_TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
 
     private static final String INSERT = "INSERT INTO queen.log_timers (tenant_id, queue, timer_key, \"partition\", deliver_at, txn,"
-            + " message_id, payload, payload_zstd) VALUES (?, ?, ?, ?, now() + make_interval(secs => ?), ?, ?, ?, ?)";
+            + " message_id, payload, payload_zstd, payload_bytes) VALUES (?, ?, ?, ?, now() + make_interval(secs => ?), ?, ?, ?, ?, ?)";
 
     private final DataSource dataSource;
 
@@ -37,7 +37,14 @@ public final class Staging {
 
     public void schedule(UUID tenant, String queue, String key, String partition, double delaySeconds, String txn,
                          byte[] payload, boolean zstd) {
+        schedule(tenant, queue, key, partition, delaySeconds, txn, payload, zstd, null);
+    }
+
+    /** As above, with payload_bytes (V120: the raw length, as the bridge records it; null as a row staged before V120). */
+    public void schedule(UUID tenant, String queue, String key, String partition, double delaySeconds, String txn,
+                         byte[] payload, boolean zstd, Integer payloadBytes) {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(INSERT)) {
+            st.setObject(10, payloadBytes, java.sql.Types.INTEGER);
             st.setObject(1, tenant);
             st.setString(2, queue);
             st.setString(3, key);

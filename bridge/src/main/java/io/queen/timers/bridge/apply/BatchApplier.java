@@ -288,10 +288,14 @@ public final class BatchApplier {
     /** p_offsets: a Kafka partition's check-and-set; {@code expected} null when none is stored yet. */
     private record OffsetRow(String topic, int partition, Long expected, long next) {}
 
-    /** p_upserts: a timer's final state. {@code payload} as stored (sealed and/or zstd), {@code traceContext} 24 bytes or null. */
+    /**
+     * p_upserts: a timer's final state. {@code payload} as stored (sealed and/or zstd); {@code payloadBytes} its length before
+     * compression, what the sweeper will hold once it decompresses it (V120: the claim's byte bound counts it);
+     * {@code traceContext} 24 bytes or null.
+     */
     private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
-                             UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
-                             byte[] traceContext) {}
+                             UUID messageId, byte[] payload, boolean payloadZstd, int payloadBytes, boolean encrypted,
+                             String producerSub, byte[] traceContext) {}
 
     /** p_deletes: a timer that existed and ends the batch absent. */
     private record DeleteRow(UUID tenantId, String queue, String timerKey) {}
@@ -314,7 +318,7 @@ public final class BatchApplier {
             byte[] payload = sealed != null ? sealed : cmd.payload();
             boolean zstd = payload.length > zstdThreshold;
             upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.deliverAt().toEpochMilli(),
-                    cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, sealed != null, sub,
+                    cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, payload.length, sealed != null, sub,
                     cmd.trace() == null ? null : cmd.trace().bytes()));
         }
 

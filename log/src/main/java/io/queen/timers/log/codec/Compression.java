@@ -24,6 +24,20 @@ public final class Compression {
     }
 
     /**
+     * The raw size the zstd frame at the start of {@code blob} declares in its header, read without
+     * decompressing anything; -1 when it declares none or {@code blob} is not zstd. A hint for budgeting
+     * only: {@link #decompress} still enforces its own bound.
+     */
+    public static long declaredSize(byte[] blob) {
+        try {
+            long n = Zstd.getFrameContentSize(blob);
+            return n >= 0 ? n : -1;
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /**
      * One zstd frame that is exactly the whole input, decompressed to at most {@code maxBytes}.
      * Streaming, so the buffer grows with bytes actually produced and a corrupt or hostile content-size
      * field cannot allocate the heap away; the price is a copy of the raw bytes.

@@ -30,22 +30,59 @@ import java.util.Map;
 public final class Packer {
 
     private final int maxFireBytes;
+    private final int maxTimerBytes;
+    private final long maxHeldBytes;
 
-    public Packer(int maxFireBytes) {
+    /**
+     * @param maxFireBytes  the most bytes of blobs one fire pushes (sweeper.max.fire.bytes)
+     * @param maxTimerBytes the most one timer may decompress to when it comes first (alone, if larger than the rest of
+     *                      the budget): a timer above it is unpackable, so it fails and dead-letters instead of exhausting the heap
+     * @param maxHeldBytes  the most decompressed payload bytes one pack holds (the cycle's bound, sweeper.max.fire.bytes)
+     */
+    public Packer(int maxFireBytes, int maxTimerBytes, long maxHeldBytes) {
         this.maxFireBytes = maxFireBytes;
+        this.maxTimerBytes = Math.max(maxFireBytes, maxTimerBytes);
+        this.maxHeldBytes = maxHeldBytes;
     }
 
+    /** A pack bounded per timer by the frame format's limit only (tests and benchmarks that stage what they claim). */
+    public Packer(int maxFireBytes) {
+        this(maxFireBytes, Payloads.MAX_DECOMPRESSED_BYTES, Long.MAX_VALUE);
+    }
+
+    /**
+     * Decompresses in claim order while the payloads' declared sizes fit {@code maxHeldBytes}; the first timer
+     * may take up to {@code maxTimerBytes}. The claim already stops at that bound (V120 counts payload_bytes),
+     * so this cut only bites on rows whose raw length the claim could not know (staged before V120): once one
+     * timer does not fit, it and every later one are deferred, never reordered. A payload that declares no size
+     * is decompressed within what is left of the budget.
+     */
     public PackResult pack(List<ClaimedTimer> claimed) {
         List<Unpackable> unpackable = new ArrayList<>();
+        List<ClaimedTimer> deferred = new ArrayList<>();
         Map<Destination, List<ClaimedTimer>> groups = new LinkedHashMap<>();
         Map<ClaimedTimer, Frame> frames = new IdentityHashMap<>();
+        long held = 0;
         for (ClaimedTimer t : claimed) {
+            if (!deferred.isEmpty()) {
+                deferred.add(t);
+                continue;
+            }
+            long declared = Payloads.declaredBytes(t);
+            boolean first = held == 0;
+            if (!first && held + Math.max(0, declared) > maxHeldBytes) {
+                deferred.add(t);
+                continue;
+            }
+            byte[] payload;
             try {
-                frames.put(t, new Frame(t.messageId(), t.traceId(), t.txn(), t.producerSub(), t.encrypted(), Payloads.of(t, Payloads.MAX_DECOMPRESSED_BYTES)));
+                payload = Payloads.of(t, (int) Math.min(maxTimerBytes, first ? maxTimerBytes : maxHeldBytes - held));
             } catch (IllegalArgumentException e) {
                 unpackable.add(new Unpackable(t, e.getMessage()));
                 continue;
             }
+            held += Math.max(1, payload.length);
+            frames.put(t, new Frame(t.messageId(), t.traceId(), t.txn(), t.producerSub(), t.encrypted(), payload));
             groups.computeIfAbsent(new Destination(t.tenantId(), t.queue(), t.partition()), d -> new ArrayList<>()).add(t);
         }
         List<List<Segment>> rounds = new ArrayList<>();
@@ -80,7 +117,7 @@ public final class Packer {
                 fires.add(new FireBatch(current));
             }
         }
-        return new PackResult(fires, unpackable);
+        return new PackResult(fires, unpackable, deferred);
     }
 
     /** The two halves of a segment, each packed on its own, first half first (to isolate a poisoned timer). */

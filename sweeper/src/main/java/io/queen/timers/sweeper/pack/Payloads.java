@@ -35,6 +35,18 @@ public final class Payloads {
         }
     }
 
+    /**
+     * The bytes {@link #of} will hold for this timer, known without decompressing: the stored length, or for a
+     * zstd payload the content size its frame header declares (the bridge always writes it); -1 when the header
+     * declares none or is not zstd, so the caller treats it as unknown. {@link #of} still enforces its bound.
+     */
+    public static long declaredBytes(ClaimedTimer t) {
+        if (!t.payloadZstd()) {
+            return t.payload().length;
+        }
+        return Compression.declaredSize(t.payload());
+    }
+
     private static IllegalArgumentException bad(ClaimedTimer t, String why) {
         return new IllegalArgumentException("timer " + t.name() + ": payload_zstd is set but the stored payload does not decompress: " + why);
     }
