@@ -20,6 +20,7 @@ import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.loop.CleanupClock;
 import io.queen.timers.sweeper.loop.DeadLetterClock;
 import io.queen.timers.sweeper.loop.Delivery;
+import io.queen.timers.sweeper.loop.FireGate;
 import io.queen.timers.sweeper.loop.Pacer;
 import io.queen.timers.sweeper.loop.SweepLoop;
 import io.queen.timers.sweeper.loop.SweeperMetrics;
@@ -111,6 +112,7 @@ public final class SweeperMain implements AutoCloseable {
      */
     public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         SweeperSettings s = SweeperSettings.from(config);
+        s.checkFitsHeap(Runtime.getRuntime().maxMemory());
         SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
         LOG.info("starting sweeper: {}", config);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
@@ -123,7 +125,8 @@ public final class SweeperMain implements AutoCloseable {
         try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
-            Packer packer = new Packer(s.maxFireBytes());
+            Packer packer = new Packer(s.maxFireBytes(), s.maxTimerBytes(Runtime.getRuntime().maxMemory()), s.maxFireBytes());
+            FireGate gate = new FireGate();
             Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
             List<SweepLoop> loops = new ArrayList<>();
             List<LoopProgress> progress = new ArrayList<>();
@@ -133,7 +136,7 @@ public final class SweeperMain implements AutoCloseable {
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2)),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p));
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts()));
             }
             WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener")).start();
             CleanupClock cleanup = s.cleanupEnabled()

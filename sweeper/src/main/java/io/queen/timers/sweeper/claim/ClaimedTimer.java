@@ -44,6 +44,17 @@ public record ClaimedTimer(
         return new UUID(b.getLong(), b.getLong());
     }
 
+    /**
+     * The prefix of last_error that timer_claim_v3 (V120) writes when it finds this row's previous lease run out
+     * with the token still set: the sweeper holding it died, stalled past the lease, or lost the database.
+     */
+    public static final String ABANDONED = "abandoned:";
+
+    /** Whether the claim found this timer's previous lease abandoned in a sweeper's hands (a suspect: see SuspectPolicy). */
+    public boolean abandoned() {
+        return lastError != null && lastError.startsWith(ABANDONED);
+    }
+
     /** "tenant/queue/key": how a log line or an error names this timer. */
     public String name() {
         return tenantId + "/" + queue + "/" + timerKey;

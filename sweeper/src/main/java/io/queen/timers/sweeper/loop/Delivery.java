@@ -81,6 +81,12 @@ public final class Delivery {
          * Nothing fired and something failed transiently: the claim made no progress, which the loop must count
          * as a failed cycle (a completed one would keep readiness green while every fire waits on a held lock).
          */
+        /** Both deliveries of one cycle together. */
+        public Report plus(Report other) {
+            return new Report(fired + other.fired, failedTransiently + other.failedTransiently,
+                    other.lastTransient != null ? other.lastTransient : lastTransient);
+        }
+
         public void throwIfNothingFired() throws SQLException {
             if (fired == 0 && failedTransiently > 0) {
                 SQLException sql = SqlStates.find(lastTransient);
@@ -115,6 +121,7 @@ public final class Delivery {
             deadLetter(exhausted);
         }
         PackResult packed = packer.pack(claimed.stream().filter(t -> t.attempts() < failer.maxAttempts()).toList());
+        handBack(packed.deferred()); // beyond the fire's bound in decompressed bytes: the next cycle takes them, unspent
         for (Unpackable u : packed.unpackable()) {
             LOG.warn("{}", u.error());
             fail(List.of(new Failer.Failure(u.timer(), u.error())), ErrorClass.PERMANENT);
@@ -142,6 +149,13 @@ public final class Delivery {
             }
         }
         return tally.report();
+    }
+
+    /** Hands claimed timers back untouched, no attempt spent (they are claimable at once). */
+    public void handBack(List<ClaimedTimer> timers) throws SQLException {
+        if (!timers.isEmpty()) {
+            failer.release(timers);
+        }
     }
 
     private void fire(FireBatch batch, Tally tally) throws SQLException {
@@ -253,11 +267,14 @@ public final class Delivery {
         }
         List<byte[]> payloads = new ArrayList<>();
         for (ClaimedTimer t : timers) {
-            byte[] p;
-            try {
-                p = Payloads.of(t, maxPayloadBytes);
-            } catch (IllegalArgumentException e) {
-                p = null;   // kept in its stored form
+            byte[] p = null;   // null: kept in its stored form
+            if (!t.abandoned()) {
+                // a timer whose process died holding it may be what killed it: never decompressed again
+                try {
+                    p = Payloads.of(t, maxPayloadBytes);
+                } catch (IllegalArgumentException e) {
+                    p = null;
+                }
             }
             payloads.add(p);
         }

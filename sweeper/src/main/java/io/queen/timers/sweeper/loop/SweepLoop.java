@@ -39,11 +39,24 @@ public final class SweepLoop implements Runnable {
     private final SweeperMetrics metrics;
     private final int maxFireBytes;
     private final LoopProgress progress;
+    private final FireGate gate;
+    private final SuspectPolicy suspects;
     private volatile boolean stopping;
     private boolean deploymentBroken;
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
                      int maxFireBytes, LoopProgress progress) {
+        this(probe, claimer, delivery, pacer, wake, metrics, maxFireBytes, progress, new FireGate(), Integer.MAX_VALUE);
+    }
+
+    /**
+     * @param gate        shared by every loop of the process (suspects fire holding it alone)
+     * @param maxAttempts sweeper.max.attempts, which sets how finely suspects are bisected ({@link SuspectPolicy})
+     */
+    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
+                     int maxFireBytes, LoopProgress progress, FireGate gate, int maxAttempts) {
+        this.gate = gate;
+        this.suspects = new SuspectPolicy(maxAttempts);
         this.probe = probe;
         this.claimer = claimer;
         this.delivery = delivery;
@@ -61,6 +74,24 @@ public final class SweepLoop implements Runnable {
         if (p.due() == 0) {
             return pacer.afterProbe(p);
         }
+        Cycle c = gate.shared(this::claimAndDeliver);
+        Delivery.Report report = c.report();
+        if (!c.group().isEmpty()) {
+            // nothing else of this process is in hand meanwhile (FireGate): if one of them kills it, the death
+            // is counted against this group alone (SuspectPolicy)
+            LOG.warn("firing {} timer(s) whose last lease ran out in a sweeper's hands, alone in this process (first: {}, attempt {})",
+                    c.group().size(), c.group().get(0).name(), c.group().get(0).attempts());
+            report = report.plus(gate.alone(() -> delivery.deliver(c.group(), () -> stopping)));
+        }
+        report.throwIfNothingFired();
+        return pacer.afterWork();
+    }
+
+    /** What the shared part of a cycle did, and the group of suspects still in hand to fire alone. */
+    private record Cycle(Delivery.Report report, List<ClaimedTimer> group) {}
+
+    /** Claims (see the class comment), fires the claim's ordinary timers, hands back the suspects beyond one group. */
+    private Cycle claimAndDeliver() throws SQLException {
         long start = System.nanoTime();
         long halfLease = claimer.lease().toNanos() / 2;
         List<ClaimedTimer> claimed = new ArrayList<>();
@@ -68,8 +99,8 @@ public final class SweepLoop implements Runnable {
         int got;
         do {
             long t0 = System.nanoTime();
-            // bounded by bytes in SQL (V050), so a burst of large payloads never exceeds what a cycle may hold;
-            // only the first claim of a cycle may bring back one timer larger than that, alone
+            // bounded by bytes in SQL (V050, decompressed since V120), so a burst of large payloads never exceeds what a
+            // cycle may hold; only the first claim of a cycle may bring back one timer larger than that, alone
             Claimer.Claim claim = claimer.claim(maxFireBytes - bytes, claimed.isEmpty());
             metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));
             got = claim.timers().size();
@@ -77,12 +108,24 @@ public final class SweepLoop implements Runnable {
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
         long claimedAt = System.nanoTime();
-        delivery.deliver(claimed, () -> stopping).throwIfNothingFired();
+        SuspectPolicy.Split split = suspects.split(claimed);
+        Delivery.Report report;
+        try {
+            delivery.handBack(split.later());
+            report = delivery.deliver(split.normal(), () -> stopping);
+        } catch (SQLException | RuntimeException e) {
+            try {
+                delivery.handBack(split.group()); // unspent: a lease left to run out would count as a death
+            } catch (SQLException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         if (LOG.isDebugEnabled()) {
             LOG.debug("cycle: {} timers ({} bytes) claimed in {} ms (last claim {} of {}), delivered in {} ms", claimed.size(), bytes,
                     (claimedAt - start) / 1_000_000, got, claimer.batchSize(), (System.nanoTime() - claimedAt) / 1_000_000);
         }
-        return pacer.afterWork();
+        return new Cycle(report, split.group());
     }
 
     /**
