@@ -25,24 +25,19 @@ public final class GcLog {
 
     /** The largest heap occupancy (MiB) seen before a collection; 0 when the JVM never collected. */
     public static long peakMegabytes(Path file) throws IOException {
-        long peak = 0;
-        if (!Files.exists(file)) {
-            return 0;
-        }
-        for (String line : Files.readAllLines(file)) {
-            Matcher m = PAUSE.matcher(line);
-            while (m.find()) {
-                peak = Math.max(peak, Long.parseLong(m.group(1)));
-            }
-        }
-        return peak;
+        return largest(file, 1);
     }
 
     /**
-     * The largest heap occupancy (MiB) left after a collection: what the JVM really kept alive at its fullest,
-     * the figure a memory bound is about (before a collection the heap also holds garbage not yet found).
+     * The largest heap occupancy (MiB) left after a collection: what the collections could not free at the fullest
+     * moment (an upper bound of the live data; G1 leaves old garbage until a mixed or full collection).
      */
     public static long peakLiveMegabytes(Path file) throws IOException {
+        return largest(file, 2);
+    }
+
+    /** The largest value of one group of {@link #PAUSE} over the log. */
+    private static long largest(Path file, int group) throws IOException {
         long peak = 0;
         if (!Files.exists(file)) {
             return 0;
@@ -50,7 +45,7 @@ public final class GcLog {
         for (String line : Files.readAllLines(file)) {
             Matcher m = PAUSE.matcher(line);
             while (m.find()) {
-                peak = Math.max(peak, Long.parseLong(m.group(2)));
+                peak = Math.max(peak, Long.parseLong(m.group(group)));
             }
         }
         return peak;

@@ -27,12 +27,15 @@ public record WireLimits(Duration horizon, int payloadMaxBytes) {
         return (int) Math.min(Integer.MAX_VALUE - 8, (long) payloadMaxBytes + ENVELOPE_MAX_BYTES);
     }
 
-    /** Jackson's read limits from the wire's: no document, string or name longer than a valid value can hold. */
+    /**
+     * Jackson's read limits from the wire's: no document, string or name longer than a valid value can hold. A string
+     * between the payload limit and that is read, so that the payload's own check answers payload_too_large for it.
+     */
     public StreamReadConstraints readConstraints() {
         return StreamReadConstraints.builder()
                 .maxDocumentLength(maxValueBytes())
-                .maxStringLength(Math.max(payloadMaxBytes, ENVELOPE_MAX_BYTES))
-                .maxNameLength(Math.max(payloadMaxBytes, ENVELOPE_MAX_BYTES))
+                .maxStringLength(maxValueBytes())
+                .maxNameLength(maxValueBytes())
                 .maxNestingDepth(MAX_NESTING_DEPTH)
                 .maxNumberLength(MAX_NUMBER_LENGTH)
                 .build();
