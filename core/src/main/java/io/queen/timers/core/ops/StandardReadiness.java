@@ -1,6 +1,7 @@
 package io.queen.timers.core.ops;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.health.Health;
 import java.time.Clock;
@@ -36,9 +37,10 @@ public final class StandardReadiness implements AutoCloseable {
     private final Cached kafkaCached;
     private final ScheduledExecutorService prober;
 
-    public StandardReadiness(Config config, String processName, Clock clock) {
+    /** {@code registry}: where the probe pool's connection counts go ({@code hikaricp_*{pool="<process>-readiness"}}). */
+    public StandardReadiness(Config config, String processName, Clock clock, MeterRegistry registry) {
         this.probePool = DataSources.forProbes(config,
-                new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 1);
+                new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 1, registry);
         this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);
         this.kafkaCached = new Cached(kafka, clock);
