@@ -222,36 +222,45 @@ public final class AuditRelay implements AutoCloseable {
     /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
     private void relayWhileLocked() throws SQLException, InterruptedException {
         progress.begin();
+        boolean locked;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            if (!tryLock(c)) {
-                progress.completed(); // standing by is this relay's work while another one publishes
-                pause(standbyInterval);
-                return;
+            locked = tryLock(c);
+            if (locked) {
+                relayLocked(c);
             }
-            // A new producer per tenure: after a refused send its sequence state is not trusted.
-            try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
-                active.set(true);
-                LOG.info("audit relay active (holds the relay lock of this database)");
-                while (running.get()) {
-                    int n = relayOnce(c, producer);
-                    if (System.nanoTime() - backlogAtNanos >= 0) {
-                        updateBacklog(c);
-                        backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
-                    }
-                    progress.completed();
-                    if (n == 0) {
-                        pause(pollInterval);
-                    }
-                    progress.begin();
+        }
+        if (!locked) {
+            // standing by is this relay's work while another one publishes; its connection is back in the pool meanwhile
+            progress.completed();
+            pause(standbyInterval);
+        }
+    }
+
+    /** One tenure on the lock connection {@code c}; releases the lock when it ends. */
+    private void relayLocked(Connection c) throws SQLException, InterruptedException {
+        // A new producer per tenure: after a refused send its sequence state is not trusted.
+        try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
+            active.set(true);
+            LOG.info("audit relay active (holds the relay lock of this database)");
+            while (running.get()) {
+                int n = relayOnce(c, producer);
+                if (System.nanoTime() - backlogAtNanos >= 0) {
+                    updateBacklog(c);
+                    backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
                 }
-            } finally {
-                active.set(false);
-                // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
-                progress.impaired(null);
-                heldSnapshot = Map.of();
-                unlock(c);
+                progress.completed();
+                if (n == 0) {
+                    pause(pollInterval);
+                }
+                progress.begin();
             }
+        } finally {
+            active.set(false);
+            // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
+            progress.impaired(null);
+            heldSnapshot = Map.of();
+            unlock(c);
         }
     }
 
