@@ -79,7 +79,7 @@ class PostgresRestartsTest {
         EmbeddedPostgresServer pg = EmbeddedPostgresServer.start(data, pgPort, Durability.RELAXED, false);
         Background bridge = null;
         Background sweeper = null;
-        Producer producer = new Producer(topic, seed);
+        Producer producer = new Producer(topic, random.nextLong());
         PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setUrl(url);
         ds.setUser(EmbeddedPostgresServer.USER);
