@@ -19,6 +19,7 @@ import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
@@ -77,7 +78,7 @@ public final class BridgeMain implements AutoCloseable {
     /** Starts the bridge in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static BridgeMain start(Config config, MeterRegistry registry) {
         return start(config, registry, Health.from(config), new Startup("bridge", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), Clock.systemUTC()));
+                HealthSettings.retryPauseMax(config), Clock.systemUTC()));
     }
 
     /**
@@ -94,11 +95,11 @@ public final class BridgeMain implements AutoCloseable {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
             // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
-            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
                 startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
         }
-        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
         try {
             String group = settings.groupId();
             CommandParser parser = new CommandParser(settings.wireLimits());
@@ -109,8 +110,7 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
                     routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
-                    settings.batchMaxRecords(),
-                    config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), registry, ingest);
+                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
                     ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;

@@ -4,11 +4,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.MigrationInfo;
 import org.flywaydb.core.api.MigrationVersion;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
@@ -65,30 +65,80 @@ public final class Migrations {
         return migrate(dataSource, MigrationVersion.LATEST.getVersion());
     }
 
-    /** Migrates up to and including {@code targetVersion} (for example "6"). */
+    /**
+     * Migrates up to and including {@code targetVersion} (for example "6").
+     *
+     * <p>Every connection Flyway takes is given back when the call ends, whatever happened: Flyway 13 does not
+     * close its connections on every error path (when the database goes away under it, restoring a
+     * connection's original state fails and the close after it is skipped), and each connection it keeps is
+     * one the pool never gets back. A pool of three would be empty after two such failures and every retry
+     * of the start-up would then time out waiting for a connection.
+     */
     public static MigrateResult migrate(DataSource dataSource, String targetVersion) {
         try (Connection lock = dataSource.getConnection()) {
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
                 realignSupersededChecksums(lock);
-                return flyway(dataSource, targetVersion).migrate();
+                try (BorrowedConnections flywaysOwn = new BorrowedConnections(dataSource)) {
+                    return flyway(flywaysOwn, targetVersion).migrate();
+                }
             } finally {
-                advisory(lock, "SELECT pg_advisory_unlock(?)");
+                unlockOrDrop(lock);
             }
         } catch (SQLException e) {
             throw new IllegalStateException("cannot take the migration lock: " + e.getMessage(), e);
         }
     }
 
-    /** Migrations shipped in this build but not applied yet: zero means the schema is current. */
+    /**
+     * Migrations shipped in this build but not applied yet: zero means the schema is current. A plain read of
+     * the history table on one connection (no Flyway: see {@link #migrate(DataSource, String)}), so a
+     * readiness probe that runs it while the database restarts gives its connection back.
+     */
     public static int pendingCount(DataSource dataSource) {
-        return flyway(dataSource, MigrationVersion.LATEST.getVersion()).info().pending().length;
+        List<MigrationVersion> applied = applied(dataSource);
+        int pending = 0;
+        for (MigrationVersion shipped : ShippedMigrations.versions()) {
+            if (!applied.contains(shipped)) {
+                pending++;
+            }
+        }
+        return pending;
     }
 
     /** The newest version applied to the database, empty when none is. */
     public static Optional<String> appliedVersion(DataSource dataSource) {
-        MigrationInfo current = flyway(dataSource, MigrationVersion.LATEST.getVersion()).info().current();
-        return current == null ? Optional.empty() : Optional.of(current.getVersion().getVersion());
+        return applied(dataSource).stream().max(MigrationVersion::compareTo).map(MigrationVersion::getVersion);
+    }
+
+    /** The versions the history records as applied successfully; empty when there is no history yet. */
+    private static List<MigrationVersion> applied(DataSource dataSource) {
+        String history = HISTORY_SCHEMA + "." + HISTORY_TABLE;
+        try (Connection c = dataSource.getConnection()) {
+            if (!historyExists(c)) {
+                return List.of();
+            }
+            List<MigrationVersion> versions = new ArrayList<>();
+            try (PreparedStatement st = c.prepareStatement("SELECT version FROM " + history + " WHERE version IS NOT NULL AND success");
+                    ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    versions.add(MigrationVersion.fromVersion(rs.getString(1)));
+                }
+            }
+            return versions;
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read the schema history " + history + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean historyExists(Connection c) throws SQLException {
+        try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            exists.setString(1, HISTORY_SCHEMA + "." + HISTORY_TABLE);
+            try (ResultSet rs = exists.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
     }
 
     private static Flyway flyway(DataSource dataSource, String target) {
@@ -105,14 +155,8 @@ public final class Migrations {
 
     private static void realignSupersededChecksums(Connection c) throws SQLException {
         String history = HISTORY_SCHEMA + "." + HISTORY_TABLE;
-        try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-            exists.setString(1, history);
-            try (ResultSet rs = exists.executeQuery()) {
-                rs.next();
-                if (!rs.getBoolean(1)) {
-                    return;
-                }
-            }
+        if (!historyExists(c)) {
+            return;
         }
         try (PreparedStatement st = c.prepareStatement(
                 "UPDATE " + history + " SET checksum = ? WHERE version ~ '^[0-9]+$' AND version::int = ?::int AND checksum = ?")) {
@@ -124,6 +168,23 @@ public final class Migrations {
                     LOG.info("schema history: V{} ran the text shipped before issue 17; checksum realigned, V060 converts its tables",
                             s.version());
                 }
+            }
+        }
+    }
+
+    /**
+     * The lock connection goes back to the pool: it must not carry the session lock with it, or the next
+     * attempt (on another connection of the same pool) would wait for a lock its own pool holds. When the
+     * unlock fails the session is dropped instead; if the session is gone, the lock went with it.
+     */
+    private static void unlockOrDrop(Connection lock) {
+        try {
+            advisory(lock, "SELECT pg_advisory_unlock(?)");
+        } catch (SQLException e) {
+            try {
+                lock.abort(Runnable::run);
+            } catch (SQLException | RuntimeException alreadyGone) {
+                LOG.debug("migration lock connection already gone: {}", alreadyGone.toString());
             }
         }
     }

@@ -10,6 +10,7 @@ import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.log.cleanup.PartitionCleanup;
@@ -103,7 +104,7 @@ public final class SweeperMain implements AutoCloseable {
     /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static SweeperMain start(Config config, MeterRegistry registry) {
         return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), Clock.systemUTC()));
+                HealthSettings.retryPauseMax(config), Clock.systemUTC()));
     }
 
     /**
@@ -117,11 +118,11 @@ public final class SweeperMain implements AutoCloseable {
         LOG.info("starting sweeper: {}", config);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
             // a pool of its own: a migration's statements are not bounded like a fire's (SessionTimeouts.MIGRATION)
-            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3)) {
+            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
                 startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
             }
         }
-        HikariDataSource dataSource = DataSources.create(config, timeouts);
+        HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
         try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
@@ -138,7 +139,8 @@ public final class SweeperMain implements AutoCloseable {
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2)),
                         new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts()));
             }
-            WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener")).start();
+            WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener"),
+                    HealthSettings.retryPauseMax(config)).start();
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;

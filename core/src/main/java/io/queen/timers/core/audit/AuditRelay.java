@@ -85,6 +85,8 @@ public final class AuditRelay implements AutoCloseable {
     private final Duration pollInterval;
     private final Duration standbyInterval;
     private final Duration maxBackoff;
+    /** Longest pause after a failed tenure: bounded by health.failing.after ({@link HealthSettings#retryPauseMax}). */
+    private final Duration maxRetryPause;
     private final Counter published;
     /** Backlog gauge per destination topic; only the relay's thread adds to it. */
     private final Map<String, AtomicLong> backlog = new java.util.concurrent.ConcurrentHashMap<>();
@@ -117,6 +119,7 @@ public final class AuditRelay implements AutoCloseable {
         this.pollInterval = config.duration(AuditSettings.RELAY_POLL_INTERVAL);
         this.standbyInterval = config.duration(AuditSettings.RELAY_STANDBY_INTERVAL);
         this.maxBackoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
+        this.maxRetryPause = HealthSettings.retryPauseMax(config);
         this.prober = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "queen-audit-relay-probe");
             t.setDaemon(true);
@@ -206,7 +209,7 @@ public final class AuditRelay implements AutoCloseable {
                         e.toString(), backoff.toMillis());
                 progress.failed(e.toString());
                 pause(backoff);
-                backoff = min(backoff.multipliedBy(2), maxBackoff);
+                backoff = min(backoff.multipliedBy(2), maxRetryPause);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -219,36 +222,45 @@ public final class AuditRelay implements AutoCloseable {
     /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
     private void relayWhileLocked() throws SQLException, InterruptedException {
         progress.begin();
+        boolean locked;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            if (!tryLock(c)) {
-                progress.completed(); // standing by is this relay's work while another one publishes
-                pause(standbyInterval);
-                return;
+            locked = tryLock(c);
+            if (locked) {
+                relayLocked(c);
             }
-            // A new producer per tenure: after a refused send its sequence state is not trusted.
-            try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
-                active.set(true);
-                LOG.info("audit relay active (holds the relay lock of this database)");
-                while (running.get()) {
-                    int n = relayOnce(c, producer);
-                    if (System.nanoTime() - backlogAtNanos >= 0) {
-                        updateBacklog(c);
-                        backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
-                    }
-                    progress.completed();
-                    if (n == 0) {
-                        pause(pollInterval);
-                    }
-                    progress.begin();
+        }
+        if (!locked) {
+            // standing by is this relay's work while another one publishes; its connection is back in the pool meanwhile
+            progress.completed();
+            pause(standbyInterval);
+        }
+    }
+
+    /** One tenure on the lock connection {@code c}; releases the lock when it ends. */
+    private void relayLocked(Connection c) throws SQLException, InterruptedException {
+        // A new producer per tenure: after a refused send its sequence state is not trusted.
+        try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
+            active.set(true);
+            LOG.info("audit relay active (holds the relay lock of this database)");
+            while (running.get()) {
+                int n = relayOnce(c, producer);
+                if (System.nanoTime() - backlogAtNanos >= 0) {
+                    updateBacklog(c);
+                    backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
                 }
-            } finally {
-                active.set(false);
-                // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
-                progress.impaired(null);
-                heldSnapshot = Map.of();
-                unlock(c);
+                progress.completed();
+                if (n == 0) {
+                    pause(pollInterval);
+                }
+                progress.begin();
             }
+        } finally {
+            active.set(false);
+            // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
+            progress.impaired(null);
+            heldSnapshot = Map.of();
+            unlock(c);
         }
     }
 
@@ -394,13 +406,21 @@ public final class AuditRelay implements AutoCloseable {
         }
     }
 
-    /** The connection goes back to the pool: it must not carry the session lock with it. */
+    /**
+     * The connection goes back to the pool: it must not carry the session lock with it, or every relay of the
+     * database (this one included, on its next connection) would stand by for ever behind an idle pooled
+     * session. When the unlock fails the session is dropped instead; if the session is gone, the lock went with it.
+     */
     private static void unlock(Connection c) {
         try (PreparedStatement st = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
             st.setLong(1, LOCK_KEY);
             st.execute();
         } catch (SQLException e) {
-            // the session is gone, and the lock with it
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException alreadyGone) {
+                // nothing left to drop
+            }
         }
     }
 

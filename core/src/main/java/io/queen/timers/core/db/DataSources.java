@@ -2,6 +2,8 @@ package io.queen.timers.core.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 
@@ -16,19 +18,32 @@ public final class DataSources {
     }
 
     public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize) {
-        return build(config, timeouts, maxPoolSize, 1, 5_000);
+        return build(config, timeouts, maxPoolSize, 1, 5_000, null);
+    }
+
+    /**
+     * As {@link #create(Config, SessionTimeouts)}, with the pool's connections (active, idle, pending, total,
+     * acquire and usage times) on {@code registry} as {@code hikaricp_*{pool="<role>"}}: a connection that is
+     * never given back shows as an active one that stays.
+     */
+    public static HikariDataSource create(Config config, SessionTimeouts timeouts, MeterRegistry registry) {
+        return create(config, timeouts, config.intValue(CommonSettings.JDBC_POOL_SIZE), registry);
+    }
+
+    public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
+        return build(config, timeouts, maxPoolSize, 1, 5_000, registry);
     }
 
     /**
      * A pool for readiness probes: no idle connection kept and a short wait for one, because a probe
      * answers quickly or reports; it never waits behind the work it reports on.
      */
-    public static HikariDataSource forProbes(Config config, SessionTimeouts timeouts, int maxPoolSize) {
-        return build(config, timeouts, maxPoolSize, 0, 2_000);
+    public static HikariDataSource forProbes(Config config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
+        return build(config, timeouts, maxPoolSize, 0, 2_000, registry);
     }
 
     private static HikariDataSource build(Config config, SessionTimeouts timeouts, int maxPoolSize, int minIdle,
-            long connectionTimeoutMs) {
+            long connectionTimeoutMs, MeterRegistry registry) {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
         c.setUsername(config.string(CommonSettings.JDBC_USER));
@@ -41,6 +56,9 @@ public final class DataSources {
         // /health/ready says why. Failing the constructor would turn an outage into a crash loop.
         c.setInitializationFailTimeout(-1);
         c.setConnectionTimeout(connectionTimeoutMs);
+        if (registry != null) {
+            c.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
+        }
         return new HikariDataSource(c);
     }
 }

@@ -3,6 +3,7 @@ package io.queen.timers.core.health;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
+import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;
@@ -23,6 +24,17 @@ public final class HealthSettings {
                 .define(FAILING_AFTER, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)), "QUEEN_HEALTH_FAILING_AFTER",
                         "Not ready when every cycle of a loop has failed for this long (database unreachable, permission denied,"
                                 + " disk full); a shorter run of failures is retried without leaving readiness.");
+    }
+
+    /**
+     * The longest pause of a loop between two attempts while a dependency fails: {@code db.retry.backoff.max},
+     * but never longer than {@code health.failing.after}, so that a loop tries again within that bound once
+     * the dependency is back and /health/ready turns 200 within {@code health.failing.after} plus one probe.
+     */
+    public static Duration retryPauseMax(Config config) {
+        Duration backoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
+        Duration failing = config.duration(FAILING_AFTER);
+        return backoff.compareTo(failing) <= 0 ? backoff : failing;
     }
 
     public static LoopProgress.Bounds bounds(Config config) {

@@ -10,9 +10,10 @@ import javax.sql.DataSource;
  * Ready when a connection answers within a short timeout and the schema is at the version this
  * build ships ({@link Migrations#pendingCount} is zero).
  *
- * <p>Price: asking Flyway for the pending count scans the classpath (tens of milliseconds). It is
- * asked only until the answer is zero once; after that only the connection is probed, because a
- * schema does not go backwards under a running process.
+ * <p>The pending count is one read of the history table on the probe's connection (not Flyway, which
+ * may keep its connections when the database goes away under it). It is asked only until the answer is
+ * zero once; after that only the connection is probed, because a schema does not go backwards under a
+ * running process.
  */
 public final class DatabaseReadiness implements ReadinessCheck {
 

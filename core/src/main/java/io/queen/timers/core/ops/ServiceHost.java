@@ -9,6 +9,7 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.HealthSettings;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,9 +65,9 @@ public final class ServiceHost implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         Health health = Health.from(config);
         Startup startup = new Startup(name, config.duration(CommonSettings.STARTUP_TIMEOUT),
-                config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX), clock);
+                HealthSettings.retryPauseMax(config), clock);
         health.add(startup);
-        StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock);
+        StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock, registry);
         readiness.registerWith(health);
         health.exportTo(registry);
         OpsServer ops;

@@ -1,6 +1,7 @@
 package io.queen.timers.core.ops;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.health.Health;
 import java.time.Clock;
@@ -19,9 +20,10 @@ import java.util.concurrent.TimeUnit;
  * and Kafka (reachable), built from the process's own settings. They are probed on a thread of their own
  * every {@link #PROBE_EVERY} and the answers kept in memory: a readiness request reads the last answer
  * and never waits for a dependency. An answer older than {@link #STALE_AFTER} (the probe itself hangs)
- * is a problem of its own. The database is probed through a pool of two connections of its own (Flyway
- * reads the schema version with two), so a service whose pool is exhausted by work still answers its
- * probe, and a probe never takes a connection the work needs.
+ * is a problem of its own. The database is probed through a pool of one connection of its own, so a
+ * service whose pool is exhausted by work still answers its probe, and a probe never takes a connection
+ * the work needs. Every probe gives its connection back whatever fails, so the probe answers "ready"
+ * again at its first round after the database is back (at most {@link #PROBE_EVERY} plus the probe).
  */
 public final class StandardReadiness implements AutoCloseable {
 
@@ -35,10 +37,10 @@ public final class StandardReadiness implements AutoCloseable {
     private final Cached kafkaCached;
     private final ScheduledExecutorService prober;
 
-    public StandardReadiness(Config config, String processName, Clock clock) {
-        // two connections: Flyway's info() holds two at once
+    /** {@code registry}: where the probe pool's connection counts go ({@code hikaricp_*{pool="<process>-readiness"}}). */
+    public StandardReadiness(Config config, String processName, Clock clock, MeterRegistry registry) {
         this.probePool = DataSources.forProbes(config,
-                new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 2);
+                new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 1, registry);
         this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);
         this.kafkaCached = new Cached(kafka, clock);

@@ -95,6 +95,23 @@ class AuditRelayTest {
     }
 
     @Test
+    void aStandbyHoldsNoConnectionWhileItWaits() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        Map<String, String> s = settings(audit);
+        s.put("audit.relay.standby.interval", "30s");
+        com.zaxxer.hikari.HikariDataSource standbyPool = (com.zaxxer.hikari.HikariDataSource) db.newDataSource(2);
+        try (AuditRelay active = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+            await().atMost(Duration.ofSeconds(10)).until(active::isActive);
+            try (AuditRelay standby = new AuditRelay(standbyPool, config(s), new SimpleMeterRegistry()).start()) {
+                var pool = standbyPool.getHikariPoolMXBean();
+                // it has tried for the lock (a connection was opened for it) and gave the connection back to wait
+                await().atMost(Duration.ofSeconds(10)).until(() -> pool.getTotalConnections() > 0 && pool.getActiveConnections() == 0);
+                assertThat(standby.isActive()).isFalse();
+            }
+        }
+    }
+
+    @Test
     void crashBetweenPublishAndDeleteRepublishesWithTheSameEventId() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
         exec("CREATE TABLE public.fail_delete (on_ boolean)");

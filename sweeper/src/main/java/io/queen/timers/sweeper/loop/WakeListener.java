@@ -51,14 +51,21 @@ public final class WakeListener implements AutoCloseable {
     private final Connector connector;
     private final WakeSignal signal;
     private final LoopProgress progress;
+    private final Duration maxBackoff;
     private final Thread thread;
     private volatile boolean closed;
     private volatile boolean listening;
 
-    public WakeListener(Connector connector, WakeSignal signal, LoopProgress progress) {
+    /**
+     * @param maxBackoff longest pause between two reconnects; the sweeper passes the health bound
+     *                   ({@code HealthSettings.retryPauseMax}), so a listener that lost PostgreSQL is back (and has
+     *                   woken the loops) within {@code health.failing.after} of PostgreSQL coming back
+     */
+    public WakeListener(Connector connector, WakeSignal signal, LoopProgress progress, Duration maxBackoff) {
         this.connector = connector;
         this.signal = signal;
         this.progress = progress;
+        this.maxBackoff = maxBackoff;
         this.thread = new Thread(progress.guard(this::run), "sweeper-listen");
         this.thread.setDaemon(true);
     }
@@ -110,7 +117,7 @@ public final class WakeListener implements AutoCloseable {
                 LOG.warn("LISTEN {} connection lost ({}); retrying in {} ms, sweeping on the clock meanwhile",
                         CHANNEL, e.getMessage(), backoff.toMillis());
                 sleep(backoff);
-                backoff = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(30)) > 0 ? Duration.ofSeconds(30) : backoff.multipliedBy(2);
+                backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
             }
         }
         listening = false;
