@@ -31,8 +31,8 @@ class ManagedProcessStandbyTest {
             awaitLog(log, "working " + first + " (start)");
 
             p.prepareStandby();
-            awaitLog(log, "waiting ");
-            long standbyWaitedBeforeTheKill = waitingPids(log).stream().filter(pid -> pid != first).findFirst().orElseThrow();
+            // the first process's own "waiting" line is already there: wait for the standby's (failed under load before)
+            long standbyWaitedBeforeTheKill = awaitOtherWaitingPid(log, first);
             p.kill9();
             p.start();
 
@@ -66,6 +66,18 @@ class ManagedProcessStandbyTest {
     private static List<Long> waitingPids(Path log) throws Exception {
         return Files.readAllLines(log, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith("waiting "))
                 .map(l -> Long.parseLong(l.substring("waiting ".length()).trim())).toList();
+    }
+
+    private static long awaitOtherWaitingPid(Path log, long first) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            var other = Files.exists(log) ? waitingPids(log).stream().filter(pid -> pid != first).findFirst() : java.util.Optional.<Long>empty();
+            if (other.isPresent()) {
+                return other.get();
+            }
+            assertThat(System.currentTimeMillis()).as("a standby's 'waiting' line in " + log).isLessThan(deadline);
+            Thread.sleep(50);
+        }
     }
 
     private static void awaitLog(Path log, String text) throws Exception {
