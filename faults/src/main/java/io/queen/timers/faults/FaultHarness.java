@@ -121,8 +121,8 @@ public final class FaultHarness {
             }
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
-            Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.kinds()).check();
-            findings.fact("producer send failures", producing.sendFailures());
+            Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs()).check();
+            findings.fact("commands acknowledged by the broker", producing.acknowledged());
             findings.declare("unplanned service exits" + (o.strictExits() ? "" : " (reported, not failing: --strict-exits)"));
             if (o.strictExits()) {
                 exits.forEach(e -> findings.violation("unplanned service exits", e.process() + " exit " + e.code() + " at " + e.at()));
@@ -225,7 +225,7 @@ public final class FaultHarness {
     private void print(Findings f, FaultInjector injector, List<Supervisor.Exit> exits, boolean settled) {
         StringBuilder b = new StringBuilder();
         b.append("\n==== fault harness: seed ").append(o.seed()).append(", ").append(Instant.now()).append(" ====\n");
-        row(b, "commands produced", o.commands());
+        row(b, "commands planned (--commands)", o.commands());
         f.facts().forEach((k, v) -> row(b, k, v));
         b.append("---- faults (injected / planned)\n");
         int total = 0;
