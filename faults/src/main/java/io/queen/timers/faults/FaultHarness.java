@@ -129,14 +129,14 @@ public final class FaultHarness {
             } else {
                 findings.fact("unplanned service exits (restarted by the supervisor)", exits.size());
             }
-            findings.declare("fault kinds injected fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
+            findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
             for (FaultKind k : FaultKind.values()) {
                 int planned = o.faults().getOrDefault(k, 0);
-                if (injector.done(k) < planned) {
-                    String what = k.flag() + ": " + injector.done(k) + " of " + planned + " injected (" + injector.skipped(k) + " skipped, "
-                            + injector.failed(k) + " failed)";
+                if (injector.effective(k) < planned) {
+                    String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
+                            + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
                     if (o.strictFaults()) {
-                        findings.violation("fault kinds injected fewer times than planned", what);
+                        findings.violation("fault kinds effective fewer times than planned", what);
                     } else {
                         log("fewer faults than planned: " + what);
                     }
@@ -227,15 +227,18 @@ public final class FaultHarness {
         b.append("\n==== fault harness: seed ").append(o.seed()).append(", ").append(Instant.now()).append(" ====\n");
         row(b, "commands planned (--commands)", o.commands());
         f.facts().forEach((k, v) -> row(b, k, v));
-        b.append("---- faults (injected / planned)\n");
+        b.append("---- faults (effective / planned; attempted: carried out, whether or not they bit)\n");
         int total = 0;
+        int attempted = 0;
         for (FaultKind k : FaultKind.values()) {
             int planned = o.faults().getOrDefault(k, 0);
-            total += injector.done(k);
-            row(b, "  " + k.flag(), injector.done(k) + " / " + planned + (injector.failed(k) > 0 ? ", " + injector.failed(k) + " failed" : "")
+            total += injector.effective(k);
+            attempted += injector.done(k);
+            row(b, "  " + k.flag(), injector.effective(k) + " / " + planned + ", attempted " + injector.done(k)
+                    + (injector.failed(k) > 0 ? ", " + injector.failed(k) + " failed" : "")
                     + (injector.skipped(k) > 0 ? ", " + injector.skipped(k) + " skipped (no time left)" : ""));
         }
-        row(b, "  total", total);
+        row(b, "  total", total + " effective, " + attempted + " attempted");
         b.append("---- violations\n");
         f.violations().forEach((k, v) -> row(b, (v > 0 ? "! " : "  ") + k, v));
         row(b, (settled ? "  " : "! ") + "settled (applied, nothing staged, outbox empty)", settled ? "yes" : "NO");

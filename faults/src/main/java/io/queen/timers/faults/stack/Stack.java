@@ -164,7 +164,10 @@ public final class Stack implements AutoCloseable {
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
         for (int i = 1; i <= bridgeCount; i++) {
-            bridges.add(service("bridge", i, bridgeSettings(), withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
+            Properties settings = bridgeSettings();
+            // Its own client id, so a fault can tell from the group which member is this bridge (FaultInjector's pause).
+            settings.put("kafka.client.id", "bridge-" + i);
+            bridges.add(service("bridge", i, settings, withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
         }
         for (int i = 1; i <= sweeperCount; i++) {
             sweepers.add(service("sweeper", i, sweeperSettings(), withClassArchive(SERVICE_JVM, serviceArchive("sweeper"))));
@@ -231,6 +234,48 @@ public final class Stack implements AutoCloseable {
                 throw new IllegalStateException(p.name() + " did not start within " + timeoutMs / 1000 + " s (see " + p.logFile() + ")");
             }
         }
+    }
+
+    /** The bridges' consumer group (the bridge's default bridge.group.id). */
+    public static final String BRIDGE_GROUP = "queen-timers-bridge";
+
+    /** The command-topic partitions each member of the bridges' group holds, by client id ({@code bridge-<n>}). */
+    public Map<String, Integer> bridgeAssignments() throws InterruptedException {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        Map<String, Integer> held = new LinkedHashMap<>();
+        try (Admin admin = Admin.create(p)) {
+            admin.describeConsumerGroups(List.of(BRIDGE_GROUP)).all().get().get(BRIDGE_GROUP).members()
+                    .forEach(m -> held.merge(m.clientId(), m.assignment().topicPartitions().size(), Integer::sum));
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot describe group " + BRIDGE_GROUP + ": " + e.getCause(), e);
+        }
+        return held;
+    }
+
+    /**
+     * What {@code p}'s PostgreSQL connections are doing, one pg_stat_activity line each ({@code state}, and
+     * whether a transaction is open): its connections are found by their client ports, read from the
+     * process's socket inodes in /proc (Linux), so the answer is about this process and no other.
+     */
+    public List<String> backendsOf(java.sql.Connection c, ManagedProcess p) throws java.sql.SQLException {
+        List<Integer> ports = ProcSockets.localPortsTo(p.pid(), postgres.port());
+        List<String> out = new ArrayList<>();
+        if (ports.isEmpty()) {
+            return out;
+        }
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT state, xact_start IS NOT NULL FROM pg_stat_activity"
+                     + " WHERE backend_type = 'client backend' AND client_port = ANY (?)")) {
+            ps.setArray(1, c.createArrayOf("int4", ports.toArray()));
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1) + (rs.getBoolean(2) ? " (in a transaction)" : ""));
+                }
+            }
+        }
+        return out;
     }
 
     /** Until this start of {@code p} logged that it runs (ServiceHost's line); false after the timeout. */
