@@ -55,12 +55,8 @@ public final class Checker {
     private static final String[] TENANTS = {Stack.TENANT_A, Stack.TENANT_B};
     private static final String[] AUDIT_TOPICS = {Stack.AUDIT, Stack.AUDIT_B};
 
-    /**
-     * How long before a timer's own time a {@code too_late} may come: the bridge's {@code now()} is its
-     * statement's start, which may precede the claim it waited for by that claim's statement (milliseconds);
-     * a second also covers the harness's and PostgreSQL's clocks being read on one host at different moments.
-     */
-    static final long TOO_LATE_SLACK_MS = 1_000;
+    /** Clocks of the harness (record timestamps) and of PostgreSQL, read on one host at different moments. */
+    public static final long CLOCK_SLACK_MS = 1_000;
 
     /** One command record as it landed in its topic, with what the generator meant it to be. */
     record Cmd(int tenant, int partition, long offset, long timestamp, long seq, Intent intent) {
@@ -132,6 +128,7 @@ public final class Checker {
     private final PostgresProcess postgres;
     private final Intent[] intents;
     private final Set<Long> failedSeqs;
+    private final long tooLateSlackMs;
     private final BitSet landedSeqs = new BitSet();
     private long landedTwice;
     private final Findings f = new Findings();
@@ -144,12 +141,16 @@ public final class Checker {
     /**
      * @param intents    what the generator sent, by seq
      * @param failedSeqs seqs whose send the producer reported failed: not judged by the oracle, and each one fails the run
+     * @param tooLateSlackMs how long before a timer's own time a {@code too_late} may come: the verdict's time is its
+     *                   bridge transaction's start, and the statement that then found the timer claimed may have
+     *                   waited for row locks up to the bridge's statement timeout; plus {@link #CLOCK_SLACK_MS}
      */
-    public Checker(String bootstrap, PostgresProcess postgres, Intent[] intents, Set<Long> failedSeqs) {
+    public Checker(String bootstrap, PostgresProcess postgres, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
         this.bootstrap = bootstrap;
         this.postgres = postgres;
         this.intents = intents;
         this.failedSeqs = failedSeqs;
+        this.tooLateSlackMs = tooLateSlackMs;
         for (String v : List.of("duplicate fires", "losses", "early fires", "fired with another payload or txn than its last schedule",
                 "cancelled, then fired", "records without a verdict", "records with 2+ verdicts (different eventId)",
                 "hostile records not rejected", "valid records rejected", "verdicts of unknown records",
@@ -430,7 +431,7 @@ public final class Checker {
                     f.violation("verdicts the semantics do not allow", at + " with nothing live: nothing can be firing");
                 } else if (deliveredBefore) {
                     f.violation("verdicts the semantics do not allow", at + ": message " + m.id + " was already fired or dead-lettered");
-                } else if (v.at() != null && m.due.toEpochMilli() > parseTime(v.at()).toEpochMilli() + TOO_LATE_SLACK_MS) {
+                } else if (v.at() != null && m.due.toEpochMilli() > parseTime(v.at()).toEpochMilli() + tooLateSlackMs) {
                     f.violation("verdicts the semantics do not allow", at + " at " + v.at() + ", but message " + m.id + " is due only at " + m.due
                             + ": a timer is claimed only when due");
                 }

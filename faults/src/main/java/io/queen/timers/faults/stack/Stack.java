@@ -37,6 +37,8 @@ public final class Stack implements AutoCloseable {
     public static final long SESSION_MS = 6_000;
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
     public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
+    /** The bridges' statement timeout (the default, named here because the checker's too_late bound rests on it). */
+    public static final long BRIDGE_STATEMENT_TIMEOUT_MS = 60_000;
     public static final int PAYLOAD_MAX_BYTES = 262_144;
     /**
      * The services' JVMs. C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would
@@ -315,6 +317,7 @@ public final class Stack implements AutoCloseable {
         p.put("topic." + COMMANDS_A + ".tenant", TENANT_A);
         p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
         p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
+        p.put("bridge.statement.timeout", BRIDGE_STATEMENT_TIMEOUT_MS + "ms");
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
         p.put("kafka.heartbeat.interval.ms", "1500");
         return p;

@@ -25,7 +25,7 @@ class CheckerModelTest {
     private static final Instant T = Instant.parse("2026-12-03T00:00:00Z");
 
     private final Intent[] intents = new Intent[100];
-    private final Checker checker = new Checker(null, null, intents, Set.of());
+    private final Checker checker = new Checker(null, null, intents, Set.of(), Checker.CLOCK_SLACK_MS);
     private long offset;
     private long auditOffset;
 
