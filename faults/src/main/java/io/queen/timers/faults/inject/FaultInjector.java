@@ -320,40 +320,38 @@ public final class FaultInjector {
         }
     }
 
-    /** How long a pause waits for its sweeper to hold work (a transaction open or a statement running) before it stops it anyway. */
-    private static final long BUSY_WAIT_MS = 10_000;
+    /** How long a pause waits for its target to hold work before it stops it anyway (and the pause may not bite). */
+    private static final long BUSY_WAIT_MS = 20_000;
 
     /**
      * SIGSTOP past the lease or the session. It bit when the process held work: a bridge held command partitions
      * (its group member, by client id) and lost them during the pause; a sweeper had a transaction open or a
      * statement running in PostgreSQL at the stop (its connections, by client port; frozen while it is stopped).
-     * A sweeper is stopped at such a moment: the pause waits for one (up to BUSY_WAIT_MS).
+     * The pause waits (up to BUSY_WAIT_MS) for such a moment: a bridge holding partitions, a sweeper at work.
      */
     private Outcome pause(ManagedProcess p, long pauseMs) throws Exception {
         synchronized (lockOf(p)) {
             checkTimeLeft();
             boolean bridge = stack.bridges().contains(p);
-            Integer heldBefore = null;
-            String notBitten;
-            try (Connection c = bridge ? null : stack.postgres().connect()) {
-                if (bridge) {
-                    heldBefore = assignments().get(p.name());
-                } else {
-                    long until = System.currentTimeMillis() + BUSY_WAIT_MS;
-                    while (System.currentTimeMillis() < until && !busy(stack.backendsOf(c, p))) {
-                        Thread.sleep(20);
-                    }
+            Probe probe = new Probe(p);
+            try {
+                long until = System.currentTimeMillis() + BUSY_WAIT_MS;
+                // A sweeper's statements last milliseconds: it is sampled every few; a bridge's partitions change slowly.
+                while (System.currentTimeMillis() < until && !(bridge ? probe.partitions() > 0 : busy(probe.backends()))) {
+                    Thread.sleep(bridge ? 250 : 3);
                 }
+                int heldBefore = bridge ? probe.partitions() : 0;
                 if (!p.pause()) {
                     throw new IllegalStateException(p.name() + " is not running");
                 }
-                List<String> atStop = bridge ? List.of() : stack.backendsOf(c, p);
+                String notBitten;
+                List<String> atStop = bridge ? List.of() : probe.backends();
                 try {
                     Thread.sleep(pauseMs);
                     if (bridge) {
-                        Integer heldAfter = assignments().get(p.name());
-                        notBitten = heldBefore == null || heldBefore == 0 ? "it held no partition when stopped (" + heldBefore + ")"
-                                : heldAfter != null && heldAfter > 0 ? "it still held " + heldAfter + " partitions at the end" : null;
+                        int heldAfter = probe.partitions();
+                        notBitten = heldBefore <= 0 ? "it held no partition when stopped" + (heldBefore < 0 ? " (the group could not be read)" : "")
+                                : heldAfter != 0 ? "it still held " + (heldAfter < 0 ? "(the group could not be read)" : heldAfter + " partitions") + " at the end" : null;
                     } else {
                         notBitten = busy(atStop) ? null : "no transaction or statement of it was in PostgreSQL at the stop " + atStop;
                     }
@@ -361,7 +359,9 @@ public final class FaultInjector {
                     p.resume();
                 }
                 return new Outcome(p.name() + " SIGSTOP for " + pauseMs + " ms, then SIGCONT"
-                        + (bridge ? " (partitions held before: " + heldBefore + ")" : " (its backends at the stop: " + atStop + ")"), notBitten);
+                        + (bridge ? " (partitions held at the stop: " + heldBefore + ")" : " (its backends at the stop: " + atStop + ")"), notBitten);
+            } finally {
+                probe.close();
             }
         }
     }
@@ -370,12 +370,57 @@ public final class FaultInjector {
         return backends.stream().anyMatch(b -> b.startsWith("active") || b.contains("in a transaction"));
     }
 
-    /** The bridges' partitions by member; empty when the broker cannot say (a broker fault): then the pause did not provably bite. */
-    private Map<String, Integer> assignments() throws InterruptedException {
-        try {
-            return stack.bridgeAssignments();
-        } catch (IllegalStateException e) {
-            return Map.of();
+    /**
+     * Reads what a process holds, riding out the harness's own PostgreSQL and broker faults: an answer that
+     * cannot be read is "nothing held" (-1 partitions for "cannot say"), so an unreadable moment never
+     * counts as a bite.
+     */
+    private final class Probe implements AutoCloseable {
+        private final ManagedProcess p;
+        private Connection c;
+        private List<Integer> ports = List.of();
+        private long portsAt;
+
+        Probe(ManagedProcess p) {
+            this.p = p;
+        }
+
+        List<String> backends() {
+            try {
+                if (c == null || c.isClosed()) {
+                    c = stack.postgres().connect();
+                }
+                // Reading /proc on every sample would cost a core; the pool's sockets are stable between reconnects.
+                if (System.currentTimeMillis() - portsAt > 200) {
+                    ports = stack.postgresPortsOf(p);
+                    portsAt = System.currentTimeMillis();
+                }
+                return stack.backendsAt(c, ports);
+            } catch (java.sql.SQLException e) {
+                close();
+                return List.of("cannot read: " + e.getMessage());
+            }
+        }
+
+        int partitions() throws InterruptedException {
+            try {
+                Integer held = stack.bridgeAssignments().get(p.name());
+                return held == null ? 0 : held;
+            } catch (IllegalStateException e) {
+                return -1;
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (java.sql.SQLException ignored) {
+                // a connection the harness's own fault ended
+            }
+            c = null;
         }
     }
 

@@ -263,7 +263,16 @@ public final class Stack implements AutoCloseable {
      * process's socket inodes in /proc (Linux), so the answer is about this process and no other.
      */
     public List<String> backendsOf(java.sql.Connection c, ManagedProcess p) throws java.sql.SQLException {
-        List<Integer> ports = ProcSockets.localPortsTo(p.pid(), postgres.port());
+        return backendsAt(c, postgresPortsOf(p));
+    }
+
+    /** The client ports of {@code p}'s connections to PostgreSQL (they change only when its pool reconnects). */
+    public List<Integer> postgresPortsOf(ManagedProcess p) {
+        return ProcSockets.localPortsTo(p.pid(), postgres.port());
+    }
+
+    /** {@link #backendsOf} for connections already found by their client ports. */
+    public List<String> backendsAt(java.sql.Connection c, List<Integer> ports) throws java.sql.SQLException {
         List<String> out = new ArrayList<>();
         if (ports.isEmpty()) {
             return out;
