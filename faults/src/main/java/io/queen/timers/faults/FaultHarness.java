@@ -133,6 +133,13 @@ public final class FaultHarness {
             findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
             for (FaultKind k : FaultKind.values()) {
                 int planned = o.faults().getOrDefault(k, 0);
+                if (k == FaultKind.PAUSE && injector.done(k) >= planned && injector.effective(k) < planned) {
+                    // a pause's bite (a bridge that lost its partitions, a sweeper stopped mid-statement) is seen too rarely
+                    // to judge yet (docs/fault-harness.md#what-the-oracle-cannot-see-yet): judged on attempts, and said
+                    log("pause: " + injector.effective(k) + " of " + planned + " seen to bite (" + injector.done(k)
+                            + " attempted); judged on attempts until its bite can be observed");
+                    continue;
+                }
                 if (injector.effective(k) < planned) {
                     String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
                             + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
