@@ -121,22 +121,30 @@ public final class FaultHarness {
             }
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
-            Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.kinds()).check();
-            findings.fact("producer send failures", producing.sendFailures());
+            Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
+                    Stack.BRIDGE_STATEMENT_TIMEOUT_MS + Checker.CLOCK_SLACK_MS).check();
+            findings.fact("commands acknowledged by the broker", producing.acknowledged());
             findings.declare("unplanned service exits" + (o.strictExits() ? "" : " (reported, not failing: --strict-exits)"));
             if (o.strictExits()) {
                 exits.forEach(e -> findings.violation("unplanned service exits", e.process() + " exit " + e.code() + " at " + e.at()));
             } else {
                 findings.fact("unplanned service exits (restarted by the supervisor)", exits.size());
             }
-            findings.declare("fault kinds injected fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
+            findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
             for (FaultKind k : FaultKind.values()) {
                 int planned = o.faults().getOrDefault(k, 0);
-                if (injector.done(k) < planned) {
-                    String what = k.flag() + ": " + injector.done(k) + " of " + planned + " injected (" + injector.skipped(k) + " skipped, "
-                            + injector.failed(k) + " failed)";
+                if (k == FaultKind.PAUSE && injector.done(k) >= planned && injector.effective(k) < planned) {
+                    // a pause's bite (a bridge that lost its partitions, a sweeper stopped mid-statement) is seen too rarely
+                    // to judge yet (docs/fault-harness.md#what-the-oracle-cannot-see-yet): judged on attempts, and said
+                    log("pause: " + injector.effective(k) + " of " + planned + " seen to bite (" + injector.done(k)
+                            + " attempted); judged on attempts until its bite can be observed");
+                    continue;
+                }
+                if (injector.effective(k) < planned) {
+                    String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
+                            + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
                     if (o.strictFaults()) {
-                        findings.violation("fault kinds injected fewer times than planned", what);
+                        findings.violation("fault kinds effective fewer times than planned", what);
                     } else {
                         log("fewer faults than planned: " + what);
                     }
@@ -225,17 +233,20 @@ public final class FaultHarness {
     private void print(Findings f, FaultInjector injector, List<Supervisor.Exit> exits, boolean settled) {
         StringBuilder b = new StringBuilder();
         b.append("\n==== fault harness: seed ").append(o.seed()).append(", ").append(Instant.now()).append(" ====\n");
-        row(b, "commands produced", o.commands());
+        row(b, "commands planned (--commands)", o.commands());
         f.facts().forEach((k, v) -> row(b, k, v));
-        b.append("---- faults (injected / planned)\n");
+        b.append("---- faults (effective / planned; attempted: carried out, whether or not they bit)\n");
         int total = 0;
+        int attempted = 0;
         for (FaultKind k : FaultKind.values()) {
             int planned = o.faults().getOrDefault(k, 0);
-            total += injector.done(k);
-            row(b, "  " + k.flag(), injector.done(k) + " / " + planned + (injector.failed(k) > 0 ? ", " + injector.failed(k) + " failed" : "")
+            total += injector.effective(k);
+            attempted += injector.done(k);
+            row(b, "  " + k.flag(), injector.effective(k) + " / " + planned + ", attempted " + injector.done(k)
+                    + (injector.failed(k) > 0 ? ", " + injector.failed(k) + " failed" : "")
                     + (injector.skipped(k) > 0 ? ", " + injector.skipped(k) + " skipped (no time left)" : ""));
         }
-        row(b, "  total", total);
+        row(b, "  total", total + " effective, " + attempted + " attempted");
         b.append("---- violations\n");
         f.violations().forEach((k, v) -> row(b, (v > 0 ? "! " : "  ") + k, v));
         row(b, (settled ? "  " : "! ") + "settled (applied, nothing staged, outbox empty)", settled ? "yes" : "NO");

@@ -69,6 +69,11 @@ public final class PostgresProcess {
         this.settings = new LinkedHashMap<>(settings);
     }
 
+    /** The server log (pg_ctl -l): a restart's recovery is read from it. */
+    public Path logFile() {
+        return logFile;
+    }
+
     public Durability durability() {
         return durability;
     }

@@ -4,12 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
+import io.queen.timers.faults.load.Intent;
 import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
-import io.queen.timers.log.codec.TxnHash;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,11 +17,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -32,11 +33,20 @@ import org.apache.kafka.common.header.Header;
  * topics read with a plain consumer, the log decoded with the project's codec, {@code queen.log_dlq},
  * {@code queen.log_timers} and the audit outbox. Never a service's counter.
  *
- * <p>The model: every {@code scheduled} verdict births a message (its {@code messageId}); a
- * {@code rescheduled} verdict replaces its txn, payload and time; a {@code cancelled} verdict ends it.
+ * <p>The oracle is the generator's record of what it sent ({@link Intent}), never the bridge's reading of
+ * it: each timer's commands are replayed in offset order against the semantics (docs/fault-harness.md),
+ * and each verdict must be one the semantics allow at that point. One live message per timer: a
+ * schedule with nothing live is {@code scheduled}; with a live message it is {@code rescheduled} (same
+ * id, the command's txn, payload and time), or {@code too_late} while that message is being fired, or
+ * {@code scheduled} (a new id) only once that message was delivered. A cancel is {@code cancelled} (the
+ * live message), {@code absent} only with nothing live, {@code too_late} as above. "Delivered before a
+ * verdict" is read from the audit topic: the message's {@code fired} or {@code dead_lettered} event
+ * precedes the verdict on the timer's audit partition (one relay publishes the outbox in id order, and a
+ * fire's row is written before the fire commits, so before any verdict that saw the timer gone).
  * Each message must end exactly one way — one frame in its queue's log, or cancelled, or (poisoned) one
  * DLQ row — and a frame must carry the txn and payload of the message's last applied command, be in the
- * right tenant's queue and partition, and not be earlier than that command's delivery time.
+ * right tenant's queue and partition, and not be earlier than that command's own time (the record's
+ * timestamp + delayMs, or its deliverAt).
  */
 public final class Checker {
 
@@ -45,25 +55,44 @@ public final class Checker {
     private static final String[] TENANTS = {Stack.TENANT_A, Stack.TENANT_B};
     private static final String[] AUDIT_TOPICS = {Stack.AUDIT, Stack.AUDIT_B};
 
-    /** One command record as it landed in its topic. */
-    record Cmd(int tenant, int partition, long offset, long timestamp, long seq, CommandKind kind,
-                       String queue, String key, String txn, long payloadHash) {
+    /** Clocks of the harness (record timestamps) and of PostgreSQL, read on one host at different moments. */
+    public static final long CLOCK_SLACK_MS = 1_000;
+
+    /** One command record as it landed in its topic, with what the generator meant it to be. */
+    record Cmd(int tenant, int partition, long offset, long timestamp, long seq, Intent intent) {
+        CommandKind kind() {
+            return intent.kind();
+        }
+
+        String timer() {
+            return tenant + "/" + intent.queue() + "/" + intent.key();
+        }
+    }
+
+    /** Where an event first appeared on its tenant's audit topic: events of one timer share a partition (key queue/timerKey). */
+    record Pos(int partition, long offset) {
+        boolean before(Pos o) {
+            return o != null && partition == o.partition && offset < o.offset;
+        }
     }
 
     /** A fired or dead_lettered event, read from the audit topic of {@code tenant}. */
-    private record OutcomeEvent(int tenant, String type, String messageId) {
+    private record OutcomeEvent(int tenant, String type, String messageId, Pos pos) {
     }
 
     /** The fields of a verdict event the checks use (a whole JSON tree per event would not fit a million). */
-    record Verdict(String eventId, String type, String messageId, String txn, String partition, String deliverAt, String reason) {
-        static Verdict of(JsonNode ev) {
+    record Verdict(String eventId, String type, String messageId, String txn, String partition, String deliverAt, String reason,
+                   String at, Pos pos) {
+        static Verdict of(JsonNode ev, Pos pos) {
             return new Verdict(ev.path("eventId").asText(), ev.path("type").asText(), ev.path("messageId").asText(null),
-                    ev.path("txn").asText(null), ev.path("partition").asText(null), ev.path("deliverAt").asText(null), ev.path("reason").asText(null));
+                    ev.path("txn").asText(null), ev.path("partition").asText(null), ev.path("deliverAt").asText(null), ev.path("reason").asText(null),
+                    ev.path("at").asText(null), pos);
         }
     }
 
     /** One message (a timer between its {@code scheduled} and its end). */
     private static final class Msg {
+        final UUID id;
         final int tenant;
         final String queue;
         final String key;
@@ -71,15 +100,19 @@ public final class Checker {
         String partition;
         String txn;
         long payloadHash;
-        Instant deliverAt;
-        boolean deliverAtInPast;
+        /** The last applied command's own time (record timestamp + delayMs, or deliverAt): "early" is against this. */
+        Instant due;
+        boolean dueInPast;
         boolean cancelled;
+        /** The first fired or dead_lettered event of this message on the audit topic, if any. */
+        Pos delivered;
         int fires;
         int dlq;
         boolean firedEvent;
         boolean deadLetteredEvent;
 
-        Msg(int tenant, String queue, String key, boolean poison) {
+        Msg(UUID id, int tenant, String queue, String key, boolean poison) {
+            this.id = id;
             this.tenant = tenant;
             this.queue = queue;
             this.key = key;
@@ -93,7 +126,11 @@ public final class Checker {
 
     private final String bootstrap;
     private final PostgresProcess postgres;
-    private final byte[] kinds;
+    private final Intent[] intents;
+    private final Set<Long> failedSeqs;
+    private final long tooLateSlackMs;
+    private final BitSet landedSeqs = new BitSet();
+    private long landedTwice;
     private final Findings f = new Findings();
     private final Map<String, Cmd> commands = new HashMap<>();
     private final Map<String, Map<String, Verdict>> verdicts = new HashMap<>();
@@ -101,22 +138,36 @@ public final class Checker {
     private final List<Long> lateness = new ArrayList<>();
     private final List<OutcomeEvent> outcomeEvents = new ArrayList<>();
 
-    public Checker(String bootstrap, PostgresProcess postgres, byte[] kinds) {
+    /**
+     * @param intents    what the generator sent, by seq
+     * @param failedSeqs seqs whose send the producer reported failed: not judged by the oracle, and each one fails the run
+     * @param tooLateSlackMs how long before a timer's own time a {@code too_late} may come: the verdict's time is its
+     *                   bridge transaction's start, and the statement that then found the timer claimed may have
+     *                   waited for row locks up to the bridge's statement timeout; plus {@link #CLOCK_SLACK_MS}
+     */
+    public Checker(String bootstrap, PostgresProcess postgres, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
         this.bootstrap = bootstrap;
         this.postgres = postgres;
-        this.kinds = kinds;
+        this.intents = intents;
+        this.failedSeqs = failedSeqs;
+        this.tooLateSlackMs = tooLateSlackMs;
         for (String v : List.of("duplicate fires", "losses", "early fires", "fired with another payload or txn than its last schedule",
                 "cancelled, then fired", "records without a verdict", "records with 2+ verdicts (different eventId)",
                 "hostile records not rejected", "valid records rejected", "verdicts of unknown records",
                 "poisoned timers not dead-lettered", "healthy timers dead-lettered", "DLQ rows without dead_lettered event",
                 "fires without fired event", "fired events without a fire", "timers left staged", "audit outbox rows left",
-                "offset gaps", "tenant crossings", "unknown messages in the log", "inconsistent verdicts")) {
+                "offset gaps", "tenant crossings", "unknown messages in the log", "inconsistent verdicts",
+                "verdicts the semantics do not allow", "verdict time is not the command's own time",
+                "hostile records rejected for another reason than intended", "producer send failures",
+                "acknowledged commands missing from the topics", "records the generator did not write",
+                "dead-lettered with another txn than its last schedule")) {
             f.declare(v);
         }
     }
 
     public Findings check() throws SQLException {
         readCommands();
+        landed();
         readAudit();
         checkVerdictsAndBuildMessages();
         decodeLog();
@@ -133,6 +184,9 @@ public final class Checker {
             int tenant = t;
             seen[0] += TopicReader.readAll(bootstrap, COMMAND_TOPICS[t], r -> {
                 Cmd c = command(tenant, r);
+                if (c == null) {
+                    return;
+                }
                 command(c);
                 landed[c.kind().ordinal()]++;
             });
@@ -143,36 +197,37 @@ public final class Checker {
         }
     }
 
+    /** The record's intent comes from the generator by its seq header; the record's bytes are the bridge's to read. */
     private Cmd command(int tenant, ConsumerRecord<byte[], byte[]> r) {
         long seq = Long.parseLong(header(r, CommandGenerator.SEQ_HEADER));
-        CommandKind kind = CommandKind.of(kinds[(int) seq]);
-        String queue = null;
-        String key = null;
-        String txn = null;
-        long payloadHash = 0;
-        if (kind != CommandKind.HOSTILE) {
-            try {
-                if (header(r, "queen-op") != null) {
-                    queue = header(r, "queen-queue");
-                    key = header(r, "queen-timer-key");
-                    txn = header(r, "queen-txn");
-                    if (r.value() != null && r.value().length > 0) {
-                        payloadHash = payloadHash(JSON.readTree(r.value()));
-                    }
-                } else {
-                    JsonNode cmd = JSON.readTree(r.value());
-                    queue = cmd.path("queue").asText();
-                    key = cmd.path("timerKey").asText();
-                    txn = cmd.path("txn").asText(null);
-                    if (cmd.has("payload")) {
-                        payloadHash = payloadHash(cmd.get("payload"));
-                    }
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException("the harness cannot parse its own command at " + id(tenant, r.partition(), r.offset()), e);
+        Intent intent = seq >= 0 && seq < intents.length ? intents[(int) seq] : null;
+        if (intent == null) {
+            f.violation("records the generator did not write", id(tenant, r.partition(), r.offset()) + " carries seq " + seq);
+            return null;
+        }
+        if (intent.tenant() != tenant) {
+            f.violation("tenant crossings", "seq " + seq + " was sent to tenant " + TENANTS[intent.tenant()] + "'s topic and landed in " + COMMAND_TOPICS[tenant]);
+        }
+        return new Cmd(tenant, r.partition(), r.offset(), r.timestamp(), seq, intent);
+    }
+
+    /**
+     * Every command the producer sent must be in the topics: one whose send failed fails the run (the
+     * oracle cannot judge what never landed, and a harness that shrugs at it judges less than it claims),
+     * and one acknowledged but absent is a loss by the broker the run must not hide.
+     */
+    void landed() {
+        for (long seq : failedSeqs) {
+            f.violation("producer send failures", "seq " + seq + " (" + intents[(int) seq] + ")");
+        }
+        for (int seq = 0; seq < intents.length; seq++) {
+            if (intents[seq] != null && !landedSeqs.get(seq) && !failedSeqs.contains((long) seq)) {
+                f.violation("acknowledged commands missing from the topics", "seq " + seq + " (" + intents[seq] + ")");
             }
         }
-        return new Cmd(tenant, r.partition(), r.offset(), r.timestamp(), seq, kind, queue, key, txn, payloadHash);
+        f.fact("commands generated", java.util.Arrays.stream(intents).filter(java.util.Objects::nonNull).count());
+        f.fact("commands whose send failed", failedSeqs.size());
+        f.fact("records that landed twice (same seq)", landedTwice);
     }
 
     private void readAudit() {
@@ -200,12 +255,12 @@ public final class Checker {
                         f.violation("tenant crossings", "audit topic " + AUDIT_TOPICS[tenant] + " answers a record of " + src.path("topic").asText());
                     }
                     String id = id(topicIndex(src.path("topic").asText()), src.path("partition").asInt(), src.path("offset").asLong());
-                    if (!verdict(id, ev)) {
+                    if (!verdict(id, ev, new Pos(r.partition(), r.offset()))) {
                         sameIdRepeats[0]++;
                     }
                 } else if ("fired".equals(type) || "dead_lettered".equals(type)) {
                     // Messages are built after the whole audit is read; judged then.
-                    outcomeEvent(tenant, ev);
+                    outcomeEvent(tenant, ev, new Pos(r.partition(), r.offset()));
                 }
             });
         }
@@ -217,15 +272,22 @@ public final class Checker {
     /** A command record as it landed (package-private: the unit test feeds the model directly). */
     void command(Cmd c) {
         commands.put(id(c.tenant(), c.partition(), c.offset()), c);
+        if (landedSeqs.get((int) c.seq())) {
+            landedTwice++;
+        }
+        landedSeqs.set((int) c.seq());
     }
 
-    /** A verdict event for the record {@code id}; false when its eventId was seen before (an allowed repeat). */
-    boolean verdict(String id, JsonNode ev) {
-        return verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>(2)).putIfAbsent(ev.path("eventId").asText(), Verdict.of(ev)) == null;
+    /**
+     * A verdict event for the record {@code id} at {@code pos} of its audit topic; false when its eventId was
+     * seen before (an allowed repeat: the first appearance is the one that counts for the order).
+     */
+    boolean verdict(String id, JsonNode ev, Pos pos) {
+        return verdicts.computeIfAbsent(id, k -> new LinkedHashMap<>(2)).putIfAbsent(ev.path("eventId").asText(), Verdict.of(ev, pos)) == null;
     }
 
-    void outcomeEvent(int tenant, JsonNode ev) {
-        outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("messageId").asText()));
+    void outcomeEvent(int tenant, JsonNode ev, Pos pos) {
+        outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("messageId").asText(), pos));
     }
 
     Findings findings() {
@@ -238,13 +300,21 @@ public final class Checker {
                 f.violation("verdicts of unknown records", id + ": " + verdicts.get(id).values().iterator().next());
             }
         }
+        // Where each message was first delivered on the audit topic: the replay asks "delivered before this verdict?".
+        Map<UUID, Pos> delivered = new HashMap<>();
+        for (OutcomeEvent oe : outcomeEvents) {
+            delivered.merge(UUID.fromString(oe.messageId()), oe.pos(), (a, b) -> b.before(a) ? b : a);
+        }
         List<Cmd> ordered = new ArrayList<>(commands.values());
+        // One timer's records share a Kafka partition (the key rule), so this is each timer's offset order.
         ordered.sort(Comparator.comparingInt(Cmd::tenant).thenComparingInt(Cmd::partition).thenComparingLong(Cmd::offset));
+        Map<String, Msg> live = new HashMap<>();
+        long hostile = 0;
         for (Cmd c : ordered) {
             String id = id(c.tenant(), c.partition(), c.offset());
             Map<String, Verdict> vs = verdicts.getOrDefault(id, Map.of());
             if (vs.isEmpty()) {
-                f.violation("records without a verdict", id + " (seq " + c.seq() + ", " + c.kind() + ")");
+                f.violation("records without a verdict", id + " (seq " + c.seq() + ", " + c.intent() + ")");
                 continue;
             }
             if (vs.size() > 1) {
@@ -253,8 +323,12 @@ public final class Checker {
             Verdict v = vs.values().iterator().next();
             String type = v.type();
             if (c.kind() == CommandKind.HOSTILE) {
+                hostile++;
                 if (!"rejected".equals(type)) {
                     f.violation("hostile records not rejected", id + " (seq " + c.seq() + ") got " + v);
+                } else if (!c.intent().rejectReason().equals(v.reason())) {
+                    f.violation("hostile records rejected for another reason than intended", id + " (seq " + c.seq() + ") meant "
+                            + c.intent().rejectReason() + ", got " + v.reason());
                 }
                 continue;
             }
@@ -262,8 +336,9 @@ public final class Checker {
                 f.violation("valid records rejected", id + " (seq " + c.seq() + ") got " + v);
                 continue;
             }
-            apply(c, id, type, v);
+            replay(c, id, v, live, delivered);
         }
+        f.fact("hostile records judged (reason compared with the intended one)", hostile);
         for (OutcomeEvent oe : outcomeEvents) {
             int tenant = oe.tenant();
             Msg m = messages.get(UUID.fromString(oe.messageId()));
@@ -279,42 +354,118 @@ public final class Checker {
         }
     }
 
-    private void apply(Cmd c, String id, String type, Verdict v) {
-        switch (type) {
-            case "scheduled", "rescheduled" -> {
-                UUID mid = UUID.fromString(v.messageId());
-                Msg m = messages.get(mid);
-                if ("scheduled".equals(type)) {
-                    if (m != null) {
-                        f.violation("inconsistent verdicts", id + ": scheduled names a message id already born: " + mid);
-                    }
-                    m = new Msg(c.tenant(), c.queue(), c.key(), c.kind() == CommandKind.POISON);
-                    messages.put(mid, m);
-                } else if (m == null || m.tenant != c.tenant() || !m.queue.equals(c.queue()) || !m.key.equals(c.key())) {
-                    f.violation("inconsistent verdicts", id + ": rescheduled names a message of another timer or none: " + v);
+    /**
+     * One command of a timer against the model: the verdict must be one the semantics allow given what is live,
+     * and the model then follows the verdict (so one wrong verdict is reported once, not at every later command).
+     */
+    private void replay(Cmd c, String id, Verdict v, Map<String, Msg> live, Map<UUID, Pos> delivered) {
+        Intent in = c.intent();
+        Msg m = live.get(c.timer());
+        String at = id + " (seq " + c.seq() + ", " + in.op() + " " + c.timer() + ") answered " + v.type();
+        boolean deliveredBefore = m != null && m.delivered != null && m.delivered.before(v.pos());
+        switch (v.type()) {
+            case "scheduled" -> {
+                if (in.cancel()) {
+                    f.violation("verdicts the semantics do not allow", at + ": a cancel never schedules");
                     return;
                 }
-                if (!c.txn().equals(v.txn())) {
-                    f.violation("inconsistent verdicts", id + ": verdict txn " + v.txn() + " is not the command's " + c.txn());
+                if (m != null && !deliveredBefore) {
+                    f.violation("verdicts the semantics do not allow", at + " with a new message " + v.messageId() + " while message " + m.id
+                            + " was live (not fired or dead-lettered before this verdict): expected rescheduled or too_late");
                 }
-                m.partition = v.partition();
-                m.txn = c.txn();
-                m.payloadHash = c.payloadHash();
-                m.deliverAt = Instant.parse(v.deliverAt());
-                m.deliverAtInPast = m.deliverAt.toEpochMilli() < c.timestamp();
+                if (v.messageId() == null) {
+                    f.violation("inconsistent verdicts", id + ": scheduled without a messageId: " + v);
+                    return;
+                }
+                UUID mid = UUID.fromString(v.messageId());
+                if (messages.containsKey(mid)) {
+                    f.violation("inconsistent verdicts", id + ": scheduled names a message id already born: " + mid);
+                    return;
+                }
+                Msg born = new Msg(mid, c.tenant(), in.queue(), in.key(), c.kind() == CommandKind.POISON);
+                born.delivered = delivered.get(mid);
+                messages.put(mid, born);
+                live.put(c.timer(), born);
+                applySchedule(c, id, v, born);
+            }
+            case "rescheduled" -> {
+                if (in.cancel()) {
+                    f.violation("verdicts the semantics do not allow", at + ": a cancel never reschedules");
+                } else if (m == null) {
+                    f.violation("verdicts the semantics do not allow", at + " with nothing live: expected scheduled");
+                } else if (!m.id.toString().equals(v.messageId())) {
+                    f.violation("verdicts the semantics do not allow", at + " naming message " + v.messageId() + ", the live one is " + m.id);
+                } else {
+                    if (deliveredBefore) {
+                        f.violation("verdicts the semantics do not allow", at + ": message " + m.id + " was fired or dead-lettered before this verdict");
+                    }
+                    applySchedule(c, id, v, m);
+                }
             }
             case "cancelled" -> {
-                Msg m = messages.get(UUID.fromString(v.messageId()));
-                if (m == null || m.tenant != c.tenant() || !m.key.equals(c.key())) {
-                    f.violation("inconsistent verdicts", id + ": cancelled names a message of another timer or none: " + v);
-                } else {
-                    m.cancelled = true;
+                if (!in.cancel()) {
+                    f.violation("verdicts the semantics do not allow", at + ": a schedule never cancels");
+                }
+                if (m == null || !m.id.toString().equals(v.messageId())) {
+                    f.violation("verdicts the semantics do not allow", at + " naming message " + v.messageId() + ", the live one is "
+                            + (m == null ? "none" : m.id));
+                    Msg named = v.messageId() == null ? null : messages.get(UUID.fromString(v.messageId()));
+                    if (named != null && named.tenant == c.tenant() && named.key.equals(in.key())) {
+                        named.cancelled = true;
+                    }
+                    return;
+                }
+                if (deliveredBefore) {
+                    f.violation("verdicts the semantics do not allow", at + ": message " + m.id + " was fired or dead-lettered before this verdict");
+                }
+                m.cancelled = true;
+                live.remove(c.timer());
+            }
+            case "absent" -> {
+                if (!in.cancel()) {
+                    f.violation("verdicts the semantics do not allow", at + ": only a cancel can find nothing");
+                } else if (m != null && !deliveredBefore) {
+                    f.violation("verdicts the semantics do not allow", at + " while message " + m.id
+                            + " was live (not fired or dead-lettered before this verdict): expected cancelled or too_late");
+                }
+                live.remove(c.timer());
+            }
+            case "too_late" -> {
+                if (m == null) {
+                    f.violation("verdicts the semantics do not allow", at + " with nothing live: nothing can be firing");
+                } else if (deliveredBefore) {
+                    f.violation("verdicts the semantics do not allow", at + ": message " + m.id + " was already fired or dead-lettered");
+                } else if (v.at() != null && m.due.toEpochMilli() > parseTime(v.at()).toEpochMilli() + tooLateSlackMs) {
+                    f.violation("verdicts the semantics do not allow", at + " at " + v.at() + ", but message " + m.id + " is due only at " + m.due
+                            + ": a timer is claimed only when due");
                 }
             }
-            case "absent", "too_late" -> {
-            }
-            default -> f.violation("inconsistent verdicts", id + ": verdict type " + type);
+            default -> f.violation("inconsistent verdicts", id + ": verdict type " + v.type());
         }
+    }
+
+    /** A scheduled or rescheduled verdict: it must announce the command's own txn, partition and time; the message takes them. */
+    private void applySchedule(Cmd c, String id, Verdict v, Msg m) {
+        Intent in = c.intent();
+        Instant due = in.due(c.timestamp());
+        if (!in.txn().equals(v.txn()) || !in.partition().equals(v.partition())) {
+            f.violation("inconsistent verdicts", id + ": verdict txn " + v.txn() + " partition " + v.partition() + ", the command's are "
+                    + in.txn() + " " + in.partition());
+        }
+        if (v.deliverAt() == null || parseTime(v.deliverAt()).toEpochMilli() != due.toEpochMilli()) {
+            f.violation("verdict time is not the command's own time", id + " (seq " + c.seq() + "): verdict deliverAt " + v.deliverAt()
+                    + ", the command's time is " + due + (in.delayMs() != null ? " (record timestamp " + Instant.ofEpochMilli(c.timestamp())
+                    + " + delayMs " + in.delayMs() + ")" : " (its deliverAt)"));
+        }
+        m.partition = in.partition();
+        m.txn = in.txn();
+        m.payloadHash = in.payloadHash();
+        m.due = due;
+        m.dueInPast = due.toEpochMilli() < c.timestamp();
+    }
+
+    private static Instant parseTime(String text) {
+        return java.time.OffsetDateTime.parse(text).toInstant();
     }
 
     private void decodeLog() throws SQLException {
@@ -386,7 +537,7 @@ public final class Checker {
         }
         long hash;
         try {
-            hash = payloadHash(JSON.readTree(frame.payload()));
+            hash = Intent.payloadHash(JSON.readTree(frame.payload()));
         } catch (Exception e) {
             hash = -1;
         }
@@ -394,10 +545,10 @@ public final class Checker {
             f.violation("fired with another payload or txn than its last schedule", at + " (" + m.name() + ", expected partition "
                     + m.partition + " txn " + m.txn + ")");
         }
-        long late = createdAt.toEpochMilli() - m.deliverAt.toEpochMilli();
-        if (createdAt.isBefore(m.deliverAt)) {
-            f.violation("early fires", at + ": created_at " + createdAt + " < deliverAt " + m.deliverAt);
-        } else if (!m.deliverAtInPast) {
+        long late = createdAt.toEpochMilli() - m.due.toEpochMilli();
+        if (createdAt.isBefore(m.due)) {
+            f.violation("early fires", at + ": created_at " + createdAt + " < the command's own time " + m.due);
+        } else if (!m.dueInPast) {
             lateness.add(late);
         }
     }
@@ -411,23 +562,29 @@ public final class Checker {
                      + " WHERE d.consumer_group = '__timer__'")) {
             while (rs.next()) {
                 rows++;
-                UUID mid = (UUID) rs.getObject(1);
-                Msg m = messages.get(mid);
-                String at = "DLQ row of message " + mid + " txn " + rs.getString(2) + " tenant " + rs.getString(3) + " queue " + rs.getString(4);
-                if (m == null) {
-                    f.violation("unknown messages in the log", at);
-                    continue;
-                }
-                m.dlq++;
-                if (!TENANTS[m.tenant].equals(rs.getString(3)) || !m.queue.equals(rs.getString(4))) {
-                    f.violation("tenant crossings", at + " belongs to " + m.name());
-                }
-                if (!m.poison) {
-                    f.violation("healthy timers dead-lettered", at);
-                }
+                dlqRow((UUID) rs.getObject(1), rs.getString(2), rs.getString(3), rs.getString(4));
             }
         }
         f.fact("DLQ rows", rows);
+    }
+
+    void dlqRow(UUID mid, String txn, String tenantId, String queue) {
+        Msg m = messages.get(mid);
+        String at = "DLQ row of message " + mid + " txn " + txn + " tenant " + tenantId + " queue " + queue;
+        if (m == null) {
+            f.violation("unknown messages in the log", at);
+            return;
+        }
+        m.dlq++;
+        if (!TENANTS[m.tenant].equals(tenantId) || !m.queue.equals(queue)) {
+            f.violation("tenant crossings", at + " belongs to " + m.name());
+        }
+        if (!m.poison) {
+            f.violation("healthy timers dead-lettered", at);
+        }
+        if (!m.txn.equals(txn)) {
+            f.violation("dead-lettered with another txn than its last schedule", at + " (" + m.name() + ", expected txn " + m.txn + ")");
+        }
     }
 
     void judgeMessages() {
@@ -473,7 +630,7 @@ public final class Checker {
         f.fact("cancelled", cancelled);
         f.fact("dead-lettered (poisoned)", deadLettered);
         lateness.sort(null);
-        f.fact("lateness max ms (deliverAt not in the past)", lateness.isEmpty() ? 0 : lateness.get(lateness.size() - 1));
+        f.fact("lateness max ms (own time not in the past)", lateness.isEmpty() ? 0 : lateness.get(lateness.size() - 1));
         f.fact("lateness p99 ms", lateness.isEmpty() ? 0 : lateness.get((int) Math.min(lateness.size() - 1, Math.ceil(lateness.size() * 0.99) - 1)));
         f.fact("lateness p50 ms", lateness.isEmpty() ? 0 : lateness.get(lateness.size() / 2));
     }
@@ -493,10 +650,6 @@ public final class Checker {
                 }
             }
         }
-    }
-
-    static long payloadHash(JsonNode payload) throws Exception {
-        return ByteBuffer.wrap(TxnHash.of(JSON.writeValueAsString(payload))).getLong();
     }
 
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {

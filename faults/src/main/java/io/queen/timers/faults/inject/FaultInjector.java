@@ -3,6 +3,11 @@ package io.queen.timers.faults.inject;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -18,6 +23,12 @@ import java.util.function.Consumer;
  * i-th slice), so the kinds overlap as real trouble does, and the same seed gives the same plan.
  * Faults on one resource serialize on it: PostgreSQL restarts on PostgreSQL, broker faults on the
  * broker, faults on one service on that service.
+ *
+ * <p>A fault counts only when it bit (docs/fault-harness.md#faults-that-count): a kill when its target was
+ * alive and came back working, a PostgreSQL restart when a new postmaster started and its log shows the
+ * recovery (immediate) or the clean shutdown (fast), a termination when it ended a backend, a pause when the
+ * paused process held work. A kind whose planned faults did not all bite gets more attempts until they did
+ * or its time is up, so "30 of every kind" means 30 that bit.
  */
 public final class FaultInjector {
 
@@ -26,6 +37,7 @@ public final class FaultInjector {
     private final Map<FaultKind, Integer> planned;
     private final Consumer<String> log;
     private final Map<FaultKind, AtomicInteger> done = new EnumMap<>(FaultKind.class);
+    private final Map<FaultKind, AtomicInteger> effective = new EnumMap<>(FaultKind.class);
     private final Map<FaultKind, AtomicInteger> failed = new EnumMap<>(FaultKind.class);
     private final Map<FaultKind, AtomicInteger> skipped = new EnumMap<>(FaultKind.class);
     private final Map<String, Object> processLocks = new ConcurrentHashMap<>();
@@ -48,13 +60,20 @@ public final class FaultInjector {
         this.log = log;
         for (FaultKind k : FaultKind.values()) {
             done.put(k, new AtomicInteger());
+            effective.put(k, new AtomicInteger());
             failed.put(k, new AtomicInteger());
             skipped.put(k, new AtomicInteger());
         }
     }
 
+    /** Faults carried out (the call returned), whether or not they bit. */
     public int done(FaultKind k) {
         return done.get(k).get();
+    }
+
+    /** Faults that bit: what {@code --strict-faults} counts. */
+    public int effective(FaultKind k) {
+        return effective.get(k).get();
     }
 
     public int failed(FaultKind k) {
@@ -109,6 +128,13 @@ public final class FaultInjector {
             }
         }
         inFlight.forEach(FaultInjector::join);
+        // Faults that did not bite are made up for, one at a time, while there is time (at most as many again).
+        for (int extra = 0; extra < count && effective(kind) < count && skipped(kind) == 0; extra++) {
+            Fault fault = plan(kind, random);
+            Thread t = new Thread(() -> execute(kind, fault), "fault-" + kind.flag() + "-extra-" + extra);
+            t.start();
+            join(t);
+        }
     }
 
     /**
@@ -137,9 +163,16 @@ public final class FaultInjector {
         };
     }
 
+    /** What a fault did, and why it did not bite ({@code null} when it did). */
+    private record Outcome(String what, String notBitten) {
+        static Outcome bit(String what) {
+            return new Outcome(what, null);
+        }
+    }
+
     private void execute(FaultKind kind, Fault f) {
         try {
-            String what = switch (kind) {
+            Outcome o = switch (kind) {
                 case KILL_BRIDGE -> killAndRestart(stack.bridges().get(f.target), f.downMs);
                 case KILL_SWEEPER -> killAndRestart(stack.sweepers().get(f.target), f.downMs);
                 case PG_IMMEDIATE -> restartPostgres(PostgresProcess.Shutdown.IMMEDIATE, f.downMs, f.upMs);
@@ -150,8 +183,11 @@ public final class FaultInjector {
                 case PAUSE -> pause(stack.services().get(f.target), f.downMs);
             };
             done.get(kind).incrementAndGet();
-            log.accept(String.format("fault %-13s #%d at %6.1f s: %s", kind.flag(), done.get(kind).get(),
-                    (System.currentTimeMillis() - t0) / 1000.0, what));
+            if (o.notBitten() == null) {
+                effective.get(kind).incrementAndGet();
+            }
+            log.accept(String.format("fault %-13s #%d at %6.1f s: %s%s", kind.flag(), done.get(kind).get(),
+                    (System.currentTimeMillis() - t0) / 1000.0, o.what(), o.notBitten() == null ? "" : "; did NOT bite: " + o.notBitten()));
         } catch (NoTimeLeft e) {
             skipped.get(kind).incrementAndGet();
         } catch (Exception e) {
@@ -177,9 +213,10 @@ public final class FaultInjector {
         }
     }
 
-    private String killAndRestart(ManagedProcess p, long downMs) throws InterruptedException {
+    private Outcome killAndRestart(ManagedProcess p, long downMs) throws InterruptedException {
         synchronized (lockOf(p)) {
             checkTimeLeft();
+            boolean wasRunning = p.isAlive() && !p.isPaused();
             p.kill9();
             Thread.sleep(downMs);
             p.start();
@@ -187,40 +224,73 @@ public final class FaultInjector {
             // past its start-up tests start-up only (on a loaded machine a start takes 5-20 s).
             long t = System.currentTimeMillis();
             boolean up = stack.awaitRunning(p, 120_000);
-            return p.name() + " killed, restarted after " + downMs + " ms, " + (up ? "working again after " + (System.currentTimeMillis() - t) + " ms"
+            String what = p.name() + " killed, restarted after " + downMs + " ms, " + (up ? "working again after " + (System.currentTimeMillis() - t) + " ms"
                     : "NOT working 120 s later (see its log)");
+            return new Outcome(what, !wasRunning ? "it was not running when killed" : !up ? "it did not come back working" : null);
         }
     }
 
-    private String restartPostgres(PostgresProcess.Shutdown mode, long downMs, long upMs) throws InterruptedException {
+    /**
+     * What the server log says a start after an immediate stop or a fast one must say: crash recovery, or the
+     * clean shutdown it starts from.
+     */
+    static final String RECOVERY_LINE = "automatic recovery in progress";
+    static final String CLEAN_SHUTDOWN_LINE = "database system was shut down at";
+
+    private Outcome restartPostgres(PostgresProcess.Shutdown mode, long downMs, long upMs) throws Exception {
         synchronized (postgresLock) {
             checkTimeLeft();
+            PostgresProcess pg = stack.postgres();
+            long pidBefore = pg.postmasterPid();
+            long logFrom = Files.size(pg.logFile());
             long t = System.currentTimeMillis();
-            stack.postgres().restart(mode, downMs);
+            pg.restart(mode, downMs);
             long back = System.currentTimeMillis() - t;
+            long pidAfter = pg.postmasterPid();
+            String since = logSince(pg.logFile(), logFrom);
+            String expected = mode == PostgresProcess.Shutdown.IMMEDIATE ? RECOVERY_LINE : CLEAN_SHUTDOWN_LINE;
             Thread.sleep(upMs);
-            return "postgres " + mode.name().toLowerCase() + " stop, up again after " + back + " ms, kept up " + upMs + " ms";
+            String what = "postgres " + mode.name().toLowerCase() + " stop, up again after " + back + " ms (postmaster " + pidBefore + " -> "
+                    + pidAfter + "), kept up " + upMs + " ms";
+            return new Outcome(what, pidAfter == pidBefore ? "the postmaster's pid did not change"
+                    : !since.contains(expected) ? "the server log does not say '" + expected + "'" : null);
         }
     }
 
-    private String terminate() throws Exception {
+    private static String logSince(Path log, long from) throws IOException {
+        byte[] all = Files.readAllBytes(log);
+        return new String(all, (int) Math.min(from, all.length), (int) Math.max(0, all.length - from), StandardCharsets.UTF_8);
+    }
+
+    private Outcome terminate() throws Exception {
         synchronized (postgresLock) {
-            return "pg_terminate_backend: " + stack.postgres().terminateClientBackends() + " connections";
+            int ended = stack.postgres().terminateClientBackends();
+            return new Outcome("pg_terminate_backend: " + ended + " connections", ended == 0 ? "no backend was there to end" : null);
         }
     }
 
-    private String brokerKill(long downMs, long upMs) throws InterruptedException {
+    private Outcome brokerKill(long downMs, long upMs) throws InterruptedException {
         synchronized (brokerLock) {
             checkTimeLeft();
+            boolean wasRunning = stack.broker().isAlive() && !stack.broker().isPaused();
             long t = System.currentTimeMillis();
             stack.broker().kill9();
             Thread.sleep(downMs);
             long restart = System.currentTimeMillis();
             stack.startBroker();
             long now = System.currentTimeMillis();
+            String answers;
+            try {
+                Stack.awaitBrokerAnswers(stack.bootstrap(), 120_000);
+                answers = null;
+            } catch (IllegalStateException e) {
+                answers = e.getMessage();
+            }
+            long led = System.currentTimeMillis() - now;
             Thread.sleep(upMs);
-            return "broker killed, restarted after " + downMs + " ms, port open again " + (now - restart) + " ms after the restart ("
-                    + (now - t) + " ms unreachable), kept up " + upMs + " ms";
+            String what = "broker killed, restarted after " + downMs + " ms, port open again " + (now - restart) + " ms after the restart ("
+                    + (now - t) + " ms unreachable), leaders named " + led + " ms later, kept up " + upMs + " ms";
+            return new Outcome(what, !wasRunning ? "it was not running when killed" : answers);
         }
     }
 
@@ -230,7 +300,7 @@ public final class FaultInjector {
      * finds its own broker's heartbeats older than the broker session and fences it, so the partitions'
      * leader stays unavailable until the next heartbeat unfences it.
      */
-    private String brokerHang(long stopMs, long upMs) throws InterruptedException {
+    private Outcome brokerHang(long stopMs, long upMs) throws InterruptedException {
         synchronized (brokerLock) {
             checkTimeLeft();
             if (!stack.broker().pause()) {
@@ -245,22 +315,112 @@ public final class FaultInjector {
             Stack.awaitBrokerAnswers(stack.bootstrap(), 120_000);
             long answers = System.currentTimeMillis() - t;
             Thread.sleep(upMs);
-            return "broker SIGSTOP for " + stopMs + " ms, then SIGCONT; answering metadata again " + answers + " ms later, kept up " + upMs + " ms";
+            // It was running (pause() said so) and answers again (or awaitBrokerAnswers threw): it bit.
+            return Outcome.bit("broker SIGSTOP for " + stopMs + " ms, then SIGCONT; answering metadata again " + answers + " ms later, kept up " + upMs + " ms");
         }
     }
 
-    private String pause(ManagedProcess p, long pauseMs) throws InterruptedException {
+    /** How long a pause waits for its target to hold work before it stops it anyway (and the pause may not bite). */
+    private static final long BUSY_WAIT_MS = 20_000;
+
+    /**
+     * SIGSTOP past the lease or the session. It bit when the process held work: a bridge held command partitions
+     * (its group member, by client id) and lost them during the pause; a sweeper had a transaction open or a
+     * statement running in PostgreSQL at the stop (its connections, by client port; frozen while it is stopped).
+     * The pause waits (up to BUSY_WAIT_MS) for such a moment: a bridge holding partitions, a sweeper at work.
+     */
+    private Outcome pause(ManagedProcess p, long pauseMs) throws Exception {
         synchronized (lockOf(p)) {
             checkTimeLeft();
-            if (!p.pause()) {
-                throw new IllegalStateException(p.name() + " is not running");
-            }
+            boolean bridge = stack.bridges().contains(p);
+            Probe probe = new Probe(p);
             try {
-                Thread.sleep(pauseMs);
+                long until = System.currentTimeMillis() + BUSY_WAIT_MS;
+                // A sweeper's statements last milliseconds: it is sampled every few; a bridge's partitions change slowly.
+                while (System.currentTimeMillis() < until && !(bridge ? probe.partitions() > 0 : busy(probe.backends()))) {
+                    Thread.sleep(bridge ? 250 : 3);
+                }
+                int heldBefore = bridge ? probe.partitions() : 0;
+                if (!p.pause()) {
+                    throw new IllegalStateException(p.name() + " is not running");
+                }
+                String notBitten;
+                List<String> atStop = bridge ? List.of() : probe.backends();
+                try {
+                    Thread.sleep(pauseMs);
+                    if (bridge) {
+                        int heldAfter = probe.partitions();
+                        notBitten = heldBefore <= 0 ? "it held no partition when stopped" + (heldBefore < 0 ? " (the group could not be read)" : "")
+                                : heldAfter != 0 ? "it still held " + (heldAfter < 0 ? "(the group could not be read)" : heldAfter + " partitions") + " at the end" : null;
+                    } else {
+                        notBitten = busy(atStop) ? null : "no transaction or statement of it was in PostgreSQL at the stop " + atStop;
+                    }
+                } finally {
+                    p.resume();
+                }
+                return new Outcome(p.name() + " SIGSTOP for " + pauseMs + " ms, then SIGCONT"
+                        + (bridge ? " (partitions held at the stop: " + heldBefore + ")" : " (its backends at the stop: " + atStop + ")"), notBitten);
             } finally {
-                p.resume();
+                probe.close();
             }
-            return p.name() + " SIGSTOP for " + pauseMs + " ms, then SIGCONT";
+        }
+    }
+
+    private static boolean busy(List<String> backends) {
+        return backends.stream().anyMatch(b -> b.startsWith("active") || b.contains("in a transaction"));
+    }
+
+    /**
+     * Reads what a process holds, riding out the harness's own PostgreSQL and broker faults: an answer that
+     * cannot be read is "nothing held" (-1 partitions for "cannot say"), so an unreadable moment never
+     * counts as a bite.
+     */
+    private final class Probe implements AutoCloseable {
+        private final ManagedProcess p;
+        private Connection c;
+        private List<Integer> ports = List.of();
+        private long portsAt;
+
+        Probe(ManagedProcess p) {
+            this.p = p;
+        }
+
+        List<String> backends() {
+            try {
+                if (c == null || c.isClosed()) {
+                    c = stack.postgres().connect();
+                }
+                // Reading /proc on every sample would cost a core; the pool's sockets are stable between reconnects.
+                if (System.currentTimeMillis() - portsAt > 200) {
+                    ports = stack.postgresPortsOf(p);
+                    portsAt = System.currentTimeMillis();
+                }
+                return stack.backendsAt(c, ports);
+            } catch (java.sql.SQLException e) {
+                close();
+                return List.of("cannot read: " + e.getMessage());
+            }
+        }
+
+        int partitions() throws InterruptedException {
+            try {
+                Integer held = stack.bridgeAssignments().get(p.name());
+                return held == null ? 0 : held;
+            } catch (IllegalStateException e) {
+                return -1;
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (java.sql.SQLException ignored) {
+                // a connection the harness's own fault ended
+            }
+            c = null;
         }
     }
 

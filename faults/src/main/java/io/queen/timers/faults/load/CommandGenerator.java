@@ -6,6 +6,7 @@ import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -48,51 +49,73 @@ public final class CommandGenerator {
 
     public GeneratedCommand next(long seq) {
         boolean tenantB = random.nextBoolean();
+        int tenant = tenantB ? 1 : 0;
         String topic = tenantB ? Stack.COMMANDS_B : Stack.COMMANDS_A;
         String queue = "faults.q" + random.nextInt(QUEUES);
         String key = "key-" + random.nextInt(keys);
         double dice = random.nextDouble();
         if (dice < hostileFraction) {
-            return new GeneratedCommand(seq, CommandKind.HOSTILE, hostile(seq, topic, queue, key), null);
+            Hostile h = hostile(seq, topic, queue, key);
+            return new GeneratedCommand(seq, new Intent(seq, CommandKind.HOSTILE, tenant, null, queue, key, null, null, null, null, 0,
+                    h.reason()), h.record(), null);
         }
         if (dice < hostileFraction + poisonFraction) {
             String txn = POISON_TXN_PREFIX + (tenantB ? "b-" : "a-") + seq;
+            String partition = PARTITIONS[random.nextInt(PARTITIONS.length)];
+            long delay = random.nextInt(2000);
             ObjectNode cmd = JSON.createObjectNode().put("op", "schedule").put("queue", queue).put("timerKey", "px-" + seq)
-                    .put("partition", PARTITIONS[random.nextInt(PARTITIONS.length)]).put("delayMs", random.nextInt(2000)).put("txn", txn);
-            cmd.set("payload", payload(seq, key, false));
-            return new GeneratedCommand(seq, CommandKind.POISON, envelope(seq, topic, queue, "px-" + seq, cmd), txn);
+                    .put("partition", partition).put("delayMs", delay).put("txn", txn);
+            ObjectNode payload = payload(seq, key, false);
+            cmd.set("payload", payload);
+            Intent intent = new Intent(seq, CommandKind.POISON, tenant, "schedule", queue, "px-" + seq, partition, txn, delay, null,
+                    Intent.payloadHash(payload), null);
+            return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, "px-" + seq, cmd), txn);
         }
-        return new GeneratedCommand(seq, CommandKind.VALID, valid(seq, topic, queue, key), null);
+        return valid(seq, tenant, topic, queue, key);
     }
 
-    private ProducerRecord<byte[], byte[]> valid(long seq, String topic, String queue, String key) {
+    /** The random draws are in the order of the generator before intents were recorded: a seed gives the same stream as then. */
+    private GeneratedCommand valid(long seq, int tenant, String topic, String queue, String key) {
         double op = random.nextDouble();
         String partition = PARTITIONS[random.nextInt(PARTITIONS.length)];
         if (op < 0.2) {
+            Intent cancel = new Intent(seq, CommandKind.VALID, tenant, "cancel", queue, key, null, null, null, null, 0, null);
             if (random.nextInt(5) == 0) {
-                return headersForm(seq, topic, queue, key, "cancel", null, null, partition);
+                return new GeneratedCommand(seq, cancel, headersForm(seq, topic, queue, key, "cancel", null, null, partition, 0), null);
             }
             ObjectNode cmd = JSON.createObjectNode().put("op", "cancel").put("queue", queue).put("timerKey", key);
-            return envelope(seq, topic, queue, key, cmd);
+            return new GeneratedCommand(seq, cancel, envelope(seq, topic, queue, key, cmd), null);
         }
         String opName = op < 0.75 ? "schedule" : "reschedule";
         String txn = "t-" + seq;
         ObjectNode payload = payload(seq, key, random.nextDouble() < largeFraction);
+        long hash = Intent.payloadHash(payload);
         if (random.nextInt(5) == 0) {
-            return headersForm(seq, topic, queue, key, opName, txn, payload, partition);
+            long delay = random.nextInt(3_000);
+            Intent intent = new Intent(seq, CommandKind.VALID, tenant, opName, queue, key, partition, txn, delay, null, hash, null);
+            return new GeneratedCommand(seq, intent, headersForm(seq, topic, queue, key, opName, txn, payload, partition, delay), null);
         }
         ObjectNode cmd = JSON.createObjectNode().put("op", opName).put("queue", queue).put("timerKey", key).put("partition", partition);
         int when = random.nextInt(20);
+        Long delay = null;
+        Instant at = null;
+        // Whole milliseconds: the timer stores its time in milliseconds, so the oracle's time is exactly the stored one.
         if (when == 0) {
-            cmd.put("deliverAt", Instant.now().minusMillis(random.nextInt(5_000)).toString());
+            at = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusMillis(random.nextInt(5_000));
         } else if (when == 1) {
-            cmd.put("deliverAt", Instant.now().plusMillis(random.nextInt(3_000)).toString());
+            at = Instant.now().truncatedTo(ChronoUnit.MILLIS).plusMillis(random.nextInt(3_000));
         } else {
-            cmd.put("delayMs", random.nextInt(3_000));
+            delay = (long) random.nextInt(3_000);
+        }
+        if (at != null) {
+            cmd.put("deliverAt", at.toString());
+        } else {
+            cmd.put("delayMs", delay);
         }
         cmd.put("txn", txn);
         cmd.set("payload", payload);
-        return envelope(seq, topic, queue, key, cmd);
+        Intent intent = new Intent(seq, CommandKind.VALID, tenant, opName, queue, key, partition, txn, delay, at, hash, null);
+        return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
     }
 
     private ObjectNode payload(long seq, String key, boolean large) {
@@ -106,56 +129,64 @@ public final class CommandGenerator {
     }
 
     private ProducerRecord<byte[], byte[]> headersForm(long seq, String topic, String queue, String key, String op, String txn,
-                                                       ObjectNode payload, String partition) {
+                                                       ObjectNode payload, String partition, long delayMs) {
         List<Header> headers = new ArrayList<>();
         headers.add(header("queen-op", op));
         headers.add(header("queen-queue", queue));
         headers.add(header("queen-timer-key", key));
         if (txn != null) {
             headers.add(header("queen-partition", partition));
-            headers.add(header("queen-delay-ms", Integer.toString(random.nextInt(3_000))));
+            headers.add(header("queen-delay-ms", Long.toString(delayMs)));
             headers.add(header("queen-txn", txn));
         }
         byte[] value = payload == null ? new byte[0] : payload.toString().getBytes(StandardCharsets.UTF_8);
         return record(seq, topic, utf8(WireFormat.key(queue, key)), value, headers);
     }
 
-    /** Every reject reason, and records meant to hurt: each must get one {@code rejected} verdict and stop nothing. */
-    private ProducerRecord<byte[], byte[]> hostile(long seq, String topic, String queue, String key) {
+    /** A hostile record and the reason the bridge's parser must give it (README "Reject reasons (closed list)"). */
+    private record Hostile(String reason, ProducerRecord<byte[], byte[]> record) {
+    }
+
+    /**
+     * Every reject reason, and records meant to hurt: each must get one {@code rejected} verdict with the reason
+     * named here and stop nothing. Where a record breaks two rules the reason is the parser's first check
+     * (fields in the order op, queue, timerKey, partition, txn, time, payload; the key last).
+     */
+    private Hostile hostile(long seq, String topic, String queue, String key) {
         byte[] k = utf8(WireFormat.key(queue, key));
         String base = "\"queue\":\"" + queue + "\",\"timerKey\":\"" + key + "\"";
         String schedule = "{\"op\":\"schedule\"," + base + ",\"delayMs\":100,\"txn\":\"h-" + seq + "\",\"payload\":{}";
         return switch (random.nextInt(22)) {
-            case 0 -> record(seq, topic, k, utf8("{not json"), List.of());
-            case 1 -> record(seq, topic, k, new byte[] {'{', (byte) 0xC3, 0x28, '}'}, List.of());
-            case 2 -> record(seq, topic, k, null, List.of());
-            case 3 -> record(seq, topic, utf8(queue + "/someone-else"), utf8(schedule + "}"), List.of());
-            case 4 -> record(seq, topic, null, utf8(schedule + "}"), List.of());
-            case 5 -> record(seq, topic, utf8("bad queue!/" + key),
-                    utf8("{\"op\":\"schedule\",\"queue\":\"bad queue!\",\"timerKey\":\"" + key + "\",\"delayMs\":1,\"txn\":\"x\",\"payload\":1}"), List.of());
+            case 0 -> new Hostile("malformed_json", record(seq, topic, k, utf8("{not json"), List.of()));
+            case 1 -> new Hostile("malformed_json", record(seq, topic, k, new byte[] {'{', (byte) 0xC3, 0x28, '}'}, List.of()));
+            case 2 -> new Hostile("malformed_json", record(seq, topic, k, null, List.of()));
+            case 3 -> new Hostile("key_mismatch", record(seq, topic, utf8(queue + "/someone-else"), utf8(schedule + "}"), List.of()));
+            case 4 -> new Hostile("key_mismatch", record(seq, topic, null, utf8(schedule + "}"), List.of()));
+            case 5 -> new Hostile("bad_queue", record(seq, topic, utf8("bad queue!/" + key),
+                    utf8("{\"op\":\"schedule\",\"queue\":\"bad queue!\",\"timerKey\":\"" + key + "\",\"delayMs\":1,\"txn\":\"x\",\"payload\":1}"), List.of()));
             // A producer trying to write for the other tenant.
-            case 6 -> record(seq, topic, k, utf8(schedule + ",\"tenant\":\"" + Stack.TENANT_B + "\"}"), List.of());
-            case 7 -> record(seq, topic, k, utf8("{\"op\":\"explode\"," + base + "}"), List.of());
-            case 8 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":\"100\",\"txn\":\"x\",\"payload\":{}}"), List.of());
-            case 9 -> record(seq, topic, k, utf8("{\"op\":\"schedule\",\"op\":\"cancel\"," + base + "}"), List.of());
-            case 10 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"x\",\"payload\":"
-                    + "[".repeat(5_000) + "]".repeat(5_000) + "}"), List.of());
-            case 11 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"a\\u0000b\",\"payload\":{}}"), List.of());
-            case 12 -> record(seq, topic, k, utf8(schedule + ",\"deliverAt\":\"2030-01-01T00:00:00Z\"}"), List.of());
-            case 13 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":17280000000,\"txn\":\"x\",\"payload\":{}}"), List.of());
-            case 14 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"x\",\"payload\":\""
-                    + "z".repeat(Stack.PAYLOAD_MAX_BYTES + 10) + "\"}"), List.of());
-            case 15 -> record(seq, topic, k, utf8("{}"), List.of(header("queen-op", "schedule"), header("queen-op", "cancel"),
-                    header("queen-queue", queue), header("queen-timer-key", key)));
+            case 6 -> new Hostile("server_owned_field", record(seq, topic, k, utf8(schedule + ",\"tenant\":\"" + Stack.TENANT_B + "\"}"), List.of()));
+            case 7 -> new Hostile("unknown_op", record(seq, topic, k, utf8("{\"op\":\"explode\"," + base + "}"), List.of()));
+            case 8 -> new Hostile("wrong_type", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":\"100\",\"txn\":\"x\",\"payload\":{}}"), List.of()));
+            case 9 -> new Hostile("malformed_json", record(seq, topic, k, utf8("{\"op\":\"schedule\",\"op\":\"cancel\"," + base + "}"), List.of()));
+            case 10 -> new Hostile("malformed_json", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"x\",\"payload\":"
+                    + "[".repeat(5_000) + "]".repeat(5_000) + "}"), List.of()));
+            case 11 -> new Hostile("bad_txn", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"a\\u0000b\",\"payload\":{}}"), List.of()));
+            case 12 -> new Hostile("bad_time", record(seq, topic, k, utf8(schedule + ",\"deliverAt\":\"2030-01-01T00:00:00Z\"}"), List.of()));
+            case 13 -> new Hostile("horizon", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":17280000000,\"txn\":\"x\",\"payload\":{}}"), List.of()));
+            case 14 -> new Hostile("payload_too_large", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":1,\"txn\":\"x\",\"payload\":\""
+                    + "z".repeat(Stack.PAYLOAD_MAX_BYTES + 10) + "\"}"), List.of()));
+            case 15 -> new Hostile("bad_header", record(seq, topic, k, utf8("{}"), List.of(header("queen-op", "schedule"), header("queen-op", "cancel"),
+                    header("queen-queue", queue), header("queen-timer-key", key))));
             case 16 -> {
                 String longKey = "k".repeat(600);
-                yield record(seq, topic, utf8(WireFormat.key(queue, longKey)), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of());
+                yield new Hostile("bad_timer_key", record(seq, topic, utf8(WireFormat.key(queue, longKey)), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of()));
             }
-            case 17 -> record(seq, topic, k, utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"\\ud800\"}"), List.of());
-            case 18 -> record(seq, topic, k, utf8("{\"op\":\"cancel\"," + base + ",\"txn\":\"x\"}"), List.of());
-            case 19 -> record(seq, topic, k, utf8("[1,2,3]"), List.of());
-            case 20 -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":123456789012345678901234567890,\"txn\":\"x\",\"payload\":{}}"), List.of());
-            default -> record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"deliverAt\":\"yesterday\",\"txn\":\"x\",\"payload\":{}}"), List.of());
+            case 17 -> new Hostile("bad_timer_key", record(seq, topic, k, utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"\\ud800\"}"), List.of()));
+            case 18 -> new Hostile("unknown_field", record(seq, topic, k, utf8("{\"op\":\"cancel\"," + base + ",\"txn\":\"x\"}"), List.of()));
+            case 19 -> new Hostile("malformed_json", record(seq, topic, k, utf8("[1,2,3]"), List.of()));
+            case 20 -> new Hostile("bad_time", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"delayMs\":123456789012345678901234567890,\"txn\":\"x\",\"payload\":{}}"), List.of()));
+            default -> new Hostile("bad_time", record(seq, topic, k, utf8("{\"op\":\"schedule\"," + base + ",\"deliverAt\":\"yesterday\",\"txn\":\"x\",\"payload\":{}}"), List.of()));
         };
     }
 

@@ -8,12 +8,4 @@ public enum CommandKind {
     HOSTILE,
     /** A valid schedule whose txn the destination refuses on every fire: must end in the DLQ. */
     POISON;
-
-    public byte code() {
-        return (byte) (ordinal() + 1);
-    }
-
-    public static CommandKind of(byte code) {
-        return code == 0 ? null : values()[code - 1];
-    }
 }

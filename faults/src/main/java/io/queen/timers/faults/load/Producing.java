@@ -19,7 +19,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * poisoned txns are registered with the refusing destination ({@link Poison}) before the chunk is sent,
  * so no poisoned timer can fire before it is poisoned. The producer is idempotent with a delivery
  * timeout longer than any outage the harness makes, so it rides broker faults out; whatever it still
- * fails to deliver is counted, and the checker reads what actually landed from the topics.
+ * fails to deliver is recorded by seq, and each such command fails the run (the checker's oracle judges
+ * what was sent, so a command that never landed is a hole in the proof, not a detail).
  */
 public final class Producing {
 
@@ -27,24 +28,36 @@ public final class Producing {
     private final PostgresProcess postgres;
     private final String bootstrap;
     private final Consumer<String> log;
-    private final byte[] kinds;
+    private final Intent[] intents;
     private final AtomicLong sendFailures = new AtomicLong();
+    private final AtomicLong acknowledged = new AtomicLong();
+    /** Seqs whose send failed: the checker leaves them out of the oracle and the run fails on them. */
+    private final java.util.Set<Long> failedSeqs = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public Producing(CommandGenerator generator, PostgresProcess postgres, String bootstrap, int commands, Consumer<String> log) {
         this.generator = generator;
         this.postgres = postgres;
         this.bootstrap = bootstrap;
         this.log = log;
-        this.kinds = new byte[commands];
+        this.intents = new Intent[commands];
     }
 
-    /** The kind of each generated command by seq (what the generator meant), for the checker. */
-    public byte[] kinds() {
-        return kinds;
+    /** What each generated command by seq was meant to be: the checker's oracle. */
+    public Intent[] intents() {
+        return intents;
     }
 
     public long sendFailures() {
         return sendFailures.get();
+    }
+
+    /** Records the broker acknowledged (acks=all): the commands that landed as far as the producer knows. */
+    public long acknowledged() {
+        return acknowledged.get();
+    }
+
+    public java.util.Set<Long> failedSeqs() {
+        return failedSeqs;
     }
 
     public void run(long durationMs) throws InterruptedException {
@@ -59,7 +72,7 @@ public final class Producing {
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(128L << 20));
         p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        int total = kinds.length;
+        int total = intents.length;
         int chunk = 200;
         long start = System.currentTimeMillis();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
@@ -69,7 +82,7 @@ public final class Producing {
                 List<String> poison = new ArrayList<>();
                 for (int seq = from; seq < to; seq++) {
                     GeneratedCommand c = generator.next(seq);
-                    kinds[seq] = c.kind().code();
+                    intents[seq] = c.intent();
                     batch.add(c);
                     if (c.poisonTxn() != null) {
                         poison.add(c.poisonTxn());
@@ -81,6 +94,9 @@ public final class Producing {
                     producer.send(c.record(), (md, e) -> {
                         if (e != null) {
                             sendFailures.incrementAndGet();
+                            failedSeqs.add(c.seq());
+                        } else {
+                            acknowledged.incrementAndGet();
                         }
                     });
                 }
@@ -94,7 +110,7 @@ public final class Producing {
             }
             producer.flush();
         }
-        log.accept("producer: all " + total + " commands sent (" + sendFailures.get() + " send failures)");
+        log.accept("producer: all " + total + " commands sent, " + acknowledged.get() + " acknowledged, " + sendFailures.get() + " send failures");
     }
 
     /** Insert the poisoned txns' hashes, retrying through PostgreSQL outages (they are the harness's own faults). */

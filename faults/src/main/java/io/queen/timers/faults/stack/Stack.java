@@ -37,6 +37,8 @@ public final class Stack implements AutoCloseable {
     public static final long SESSION_MS = 6_000;
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
     public static final long KAFKA_REQUEST_TIMEOUT_MS = 3_000;
+    /** The bridges' statement timeout (the default, named here because the checker's too_late bound rests on it). */
+    public static final long BRIDGE_STATEMENT_TIMEOUT_MS = 60_000;
     public static final int PAYLOAD_MAX_BYTES = 262_144;
     /**
      * The services' JVMs. C1 only: seven JVMs on two cores restart dozens of times; C2's compile threads would
@@ -164,7 +166,10 @@ public final class Stack implements AutoCloseable {
 
     public void startServices(int bridgeCount, int sweeperCount) throws IOException {
         for (int i = 1; i <= bridgeCount; i++) {
-            bridges.add(service("bridge", i, bridgeSettings(), withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
+            Properties settings = bridgeSettings();
+            // Its own client id, so a fault can tell from the group which member is this bridge (FaultInjector's pause).
+            settings.put("kafka.client.id", "bridge-" + i);
+            bridges.add(service("bridge", i, settings, withClassArchive(SERVICE_JVM, serviceArchive("bridge"))));
         }
         for (int i = 1; i <= sweeperCount; i++) {
             sweepers.add(service("sweeper", i, sweeperSettings(), withClassArchive(SERVICE_JVM, serviceArchive("sweeper"))));
@@ -233,6 +238,57 @@ public final class Stack implements AutoCloseable {
         }
     }
 
+    /** The bridges' consumer group (the bridge's default bridge.group.id). */
+    public static final String BRIDGE_GROUP = "queen-timers-bridge";
+
+    /** The command-topic partitions each member of the bridges' group holds, by client id ({@code bridge-<n>}). */
+    public Map<String, Integer> bridgeAssignments() throws InterruptedException {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "3000");
+        Map<String, Integer> held = new LinkedHashMap<>();
+        try (Admin admin = Admin.create(p)) {
+            admin.describeConsumerGroups(List.of(BRIDGE_GROUP)).all().get().get(BRIDGE_GROUP).members()
+                    .forEach(m -> held.merge(m.clientId(), m.assignment().topicPartitions().size(), Integer::sum));
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot describe group " + BRIDGE_GROUP + ": " + e.getCause(), e);
+        }
+        return held;
+    }
+
+    /**
+     * What {@code p}'s PostgreSQL connections are doing, one pg_stat_activity line each ({@code state}, and
+     * whether a transaction is open): its connections are found by their client ports, read from the
+     * process's socket inodes in /proc (Linux), so the answer is about this process and no other.
+     */
+    public List<String> backendsOf(java.sql.Connection c, ManagedProcess p) throws java.sql.SQLException {
+        return backendsAt(c, postgresPortsOf(p));
+    }
+
+    /** The client ports of {@code p}'s connections to PostgreSQL (they change only when its pool reconnects). */
+    public List<Integer> postgresPortsOf(ManagedProcess p) {
+        return ProcSockets.localPortsTo(p.pid(), postgres.port());
+    }
+
+    /** {@link #backendsOf} for connections already found by their client ports. */
+    public List<String> backendsAt(java.sql.Connection c, List<Integer> ports) throws java.sql.SQLException {
+        List<String> out = new ArrayList<>();
+        if (ports.isEmpty()) {
+            return out;
+        }
+        try (java.sql.PreparedStatement ps = c.prepareStatement("SELECT state, xact_start IS NOT NULL FROM pg_stat_activity"
+                     + " WHERE backend_type = 'client backend' AND client_port = ANY (?)")) {
+            ps.setArray(1, c.createArrayOf("int4", ports.toArray()));
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1) + (rs.getBoolean(2) ? " (in a transaction)" : ""));
+                }
+            }
+        }
+        return out;
+    }
+
     /** Until this start of {@code p} logged that it runs (ServiceHost's line); false after the timeout. */
     public boolean awaitRunning(ManagedProcess p, long timeoutMs) throws InterruptedException {
         return Launcher.awaitRunning(p, timeoutMs);
@@ -270,6 +326,7 @@ public final class Stack implements AutoCloseable {
         p.put("topic." + COMMANDS_A + ".tenant", TENANT_A);
         p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
         p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
+        p.put("bridge.statement.timeout", BRIDGE_STATEMENT_TIMEOUT_MS + "ms");
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
         p.put("kafka.heartbeat.interval.ms", "1500");
         return p;

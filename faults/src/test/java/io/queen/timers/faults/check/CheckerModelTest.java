@@ -6,10 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.faults.load.CommandKind;
+import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -22,8 +24,10 @@ class CheckerModelTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Instant T = Instant.parse("2026-12-03T00:00:00Z");
 
-    private final Checker checker = new Checker(null, null, new byte[100]);
+    private final Intent[] intents = new Intent[100];
+    private final Checker checker = new Checker(null, null, intents, Set.of(), Checker.CLOCK_SLACK_MS);
     private long offset;
+    private long auditOffset;
 
     @Test
     void aMessageThatFiresOnceOnTimeWithItsLastPayloadIsClean() throws Exception {
@@ -58,8 +62,8 @@ class CheckerModelTest {
     void aCancelledMessageMustNotFire() throws Exception {
         UUID m = schedule(0, "k", "{\"v\":1}", T);
         ObjectNode cancelled = event(0, "cancelled", "k").put("messageId", m.toString());
-        checker.command(cmd(0, "k", null, null, CommandKind.VALID));
-        checker.verdict(lastId(0), cancelled);
+        checker.command(cmd(0, "k", null, null, null, CommandKind.VALID));
+        checker.verdict(lastId(0), cancelled, pos());
         fire(0, m, "{\"v\":1}", T.plusSeconds(1));
         assertThat(judge().count("cancelled, then fired")).isEqualTo(1);
     }
@@ -82,12 +86,12 @@ class CheckerModelTest {
 
     @Test
     void everyRecordNeedsExactlyOneVerdictAndHostileOnesARejection() throws Exception {
-        checker.command(cmd(0, "k", null, null, CommandKind.HOSTILE));
-        checker.verdict(lastId(0), event(0, "absent", "k"));
-        checker.command(cmd(0, "k2", null, null, CommandKind.VALID));
-        checker.verdict(lastId(0), event(0, "absent", "k2"));
-        checker.verdict(lastId(0), event(0, "absent", "k2"));
-        checker.command(cmd(0, "k3", null, null, CommandKind.VALID));
+        checker.command(cmd(0, "k", null, null, null, CommandKind.HOSTILE));
+        checker.verdict(lastId(0), event(0, "absent", "k"), pos());
+        checker.command(cmd(0, "k2", null, null, null, CommandKind.VALID));
+        checker.verdict(lastId(0), event(0, "absent", "k2"), pos());
+        checker.verdict(lastId(0), event(0, "absent", "k2"), pos());
+        checker.command(cmd(0, "k3", null, null, null, CommandKind.VALID));
         Findings f = judge();
         assertThat(f.count("hostile records not rejected")).isEqualTo(1);
         assertThat(f.count("records with 2+ verdicts (different eventId)")).isEqualTo(1);
@@ -106,10 +110,10 @@ class CheckerModelTest {
 
     private void upsert(int tenant, String key, UUID m, String payload, Instant deliverAt, String type) throws Exception {
         String txn = "t-" + offset;
-        checker.command(cmd(tenant, key, txn, payload, CommandKind.VALID));
+        checker.command(cmd(tenant, key, txn, payload, deliverAt, CommandKind.VALID));
         ObjectNode ev = event(tenant, type, key).put("messageId", m.toString()).put("txn", txn)
                 .put("partition", "Default").put("deliverAt", deliverAt.toString());
-        checker.verdict(lastId(tenant), ev);
+        checker.verdict(lastId(tenant), ev, pos());
         lastTxn = txn;
     }
 
@@ -119,12 +123,22 @@ class CheckerModelTest {
         long at = offset++;
         Frame frame = Frame.of(m, lastTxn, payload.getBytes(StandardCharsets.UTF_8));
         frames.add(() -> checker.fire(tenant, "q", "Default", at, createdAt, frame, "test"));
-        checker.outcomeEvent(tenant, JSON.createObjectNode().put("type", "fired").put("messageId", m.toString()));
+        checker.outcomeEvent(tenant, JSON.createObjectNode().put("type", "fired").put("messageId", m.toString()), pos());
     }
 
-    private Checker.Cmd cmd(int tenant, String key, String txn, String payload, CommandKind kind) throws Exception {
-        long hash = payload == null ? 0 : Checker.payloadHash(JSON.readTree(payload));
-        return new Checker.Cmd(tenant, 0, ++offset, T.minusSeconds(10).toEpochMilli(), offset, kind, "q", key, txn, hash);
+    /** The next position on the (one) audit partition: events are fed in the order they were published. */
+    private Checker.Pos pos() {
+        return new Checker.Pos(0, auditOffset++);
+    }
+
+    /** A record and its intent: a schedule when it has a txn, else a cancel (or a hostile record meant as malformed_json). */
+    private Checker.Cmd cmd(int tenant, String key, String txn, String payload, Instant deliverAt, CommandKind kind) throws Exception {
+        long hash = payload == null ? 0 : Intent.payloadHash(JSON.readTree(payload));
+        long seq = ++offset;
+        Intent in = kind == CommandKind.HOSTILE ? new Intent(seq, kind, tenant, null, "q", key, null, null, null, null, 0, "malformed_json")
+                : new Intent(seq, kind, tenant, txn == null ? "cancel" : "schedule", "q", key, "Default", txn, null, deliverAt, hash, null);
+        intents[(int) seq] = in;
+        return new Checker.Cmd(tenant, 0, seq, T.minusSeconds(10).toEpochMilli(), seq, in);
     }
 
     private String lastId(int tenant) {

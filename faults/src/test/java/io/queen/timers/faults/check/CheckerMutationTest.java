@@ -1,0 +1,60 @@
+package io.queen.timers.faults.check;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queen.timers.faults.check.SimulatedRun.Mutant;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The checker must be able to fail on every way the product can be wrong: a seeded run of 3,000 commands
+ * through a correct model of bridge and sweeper passes, and the same run with any one rule broken
+ * ({@link Mutant}) fails, on the violation that names that rule. Pure: no processes, milliseconds.
+ */
+class CheckerMutationTest {
+
+    private static final long SEED = 20261203;
+    private static final int COMMANDS = 3_000;
+
+    @Test
+    void theCorrectBehaviourPassesAndMeetsEveryVerdict() {
+        SimulatedRun.Result r = SimulatedRun.run(SEED, COMMANDS, Mutant.NONE);
+        assertThat(r.findings().clean()).as(examples(r.findings())).isTrue();
+        // Every branch of the semantics is exercised, so a mutant that breaks one has something to break.
+        assertThat(r.verdicts()).containsKeys("scheduled", "rescheduled", "cancelled", "absent", "too_late", "rejected", "fired", "dead_lettered");
+        assertThat(r.verdicts().get("too_late")).isGreaterThan(5);
+        assertThat(r.verdicts().get("cancelled")).isGreaterThan(20);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Mutant.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void everyBrokenBehaviourFails(Mutant mutant) {
+        Findings f = SimulatedRun.run(SEED, COMMANDS, mutant).findings();
+        assertThat(f.clean()).as(mutant + " must FAIL").isFalse();
+        String expected = switch (mutant) {
+            case IGNORES_DELAY_MS -> "verdict time is not the command's own time";
+            case CANCEL_ABSENT_WHILE_LIVE, SCHEDULE_ANSWERED_CANCELLED, TOO_LATE_WHILE_NOT_FIRING -> "verdicts the semantics do not allow";
+            case FIRE_WITHOUT_TOKEN_RECHECK, SEGMENT_PUSHED_TWICE -> "duplicate fires";
+            case RECORD_SKIPPED -> "records without a verdict";
+            case WRONG_REJECT_REASON -> "hostile records rejected for another reason than intended";
+            case FIRES_FIRST_PAYLOAD -> "fired with another payload or txn than its last schedule";
+            case SEND_FAILED -> "producer send failures";
+            case NONE -> throw new AssertionError();
+        };
+        assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();
+    }
+
+    @Test
+    void aBridgeThatIgnoresDelayMsFiresEarlyAgainstTheCommandsOwnTime() {
+        // Not only its announced time is wrong: its fires are early against record timestamp + delayMs.
+        assertThat(SimulatedRun.run(SEED, COMMANDS, Mutant.IGNORES_DELAY_MS).findings().count("early fires")).isPositive();
+    }
+
+    private static String examples(Findings f) {
+        return f.violations().entrySet().stream().filter(e -> e.getValue() > 0)
+                .map(e -> e.getKey() + "=" + e.getValue() + " " + f.examples().getOrDefault(e.getKey(), java.util.List.of()))
+                .collect(Collectors.joining("\n"));
+    }
+}

@@ -1,0 +1,262 @@
+package io.queen.timers.faults.check;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.faults.load.CommandGenerator;
+import io.queen.timers.faults.load.CommandKind;
+import io.queen.timers.faults.load.GeneratedCommand;
+import io.queen.timers.faults.load.Intent;
+import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.log.codec.Frame;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * A whole run without processes: the seeded generator's commands through a small model of the bridge and
+ * the sweeper on a virtual clock, its verdicts, audit events, log frames and DLQ rows fed to the real
+ * {@link Checker}. The model is correct unless a {@link Mutant} breaks one rule, as a defect in the
+ * product would; the mutation test requires the checker to pass the first and fail every other.
+ */
+final class SimulatedRun {
+
+    /** One way the product can be wrong; {@code NONE} is the product as specified. */
+    enum Mutant {
+        NONE,
+        /** The bridge takes a delayMs command as due at the record's timestamp. */
+        IGNORES_DELAY_MS,
+        /** A cancel of a pending timer answers absent and leaves the timer, which fires later. */
+        CANCEL_ABSENT_WHILE_LIVE,
+        /** A sweeper fires after its claim expired and another sweeper fired the timer too (no token re-check). */
+        FIRE_WITHOUT_TOKEN_RECHECK,
+        /** A fire's segment is pushed twice (a retry after a commit whose answer was lost). */
+        SEGMENT_PUSHED_TWICE,
+        /** The bridge skips a record: no verdict, no effect. */
+        RECORD_SKIPPED,
+        /** A schedule of a pending timer answers cancelled and deletes it. */
+        SCHEDULE_ANSWERED_CANCELLED,
+        /** Every hostile record is rejected, but as malformed_json whatever it breaks. */
+        WRONG_REJECT_REASON,
+        /** A cancel of a pending timer not yet due answers too_late and leaves it. */
+        TOO_LATE_WHILE_NOT_FIRING,
+        /** A reschedule moves the time but the fire carries the first schedule's txn and payload. */
+        FIRES_FIRST_PAYLOAD,
+        /** A command the producer failed to send is not in the topic (the checker must not judge less silently). */
+        SEND_FAILED
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Records 5 ms apart over 10 keys: a timer gets a command every ~0.4 s, within the 0-3 s delays, so commands meet live timers. */
+    private static final long STEP_MS = 5;
+    /** How long a claimed timer is "firing" before its segment commits: commands in between are too_late. */
+    private static final long FIRE_MS = 30;
+
+    private record Timer(UUID id, int tenant, String queue, String key, boolean poison, String txn, JsonNode payload,
+                         String partition, long due, long claimedAt) {
+        Timer claimed(long at) {
+            return new Timer(id, tenant, queue, key, poison, txn, payload, partition, due, at);
+        }
+    }
+
+    private record LogFrame(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame) {
+    }
+
+    private final Mutant mutant;
+    private final Checker checker;
+    private final Map<String, Timer> timers = new TreeMap<>();
+    private final Map<String, Long> kafkaOffsets = new HashMap<>();
+    private final Map<String, Long> logOffsets = new HashMap<>();
+    private final List<List<Object[]>> audit = List.of(new ArrayList<>(), new ArrayList<>());
+    private final List<LogFrame> frames = new ArrayList<>();
+    private final List<Object[]> dlq = new ArrayList<>();
+    private int fires;
+    private boolean skipped;
+
+    private SimulatedRun(Mutant mutant, Intent[] intents, Set<Long> failed) {
+        this.mutant = mutant;
+        // The simulated bridge's statements never wait: its too_late bound is the clocks' slack alone.
+        this.checker = new Checker(null, null, intents, failed, Checker.CLOCK_SLACK_MS);
+    }
+
+    /** What the checker found, and the verdict types the run gave (to show it met every branch of the semantics). */
+    record Result(Findings findings, Map<String, Long> verdicts) {
+    }
+
+    /** Runs {@code n} seeded commands with {@code mutant} and returns what the checker found. */
+    static Result run(long seed, int n, Mutant mutant) {
+        CommandGenerator gen = new CommandGenerator(seed, 10, 0.05, 0.01, 0);
+        List<GeneratedCommand> cmds = new ArrayList<>();
+        Intent[] intents = new Intent[n];
+        for (int i = 0; i < n; i++) {
+            GeneratedCommand c = gen.next(i);
+            cmds.add(c);
+            intents[i] = c.intent();
+        }
+        long sendFailed = mutant == Mutant.SEND_FAILED ? n / 3 : -1;
+        SimulatedRun sim = new SimulatedRun(mutant, intents, sendFailed < 0 ? Set.of() : Set.of(sendFailed));
+        long t0 = Instant.now().toEpochMilli();
+        long now = t0;
+        for (GeneratedCommand c : cmds) {
+            now = t0 + c.seq() * STEP_MS;
+            sim.sweep(now);
+            if (c.seq() != sendFailed) {
+                sim.apply(c, now);
+            }
+        }
+        while (!sim.timers.isEmpty()) {
+            now += 10;
+            sim.sweep(now);
+        }
+        return new Result(sim.judge(), sim.verdictTypes());
+    }
+
+    private void apply(GeneratedCommand g, long ts) {
+        Intent in = g.intent();
+        String topicKey = in.tenant() + "/" + Math.floorMod((in.queue() + "/" + in.key()).hashCode(), 6);
+        long offset = kafkaOffsets.merge(topicKey, 1L, Long::sum) - 1;
+        int partition = Integer.parseInt(topicKey.substring(topicKey.indexOf('/') + 1));
+        checker.command(new Checker.Cmd(in.tenant(), partition, offset, ts, g.seq(), in));
+        String id = Checker.id(in.tenant(), partition, offset);
+        long at = ts + 2;
+        if (in.kind() == CommandKind.HOSTILE) {
+            verdict(id, in, at, "rejected", null).put("reason", mutant == Mutant.WRONG_REJECT_REASON ? "malformed_json" : in.rejectReason());
+            return;
+        }
+        if (mutant == Mutant.RECORD_SKIPPED && !skipped && g.seq() > 1000 && !in.cancel()) {
+            skipped = true;
+            return;
+        }
+        String timer = in.tenant() + "/" + in.queue() + "/" + in.key();
+        Timer t = timers.get(timer);
+        boolean firing = t != null && t.claimedAt >= 0;
+        if (in.cancel()) {
+            if (t == null) {
+                verdict(id, in, at, "absent", null);
+            } else if (firing || (mutant == Mutant.TOO_LATE_WHILE_NOT_FIRING && t.due > at + 2_000)) {
+                verdict(id, in, at, "too_late", null);
+            } else if (mutant == Mutant.CANCEL_ABSENT_WHILE_LIVE) {
+                verdict(id, in, at, "absent", null);
+            } else {
+                verdict(id, in, at, "cancelled", t.id);
+                timers.remove(timer);
+            }
+            return;
+        }
+        if (firing) {
+            verdict(id, in, at, "too_late", null);
+            return;
+        }
+        if (t != null && mutant == Mutant.SCHEDULE_ANSWERED_CANCELLED) {
+            verdict(id, in, at, "cancelled", t.id);
+            timers.remove(timer);
+            return;
+        }
+        long due = in.deliverAt() != null ? in.deliverAt().toEpochMilli() : ts + (mutant == Mutant.IGNORES_DELAY_MS ? 0 : in.delayMs());
+        JsonNode payload = payload(g);
+        UUID mid = t == null ? UUID.randomUUID() : t.id;
+        boolean keepFirst = t != null && mutant == Mutant.FIRES_FIRST_PAYLOAD;
+        timers.put(timer, new Timer(mid, in.tenant(), in.queue(), in.key(), in.kind() == CommandKind.POISON,
+                keepFirst ? t.txn : in.txn(), keepFirst ? t.payload : payload, in.partition(), due, -1));
+        verdict(id, in, at, t == null ? "scheduled" : "rescheduled", mid).put("txn", in.txn()).put("partition", in.partition())
+                .put("deliverAt", Instant.ofEpochMilli(due).toString());
+    }
+
+    /** Claims what is due, and fires (or dead-letters) what was claimed FIRE_MS ago. */
+    private void sweep(long now) {
+        List<Timer> done = new ArrayList<>();
+        for (Map.Entry<String, Timer> e : timers.entrySet()) {
+            Timer t = e.getValue();
+            if (t.claimedAt >= 0 && now >= t.claimedAt + FIRE_MS) {
+                done.add(t);
+            } else if (t.claimedAt < 0 && t.due <= now) {
+                e.setValue(t.claimed(now));
+            }
+        }
+        for (Timer t : done) {
+            timers.remove(t.tenant + "/" + t.queue + "/" + t.key);
+            if (t.poison) {
+                dlq.add(new Object[] {t.id, t.txn, t.tenant == 0 ? Stack.TENANT_A : Stack.TENANT_B, t.queue});
+                outcome(t, "dead_lettered");
+                continue;
+            }
+            fires++;
+            push(t, now);
+            if ((mutant == Mutant.FIRE_WITHOUT_TOKEN_RECHECK || mutant == Mutant.SEGMENT_PUSHED_TWICE) && fires % 10 == 0) {
+                // the second claimant's fire (lease expired), or the same segment again
+                push(t, mutant == Mutant.SEGMENT_PUSHED_TWICE ? now : now + 3_000);
+            }
+            outcome(t, "fired");
+        }
+    }
+
+    private void push(Timer t, long at) {
+        String log = t.tenant + "/" + t.queue + "/" + t.partition;
+        long offset = logOffsets.merge(log, 1L, Long::sum) - 1;
+        byte[] payload = t.payload.toString().getBytes(StandardCharsets.UTF_8);
+        frames.add(new LogFrame(t.tenant, t.queue, t.partition, offset, Instant.ofEpochMilli(at), Frame.of(t.id, t.txn, payload)));
+    }
+
+    private ObjectNode verdict(String id, Intent in, long at, String type, UUID mid) {
+        ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", type)
+                .put("tenant", in.tenant() == 0 ? Stack.TENANT_A : Stack.TENANT_B).put("at", Instant.ofEpochMilli(at).toString());
+        if (mid != null) {
+            ev.put("messageId", mid.toString());
+        }
+        audit.get(in.tenant()).add(new Object[] {id, ev});
+        return ev;
+    }
+
+    private void outcome(Timer t, String type) {
+        ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", type)
+                .put("messageId", t.id.toString());
+        audit.get(t.tenant).add(new Object[] {null, ev});
+    }
+
+    private static JsonNode payload(GeneratedCommand g) {
+        try {
+            byte[] value = g.record().value();
+            return g.record().headers().lastHeader("queen-op") != null ? JSON.readTree(value) : JSON.readTree(value).get("payload");
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** In the checker's order: the command records, the audit topics, the replay, the log, the DLQ, each message. */
+    private Findings judge() {
+        for (int tenant = 0; tenant < 2; tenant++) {
+            List<Object[]> events = audit.get(tenant);
+            for (int i = 0; i < events.size(); i++) {
+                Checker.Pos pos = new Checker.Pos(0, i);
+                if (events.get(i)[0] != null) {
+                    checker.verdict((String) events.get(i)[0], (JsonNode) events.get(i)[1], pos);
+                } else {
+                    checker.outcomeEvent(tenant, (JsonNode) events.get(i)[1], pos);
+                }
+            }
+        }
+        checker.landed();
+        checker.checkVerdictsAndBuildMessages();
+        for (LogFrame lf : frames) {
+            checker.fire(lf.tenant, lf.queue, lf.partition, lf.offset, lf.createdAt, lf.frame, "simulated log");
+        }
+        for (Object[] d : dlq) {
+            checker.dlqRow((UUID) d[0], (String) d[1], (String) d[2], (String) d[3]);
+        }
+        checker.judgeMessages();
+        return checker.findings();
+    }
+
+    private Map<String, Long> verdictTypes() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        audit.forEach(l -> l.forEach(e -> m.merge(((JsonNode) e[1]).path("type").asText(), 1L, Long::sum)));
+        return m;
+    }
+}
