@@ -16,6 +16,9 @@
 -- queen.timer_trace_fields_v1(trace_context): {"traceId", "spanId"} in hex, as in W3C traceparent, from
 -- the 24 bytes the bridge stores (16 of trace id, 8 of span id); an empty object for NULL.
 --
+-- queen.timer_event_v1(timer): the event of a timer leaving a fire attempt (`retrying`, `dead_lettered`),
+-- read from its staged row: one definition for both writers.
+--
 -- Locks: none (plain reads). PRICE: a reader of the outbox pays the expansion of `fired` rows; the
 -- relay's backlog gauge counts rows, not events.
 
@@ -29,6 +32,21 @@ AS $$
     SELECT CASE WHEN p_trace IS NULL THEN '{}'::jsonb
                 ELSE jsonb_build_object('traceId', encode(substr(p_trace, 1, 16), 'hex'),
                                         'spanId', encode(substr(p_trace, 17, 8), 'hex')) END
+$$;
+
+-- {"queue", "timerKey", "partition", "txn", "messageId", "deliverAt", "attempts", "error"}, then
+-- "producerSub" and the trace fields when the timer has them: a `retrying` or `dead_lettered` event.
+CREATE OR REPLACE FUNCTION queen.timer_event_v1(p_timer queen.log_timers)
+RETURNS JSONB
+LANGUAGE sql
+STABLE
+AS $$
+    SELECT jsonb_build_object('queue', (p_timer).queue, 'timerKey', (p_timer).timer_key, 'partition', (p_timer)."partition",
+                              'txn', (p_timer).txn, 'messageId', (p_timer).message_id, 'deliverAt', (p_timer).deliver_at,
+                              'attempts', (p_timer).attempts, 'error', (p_timer).last_error)
+             || CASE WHEN (p_timer).producer_sub IS NULL THEN '{}'::jsonb
+                     ELSE jsonb_build_object('producerSub', (p_timer).producer_sub) END
+             || queen.timer_trace_fields_v1((p_timer).trace_context)
 $$;
 
 -- The outbox one row per event (V056), with traceId and spanId on fired events.

@@ -4,8 +4,7 @@
 -- [{"tenant_id", "queue", "timer_key", "payload"}] (payload: the decompressed bytes in base64, or null to
 -- keep the stored form; every key present, queen.json_rows_v1) and moves the named timers that have
 -- attempts >= p_max_attempts and NO claim token into queen.log_dlq, deleting them from queen.log_timers
--- with a `dead_lettered` audit row, in one transaction. The work is queen.timer_dead_letter_v1's, which
--- v2 calls with the rows as aligned arrays built in one place; v1 is not called by any process.
+-- with a `dead_lettered` audit row (queen.timer_event_v1), in one transaction.
 --
 -- Guarantees:
 --  * A step of its own, after the fail and in another transaction: a reschedule that lands in between
@@ -49,19 +48,18 @@ BEGIN
 END;
 $$;
 
--- The dead letter (V056), dead_lettered events with the trace.
-CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v1(
-    p_tenants      UUID[],
-    p_queues       TEXT[],
-    p_keys         TEXT[],
-    p_payloads     BYTEA[],
-    p_max_attempts INT)
+CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v2(p_timers JSONB, p_max_attempts INT)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, dlq_id UUID, partition_id UUID)
 LANGUAGE plpgsql
 VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
+    -- The call's rows as aligned arrays, built here in one place, in the call's order.
+    a_tenants  UUID[];
+    a_queues   TEXT[];
+    a_keys     TEXT[];
+    a_payloads BYTEA[];
     v_ord   BIGINT[];
     v_ctid  TID[];
     v_t     UUID[];
@@ -75,12 +73,14 @@ DECLARE
     v_dp    TEXT[];
     v_did   UUID[];
 BEGIN
-    IF coalesce(cardinality(p_tenants), 0) = 0 THEN
+    SELECT array_agg(r.tenant_id ORDER BY r.i), array_agg(r.queue ORDER BY r.i), array_agg(r.timer_key ORDER BY r.i),
+           array_agg(decode(r.payload, 'base64') ORDER BY r.i)
+      INTO a_tenants, a_queues, a_keys, a_payloads
+      FROM ROWS FROM (jsonb_to_recordset(queen.json_rows_v1('timer_dead_letter_v2 timers', p_timers, '{tenant_id,queue,timer_key,payload}'))
+                      AS (tenant_id UUID, queue TEXT, timer_key TEXT, payload TEXT))
+           WITH ORDINALITY AS r(tenant_id, queue, timer_key, payload, i);
+    IF a_tenants IS NULL THEN
         RETURN;
-    END IF;
-    IF cardinality(p_queues) IS DISTINCT FROM cardinality(p_tenants) OR cardinality(p_keys) IS DISTINCT FROM cardinality(p_tenants)
-       OR (p_payloads IS NOT NULL AND cardinality(p_payloads) IS DISTINCT FROM cardinality(p_tenants)) THEN
-        RAISE EXCEPTION 'timer_dead_letter_v1: arrays differ in length' USING ERRCODE = '22023';
     END IF;
 
     -- 1. Hold the exhausted, unclaimed rows (full primary-key probes in a LATERAL subquery).
@@ -89,7 +89,7 @@ BEGIN
            array_agg(n.queue ORDER BY n.rn), array_agg(n.timer_key ORDER BY n.rn), array_agg(l.part ORDER BY n.rn)
       INTO v_ord, v_ctid, v_t, v_q, v_k, v_p
       FROM (SELECT u.*, row_number() OVER (ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C") AS rn
-              FROM unnest(p_tenants, p_queues, p_keys) WITH ORDINALITY AS u(tenant_id, queue, timer_key, ord)
+              FROM unnest(a_tenants, a_queues, a_keys) WITH ORDINALITY AS u(tenant_id, queue, timer_key, ord)
              ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C") n
      CROSS JOIN LATERAL (
             SELECT t.ctid AS row_ctid, t."partition" AS part
@@ -119,7 +119,7 @@ BEGIN
         ON d.t = u.t AND d.q = u.q AND d.p = u.p;
     PERFORM set_config('enable_nestloop', 'on', true);
     IF coalesce(cardinality(v_pid), 0) <> cardinality(v_ord) THEN
-        RAISE EXCEPTION 'timer_dead_letter_v1: a destination did not resolve' USING ERRCODE = 'XX000';
+        RAISE EXCEPTION 'timer_dead_letter_v2: a destination did not resolve' USING ERRCODE = 'XX000';
     END IF;
 
     -- 3. The DLQ rows, read from the rows we hold (by TID). Lock order: leaf (queen.log_dlq; its foreign
@@ -127,8 +127,8 @@ BEGIN
     INSERT INTO queen.log_dlq (id, partition_id, consumer_group, "offset", message_id, transaction_id,
                                payload, error, retry_count, failed_at)
     SELECT u.dlq, u.pid, '__timer__', -1, t.message_id, t.txn,
-           CASE WHEN p_payloads IS NOT NULL AND p_payloads[u.ord::int] IS NOT NULL
-                    THEN queen.timer_payload_jsonb_v1(p_payloads[u.ord::int], t.encrypted)
+           CASE WHEN a_payloads[u.ord::int] IS NOT NULL
+                    THEN queen.timer_payload_jsonb_v1(a_payloads[u.ord::int], t.encrypted)
                 WHEN NOT t.payload_zstd
                     THEN queen.timer_payload_jsonb_v1(t.payload, t.encrypted)
                 ELSE jsonb_build_object('encoding', 'zstd+base64', 'encrypted', t.encrypted, 'data', encode(t.payload, 'base64'))
@@ -141,37 +141,14 @@ BEGIN
     WITH gone AS (
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (v_ctid)
-        RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.txn, t.message_id, t.deliver_at,
-                  t.attempts, t.last_error, t.producer_sub, t.trace_context)
+        RETURNING t AS timer)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
-    SELECT g.tenant_id, g.queue || '/' || g.timer_key, 'dead_lettered',
-           jsonb_build_object('queue', g.queue, 'timerKey', g.timer_key, 'partition', g."partition",
-                              'txn', g.txn, 'messageId', g.message_id, 'deliverAt', g.deliver_at,
-                              'attempts', g.attempts, 'error', g.last_error)
-             || CASE WHEN g.producer_sub IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('producerSub', g.producer_sub) END
-             || queen.timer_trace_fields_v1(g.trace_context)
+    SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered', queen.timer_event_v1(g.timer)
       FROM gone g
-     ORDER BY g.tenant_id, g.queue, g.timer_key;
+     ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key;
 
     RETURN QUERY
         SELECT u.t, u.q, u.k, u.dlq, u.pid
           FROM unnest(v_t, v_q, v_k, v_dlq, v_pid) AS u(t, q, k, dlq, pid);
 END;
-$$;
-
-CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v2(p_timers JSONB, p_max_attempts INT)
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, dlq_id UUID, partition_id UUID)
-LANGUAGE sql
-VOLATILE
-AS $$
-    WITH t AS MATERIALIZED (
-        SELECT r.tenant_id, r.queue, r.timer_key, decode(r.payload, 'base64') AS payload, r.i
-          FROM ROWS FROM (jsonb_to_recordset(queen.json_rows_v1('timer_dead_letter_v2 timers', p_timers, '{tenant_id,queue,timer_key,payload}'))
-                          AS (tenant_id UUID, queue TEXT, timer_key TEXT, payload TEXT))
-               WITH ORDINALITY AS r(tenant_id, queue, timer_key, payload, i))
-    SELECT d.* FROM queen.timer_dead_letter_v1(ARRAY(SELECT t.tenant_id FROM t ORDER BY t.i),
-                                               ARRAY(SELECT t.queue FROM t ORDER BY t.i),
-                                               ARRAY(SELECT t.timer_key FROM t ORDER BY t.i),
-                                               ARRAY(SELECT t.payload FROM t ORDER BY t.i),
-                                               p_max_attempts) d
 $$;

@@ -200,6 +200,10 @@ public final class Migrations {
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .placeholderReplacement(false)
+                // One transaction for all pending migrations: an upgrade drops retired functions (V111)
+                // and re-creates their callers (db/current) at once, so a running process of the
+                // previous release sees the old functions or the new ones, never a mix.
+                .group(true)
                 .target(target)
                 .load();
     }

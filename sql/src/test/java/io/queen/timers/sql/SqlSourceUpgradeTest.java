@@ -80,7 +80,7 @@ class SqlSourceUpgradeTest {
 
             assertThat(executed).isEqualTo(1 + 14); // V111 and every R__ file
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
-            assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_fire_v1)$'"))
+            assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
             assertThat(query(ds, "SELECT count(*) FROM queen.log_timers WHERE queue = 'up.later'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.log_segments")).isEqualTo(1);
