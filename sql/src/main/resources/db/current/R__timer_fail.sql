@@ -94,16 +94,12 @@ RETURNS INT
 LANGUAGE sql
 VOLATILE
 AS $$
-WITH held AS MATERIALIZED (
-    -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED.
-    SELECT h AS row_ctid FROM queen.timer_hold_claimed_v2('timer_release_v2 timers', p_timers) h
-),
-released AS (
-    -- Lock order: rows held by `held` (by TID).
+-- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (the ARRAY is computed once,
+-- before the UPDATE, which then touches only the rows it holds, by TID).
+WITH released AS (
     UPDATE queen.log_timers t
-       SET claim_token = NULL,
-           claimed_until = now()
-     WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))
+       SET claim_token = NULL, claimed_until = now()
+     WHERE t.ctid = ANY (ARRAY(SELECT queen.timer_hold_claimed_v2('timer_release_v2 timers', p_timers)))
     RETURNING 1
 )
 SELECT count(*)::int FROM released;
