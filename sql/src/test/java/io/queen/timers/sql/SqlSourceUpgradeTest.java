@@ -95,6 +95,8 @@ class SqlSourceUpgradeTest {
                     + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'up.fired'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(5);
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
+            assertThat(Migrations.appliedVersion(ds)).contains("111"); // the newest versioned one, not an R__ file
+            assertThat(Migrations.pendingCount(ds)).isZero();
         }
     }
 
