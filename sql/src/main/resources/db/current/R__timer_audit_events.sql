@@ -49,7 +49,7 @@ AS $$
              || queen.timer_trace_fields_v1((p_timer).trace_context)
 $$;
 
--- The outbox one row per event (V056), with traceId and spanId on fired events.
+-- The outbox one row per event, with producerSub, traceId and spanId on fired events.
 CREATE OR REPLACE VIEW queen.timer_audit_events AS
 SELECT o.id, 1::bigint AS seq, o.event_id, o.tenant_id, o.kafka_key, o.type, o.event, o.created_at
   FROM queen.timer_audit_outbox o

@@ -37,7 +37,7 @@
 --  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
 --    unclaimed. The bytes are the STORED ones: a zstd payload may be larger once decompressed.
 
--- The claim (V050), returning trace_context for the frame.
+-- The claim, returning trace_context for the frame.
 CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,

@@ -103,7 +103,7 @@ BEGIN
     END IF;
 
     -- 2. Resolve each destination under the timer's own tenant (provision + pre-lock).
-    -- Lock order: queen.queues → queen.log_partitions ascending id (V032).
+    -- Lock order: queen.queues → queen.log_partitions ascending id (R__timer_destinations.sql).
     SELECT array_agg(d.tenant_id), array_agg(d.queue), array_agg(d."partition"), array_agg(d.partition_id)
       INTO v_dt, v_dq, v_dp, v_did
       FROM queen.timer_destinations_v1(

@@ -148,14 +148,14 @@ AS $$
      WHERE h.n = s.frames
 $$;
 
--- Step 4. Provision and pre-lock the live segments' partitions (queen.timer_destinations_v1, V032):
+-- Step 4. Provision and pre-lock the live segments' partitions (queen.timer_destinations_v1, R__timer_destinations.sql):
 -- missing queues and partitions are created by the log's ordered inserts, then every partition is
 -- locked FOR UPDATE in ascending id in one statement, before the first push. Returns each live
 -- segment's partition id (base_offset and created_at NULL until step 5).
 -- The mapping back to segments is a join of two in-memory sets of up to thousands of destinations;
 -- nested loops are switched off for that statement only (v1's reason: never quadratic), after
 -- timer_destinations_v1 ran with the session's settings.
--- Lock order: queen.queues → queen.log_partitions ascending id (V032).
+-- Lock order: queen.queues → queen.log_partitions ascending id (R__timer_destinations.sql).
 CREATE OR REPLACE FUNCTION queen.timer_fire_destinations_v2(p_segments queen.timer_fire_segment_v2[], p_live INT[])
 RETURNS SETOF queen.timer_fire_pushed_v2
 LANGUAGE plpgsql
@@ -197,7 +197,7 @@ AS $$
      WHERE s.seg = ANY (p_live)
 $$;
 
--- Step 5. Push each live segment, in segment order, with queen.log_append_v1 (V002/V061): its offsets
+-- Step 5. Push each live segment, in segment order, with queen.log_append_v1 (R__log_push.sql): its offsets
 -- are allocated and its created_at stamped under the partition row lock, already held (step 4).
 -- Lock order: the partition rows are held; leaves: queen.log_segments, queen.log_txns.
 CREATE OR REPLACE FUNCTION queen.timer_fire_push_v2(p_segments queen.timer_fire_segment_v2[],
