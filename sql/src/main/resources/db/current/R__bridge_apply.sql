@@ -10,6 +10,9 @@
 --  * `encrypted` is stored as the bridge decided it (a queue with queen.queues.encryption_enabled, or
 --    matching encryption.queues, gets its payload sealed before it reaches this function); the fire
 --    copies the column into frame flag 4 and never decrypts.
+--  * payload_bytes is stored as the bridge gives it (the payload's length before compression, or the
+--    sealed envelope's): the claim bounds a cycle by it. The key is read when present and not required,
+--    so a bridge of the build before V120 stages rows with NULL there (counted by their stored bytes).
 --  * Offsets: check-and-set against the offset the bridge sought to; a mismatch returns the number of
 --    partitions that did not advance and the caller rolls the whole batch back.
 --  * Rows with named fields (jsonb, checked by queen.json_rows_v1), not parallel arrays:
@@ -61,8 +64,7 @@ CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_wake_within INTERVAL)
 RETURNS INT
 LANGUAGE plpgsql VOLATILE
--- enable_seqscan = off: see the header (PRICE); its DELETE joins the batch's keys to the table.
-SET enable_seqscan = off
+SET enable_seqscan = off  -- V110: the DELETE joins the batch's keys to the table; probe them by key
 AS $$
 DECLARE
     v_offsets  INT;
@@ -82,18 +84,19 @@ BEGIN
      WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key;
 
     INSERT INTO queen.log_timers AS t (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id,
-                                       payload, payload_zstd, encrypted, producer_sub, trace_context)
+                                       payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context)
     SELECT u.tenant_id, u.queue, u.timer_key, u."partition", timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond',
-           u.txn, u.message_id, decode(u.payload, 'base64'), u.payload_zstd, u.encrypted, u.producer_sub,
+           u.txn, u.message_id, decode(u.payload, 'base64'), u.payload_zstd, u.payload_bytes, u.encrypted, u.producer_sub,
            decode(u.trace_context, 'base64')
       FROM jsonb_to_recordset(p_upserts)
            AS u(tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at_ms BIGINT, txn TEXT,
-                message_id UUID, payload TEXT, payload_zstd BOOLEAN, encrypted BOOLEAN, producer_sub TEXT,
-                trace_context TEXT)
+                message_id UUID, payload TEXT, payload_zstd BOOLEAN, payload_bytes INT, encrypted BOOLEAN,
+                producer_sub TEXT, trace_context TEXT)
      ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C"
     ON CONFLICT (tenant_id, queue, timer_key) DO UPDATE
        SET "partition" = EXCLUDED."partition", deliver_at = EXCLUDED.deliver_at, txn = EXCLUDED.txn,
            message_id = EXCLUDED.message_id, payload = EXCLUDED.payload, payload_zstd = EXCLUDED.payload_zstd,
+           payload_bytes = EXCLUDED.payload_bytes,
            encrypted = EXCLUDED.encrypted, producer_sub = EXCLUDED.producer_sub, trace_context = EXCLUDED.trace_context,
            attempts = 0, last_error = NULL, claimed_until = NULL, claim_token = NULL, updated_at = now();
 

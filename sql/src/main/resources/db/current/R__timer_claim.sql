@@ -14,11 +14,18 @@
 --    one-row scans; the slice bounds the rows locked by one call (64 x slice).
 --  * Round-robin over tenants: within a shard a tenant gets at most p_per_tenant rows, and the cut to
 --    p_batch takes every tenant's first row, then every tenant's second, ...
---  * Bytes: rows are kept in pick order while their running sum of held_bytes (octet_length(payload)
---    + octet_length(txn) + 64, read from the TOAST pointer without detoasting) stays within
---    p_max_bytes. A timer larger than p_max_bytes alone is returned ALONE when p_lone_oversize (the
---    sweeper asks so for the first claim of a cycle): it fires on its own instead of never. Without
---    the bound, 600 due timers of ~880 KB made one claim return ~450 MB to a 256 MB sweeper.
+--  * Bytes: rows are kept in pick order while their running sum of held_bytes stays within
+--    p_max_bytes. held_bytes = payload_bytes (the payload's length as the frame carries it, written by
+--    the bridge; docs/guarantees.md) or, for a row staged before V120, octet_length(payload) read from
+--    the TOAST pointer without detoasting; + octet_length(txn) + 64. A timer larger than p_max_bytes
+--    alone is returned ALONE when p_lone_oversize (the sweeper asks so for the first claim of a cycle):
+--    it fires on its own instead of never. Without the bound, 600 due timers of ~880 KB made one claim
+--    return ~450 MB to a 256 MB sweeper; counting stored bytes only, 512 zstd-compressed 1 MiB payloads
+--    did the same once decompressed.
+--  * A visible row that still carries a token is a lease that ran out in a sweeper's hands (it died,
+--    stalled past the lease, or lost the database mid-fire; fail and release clear the token): the claim
+--    counts it as one attempt and says so in last_error ('abandoned: ...'), so a timer that kills its
+--    process reaches sweeper.max.attempts and is dead-lettered instead of killing every claim it is in.
 --  * Each claimed row gets claimed_until = now() + p_lease and its OWN new claim_token: the fire
 --    verifies every row by its token, so a row reclaimed after a lease expiry can never be fired by the
 --    sweeper that lost it (its fire comes back `stale`). updated_at belongs to the command side.
@@ -35,7 +42,9 @@
 --  * The UPDATE writes claimed_until, which changes the indexed visible_at: the claim is never HOT
 --    (docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot).
 --  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
---    unclaimed. The bytes are the STORED ones: a zstd payload may be larger once decompressed.
+--    unclaimed. For rows staged before V120 the bytes are the STORED ones (the sweeper bounds their
+--    decompression itself).
+--  * A timer held by a sweeper killed for an unrelated reason spends one attempt per kill.
 
 -- The claim, returning trace_context for the frame.
 CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
@@ -53,7 +62,7 @@ WITH candidates AS MATERIALIZED (
       FROM generate_series(0, 63) AS s(shard)
      CROSS JOIN LATERAL (
             SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
-                   octet_length(t.payload)::bigint + octet_length(t.txn) + 64 AS held_bytes
+                   coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
               FROM queen.log_timers t
              WHERE t.shard = s.shard::smallint
                AND t.visible_at <= now()
@@ -91,7 +100,14 @@ claimed AS (
     -- scan: stable while we hold the row lock), so the plan never depends on table statistics.
     UPDATE queen.log_timers t
        SET claimed_until = now() + p_lease,
-           claim_token   = gen_random_uuid()
+           claim_token   = gen_random_uuid(),
+           -- SET reads the row as it was: a token still set on a visible row is a lease that ran out in a
+           -- sweeper's hands (fail and release clear the token), so this claim counts it as one attempt.
+           attempts      = t.attempts + CASE WHEN t.claim_token IS NOT NULL THEN 1 ELSE 0 END,
+           last_error    = CASE WHEN t.claim_token IS NOT NULL
+                                THEN 'abandoned: the lease ran out while a sweeper held this timer (it died, stalled'
+                                     || ' past the lease, or lost the database mid-fire); attempt ' || (t.attempts + 1)
+                                ELSE t.last_error END
      WHERE t.ctid = ANY (ARRAY(SELECT p.row_ctid FROM picked p))
     RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at,
               t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,

@@ -19,5 +19,5 @@
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
 -- queen.bridge_lock_v1 live, once and current, in db/current/R__bridge_apply.sql.
--- queen.bridge_apply_v1: retired, dropped by V111.
+-- queen.bridge_apply_v1: retired, dropped by V121.
 -- The text above is the history of why they were made so.

@@ -41,5 +41,5 @@
 -- Due-ness: now() is PostgreSQL's clock (statement start of this one-statement transaction).
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_claim_v1: retired, dropped by V111.
+-- queen.timer_claim_v1: retired, dropped by V121.
 -- The text above is the history of why they were made so.

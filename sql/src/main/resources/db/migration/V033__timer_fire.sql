@@ -59,5 +59,5 @@
 -- Due-ness and lease liveness come from PostgreSQL's clock (now() of this transaction).
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_fire_v1: retired, dropped by V111.
+-- queen.timer_fire_v1: retired, dropped by V121.
 -- The text above is the history of why they were made so.

@@ -37,5 +37,6 @@
 -- SKIP LOCKED → leaf (queen.timer_audit_outbox). Nothing else.
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_fail_v1, queen.timer_release_v1 live, once and current, in db/current/R__timer_fail.sql.
+-- queen.timer_fail_v1, queen.timer_release_v1: retired, dropped by V121; their work is done by the v2 in
+-- db/current/R__timer_fail.sql.
 -- The text above is the history of why they were made so.

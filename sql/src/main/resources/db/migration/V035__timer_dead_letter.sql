@@ -37,5 +37,6 @@
 -- queen.timer_audit_outbox). The delete touches rows held since the first statement.
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_payload_jsonb_v1, queen.timer_dead_letter_v1 live, once and current, in db/current/R__timer_dead_letter.sql.
+-- queen.timer_payload_jsonb_v1 lives, once and current, in db/current/R__timer_dead_letter.sql;
+-- queen.timer_dead_letter_v1: retired, dropped by V121; its work is done by the v2 in the same file.
 -- The text above is the history of why they were made so.

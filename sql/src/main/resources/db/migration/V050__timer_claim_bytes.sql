@@ -25,5 +25,5 @@
 -- the previous build during a rolling upgrade.
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_claim_v2: retired, dropped by V111.
+-- queen.timer_claim_v2: retired, dropped by V121.
 -- The text above is the history of why they were made so.

@@ -17,5 +17,5 @@
 -- touched here; the bridge's read of encryption_enabled is a plain SELECT that takes no row lock.
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.bridge_apply_v2: retired, dropped by V111.
+-- queen.bridge_apply_v2: retired, dropped by V121.
 -- The text above is the history of why they were made so.

@@ -22,8 +22,8 @@
 --     reasoning and the lock order, which do not change: producer_sub is read from rows already held).
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_audit_events, queen.timer_fail_v1, queen.timer_dead_letter_v1 live, once and current, in db/current/R__timer_audit_events.sql, db/current/R__timer_dead_letter.sql, db/current/R__timer_fail.sql.
--- queen.timer_fire_v1: retired, dropped by V111.
+-- queen.timer_audit_events lives, once and current, in db/current/R__timer_audit_events.sql.
+-- queen.timer_fire_v1, queen.timer_fail_v1, queen.timer_dead_letter_v1: retired, dropped by V121.
 -- The text above is the history of why they were made so.
 
 ALTER TABLE queen.timer_audit_outbox ADD COLUMN IF NOT EXISTS fired_subs TEXT[];

@@ -28,8 +28,10 @@
 --     held, and written by the upsert that already writes the row.
 --
 -- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
--- queen.timer_trace_fields_v1, queen.timer_claim_v3, queen.timer_audit_events, queen.timer_fail_v1, queen.timer_dead_letter_v1 live, once and current, in db/current/R__timer_audit_events.sql, db/current/R__timer_claim.sql, db/current/R__timer_dead_letter.sql, db/current/R__timer_fail.sql.
--- queen.bridge_apply_v3, queen.timer_fire_v1: retired, dropped by V111.
+-- queen.timer_trace_fields_v1, queen.timer_claim_v3, queen.timer_audit_events live, once and current, in
+-- db/current/R__timer_audit_events.sql, db/current/R__timer_claim.sql.
+-- queen.bridge_apply_v3, queen.timer_fire_v1, queen.timer_fail_v1, queen.timer_dead_letter_v1: retired,
+-- dropped by V121.
 -- The text above is the history of why they were made so.
 
 ALTER TABLE queen.log_timers ADD COLUMN IF NOT EXISTS trace_context BYTEA;

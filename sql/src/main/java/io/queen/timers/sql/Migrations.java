@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * V001 and V006 changed text when the log tables became Queen's own shape (issue 17; V060 converts
  * the tables the earlier text made); and every versioned migration that defined a function or view
  * lost those definitions when each function came to live once, in a repeatable {@code R__} file
- * (issue 26: the R__ files re-create exactly what those texts left, and V111 drops what they no longer
+ * (issue 26: the R__ files re-create exactly what those texts left, and V121 drops what they no longer
  * define). A database that ran an earlier text has its version recorded with that text's checksum,
  * which Flyway's validation would refuse. Before migrating, exactly the recorded checksums listed in
  * {@link #SUPERSEDED}, and no other, are set to the current text's: a narrow Flyway {@code repair}.
@@ -107,7 +107,8 @@ public final class Migrations {
             new Superseded("V100__bridge_apply_rows.sql", -1347679004, ISSUE_26),
             new Superseded("V101__timer_fire_steps.sql", -36794549, ISSUE_26),
             new Superseded("V102__timer_rows_named.sql", -1550961430, ISSUE_26),
-            new Superseded("V110__bridge_lock_by_key.sql", 174014474, ISSUE_26));
+            new Superseded("V110__bridge_lock_by_key.sql", 174014474, ISSUE_26),
+            new Superseded("V120__timer_payload_bytes.sql", -1388547182, ISSUE_26));
 
     private Migrations() {}
 
@@ -200,7 +201,7 @@ public final class Migrations {
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .placeholderReplacement(false)
-                // One transaction for all pending migrations: an upgrade drops retired functions (V111)
+                // One transaction for all pending migrations: an upgrade drops retired functions (V121)
                 // and re-creates their callers (db/current) at once, so a running process of the
                 // previous release sees the old functions or the new ones, never a mix.
                 .group(true)

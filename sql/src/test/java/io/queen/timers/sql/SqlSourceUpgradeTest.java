@@ -22,12 +22,14 @@ import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A database migrated by the release before issue 26 (main at 1408545: every versioned migration as it
- * was shipped, kept verbatim under db/shipped-before-sql-source) upgrades to the layout where each
+ * A database migrated by a release before issue 26 (main at 1408545, or at 9466e1f with V120: every
+ * versioned migration as it was shipped, kept verbatim under db/shipped-before-sql-source) upgrades to the layout where each
  * function lives once in db/current (docs/decisions.md#one-live-definition-of-every-function): the
- * recorded checksums of the edited texts are realigned, V111 drops the retired versions, the R__ files
+ * recorded checksums of the edited texts are realigned, V121 drops the retired versions, the R__ files
  * re-create the rest, and the result is the schema a fresh install gets, with its pending timers and
  * fired segments kept; then the bridge's apply, the claim and the fire work on it.
  */
@@ -43,7 +45,7 @@ class SqlSourceUpgradeTest {
         try (Stream<Path> s = Files.list(shipped)) {
             files = s.map(p -> p.getFileName().toString()).sorted().toList();
         }
-        assertThat(files).hasSize(27);
+        assertThat(files).hasSize(28);
         int changed = 0;
         for (String f : files) {
             int earlier = Migrations.checksum(SHIPPED + "/" + f);
@@ -54,17 +56,20 @@ class SqlSourceUpgradeTest {
                         .anyMatch(s -> s.file().equals(f) && s.earlier() == earlier);
             }
         }
-        assertThat(changed).isEqualTo(23);
+        assertThat(changed).isEqualTo(24);
     }
 
-    @Test
-    void theShippedSchemaWithPendingTimersAndFiredSegmentsUpgradesToAFreshInstallsSchemaAndStillFires() throws SQLException {
-        try (FreshDatabase old = TestPostgres.createDatabase("shipped_1408545");
+    /** 110: main at 1408545, the commit issue 26 started from; 120: main at 9466e1f, with V120. */
+    @ParameterizedTest
+    @ValueSource(strings = {"110", "120"})
+    void theShippedSchemaWithPendingTimersAndFiredSegmentsUpgradesToAFreshInstallsSchemaAndStillFires(String shippedVersion)
+            throws SQLException {
+        try (FreshDatabase old = TestPostgres.createDatabase("shipped_v" + shippedVersion);
                 FreshDatabase fresh = TestPostgres.createDatabase("fresh_install")) {
             DataSource ds = old.newDataSource(4);
             Flyway.configure().dataSource(ds).locations("classpath:" + SHIPPED)
                     .schemas(Migrations.HISTORY_SCHEMA).createSchemas(true).table(Migrations.HISTORY_TABLE)
-                    .placeholderReplacement(false).load().migrate();
+                    .placeholderReplacement(false).target(shippedVersion).load().migrate();
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname = 'bridge_apply_v1'")).isEqualTo(1);
 
             // The old schema at work: four timers staged by the bridge, two of them due, claimed and fired.
@@ -78,7 +83,8 @@ class SqlSourceUpgradeTest {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            assertThat(executed).isEqualTo(1 + 14); // V111 and every R__ file
+            // V120 where it had not run, V121, and every R__ file
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 2 : 1) + 14);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
@@ -95,7 +101,7 @@ class SqlSourceUpgradeTest {
                     + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'up.fired'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(5);
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
-            assertThat(Migrations.appliedVersion(ds)).contains("111"); // the newest versioned one, not an R__ file
+            assertThat(Migrations.appliedVersion(ds)).contains("121"); // the newest versioned one, not an R__ file
             assertThat(Migrations.pendingCount(ds)).isZero();
         }
     }

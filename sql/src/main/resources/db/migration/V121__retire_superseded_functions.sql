@@ -1,9 +1,9 @@
--- V111  Retire the superseded functions nothing calls any more
+-- V121  Retire the superseded functions nothing calls any more
 -- (docs/decisions.md#a-superseded-function-is-dropped-one-release-after-nothing-calls-it).
 --
 -- The rule: a function replaced by a new version stays while a process of the previous release may
 -- still call it during a rolling restart, and is dropped by the first release whose previous release
--- no longer calls it. The release before this one (main at 1408545) calls bridge_apply_v4,
+-- no longer calls it. The release before this one (main at 9466e1f, as at 1408545) calls bridge_apply_v4,
 -- timer_claim_v3 and timer_fire_v2, so the versions below have had no caller for a release:
 --   bridge_apply_v1 (V028), v2 (V055), v3 (V090)   positional parallel arrays; v1 stores every payload
 --                                                 as clear (encrypted = FALSE), whatever the queue says
