@@ -31,36 +31,7 @@
 -- Lock order: queen.log_partitions only (by ascending id, SKIP LOCKED), then its leaves via the
 -- ON DELETE CASCADE of log_segments, log_txns, log_consumers (there are none but stale consumers,
 -- or the partition would not be dead). No queen.log_timers or queen.queues lock is taken.
-
-CREATE OR REPLACE FUNCTION queen.log_cleanup_partitions_v1(p_cutoff TIMESTAMPTZ, p_limit INT)
-RETURNS SETOF UUID
-LANGUAGE plpgsql
-VOLATILE
-AS $$
-DECLARE
-    v_ids UUID[];
-BEGIN
-    IF p_limit IS NULL OR p_limit < 1 THEN
-        RAISE EXCEPTION 'log_cleanup_partitions_v1: p_limit must be >= 1, got %', p_limit USING ERRCODE = '22023';
-    END IF;
-
-    -- Statement 1. Lock order: queen.log_partitions rows, ascending id, SKIP LOCKED (never waits).
-    SELECT array_agg(d.id) INTO v_ids
-      FROM (SELECT p.id
-              FROM queen.log_partitions p
-             WHERE p.created_at < p_cutoff
-               AND coalesce(p.last_write_at, p.created_at) < p_cutoff
-               AND queen.log_partition_dead_v1(p.id, p_cutoff)
-             ORDER BY p.id
-             LIMIT p_limit
-               FOR UPDATE SKIP LOCKED) d;
-
-    -- Statement 2, a fresh snapshot: re-check under our locks, then delete (rows already held;
-    -- leaves go by cascade, after their partition).
-    RETURN QUERY
-    DELETE FROM queen.log_partitions p
-     WHERE p.id = ANY (v_ids)
-       AND queen.log_partition_dead_v1(p.id, p_cutoff)
-    RETURNING p.id;
-END;
-$$;
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.log_cleanup_partitions_v1 live, once and current, in db/current/R__log_cleanup.sql.
+-- The text above is the history of why they were made so.

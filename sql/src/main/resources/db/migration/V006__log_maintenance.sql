@@ -32,28 +32,8 @@
 --
 -- Databases migrated before issue 17 ran this file's earlier text, which created this function with
 -- other parameter names: Migrations realigns that text's checksum and V060 replaces that function.
-
-DO $$
-BEGIN
-    IF to_regprocedure('queen.log_partition_dead_v1(uuid, timestamptz)') IS NULL THEN
-        CREATE FUNCTION queen.log_partition_dead_v1(p_pid UUID, p_cutoff TIMESTAMPTZ)
-        RETURNS BOOLEAN
-        LANGUAGE sql
-        STABLE
-        AS $fn$
-            SELECT p.created_at < p_cutoff
-               AND p.last_write_at < p_cutoff
-               AND NOT EXISTS (SELECT 1 FROM queen.log_segments s WHERE s.partition_id = p.id)
-               AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = p.id)
-               AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c
-                                WHERE c.partition_id = p.id
-                                  AND ((c.batch_end IS NOT NULL AND coalesce(c.lease_expires_at > now(), TRUE))
-                                       OR c.lease_expires_at >= p_cutoff
-                                       OR c.lease_acquired_at >= p_cutoff
-                                       OR c.created_at >= p_cutoff))
-              FROM queen.log_partitions p
-             WHERE p.id = p_pid
-        $fn$;
-    END IF;
-END
-$$;
+--
+-- Since issue 26 this file defines no function (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.log_partition_dead_v1 lives, once and current, in db/current/R__log_maintenance.sql, which creates it when
+-- absent; MaintenanceCompileCheckTest runs that file on a database at this version. The text above is
+-- the history of why it is so.

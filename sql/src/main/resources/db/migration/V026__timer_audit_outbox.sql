@@ -32,6 +32,10 @@
 -- which queen.timer_audit_events (below) does, and the relay's backlog gauge counts rows, not events.
 -- Per-key order is unchanged: a timer has one `fired` event, written after everything before it
 -- committed, and the relay publishes a row's events in frame order before the next row's.
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.timer_audit_events live, once and current, in db/current/R__timer_audit_events.sql.
+-- The text above is the history of why they were made so.
 
 -- One fired timer of a `fired` segment row (see above).
 CREATE TYPE queen.timer_fired_v1 AS (
@@ -55,28 +59,3 @@ CREATE TABLE IF NOT EXISTS queen.timer_audit_outbox (
     created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     CHECK ((type = 'fired') = (fired IS NOT NULL))
 );
-
--- The audit outbox one row per event, the way the relay publishes them (without eventId, type, at and
--- tenant, which are columns here): what tests, benchmarks and operators read. The relay itself renders
--- `fired` rows in Java (AuditRelay), not through this view, so that no per-timer JSON is built in the
--- database; AuditRelayTest pins the two renderings to each other.
-CREATE OR REPLACE VIEW queen.timer_audit_events AS
-SELECT o.id, 1::bigint AS seq, o.event_id, o.tenant_id, o.kafka_key, o.type, o.event, o.created_at
-  FROM queen.timer_audit_outbox o
- WHERE o.fired IS NULL
-UNION ALL
-SELECT o.id, f.seq, f.event_id, o.tenant_id, (o.event->>'queue') || '/' || f.timer_key, o.type,
-       jsonb_build_object(
-           'queue', o.event->'queue',
-           'timerKey', f.timer_key,
-           'partition', o.event->'partition',
-           'txn', f.txn,
-           'messageId', f.message_id,
-           'deliverAt', f.deliver_at,
-           'offset', (o.event->>'offset')::bigint + f.seq - 1,
-           'lateMs', floor(extract(epoch FROM ((o.event->>'segmentCreatedAt')::timestamptz - f.deliver_at)) * 1000)::bigint,
-           'attempts', f.attempts),
-       o.created_at
-  FROM queen.timer_audit_outbox o
- CROSS JOIN LATERAL unnest(o.fired) WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, seq)
- WHERE o.fired IS NOT NULL;

@@ -23,45 +23,7 @@
 -- is what the autovacuum settings of V025 are for.
 --
 -- Locks: none. A plain read; it never waits on a row.
-
-CREATE OR REPLACE FUNCTION queen.timer_probe_v1(p_due_cap INT)
-RETURNS TABLE (db_now TIMESTAMPTZ, next_visible_at TIMESTAMPTZ, due INT)
-LANGUAGE plpgsql
-STABLE
-AS $$
-DECLARE
-    v_now  TIMESTAMPTZ := now();
-    v_next TIMESTAMPTZ;
-    v_due  INT := 0;
-    v_n    INT;
-BEGIN
-    IF p_due_cap IS NULL OR p_due_cap < 1 THEN
-        RAISE EXCEPTION 'timer_probe_v1: p_due_cap must be >= 1, got %', p_due_cap USING ERRCODE = '22023';
-    END IF;
-
-    -- Lock order: none (read only).
-    SELECT min(f.visible_at) INTO v_next
-      FROM generate_series(0, 63) AS s(shard)
-     CROSS JOIN LATERAL (SELECT t.visible_at
-                           FROM queen.log_timers t
-                          WHERE t.shard = s.shard::smallint
-                          ORDER BY t.visible_at
-                          LIMIT 1) f;
-
-    IF v_next IS NOT NULL AND v_next <= v_now THEN
-        FOR s IN 0..63 LOOP
-            -- Lock order: none (read only). Stops reading at the cap.
-            SELECT count(*) INTO v_n
-              FROM (SELECT 1
-                      FROM queen.log_timers t
-                     WHERE t.shard = s::smallint
-                       AND t.visible_at <= v_now
-                     LIMIT p_due_cap - v_due) d;
-            v_due := v_due + v_n;
-            EXIT WHEN v_due >= p_due_cap;
-        END LOOP;
-    END IF;
-
-    RETURN QUERY SELECT v_now, v_next, v_due;
-END;
-$$;
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.timer_probe_v1 live, once and current, in db/current/R__timer_probe.sql.
+-- The text above is the history of why they were made so.

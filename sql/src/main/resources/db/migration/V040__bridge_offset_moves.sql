@@ -18,33 +18,12 @@
 --
 -- The event goes to the default tenant's audit stream: an offset belongs to a topic, and which tenant
 -- a topic stands for is the bridge's configuration, which the database does not know.
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.bridge_offset_set_v1 live, once and current, in db/current/R__bridge_offset_set.sql.
+-- The text above is the history of why they were made so.
 
 ALTER TABLE queen.timer_audit_outbox DROP CONSTRAINT timer_audit_outbox_type_check; -- V026 named it implicitly: table_column_check
 ALTER TABLE queen.timer_audit_outbox ADD CONSTRAINT timer_audit_outbox_type_check
     CHECK (type IN ('scheduled', 'rescheduled', 'cancelled', 'absent', 'too_late',
                     'rejected', 'fired', 'retrying', 'dead_lettered', 'offset_moved'));
-
--- Returns the offset it replaced (NULL: none was stored).
-CREATE OR REPLACE FUNCTION queen.bridge_offset_set_v1(p_group TEXT, p_topic TEXT, p_partition INT, p_offset BIGINT,
-                                                      p_reason TEXT, p_actor TEXT)
-RETURNS BIGINT
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    previous BIGINT;
-BEGIN
-    IF p_reason IS NULL OR btrim(p_reason) = '' THEN
-        RAISE EXCEPTION 'an offset is moved with a reason' USING ERRCODE = '22023';
-    END IF;
-    SELECT next_offset INTO previous FROM queen.bridge_offsets
-     WHERE group_id = p_group AND topic = p_topic AND "partition" = p_partition
-       FOR UPDATE;
-    INSERT INTO queen.bridge_offsets (group_id, topic, "partition", next_offset)
-    VALUES (p_group, p_topic, p_partition, p_offset)
-    ON CONFLICT (group_id, topic, "partition") DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = now();
-    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
-    VALUES ('00000000-0000-0000-0000-000000000001', p_topic || '/' || p_partition, 'offset_moved',
-            jsonb_build_object('group', p_group, 'topic', p_topic, 'partition', p_partition,
-                               'from', previous, 'to', p_offset, 'reason', p_reason, 'by', p_actor));
-    RETURN previous;
-END
-$$;

@@ -20,7 +20,7 @@ DO $$
 BEGIN
     -- The earlier V006 made queen.log_partition_dead_v1 with a parameter named p_partition_id and a
     -- leg on log_consumers.last_activity_at, which goes below. Drop ours (never Queen's: Queen's first
-    -- parameter is p_pid) and make the function V006 now makes, with the same body.
+    -- parameter is p_pid); db/current/R__log_maintenance.sql creates the current one after the versioned migrations.
     IF (SELECT p.proargnames[1] FROM pg_proc p
          WHERE p.oid = to_regprocedure('queen.log_partition_dead_v1(uuid, timestamptz)')) = 'p_partition_id' THEN
         DROP FUNCTION queen.log_partition_dead_v1(UUID, TIMESTAMPTZ);
@@ -140,27 +140,5 @@ BEGIN
     -- where Queen was first got as far as V003 before the earlier V006 failed). The name is ours alone
     -- (Queen's is idx_log_dlq_partition_failed_at).
     DROP INDEX IF EXISTS queen.idx_log_dlq_partition;
-
-    -- V006's function, where the first block dropped the earlier one (same body as V006).
-    IF to_regprocedure('queen.log_partition_dead_v1(uuid, timestamptz)') IS NULL THEN
-        CREATE FUNCTION queen.log_partition_dead_v1(p_pid UUID, p_cutoff TIMESTAMPTZ)
-        RETURNS BOOLEAN
-        LANGUAGE sql
-        STABLE
-        AS $fn$
-            SELECT p.created_at < p_cutoff
-               AND p.last_write_at < p_cutoff
-               AND NOT EXISTS (SELECT 1 FROM queen.log_segments s WHERE s.partition_id = p.id)
-               AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = p.id)
-               AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c
-                                WHERE c.partition_id = p.id
-                                  AND ((c.batch_end IS NOT NULL AND coalesce(c.lease_expires_at > now(), TRUE))
-                                       OR c.lease_expires_at >= p_cutoff
-                                       OR c.lease_acquired_at >= p_cutoff
-                                       OR c.created_at >= p_cutoff))
-              FROM queen.log_partitions p
-             WHERE p.id = p_pid
-        $fn$;
-    END IF;
 END
 $$;

@@ -32,6 +32,10 @@
 --    at the fire; this migration refuses to run instead, and says what to do.
 --
 -- Lock order: unchanged from V002 / V003 (queen.log_partitions row, then leaves).
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.log_append_v1, queen.log_cleanup_partitions_v1 live, once and current, in db/current/R__log_cleanup.sql, db/current/R__log_push.sql.
+-- The text above is the history of why they were made so.
 
 DO $$
 BEGIN
@@ -42,96 +46,4 @@ BEGIN
             USING ERRCODE = '55000';
     END IF;
 END
-$$;
-
-CREATE OR REPLACE FUNCTION queen.log_append_v1(p_partition_id UUID, p_count INT, p_blob BYTEA, p_hashes BYTEA)
-RETURNS TABLE (base_offset BIGINT, created_at TIMESTAMPTZ)
-LANGUAGE plpgsql
-VOLATILE
-AS $$
-#variable_conflict use_column
-DECLARE
-    v_prev    TIMESTAMPTZ;
-    v_base    BIGINT;
-    v_created TIMESTAMPTZ;
-BEGIN
-    IF p_count IS NULL OR p_count < 1 THEN
-        RAISE EXCEPTION 'log_append_v1: p_count must be >= 1, got %', p_count USING ERRCODE = '22023';
-    END IF;
-    IF octet_length(p_hashes) IS DISTINCT FROM 16 * p_count THEN
-        RAISE EXCEPTION 'log_append_v1: % frames need % hash bytes, got %', p_count, 16 * p_count, octet_length(p_hashes)
-            USING ERRCODE = '22023';
-    END IF;
-
-    -- Lock order: the partition row (queen.log_partitions), already held when the caller pre-locked.
-    SELECT p.last_write_at INTO v_prev FROM queen.log_partitions p WHERE p.id = p_partition_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'log_append_v1: partition % does not exist (deleted by cleanup? provision it again)', p_partition_id
-            USING ERRCODE = 'P0002';
-    END IF;
-    v_created := greatest(clock_timestamp(), v_prev);
-
-    UPDATE queen.log_partitions p
-       SET last_offset    = p.last_offset + p_count,
-           last_write_at  = v_created,
-           oldest_live_at = coalesce(p.oldest_live_at, v_created),
-           oldest_txn_at  = coalesce(p.oldest_txn_at, v_created)
-     WHERE p.id = p_partition_id
-    RETURNING p.last_offset - p_count + 1 INTO v_base;
-
-    -- Lock order: leaves, after their partition.
-    INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-    VALUES (p_partition_id, v_base, v_base + p_count - 1, v_created, p_blob);
-    INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-    VALUES (p_partition_id, v_base, v_base + p_count - 1, v_created, p_hashes);
-
-    base_offset := v_base;
-    created_at := v_created;
-    RETURN NEXT;
-END;
-$$;
-
--- V003's two statements, with the re-check's survivors collected first so their log_txns rows can be
--- deleted before the partitions (see the header; V003 says why the re-check is a second statement).
-CREATE OR REPLACE FUNCTION queen.log_cleanup_partitions_v1(p_cutoff TIMESTAMPTZ, p_limit INT)
-RETURNS SETOF UUID
-LANGUAGE plpgsql
-VOLATILE
-AS $$
-DECLARE
-    v_ids  UUID[];
-    v_dead UUID[];
-BEGIN
-    IF p_limit IS NULL OR p_limit < 1 THEN
-        RAISE EXCEPTION 'log_cleanup_partitions_v1: p_limit must be >= 1, got %', p_limit USING ERRCODE = '22023';
-    END IF;
-
-    -- Statement 1. Lock order: queen.log_partitions rows, ascending id, SKIP LOCKED (never waits).
-    SELECT array_agg(d.id) INTO v_ids
-      FROM (SELECT p.id
-              FROM queen.log_partitions p
-             WHERE p.created_at < p_cutoff
-               AND p.last_write_at < p_cutoff
-               AND queen.log_partition_dead_v1(p.id, p_cutoff)
-             ORDER BY p.id
-             LIMIT p_limit
-               FOR UPDATE SKIP LOCKED) d;
-    IF v_ids IS NULL THEN
-        RETURN;
-    END IF;
-
-    -- Statement 2, a fresh snapshot under our locks: the authoritative re-check.
-    SELECT array_agg(u.id ORDER BY u.id) INTO v_dead
-      FROM unnest(v_ids) AS u(id)
-     WHERE queen.log_partition_dead_v1(u.id, p_cutoff);
-    IF v_dead IS NULL THEN
-        RETURN;
-    END IF;
-
-    -- Lock order: a leaf (no foreign key, nothing cascades to it), then the partitions we hold
-    -- (log_segments and log_consumers go by their cascade).
-    DELETE FROM queen.log_txns t WHERE t.partition_id = ANY (v_dead);
-    RETURN QUERY
-    DELETE FROM queen.log_partitions p WHERE p.id = ANY (v_dead) RETURNING p.id;
-END;
 $$;

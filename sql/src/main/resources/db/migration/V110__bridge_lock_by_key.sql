@@ -19,23 +19,8 @@
 -- Same signature and result as V028's: a bridge of an earlier version calls it unchanged.
 -- PRICE: one index probe per key of the batch, also for keys that are not staged (V028's plan, when it
 -- was right, scanned the keys once as a hash); microseconds per key.
-
-CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE sql VOLATILE
-SET enable_seqscan = off
-AS $$
-    SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
-           (t.claim_token IS NOT NULL AND t.claimed_until > now())
-      FROM (SELECT DISTINCT k.tenant_id, k.queue COLLATE "C" AS queue, k.timer_key COLLATE "C" AS timer_key
-              FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
-             ORDER BY 1, 2, 3) k
-     CROSS JOIN LATERAL (
-            SELECT r.tenant_id, r.queue, r.timer_key, r.message_id, r.claim_token, r.claimed_until
-              FROM queen.log_timers r
-             WHERE r.tenant_id = k.tenant_id AND r.queue = k.queue AND r.timer_key = k.timer_key
-               FOR UPDATE) t
-     ORDER BY t.tenant_id, t.queue, t.timer_key
-$$;
-
-ALTER FUNCTION queen.bridge_apply_v4(TEXT, JSONB, JSONB, JSONB, JSONB, INTERVAL) SET enable_seqscan = off;
+--
+-- Since issue 26 this file defines no function or view (docs/decisions.md#one-live-definition-of-every-function):
+-- queen.bridge_lock_v1 lives, once and current, in db/current/R__bridge_apply.sql, and bridge_apply_v4's
+-- enable_seqscan setting is the SET clause of its definition there.
+-- The text above is the history of why they were made so.

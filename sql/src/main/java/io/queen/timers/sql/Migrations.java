@@ -1,5 +1,11 @@
 package io.queen.timers.sql;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -7,6 +13,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.zip.CRC32;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationVersion;
@@ -28,35 +35,80 @@ import org.slf4j.LoggerFactory;
  * our lock); ours is kept so the guarantee is this class's, not a detail of a Flyway version.
  * Price: one extra connection for the duration of a migration.
  *
- * <p>V001 and V006 changed text when the log tables became Queen's own shape (issue 17; the README's
- * "Schema" section says why). A database that ran their earlier text has those versions recorded with
- * the earlier checksums, which Flyway's validation would refuse. Before migrating, exactly those two
- * recorded checksums, and no other, are set to the current text's ({@link #SUPERSEDED}); V060 then
- * converts the tables that earlier text made. Any other mismatch still fails validation, as it should.
+ * <p>Applied texts that changed, and why that is safe (docs/decisions.md#one-live-definition-of-every-function):
+ * V001 and V006 changed text when the log tables became Queen's own shape (issue 17; V060 converts
+ * the tables the earlier text made); and every versioned migration that defined a function or view
+ * lost those definitions when each function came to live once, in a repeatable {@code R__} file
+ * (issue 26: the R__ files re-create exactly what those texts left, and V121 drops what they no longer
+ * define). A database that ran an earlier text has its version recorded with that text's checksum,
+ * which Flyway's validation would refuse. Before migrating, exactly the recorded checksums listed in
+ * {@link #SUPERSEDED}, and no other, are set to the current text's: a narrow Flyway {@code repair}.
+ * Any other mismatch still fails validation, as it should.
+ *
+ * <p>{@link #migrate(DataSource, String)} to a version below the newest (tests that need a database as
+ * it was at an old version) reads the versioned migrations only: the repeatable ones (db/current)
+ * define the functions of the newest schema and run after every versioned one.
  */
 public final class Migrations {
 
     private static final Logger LOG = LoggerFactory.getLogger(Migrations.class);
-    private static final int EARLIER_V001 = 1098086925;
-    private static final int CURRENT_V001 = 1275280228;
-    private static final int EARLIER_V006 = -1865753502;
-    private static final int CURRENT_V006 = 1373894078;
-
     public static final String HISTORY_SCHEMA = "queen_timers";
     public static final String HISTORY_TABLE = "schema_history";
-    private static final String LOCATION = "classpath:db/migration";
+    private static final String LOCATION_PATH = "db/migration";
+    /** Versioned migrations: tables, indexes, types, data, and the DROPs of retired functions. */
+    private static final String LOCATION = "classpath:" + LOCATION_PATH;
+    /** Repeatable migrations (R__<family>.sql): every function and view, once, in its current form. */
+    private static final String CURRENT = "classpath:db/current";
     /** Arbitrary but fixed: the advisory lock key every queen-timers process agrees on. */
     private static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L; // "queentmr"
 
-    /**
-     * Version, checksum Flyway recorded for the text shipped before issue 17, checksum of the text
-     * now. Pinned by MigrationsTest (the current values) and EarlierShapeUpgradeTest (the earlier).
-     */
-    record Superseded(String version, int earlier, int current) {}
+    private static final String ISSUE_17 = "the log tables became Queen's own shape";
+    private static final String ISSUE_26 = "its function definitions moved to the R__ files";
 
+    /**
+     * A checksum Flyway recorded for a text of {@code file} shipped before, and why the text changed.
+     * {@link #current()} is the checksum of the text on the classpath now. Pinned by MigrationsTest
+     * (the current values), EarlierShapeUpgradeTest and SqlSourceUpgradeTest (the earlier ones, from
+     * the shipped texts kept under src/test/resources/db).
+     */
+    record Superseded(String file, int earlier, String why) {
+        String version() {
+            return String.valueOf(Integer.parseInt(file.substring(1, file.indexOf("__"))));
+        }
+
+        int current() {
+            return checksum(LOCATION_PATH + "/" + file);
+        }
+    }
+
+    /** The issue-17 entries come first: EarlierShapeUpgradeTest reads the first entry of a version. */
     static final List<Superseded> SUPERSEDED = List.of(
-            new Superseded("1", EARLIER_V001, CURRENT_V001),
-            new Superseded("6", EARLIER_V006, CURRENT_V006));
+            new Superseded("V001__log_schema.sql", 1098086925, ISSUE_17),
+            new Superseded("V006__log_maintenance.sql", -1865753502, ISSUE_17),
+            new Superseded("V002__log_push.sql", -1207477050, ISSUE_26),
+            new Superseded("V003__log_cleanup.sql", 1001699975, ISSUE_26),
+            new Superseded("V006__log_maintenance.sql", 1373894078, ISSUE_26),
+            new Superseded("V026__timer_audit_outbox.sql", 1527175831, ISSUE_26),
+            new Superseded("V028__bridge_apply.sql", -1458334720, ISSUE_26),
+            new Superseded("V030__timer_probe.sql", 1362995052, ISSUE_26),
+            new Superseded("V031__timer_claim.sql", 109905802, ISSUE_26),
+            new Superseded("V032__timer_destinations.sql", -2017570392, ISSUE_26),
+            new Superseded("V033__timer_fire.sql", 115560201, ISSUE_26),
+            new Superseded("V034__timer_fail.sql", 663969831, ISSUE_26),
+            new Superseded("V035__timer_dead_letter.sql", 1793541827, ISSUE_26),
+            new Superseded("V036__timer_inspect.sql", -1385425454, ISSUE_26),
+            new Superseded("V040__bridge_offset_moves.sql", -87461041, ISSUE_26),
+            new Superseded("V050__timer_claim_bytes.sql", -892789554, ISSUE_26),
+            new Superseded("V055__bridge_apply_encrypted.sql", -1923696696, ISSUE_26),
+            new Superseded("V056__timer_events_producer_sub.sql", -569823717, ISSUE_26),
+            new Superseded("V060__log_schema_from_earlier_shape.sql", 695291123, ISSUE_26),
+            new Superseded("V061__log_append_queen_bookkeeping.sql", 739908856, ISSUE_26),
+            new Superseded("V090__trace_context.sql", -494030726, ISSUE_26),
+            new Superseded("V100__bridge_apply_rows.sql", -1347679004, ISSUE_26),
+            new Superseded("V101__timer_fire_steps.sql", -36794549, ISSUE_26),
+            new Superseded("V102__timer_rows_named.sql", -1550961430, ISSUE_26),
+            new Superseded("V110__bridge_lock_by_key.sql", 174014474, ISSUE_26),
+            new Superseded("V120__timer_payload_bytes.sql", -1388547182, ISSUE_26));
 
     private Migrations() {}
 
@@ -144,13 +196,43 @@ public final class Migrations {
     private static Flyway flyway(DataSource dataSource, String target) {
         return Flyway.configure()
                 .dataSource(dataSource)
-                .locations(LOCATION)
+                .locations(MigrationVersion.LATEST.getVersion().equals(target) ? new String[] {LOCATION, CURRENT} : new String[] {LOCATION})
                 .schemas(HISTORY_SCHEMA)
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .placeholderReplacement(false)
+                // One transaction for all pending migrations: an upgrade drops retired functions (V121)
+                // and re-creates their callers (db/current) at once, so a running process of the
+                // previous release sees the old functions or the new ones, never a mix.
+                .group(true)
                 .target(target)
                 .load();
+    }
+
+    /**
+     * Flyway's checksum of a classpath text: CRC32 over its lines (terminators dropped, a leading
+     * byte-order mark too), as Flyway computes it when it records a migration. MigrationsTest pins
+     * that the two agree.
+     */
+    static int checksum(String resource) {
+        InputStream in = Migrations.class.getClassLoader().getResourceAsStream(resource);
+        if (in == null) {
+            throw new IllegalStateException("no migration text " + resource + " on the classpath");
+        }
+        CRC32 crc = new CRC32();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            boolean first = true;
+            for (String line = r.readLine(); line != null; line = r.readLine()) {
+                if (first && line.startsWith("\uFEFF")) {
+                    line = line.substring(1);
+                }
+                first = false;
+                crc.update(line.getBytes(StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return (int) crc.getValue();
     }
 
     private static void realignSupersededChecksums(Connection c) throws SQLException {
@@ -165,8 +247,7 @@ public final class Migrations {
                 st.setString(2, s.version());
                 st.setInt(3, s.earlier());
                 if (st.executeUpdate() > 0) {
-                    LOG.info("schema history: V{} ran the text shipped before issue 17; checksum realigned, V060 converts its tables",
-                            s.version());
+                    LOG.info("schema history: {} ran an earlier text ({}); checksum realigned", s.file(), s.why());
                 }
             }
         }

@@ -17,9 +17,10 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * What happens to claimed timers that were not delivered: {@link #fail} (V034: backoff, attempts, a
- * {@code retrying} event), {@link #release} (V034: back to the queue untouched) and {@link #deadLetter}
- * (V035: to queen.log_dlq), each called through its v2 (V102) with the timers as named rows. Each call
+ * What happens to claimed timers that were not delivered: {@link #fail} (backoff, attempts, a
+ * {@code retrying} event), {@link #release} (back to the queue untouched) and {@link #deadLetter}
+ * (to queen.log_dlq), each a v2 function taking the timers as named rows (db/current/R__timer_fail.sql,
+ * R__timer_dead_letter.sql). Each call
  * is one statement in its own transaction and touches only rows whose
  * claim token this sweeper presents (the dead-letter: only rows with no token at all).
  */

@@ -1,0 +1,139 @@
+-- The bridge's two statements per poll batch: lock the batch's timers, then write their final state.
+--
+-- Guarantees:
+--  * One round trip to lock and one to write, whatever the batch size: a statement per command would
+--    pay a round trip and a plan each. The fold (schedule, cancel, schedule -> scheduled, cancelled,
+--    scheduled) is done in Java, in Kafka order, from the state bridge_lock_v1 returns; bridge_apply_v4
+--    writes only each timer's final state: one upsert or one delete per timer.
+--  * "In somebody's hands" has one definition: claim_token IS NOT NULL AND claimed_until > now(),
+--    PostgreSQL's clock. A row in backoff (token NULL, claimed_until in the future) is cancellable.
+--  * `encrypted` is stored as the bridge decided it (a queue with queen.queues.encryption_enabled, or
+--    matching encryption.queues, gets its payload sealed before it reaches this function); the fire
+--    copies the column into frame flag 4 and never decrypts.
+--  * payload_bytes is stored as the bridge gives it (the payload's length before compression, or the
+--    sealed envelope's): the claim bounds a cycle by it. The key is read when present and not required,
+--    so a bridge of the build before V120 stages rows with NULL there (counted by their stored bytes).
+--  * Offsets: check-and-set against the offset the bridge sought to; a mismatch returns the number of
+--    partitions that did not advance and the caller rolls the whole batch back.
+--  * Rows with named fields (jsonb, checked by queen.json_rows_v1), not parallel arrays:
+--    docs/decisions.md#rows-not-parallel-arrays. The lock keeps its three key arrays: the primary key,
+--    nothing to confuse, on the ingest's hot path, where a jsonb version measured +13 to +26 ms per
+--    1,770-timer batch (PostgreSQL 15, 2026-12-03).
+--
+-- Lock order: queen.log_timers rows first, in (tenant_id, queue, timer_key) ascending with the table's
+-- "C" collation (bridge_lock_v1 sorts the keys, then locks each row as its key comes; the upsert
+-- inserts in the same order), then the leaves: queen.timer_audit_outbox (insert only) and
+-- queen.bridge_offsets (last). queen.queues and queen.log_partitions are never touched: the queue is
+-- born at the fire (docs/decisions.md#the-queue-is-born-at-the-fire). The lock is a plain FOR UPDATE,
+-- so the bridge waits for a row a fire or a claim holds for a moment; the sweeper never waits on the
+-- bridge (it claims and verifies with SKIP LOCKED).
+--
+-- PRICE:
+--  * jsonb: measured 2026-12-03 (PostgreSQL 15, one 1,770-upsert IngestBench batch, rolled back)
+--    231-369 ms per batch against 185-270 ms for the 24 positional arrays it replaced, most of it
+--    jsonb's parse; a composite array was no faster and needs a hand-written encoder.
+--  * The lock probes the primary key once per key of the batch (a LATERAL lookup), also for keys not
+--    staged; enable_seqscan = off on both functions, because VACUUM of a near-empty table leaves
+--    reltuples = 0 and the planner then turned the lock into a semi join that read the whole key per
+--    call (PipelineBench "ingest alone", 2026-12-03: about 1,000 commands/s instead of about 7,900).
+
+CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
+LANGUAGE sql VOLATILE
+SET enable_seqscan = off
+AS $$
+    SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
+           (t.claim_token IS NOT NULL AND t.claimed_until > now())
+      FROM (SELECT DISTINCT k.tenant_id, k.queue COLLATE "C" AS queue, k.timer_key COLLATE "C" AS timer_key
+              FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
+             ORDER BY 1, 2, 3) k
+     CROSS JOIN LATERAL (
+            SELECT r.tenant_id, r.queue, r.timer_key, r.message_id, r.claim_token, r.claimed_until
+              FROM queen.log_timers r
+             WHERE r.tenant_id = k.tenant_id AND r.queue = k.queue AND r.timer_key = k.timer_key
+               FOR UPDATE) t
+     ORDER BY t.tenant_id, t.queue, t.timer_key
+$$;
+
+CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
+    p_group       TEXT,
+    p_offsets     JSONB,
+    p_upserts     JSONB,
+    p_deletes     JSONB,
+    p_events      JSONB,
+    p_wake_within INTERVAL)
+RETURNS INT
+LANGUAGE plpgsql VOLATILE
+SET enable_seqscan = off  -- V110: the DELETE joins the batch's keys to the table; probe them by key
+AS $$
+DECLARE
+    v_offsets  INT;
+    v_advanced INT := 0;
+    n          INT;
+BEGIN
+    p_offsets := queen.json_rows_v1('bridge_apply_v4 offsets', p_offsets, '{topic,partition,expected,next}');
+    p_upserts := queen.json_rows_v1('bridge_apply_v4 upserts', p_upserts,
+                     '{tenant_id,queue,timer_key,partition,deliver_at_ms,txn,message_id,payload,payload_zstd,encrypted,producer_sub,trace_context}');
+    p_deletes := queen.json_rows_v1('bridge_apply_v4 deletes', p_deletes, '{tenant_id,queue,timer_key}');
+    p_events  := queen.json_rows_v1('bridge_apply_v4 events', p_events, '{tenant_id,kafka_key,type,event}');
+    v_offsets := jsonb_array_length(p_offsets);
+
+    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order.
+    DELETE FROM queen.log_timers t
+     USING jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT)
+     WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key;
+
+    INSERT INTO queen.log_timers AS t (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id,
+                                       payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context)
+    SELECT u.tenant_id, u.queue, u.timer_key, u."partition", timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond',
+           u.txn, u.message_id, decode(u.payload, 'base64'), u.payload_zstd, u.payload_bytes, u.encrypted, u.producer_sub,
+           decode(u.trace_context, 'base64')
+      FROM jsonb_to_recordset(p_upserts)
+           AS u(tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at_ms BIGINT, txn TEXT,
+                message_id UUID, payload TEXT, payload_zstd BOOLEAN, payload_bytes INT, encrypted BOOLEAN,
+                producer_sub TEXT, trace_context TEXT)
+     ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C"
+    ON CONFLICT (tenant_id, queue, timer_key) DO UPDATE
+       SET "partition" = EXCLUDED."partition", deliver_at = EXCLUDED.deliver_at, txn = EXCLUDED.txn,
+           message_id = EXCLUDED.message_id, payload = EXCLUDED.payload, payload_zstd = EXCLUDED.payload_zstd,
+           payload_bytes = EXCLUDED.payload_bytes,
+           encrypted = EXCLUDED.encrypted, producer_sub = EXCLUDED.producer_sub, trace_context = EXCLUDED.trace_context,
+           attempts = 0, last_error = NULL, claimed_until = NULL, claim_token = NULL, updated_at = now();
+
+    -- 2. The outbox: one row per record, in Kafka order (ids follow the ORDER BY).
+    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
+    SELECT o.tenant_id, o.kafka_key, o.type, o.event
+      FROM ROWS FROM (jsonb_to_recordset(p_events) AS (tenant_id UUID, kafka_key TEXT, type TEXT, event JSONB))
+           WITH ORDINALITY AS o(tenant_id, kafka_key, type, event, i)
+     ORDER BY o.i;
+
+    -- 3. Offsets, last: check-and-set against the offset the bridge sought to.
+    UPDATE queen.bridge_offsets b
+       SET next_offset = x."next", updated_at = now()
+      FROM jsonb_to_recordset(p_offsets) AS x(topic TEXT, "partition" INT, expected BIGINT, "next" BIGINT)
+     WHERE b.group_id = p_group AND b.topic = x.topic AND b."partition" = x."partition"
+       AND x.expected IS NOT NULL AND b.next_offset = x.expected;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    v_advanced := v_advanced + n;
+
+    INSERT INTO queen.bridge_offsets (group_id, topic, "partition", next_offset)
+    SELECT p_group, x.topic, x."partition", x."next"
+      FROM jsonb_to_recordset(p_offsets) AS x(topic TEXT, "partition" INT, expected BIGINT, "next" BIGINT)
+     WHERE x.expected IS NULL
+     ORDER BY x.topic, x."partition"
+    ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    v_advanced := v_advanced + n;
+
+    IF v_advanced < v_offsets THEN
+        RETURN v_offsets - v_advanced;
+    END IF;
+
+    -- 4. Wake the sweeper at commit when a timer is due within p_wake_within (PostgreSQL's clock).
+    IF EXISTS (SELECT 1 FROM jsonb_to_recordset(p_upserts) AS u(deliver_at_ms BIGINT)
+                WHERE timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond' <= now() + p_wake_within) THEN
+        PERFORM pg_notify('queen_timers_wake', '');
+    END IF;
+    RETURN 0;
+END
+$$;

@@ -1,0 +1,122 @@
+-- The claim: take due timers into this sweeper's hands for one lease, bounded by rows and by bytes.
+--
+-- queen.timer_claim_v3(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
+-- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
+-- the log, each with its held_bytes and trace context.
+--
+-- How, and why each part is so:
+--  * Per shard (0..63), one range scan of idx_log_timers_visible (shard, visible_at) with
+--    visible_at <= now(): zero rows filtered. Leaderless sweepers all scan all 64 shards; hashing the
+--    key spreads every burst.
+--  * FOR UPDATE SKIP LOCKED INSIDE the per-shard scan (a LATERAL subquery), so the LIMIT counts only
+--    rows this call actually got: two sweepers never wait for each other and never take the same row.
+--  * Per-shard slice = max(ceil(p_batch / 64), 8): the floor keeps a small batch from turning into 64
+--    one-row scans; the slice bounds the rows locked by one call (64 x slice).
+--  * Round-robin over tenants: within a shard a tenant gets at most p_per_tenant rows, and the cut to
+--    p_batch takes every tenant's first row, then every tenant's second, ...
+--  * Bytes: rows are kept in pick order while their running sum of held_bytes stays within
+--    p_max_bytes. held_bytes = payload_bytes (the payload's length as the frame carries it, written by
+--    the bridge; docs/guarantees.md) or, for a row staged before V120, octet_length(payload) read from
+--    the TOAST pointer without detoasting; + octet_length(txn) + 64. A timer larger than p_max_bytes
+--    alone is returned ALONE when p_lone_oversize (the sweeper asks so for the first claim of a cycle):
+--    it fires on its own instead of never. Without the bound, 600 due timers of ~880 KB made one claim
+--    return ~450 MB to a 256 MB sweeper; counting stored bytes only, 512 zstd-compressed 1 MiB payloads
+--    did the same once decompressed.
+--  * A visible row that still carries a token is a lease that ran out in a sweeper's hands (it died,
+--    stalled past the lease, or lost the database mid-fire; fail and release clear the token): the claim
+--    counts it as one attempt and says so in last_error ('abandoned: ...'), so a timer that kills its
+--    process reaches sweeper.max.attempts and is dead-lettered instead of killing every claim it is in.
+--  * Each claimed row gets claimed_until = now() + p_lease and its OWN new claim_token: the fire
+--    verifies every row by its token, so a row reclaimed after a lease expiry can never be fired by the
+--    sweeper that lost it (its fire comes back `stale`). updated_at belongs to the command side.
+--
+-- Lock order: queen.log_timers rows only, acquired per shard in visible_at order, not in primary-key
+-- order; safe because every acquisition is SKIP LOCKED: the claim never waits, so it is never part of
+-- a wait cycle. Due-ness is PostgreSQL's clock (now() of this one-statement transaction).
+--
+-- PRICE:
+--  * The round-robin works over the rows each shard's scan sees (its earliest slice): the only index
+--    has no tenant column. Under a deep backlog order across claims is visible_at order per shard; a
+--    strict global order would shrink every claim under a backlog. The log's offsets, not visible_at,
+--    are the order consumers see.
+--  * The UPDATE writes claimed_until, which changes the indexed visible_at: the claim is never HOT
+--    (docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot).
+--  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
+--    unclaimed. For rows staged before V120 the bytes are the STORED ones (the sweeper bounds their
+--    decompression itself).
+--  * A timer held by a sweeper killed for an unrelated reason spends one attempt per kill.
+
+-- The claim, returning trace_context for the frame.
+CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+                                                p_lone_oversize BOOLEAN)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
+               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
+               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA)
+LANGUAGE sql
+VOLATILE
+AS $$
+WITH candidates AS MATERIALIZED (
+    -- Lock order: queen.log_timers rows only, SKIP LOCKED (never waits).
+    SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
+      FROM generate_series(0, 63) AS s(shard)
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
+                   coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
+              FROM queen.log_timers t
+             WHERE t.shard = s.shard::smallint
+               AND t.visible_at <= now()
+             ORDER BY t.visible_at
+             LIMIT greatest(ceil(p_batch / 64.0)::int, 8)
+               FOR UPDATE OF t SKIP LOCKED) c
+),
+ranked AS (
+    SELECT c.*,
+           row_number() OVER (PARTITION BY c.shard, c.tenant_id
+                              ORDER BY c.visible_at, c.queue, c.timer_key) AS tenant_rank
+      FROM candidates c
+),
+kept AS (
+    SELECT r.row_ctid, r.tenant_id, r.queue, r.timer_key, r.visible_at, r.held_bytes,
+           row_number() OVER (PARTITION BY r.tenant_id ORDER BY r.visible_at, r.queue, r.timer_key) AS turn
+      FROM ranked r
+     WHERE r.tenant_rank <= p_per_tenant
+),
+by_rows AS MATERIALIZED (
+    SELECT k.row_ctid, k.tenant_id, k.queue, k.timer_key, k.visible_at, k.held_bytes,
+           row_number() OVER (ORDER BY k.turn, k.visible_at, k.tenant_id, k.queue, k.timer_key) AS pick_order
+      FROM kept k
+     ORDER BY k.turn, k.visible_at, k.tenant_id, k.queue, k.timer_key
+     LIMIT p_batch
+),
+picked AS MATERIALIZED (
+    SELECT b.row_ctid, b.tenant_id, b.queue, b.timer_key, b.visible_at, b.held_bytes
+      FROM (SELECT b.*, sum(b.held_bytes) OVER (ORDER BY b.pick_order) AS running FROM by_rows b) b
+     WHERE b.running <= p_max_bytes
+        OR (b.pick_order = 1 AND p_lone_oversize)
+),
+claimed AS (
+    -- Lock order: rows already held by `candidates`; no new lock is taken. Addressed by ctid (a TID
+    -- scan: stable while we hold the row lock), so the plan never depends on table statistics.
+    UPDATE queen.log_timers t
+       SET claimed_until = now() + p_lease,
+           claim_token   = gen_random_uuid(),
+           -- SET reads the row as it was: a token still set on a visible row is a lease that ran out in a
+           -- sweeper's hands (fail and release clear the token), so this claim counts it as one attempt.
+           attempts      = t.attempts + CASE WHEN t.claim_token IS NOT NULL THEN 1 ELSE 0 END,
+           last_error    = CASE WHEN t.claim_token IS NOT NULL
+                                THEN 'abandoned: the lease ran out while a sweeper held this timer (it died, stalled'
+                                     || ' past the lease, or lost the database mid-fire); attempt ' || (t.attempts + 1)
+                                ELSE t.last_error END
+     WHERE t.ctid = ANY (ARRAY(SELECT p.row_ctid FROM picked p))
+    RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at,
+              t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,
+              t.last_error, t.claim_token, t.claimed_until, t.trace_context
+)
+SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible_at,
+       c.txn, c.message_id, c.payload, c.payload_zstd, c.encrypted, c.producer_sub, c.attempts,
+       c.last_error, c.claim_token, c.claimed_until, p.held_bytes, c.trace_context
+  FROM claimed c
+  JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
+ ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
+$$;

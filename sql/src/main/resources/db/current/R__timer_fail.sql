@@ -1,0 +1,106 @@
+-- Fail and release: what a sweeper does with claimed rows it did not deliver.
+--
+-- queen.timer_fail_v2 and queen.timer_release_v2 take rows with named fields
+-- [{"tenant_id", "queue", "timer_key", "claim_token"}] (every key present, queen.json_rows_v1), and hold
+-- them through queen.timer_hold_claimed_v2, the one definition of "the caller's claimed rows, locked".
+--
+-- Fail guarantees:
+--  * only rows that still carry the caller's claim_token are touched: a row reclaimed after its lease
+--    expired belongs to somebody else, and failing it would spend an attempt of a fire that is not ours;
+--  * claim_token := NULL, claimed_until := now() + backoff: the row is then NOT in anybody's hands,
+--    merely not visible yet, so a poisoned timer stays cancellable for its whole backoff;
+--  * transient errors (p_transient, as the sweeper's one classifier says: 40001, 40P01, classes
+--    08/53/57/58, or none) spend no attempt and back off p_transient_backoff; permanent errors spend one
+--    attempt and back off least(p_backoff_base * 2^attempts, p_backoff_max), attempts counted BEFORE
+--    this failure;
+--  * last_error := the error; a `retrying` audit row per failed timer (with producerSub and trace
+--    fields when the timer has them). Returns the new attempts, the retry instant and `exhausted`
+--    (attempts >= p_max_attempts): the sweeper dead-letters those next, in its own transaction, so a
+--    reschedule committed in between wins.
+-- Release hands claimed rows back untouched (claim_token := NULL, claimed_until := now(), attempts
+-- unchanged), claimable in the very next cycle: graceful shutdown, and rows that reached max attempts
+-- before a crash. Only the rows whose token matches.
+--
+-- Lock order: queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP LOCKED -> leaf
+-- (queen.timer_audit_outbox). Nothing else. Each row is found by its full primary key (LATERAL) and
+-- updated by ctid, so no plan depends on table statistics.
+--
+-- PRICE: the UPDATE writes claimed_until (hence visible_at): never HOT, like the claim. A row another
+-- transaction holds is skipped (the sweeper never waits on a timer row): it keeps its token and becomes
+-- visible at lease expiry, spending no attempt.
+
+-- The named rows that still carry the caller's claim token, locked, as TIDs for the caller's UPDATE.
+-- Lock order: queen.log_timers rows, primary key ascending ("C" collation), SKIP LOCKED; each row found
+-- by its full primary key in a LATERAL subquery, so no plan depends on statistics.
+CREATE OR REPLACE FUNCTION queen.timer_hold_claimed_v2(p_what TEXT, p_timers JSONB)
+RETURNS SETOF TID
+LANGUAGE sql
+VOLATILE
+AS $$
+    SELECT l.row_ctid
+      FROM (SELECT n.* FROM jsonb_to_recordset(queen.json_rows_v1(p_what, p_timers, '{tenant_id,queue,timer_key,claim_token}'))
+                            AS n(tenant_id UUID, queue TEXT, timer_key TEXT, claim_token UUID)
+             ORDER BY n.tenant_id, n.queue COLLATE "C", n.timer_key COLLATE "C") n
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid
+              FROM queen.log_timers t
+             WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
+               AND t.claim_token = n.claim_token
+               FOR UPDATE OF t SKIP LOCKED) l
+$$;
+
+CREATE OR REPLACE FUNCTION queen.timer_fail_v2(
+    p_timers            JSONB,
+    p_error             TEXT,
+    p_transient         BOOLEAN,
+    p_transient_backoff INTERVAL,
+    p_backoff_base      INTERVAL,
+    p_backoff_max       INTERVAL,
+    p_max_attempts      INT)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, attempts INT, retry_at TIMESTAMPTZ, exhausted BOOLEAN)
+LANGUAGE sql
+VOLATILE
+AS $$
+WITH held AS MATERIALIZED (
+    -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED.
+    SELECT h AS row_ctid FROM queen.timer_hold_claimed_v2('timer_fail_v2 timers', p_timers) h
+),
+failed AS (
+    -- Lock order: rows held by `held` (by TID).
+    UPDATE queen.log_timers t
+       SET claim_token   = NULL,
+           claimed_until = now() + CASE WHEN p_transient THEN p_transient_backoff
+                                        ELSE least(p_backoff_base * power(2, least(t.attempts, 30)), p_backoff_max) END,
+           attempts      = t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END,
+           last_error    = p_error
+     WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))
+    RETURNING t AS timer
+),
+audit AS (
+    -- Lock order: leaf.
+    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
+    SELECT (f.timer).tenant_id, (f.timer).queue || '/' || (f.timer).timer_key, 'retrying', queen.timer_event_v1(f.timer)
+      FROM failed f
+     ORDER BY (f.timer).tenant_id, (f.timer).queue, (f.timer).timer_key
+)
+SELECT (f.timer).tenant_id, (f.timer).queue, (f.timer).timer_key, (f.timer).attempts, (f.timer).claimed_until,
+       (f.timer).attempts >= p_max_attempts
+  FROM failed f
+ ORDER BY (f.timer).tenant_id, (f.timer).queue, (f.timer).timer_key;
+$$;
+
+CREATE OR REPLACE FUNCTION queen.timer_release_v2(p_timers JSONB)
+RETURNS INT
+LANGUAGE sql
+VOLATILE
+AS $$
+-- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (the ARRAY is computed once,
+-- before the UPDATE, which then touches only the rows it holds, by TID).
+WITH released AS (
+    UPDATE queen.log_timers t
+       SET claim_token = NULL, claimed_until = now()
+     WHERE t.ctid = ANY (ARRAY(SELECT queen.timer_hold_claimed_v2('timer_release_v2 timers', p_timers)))
+    RETURNING 1
+)
+SELECT count(*)::int FROM released;
+$$;

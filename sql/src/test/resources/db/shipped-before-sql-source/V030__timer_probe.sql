@@ -1,0 +1,67 @@
+-- V030  The sweeper's due probe (DESIGN.md §6.1): when to wake up, how much is due, how late.
+--
+-- queen.timer_probe_v1(p_due_cap) answers, in ONE read (one call, one snapshot: the function is
+-- STABLE, so every statement in it sees the snapshot of the calling statement):
+--   db_now           PostgreSQL's clock. Due-ness is never decided by a sweeper's clock (§8).
+--   next_visible_at  the earliest visible_at of any timer: the instant the sweeper has to wake up.
+--                    NULL when the table is empty.
+--   due              how many timers are visible now (visible_at <= db_now), counted up to p_due_cap.
+--                    A claimed row (lease outstanding) and a row serving its backoff are NOT due:
+--                    visible_at is their lease expiry / retry time. So `due` is work nobody holds.
+-- Lateness is db_now - next_visible_at when due > 0: how long the oldest visible timer has been
+-- waiting for a sweeper. It is measured from visible_at, not deliver_at, on purpose: a timer in
+-- backoff is not "late" while it waits for its retry, it is late from the moment it may be retried.
+--
+-- Why per shard: the only index is idx_log_timers_visible (shard, visible_at) (seed: no other
+-- secondary index). The earliest visible_at is one index probe per shard (64 probes, each the first
+-- entry of a range), and the due count is a range scan per shard that stops at the cap.
+--
+-- PRICE: 64 index probes per call, plus at most p_due_cap index entries (+ heap visibility checks)
+-- while a backlog exists. The count is exact below the cap and saturates at the cap: the gauge says
+-- "at least p_due_cap", which is all an operator needs to know about a backlog. Dead index entries at
+-- the head of a shard (claimed-then-deleted rows not yet vacuumed) are walked by the first probe; that
+-- is what the autovacuum settings of V025 are for.
+--
+-- Locks: none. A plain read; it never waits on a row.
+
+CREATE OR REPLACE FUNCTION queen.timer_probe_v1(p_due_cap INT)
+RETURNS TABLE (db_now TIMESTAMPTZ, next_visible_at TIMESTAMPTZ, due INT)
+LANGUAGE plpgsql
+STABLE
+AS $$
+DECLARE
+    v_now  TIMESTAMPTZ := now();
+    v_next TIMESTAMPTZ;
+    v_due  INT := 0;
+    v_n    INT;
+BEGIN
+    IF p_due_cap IS NULL OR p_due_cap < 1 THEN
+        RAISE EXCEPTION 'timer_probe_v1: p_due_cap must be >= 1, got %', p_due_cap USING ERRCODE = '22023';
+    END IF;
+
+    -- Lock order: none (read only).
+    SELECT min(f.visible_at) INTO v_next
+      FROM generate_series(0, 63) AS s(shard)
+     CROSS JOIN LATERAL (SELECT t.visible_at
+                           FROM queen.log_timers t
+                          WHERE t.shard = s.shard::smallint
+                          ORDER BY t.visible_at
+                          LIMIT 1) f;
+
+    IF v_next IS NOT NULL AND v_next <= v_now THEN
+        FOR s IN 0..63 LOOP
+            -- Lock order: none (read only). Stops reading at the cap.
+            SELECT count(*) INTO v_n
+              FROM (SELECT 1
+                      FROM queen.log_timers t
+                     WHERE t.shard = s::smallint
+                       AND t.visible_at <= v_now
+                     LIMIT p_due_cap - v_due) d;
+            v_due := v_due + v_n;
+            EXIT WHEN v_due >= p_due_cap;
+        END LOOP;
+    END IF;
+
+    RETURN QUERY SELECT v_now, v_next, v_due;
+END;
+$$;
