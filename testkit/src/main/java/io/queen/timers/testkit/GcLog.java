@@ -3,7 +3,6 @@ package io.queen.timers.testkit;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -53,6 +52,6 @@ public final class GcLog {
 
     /** Collections the log records (a bound that holds still collects: this says the log was read). */
     public static long collections(Path file) throws IOException {
-        return Files.exists(file) ? List.copyOf(Files.readAllLines(file)).stream().filter(l -> PAUSE.matcher(l).find()).count() : 0;
+        return Files.exists(file) ? Files.readAllLines(file).stream().filter(l -> PAUSE.matcher(l).find()).count() : 0;
     }
 }

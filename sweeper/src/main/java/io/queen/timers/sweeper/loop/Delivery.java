@@ -273,7 +273,7 @@ public final class Delivery {
                 try {
                     p = Payloads.of(t, maxPayloadBytes);
                 } catch (IllegalArgumentException e) {
-                    p = null;
+                    // does not decompress: kept in its stored form
                 }
             }
             payloads.add(p);
