@@ -98,7 +98,8 @@ BEGIN
            message_id = EXCLUDED.message_id, payload = EXCLUDED.payload, payload_zstd = EXCLUDED.payload_zstd,
            payload_bytes = EXCLUDED.payload_bytes,
            encrypted = EXCLUDED.encrypted, producer_sub = EXCLUDED.producer_sub, trace_context = EXCLUDED.trace_context,
-           attempts = 0, last_error = NULL, claimed_until = NULL, claim_token = NULL, updated_at = now();
+           attempts = 0, deaths = 0, held_alone = FALSE, last_error = NULL, claimed_until = NULL, claim_token = NULL,
+           updated_at = now();
 
     -- 2. The outbox: one row per record, in Kafka order (ids follow the ORDER BY).
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)

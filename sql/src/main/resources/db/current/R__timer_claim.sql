@@ -1,8 +1,11 @@
 -- The claim: take due timers into this sweeper's hands for one lease, bounded by rows and by bytes.
 --
--- queen.timer_claim_v3(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
+-- queen.timer_claim_v4(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes and trace context.
+-- the log, each with its held_bytes, trace context and deaths. queen.timer_claim_v3 is the same claim
+-- without deaths, for the previous release's sweepers during a rolling restart.
+-- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
+-- sweeper is about to fire alone (V122).
 --
 -- How, and why each part is so:
 --  * Per shard (0..63), one range scan of idx_log_timers_visible (shard, visible_at) with
@@ -24,8 +27,11 @@
 --    did the same once decompressed.
 --  * A visible row that still carries a token is a lease that ran out in a sweeper's hands (it died,
 --    stalled past the lease, or lost the database mid-fire; fail and release clear the token): the claim
---    counts it as one attempt and says so in last_error ('abandoned: ...'), so a timer that kills its
---    process reaches sweeper.max.attempts and is dead-lettered instead of killing every claim it is in.
+--    counts a death (deaths + 1) and says so in last_error ('abandoned: ...'). It spends an attempt only
+--    when the sweeper was firing that timer alone (held_alone, V122): then nothing else it held can be
+--    blamed, so a timer that kills its process reaches sweeper.max.attempts and is dead-lettered instead
+--    of killing every claim it is in, while a timer that merely was in hand when its sweeper was paused,
+--    killed or cut from the database spends nothing (it fires in a smaller group next time).
 --  * Each claimed row gets claimed_until = now() + p_lease and its OWN new claim_token: the fire
 --    verifies every row by its token, so a row reclaimed after a lease expiry can never be fired by the
 --    sweeper that lost it (its fire comes back `stale`). updated_at belongs to the command side.
@@ -44,15 +50,17 @@
 --  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
 --    unclaimed. For rows staged before V120 the bytes are the STORED ones (the sweeper bounds their
 --    decompression itself).
---  * A timer held by a sweeper killed for an unrelated reason spends one attempt per kill.
+--  * A timer held by a sweeper killed, paused past the lease or cut from the database for an unrelated
+--    reason spends no attempt unless that happens during its own lone fire; it is fired in smaller
+--    groups afterwards (docs/guarantees.md#a-death-alone-is-an-attempt).
 
--- The claim, returning trace_context for the frame.
-CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+-- The claim, returning trace_context for the frame and deaths for the sweeper's suspect groups.
+CREATE OR REPLACE FUNCTION queen.timer_claim_v4(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
                visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA)
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT)
 LANGUAGE sql
 VOLATILE
 AS $$
@@ -102,21 +110,44 @@ claimed AS (
        SET claimed_until = now() + p_lease,
            claim_token   = gen_random_uuid(),
            -- SET reads the row as it was: a token still set on a visible row is a lease that ran out in a
-           -- sweeper's hands (fail and release clear the token), so this claim counts it as one attempt.
-           attempts      = t.attempts + CASE WHEN t.claim_token IS NOT NULL THEN 1 ELSE 0 END,
-           last_error    = CASE WHEN t.claim_token IS NOT NULL
-                                THEN 'abandoned: the lease ran out while a sweeper held this timer (it died, stalled'
+           -- sweeper's hands (fail and release clear the token): a death. It is an attempt only if that
+           -- sweeper was firing this timer alone (held_alone, V122).
+           deaths        = least(t.deaths + CASE WHEN t.claim_token IS NOT NULL THEN 1 ELSE 0 END, 32767),
+           attempts      = t.attempts + CASE WHEN t.claim_token IS NOT NULL AND t.held_alone THEN 1 ELSE 0 END,
+           held_alone    = FALSE,
+           last_error    = CASE WHEN t.claim_token IS NOT NULL AND t.held_alone
+                                THEN 'abandoned: the lease ran out while a sweeper fired this timer alone (it died, stalled'
                                      || ' past the lease, or lost the database mid-fire); attempt ' || (t.attempts + 1)
+                                WHEN t.claim_token IS NOT NULL
+                                THEN 'abandoned: the lease ran out while a sweeper held this timer among others; death '
+                                     || (t.deaths + 1) || ', no attempt spent'
                                 ELSE t.last_error END
      WHERE t.ctid = ANY (ARRAY(SELECT p.row_ctid FROM picked p))
     RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at,
               t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,
-              t.last_error, t.claim_token, t.claimed_until, t.trace_context
+              t.last_error, t.claim_token, t.claimed_until, t.trace_context, t.deaths
 )
 SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible_at,
        c.txn, c.message_id, c.payload, c.payload_zstd, c.encrypted, c.producer_sub, c.attempts,
-       c.last_error, c.claim_token, c.claimed_until, p.held_bytes, c.trace_context
+       c.last_error, c.claim_token, c.claimed_until, p.held_bytes, c.trace_context, c.deaths::int
   FROM claimed c
   JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
  ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
+$$;
+
+-- The previous release's claim (same signature and columns as V090's), for its sweepers during a rolling
+-- restart: the current claim without deaths. Retired by the next release (SqlFunctionsInUseTest.KEPT).
+CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+                                                p_lone_oversize BOOLEAN)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
+               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
+               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA)
+LANGUAGE sql
+VOLATILE
+AS $$
+SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
+       c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
+       c.held_bytes, c.trace_context
+  FROM queen.timer_claim_v4(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
 $$;

@@ -104,3 +104,24 @@ WITH released AS (
 )
 SELECT count(*)::int FROM released;
 $$;
+
+-- Marks the caller's claimed rows [{"tenant_id", "queue", "timer_key", "claim_token"}] as fired alone: the
+-- sweeper calls it for a suspect it is about to fire with nothing else of its process in hand, so that if
+-- the lease runs out in its hands the next claim blames this timer (one attempt) instead of merely
+-- counting a death. Returns the rows marked (a row reclaimed by another sweeper is not ours: skipped).
+-- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (timer_hold_claimed_v2).
+-- PRICE: one statement per suspect fired alone; held_alone is not indexed, but the row's claimed_until
+-- is unchanged, so the update can be HOT.
+CREATE OR REPLACE FUNCTION queen.timer_hold_alone_v1(p_timers JSONB)
+RETURNS INT
+LANGUAGE sql
+VOLATILE
+AS $$
+WITH marked AS (
+    UPDATE queen.log_timers t
+       SET held_alone = TRUE
+     WHERE t.ctid = ANY (ARRAY(SELECT h FROM queen.timer_hold_claimed_v2('timer_hold_alone_v1 timers', p_timers) h))
+    RETURNING 1
+)
+SELECT count(*)::int FROM marked;
+$$;

@@ -38,11 +38,14 @@ class StagingTableContractTest {
         List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
         List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
         // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: README "Trace context") and
-        // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts).
-        assertThat(ours).hasSize(21);
+        // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts), V122's deaths and
+        // held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is counted).
+        assertThat(ours).hasSize(23);
         assertThat(ours.subList(0, 19)).containsExactlyElementsOf(contract);
         assertThat(ours.get(19)).isEqualTo(new Catalog.Column("trace_context", "bytea", false, "", "", ""));
         assertThat(ours.get(20)).isEqualTo(new Catalog.Column("payload_bytes", "integer", false, "", "", ""));
+        assertThat(ours.get(21)).isEqualTo(new Catalog.Column("deaths", "smallint", true, "", "", "0"));
+        assertThat(ours.get(22)).isEqualTo(new Catalog.Column("held_alone", "boolean", true, "", "", "false"));
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
+import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.probe.DueProbe;
 import io.queen.timers.sweeper.probe.ProbeResult;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -186,7 +187,7 @@ class ClaimTest {
     }
 
     @Test
-    void aReclaimAfterLeaseExpiryMintsNewTokensAndCountsTheAbandonedLeaseAsAnAttempt() throws Exception {
+    void aReclaimAfterLeaseExpiryMintsNewTokensAndCountsTheAbandonedLeaseAsADeathNotAnAttempt() throws Exception {
         staging.schedule(DEFAULT_TENANT, "q", "k", -1);
         Claimer shortLease = new Claimer(db.dataSource(), 200, Duration.ofMillis(1000), 8);
         UUID first = shortLease.claim().get(0).claimToken();
@@ -194,11 +195,35 @@ class ClaimTest {
         List<ClaimedTimer> again = shortLease.claim();
         assertThat(again).hasSize(1);
         assertThat(again.get(0).claimToken()).isNotEqualTo(first);
-        // the lease ran out with its token still set: the sweeper holding it died or stalled (V120), one attempt
-        assertThat(again.get(0).attempts()).isEqualTo(1);
-        assertThat(again.get(0).abandoned()).as(again.get(0).lastError()).isTrue();
+        // the lease ran out with its token still set: the sweeper holding it died, stalled or lost the database (V122).
+        // It held this timer among others (nothing marked it alone): a death, which narrows its next group, no attempt
+        assertThat(again.get(0).attempts()).isZero();
+        assertThat(again.get(0).deaths()).isEqualTo(1);
+        assertThat(again.get(0).suspect()).isTrue();
+        assertThat(again.get(0).lastError()).startsWith("abandoned:").contains("death 1, no attempt spent");
         assertThat(staging.row(DEFAULT_TENANT, "q", "k")).isNotNull();
         Set<UUID> tokens = new HashSet<>(List.of(first, again.get(0).claimToken()));
         assertThat(tokens).hasSize(2);
+    }
+
+    @Test
+    void aLeaseThatRunsOutWhileTheTimerIsFiredAloneSpendsAnAttempt() throws Exception {
+        staging.schedule(DEFAULT_TENANT, "q", "k", -1);
+        Claimer shortLease = new Claimer(db.dataSource(), 200, Duration.ofMillis(1000), 8);
+        Failer failer = new Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5);
+        List<ClaimedTimer> held = shortLease.claim();
+        assertThat(failer.holdAlone(held)).isEqualTo(1);
+        Thread.sleep(1100);
+        ClaimedTimer again = shortLease.claim().get(0);
+        assertThat(again.attempts()).isEqualTo(1);
+        assertThat(again.deaths()).isEqualTo(1);
+        assertThat(again.lastError()).startsWith("abandoned:").contains("alone").contains("attempt 1");
+        // the mark belongs to that lease only: this one, not marked, runs out as a death and spends nothing
+        Thread.sleep(1100);
+        ClaimedTimer third = shortLease.claim().get(0);
+        assertThat(third.attempts()).isEqualTo(1);
+        assertThat(third.deaths()).isEqualTo(2);
+        // a token that is no longer ours marks nothing
+        assertThat(failer.holdAlone(held)).isZero();
     }
 }

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * with attempts left: to the database that is indistinguishable from a payload that exhausts the heap or
  * crashes native code mid-fire. Its destination's partition row is held by the test, so its fire waits there
  * long enough to be killed every time. Before V120 its attempts never moved: it was claimed into the same death
- * for ever, and took every timer of its claim with it. Now each abandoned lease is an attempt, suspects are fired
- * in shrinking groups and then alone, the guilty timer is dead-lettered after sweeper.max.attempts deaths with
- * the reason, and every other timer fires exactly once, none dead-lettered.
+ * for ever, and took every timer of its claim with it. Now each abandoned lease is a death (V122), suspects are
+ * fired in shrinking groups (16, 4) and then alone, a death alone is an attempt, the guilty timer is dead-lettered
+ * after 3 deaths in groups and sweeper.max.attempts deaths alone with the reason, and every other timer fires
+ * exactly once, none dead-lettered, none with an attempt spent.
  */
 class DeathIsAPoisonTest {
 
@@ -98,7 +99,7 @@ class DeathIsAPoisonTest {
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).as("only the guilty timer is dead-lettered").isEqualTo(1);
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE error LIKE 'abandoned:%'")).isEqualTo(1);
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
-        assertThat(deaths).as("sweeper.max.attempts deaths, then the dead-letter").isEqualTo(5);
+        assertThat(deaths).as("3 deaths in groups of all, 16 and 4, then sweeper.max.attempts deaths alone").isEqualTo(3 + 5);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'"))
                 .as("every innocent fired exactly once (the provisioning timer too)").isEqualTo(INNOCENTS + 1);
         assertThat(staging.count("SELECT count(DISTINCT substring(t.hashes FROM i * 16 + 1 FOR 16)) FROM queen.log_txns t,"

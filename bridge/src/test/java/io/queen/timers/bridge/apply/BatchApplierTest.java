@@ -44,16 +44,18 @@ class BatchApplierTest {
     void scheduleThenRescheduleKeepsMessageIdAndResetsAttempts() throws Exception {
         List<Decision> first = applyOk(schedule("q.a", "k1", LATER, "{\"n\":1}"));
         UUID id = messageId("q.a", "k1");
-        exec("UPDATE queen.log_timers SET attempts = 3, last_error = 'boom', claimed_until = now() + interval '1 minute' WHERE timer_key = 'k1'");
+        exec("UPDATE queen.log_timers SET attempts = 3, deaths = 2, held_alone = true, last_error = 'boom',"
+                + " claimed_until = now() + interval '1 minute' WHERE timer_key = 'k1'");
         List<Decision> second = applyOk(schedule("q.a", "k1", LATER.plusSeconds(5), "{\"n\":2}"));
 
         assertThat(first).extracting(Decision::verdict).containsExactly(Verdict.SCHEDULED);
         assertThat(second).extracting(Decision::verdict).containsExactly(Verdict.RESCHEDULED);
         assertThat(messageId("q.a", "k1")).isEqualTo(id);
         assertThat(id.version()).isEqualTo(7);
-        assertThat(query("SELECT attempts || '/' || coalesce(last_error, '-') || '/' || coalesce(claimed_until::text, '-') "
-                + "|| '/' || convert_from(payload, 'UTF8') FROM queen.log_timers WHERE timer_key = 'k1'"))
-                .isEqualTo("0/-/-/{\"n\":2}");
+        // a reschedule is a new timer: its predecessor's attempts and deaths (V122) are not its own
+        assertThat(query("SELECT attempts || '/' || deaths || '/' || held_alone || '/' || coalesce(last_error, '-') || '/'"
+                + " || coalesce(claimed_until::text, '-') || '/' || convert_from(payload, 'UTF8') FROM queen.log_timers WHERE timer_key = 'k1'"))
+                .isEqualTo("0/0/false/-/-/{\"n\":2}");
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.util.UUID;
  * One timer in this sweeper's hands: the staging row as the claim returned it. {@code visibleAt} is the
  * PRE-claim value (the order the timer enters the log); {@code claimToken} is what the fire, the fail and
  * the release must present. {@code payload} is as stored ({@code payloadZstd} says whether compressed).
+ * {@code deaths} counts the leases of it that ran out in a sweeper's hands (V122).
  */
 public record ClaimedTimer(
         UUID tenantId,
@@ -25,14 +26,23 @@ public record ClaimedTimer(
         String lastError,
         UUID claimToken,
         Instant claimedUntil,
-        byte[] traceContext) {
+        byte[] traceContext,
+        int deaths) {
 
     /** A claimed timer without trace context. */
     public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
                         String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
                         int attempts, String lastError, UUID claimToken, Instant claimedUntil) {
         this(tenantId, queue, timerKey, partition, deliverAt, visibleAt, txn, messageId, payload, payloadZstd, encrypted,
-                producerSub, attempts, lastError, claimToken, claimedUntil, null);
+                producerSub, attempts, lastError, claimToken, claimedUntil, null, 0);
+    }
+
+    /** A claimed timer that was never in a death. */
+    public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
+                        String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
+                        int attempts, String lastError, UUID claimToken, Instant claimedUntil, byte[] traceContext) {
+        this(tenantId, queue, timerKey, partition, deliverAt, visibleAt, txn, messageId, payload, payloadZstd, encrypted,
+                producerSub, attempts, lastError, claimToken, claimedUntil, traceContext, 0);
     }
 
     /** The W3C trace id the command carried (the first 16 bytes of trace_context, V090), or null: the frame's flag 1. */
@@ -45,14 +55,12 @@ public record ClaimedTimer(
     }
 
     /**
-     * The prefix of last_error that timer_claim_v3 (V120) writes when it finds this row's previous lease run out
-     * with the token still set: the sweeper holding it died, stalled past the lease, or lost the database.
+     * Whether a lease of this timer ever ran out in a sweeper's hands since it was scheduled ({@code deaths}, V122):
+     * the sweeper that held it died, stalled past the lease, or lost the database, and this timer may be why.
+     * A suspect is fired in a small group or alone (SuspectPolicy) and never decompressed for its dead-letter.
      */
-    public static final String ABANDONED = "abandoned:";
-
-    /** Whether the claim found this timer's previous lease abandoned in a sweeper's hands (a suspect: see SuspectPolicy). */
-    public boolean abandoned() {
-        return lastError != null && lastError.startsWith(ABANDONED);
+    public boolean suspect() {
+        return deaths > 0;
     }
 
     /** "tenant/queue/key": how a log line or an error names this timer. */

@@ -12,7 +12,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Claims due timers with {@code queen.timer_claim_v3} (db/current/R__timer_claim.sql): per shard, SKIP LOCKED,
+ * Claims due timers with {@code queen.timer_claim_v4} (db/current/R__timer_claim.sql): per shard, SKIP LOCKED,
  * round-robin over tenants, a new token per row, rows in pre-claim visible_at order, and at most a given
  * number of held bytes (payload + txn + fixed columns, counted in SQL from the stored lengths) so a burst of
  * large payloads cannot take more memory than a cycle is allowed. One statement, its own transaction.
@@ -100,7 +100,7 @@ public final class Claimer {
                                 rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
                                 rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
                                 rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
-                                rs.getTimestamp(16).toInstant(), rs.getBytes(18)));
+                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19)));
                     }
                 }
                 return new Claim(out, held);

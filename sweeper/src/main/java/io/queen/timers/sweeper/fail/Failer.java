@@ -28,6 +28,7 @@ public final class Failer {
 
     private static final String FAIL = SqlFile.load(Failer.class, "fail.sql");
     private static final String RELEASE = SqlFile.load(Failer.class, "release.sql");
+    private static final String HOLD_ALONE = SqlFile.load(Failer.class, "hold_alone.sql");
     private static final String DEAD_LETTER = SqlFile.load(Failer.class, "dead_letter.sql");
 
     /** One timer and the error its fire (or its packing) met. */
@@ -94,6 +95,20 @@ public final class Failer {
             return 0;
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(RELEASE)) {
+            st.setString(1, heldRows(timers));
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** Marks claimed timers as fired alone (timer_hold_alone_v1, V122). Returns how many still carried our token. */
+    public int holdAlone(List<ClaimedTimer> timers) throws SQLException {
+        if (timers.isEmpty()) {
+            return 0;
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(HOLD_ALONE)) {
             st.setString(1, heldRows(timers));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();

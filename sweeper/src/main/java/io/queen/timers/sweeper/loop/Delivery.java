@@ -158,6 +158,15 @@ public final class Delivery {
         }
     }
 
+    /**
+     * Marks a suspect about to be fired with nothing else of this process in hand (V122 held_alone): if its lease runs
+     * out in our hands now, the next claim spends one of its attempts. A timer another sweeper took meanwhile is not
+     * ours and is left as it is.
+     */
+    public void holdAlone(List<ClaimedTimer> timers) throws SQLException {
+        failer.holdAlone(timers);
+    }
+
     private void fire(FireBatch batch, Tally tally) throws SQLException {
         List<SegmentOutcome> outcomes;
         long start = System.nanoTime();
@@ -268,8 +277,8 @@ public final class Delivery {
         List<byte[]> payloads = new ArrayList<>();
         for (ClaimedTimer t : timers) {
             byte[] p = null;   // null: kept in its stored form
-            if (!t.abandoned()) {
-                // a timer whose process died holding it may be what killed it: never decompressed again
+            if (!t.suspect()) {
+                // a timer a lease of which ran out in a sweeper's hands may be what killed it: never decompressed again
                 try {
                     p = Payloads.of(t, maxPayloadBytes);
                 } catch (IllegalArgumentException e) {

@@ -5,19 +5,20 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * How a claim's suspects are fired: timers whose previous lease ran out in a sweeper's hands
- * ({@link ClaimedTimer#abandoned()}; the claim spent an attempt on each, V120). One of them may be what
- * killed that sweeper (a payload that exhausts the heap, a crash in native code), and a death takes every
- * timer its process holds with it, so they are bisected by death: a suspect that died at attempt 1 fires in a
- * group of at most 16, at attempt 2 in a group of 4, from attempt 3 on alone; each group holds the process
- * on its own ({@link FireGate#alone}), so a death counts only against the group. The guilty timer keeps
- * dying and reaches {@code sweeper.max.attempts}, where it is dead-lettered without being decompressed;
- * an innocent one dies with it at most three times (at 16, 4, then never again once alone), so with
- * max.attempts >= 4 (default 5) only the guilty one is dead-lettered. With fewer attempts there is no room
- * to bisect: every suspect fires alone.
+ * How a claim's suspects are fired: timers a lease of which ran out in a sweeper's hands ({@link ClaimedTimer#suspect()},
+ * {@code deaths}, V122). One of them may be what killed that sweeper (a payload that exhausts the heap, a crash in
+ * native code), and a death takes every timer its process holds with it, so they are bisected by death: a suspect
+ * with one death fires in a group of at most 16, with two in a group of 4, from three on alone. Each group holds the
+ * process on its own ({@link FireGate#alone}), so a death counts only against the group; a group of one is marked
+ * as fired alone first ({@code held_alone}), and only a death of a timer so marked spends an attempt. The guilty
+ * timer keeps dying alone and reaches {@code sweeper.max.attempts}, where it is dead-lettered without being
+ * decompressed; an innocent one dies with it at most three times, spending nothing, and then fires. A pause past the
+ * lease or a lost database counts the same way as a death: it narrows the group, and spends an attempt only during
+ * the timer's own lone fire.
  *
- * <p>PRICE: after a death, the timers it held fire in small groups, one group per cycle of the process
- * with the other loops paused meanwhile: a claim of n timers held at a death costs about n/16 extra cycles.
+ * <p>PRICE: after a death, the timers it held fire in small groups, one group per cycle of the process with the
+ * other loops paused meanwhile: a claim of n timers held at a death costs about n/16 extra cycles. A timer that
+ * kills its process is dead-lettered after 3 + sweeper.max.attempts deaths (8 by default), at most.
  */
 final class SuspectPolicy {
 
@@ -30,12 +31,12 @@ final class SuspectPolicy {
         this.maxAttempts = maxAttempts;
     }
 
-    /** The group size for a suspect whose attempts (deaths and failures) stand at {@code attempts}. */
-    int groupSize(int attempts) {
-        if (maxAttempts < 4 || attempts >= 3) {
+    /** The group size for a suspect with {@code deaths} deaths. */
+    static int groupSize(int deaths) {
+        if (deaths >= 3) {
             return 1;
         }
-        return attempts <= 1 ? 16 : 4;
+        return deaths <= 1 ? 16 : 4;
     }
 
     /**
@@ -49,10 +50,10 @@ final class SuspectPolicy {
         List<ClaimedTimer> later = new ArrayList<>();
         int level = -1;
         for (ClaimedTimer t : claimed) {
-            if (!t.abandoned() || t.attempts() >= maxAttempts) {
+            if (!t.suspect() || t.attempts() >= maxAttempts) {
                 normal.add(t);
-            } else if (level < 0 || (t.attempts() == level && group.size() < groupSize(level))) {
-                level = t.attempts();
+            } else if (level < 0 || (Math.min(t.deaths(), 3) == level && group.size() < groupSize(level))) {
+                level = Math.min(t.deaths(), 3);
                 group.add(t);
             } else {
                 later.add(t);

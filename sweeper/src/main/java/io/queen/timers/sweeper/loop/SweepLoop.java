@@ -51,7 +51,7 @@ public final class SweepLoop implements Runnable {
 
     /**
      * @param gate        shared by every loop of the process (suspects fire holding it alone)
-     * @param maxAttempts sweeper.max.attempts, which sets how finely suspects are bisected ({@link SuspectPolicy})
+     * @param maxAttempts sweeper.max.attempts: a suspect at it is dead-lettered, not fired ({@link SuspectPolicy})
      */
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
                      int maxFireBytes, LoopProgress progress, FireGate gate, int maxAttempts) {
@@ -79,9 +79,15 @@ public final class SweepLoop implements Runnable {
         if (!c.group().isEmpty()) {
             // nothing else of this process is in hand meanwhile (FireGate): if one of them kills it, the death
             // is counted against this group alone (SuspectPolicy)
-            LOG.warn("firing {} timer(s) whose last lease ran out in a sweeper's hands, alone in this process (first: {}, attempt {})",
-                    c.group().size(), c.group().get(0).name(), c.group().get(0).attempts());
-            report = report.plus(gate.alone(() -> delivery.deliver(c.group(), () -> stopping)));
+            LOG.warn("firing {} timer(s) a lease of which ran out in a sweeper's hands, alone in this process (first: {}, {} death(s),"
+                    + " attempt {})", c.group().size(), c.group().get(0).name(), c.group().get(0).deaths(), c.group().get(0).attempts());
+            report = report.plus(gate.alone(() -> {
+                if (c.group().size() == 1) {
+                    // alone in the process: if its lease runs out now, the next claim blames it (one attempt)
+                    delivery.holdAlone(c.group());
+                }
+                return delivery.deliver(c.group(), () -> stopping);
+            }));
         }
         report.throwIfNothingFired();
         return pacer.afterWork();
