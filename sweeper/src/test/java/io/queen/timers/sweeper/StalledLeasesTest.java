@@ -7,6 +7,11 @@ import static org.awaitility.Awaitility.await;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.testkit.PostgresDatabase;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,5 +48,75 @@ class StalledLeasesTest {
                 .isZero();
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event->>'queue' = 'stalled.q'"))
                 .isEqualTo(3);
+    }
+
+    /**
+     * A sweeper cut from the database mid-fire cannot fire, fail or release what it holds. It hands those timers back
+     * as soon as the database answers again, instead of leaving them leased for the rest of the lease (60 s here: a
+     * lateness incident after every database restart) and a death counted against each.
+     */
+    @Test
+    void aCycleCutFromTheDatabaseHandsItsTimersBackWhenTheDatabaseReturns() throws Exception {
+        Staging staging = new Staging(db.dataSource());
+        String dbName = text("SELECT current_database()");
+        String adminUrl = db.jdbcUrl().replaceFirst("/" + dbName + "(\\?|$)", "/postgres$1");
+        Map<String, String> settings = Map.of(SweeperSettings.LEASE, "60s", SweeperSettings.LOCK_TIMEOUT, "50s",
+                SweeperSettings.STATEMENT_TIMEOUT, "55s");
+        try (SweeperMain sweeper = Sweepers.start(db, settings);
+                Connection admin = DriverManager.getConnection(adminUrl, db.user(), db.password());
+                Connection holder = db.dataSource().getConnection()) {
+            staging.schedule(DEFAULT_TENANT, "cut.q", "provision", -1);
+            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+            // hold the destination's partition row, so the fire of the next timers waits there, in the sweeper's hands
+            holder.setAutoCommit(false);
+            int holderPid;
+            try (Statement st = holder.createStatement(); ResultSet rs = st.executeQuery("""
+                    SELECT pg_backend_pid() FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                     WHERE q.name = 'cut.q' FOR UPDATE OF p""")) {
+                assertThat(rs.next()).isTrue();
+                holderPid = rs.getInt(1);
+            }
+            for (int i = 0; i < 5; i++) {
+                staging.schedule(DEFAULT_TENANT, "cut.q", "held-" + i, -1);
+            }
+            await().atMost(30, TimeUnit.SECONDS).until(() ->
+                    staging.count("SELECT count(*) FROM queen.log_timers WHERE claim_token IS NOT NULL") == 5
+                    && staging.count("SELECT count(*) FROM pg_stat_activity WHERE " + holderPid + " = ANY (pg_blocking_pids(pid))") > 0);
+            String tokensBefore = text("SELECT string_agg(claim_token::text, ',' ORDER BY timer_key) FROM queen.log_timers");
+
+            // the cut: no new session may open, and every session of the sweeper is ended
+            try (Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE " + dbName + " ALLOW_CONNECTIONS false");
+                st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + dbName + "' AND pid <> " + holderPid);
+            }
+            Thread.sleep(6_000);   // longer than a connection wait: the cycle fails, neither fail nor release can run
+            try (Statement st = holder.createStatement();   // the one session left open
+                    ResultSet rs = st.executeQuery("SELECT string_agg(claim_token::text, ',' ORDER BY timer_key) FROM queen.log_timers")) {
+                rs.next();
+                assertThat(rs.getString(1)).as("still leased in the cut sweeper's hands").isEqualTo(tokensBefore);
+            }
+            try (Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE " + dbName + " ALLOW_CONNECTIONS true");
+            }
+            // handed back, claimed anew with no death, long before the 60 s lease would have run out
+            await().atMost(20, TimeUnit.SECONDS).until(() ->
+                    staging.count("SELECT count(*) FROM queen.log_timers WHERE claim_token IS NOT NULL AND deaths = 0"
+                            + " AND position(claim_token::text IN '" + tokensBefore + "') = 0") == 5);
+            holder.rollback();
+            await().atMost(20, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        } finally {
+            try (Connection admin = DriverManager.getConnection(adminUrl, db.user(), db.password()); Statement st = admin.createStatement()) {
+                st.execute("ALTER DATABASE " + dbName + " ALLOW_CONNECTIONS true");
+            }
+        }
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event->>'queue' = 'cut.q'"))
+                .isEqualTo(6);
+    }
+
+    private static String text(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 }

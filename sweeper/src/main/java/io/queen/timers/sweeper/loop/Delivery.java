@@ -151,6 +151,11 @@ public final class Delivery {
         return tally.report();
     }
 
+    /** Like {@link #handBack}; returns how many still carried our token. */
+    public int handBackCounting(List<ClaimedTimer> timers) throws SQLException {
+        return timers.isEmpty() ? 0 : failer.release(timers);
+    }
+
     /** Hands claimed timers back untouched, no attempt spent (they are claimable at once). */
     public void handBack(List<ClaimedTimer> timers) throws SQLException {
         if (!timers.isEmpty()) {

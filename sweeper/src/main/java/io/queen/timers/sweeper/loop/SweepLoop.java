@@ -43,6 +43,10 @@ public final class SweepLoop implements Runnable {
     private final SuspectPolicy suspects;
     private volatile boolean stopping;
     private boolean deploymentBroken;
+    /** What this loop has claimed in the cycle under way (keys and tokens, no payloads). */
+    private final List<ClaimedTimer> inHand = new ArrayList<>();
+    /** What a failed cycle left in this loop's hands: handed back before anything else (see {@link #handBackOwed}). */
+    private List<ClaimedTimer> owed = List.of();
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
                      int maxFireBytes, LoopProgress progress) {
@@ -69,6 +73,8 @@ public final class SweepLoop implements Runnable {
 
     /** One cycle; returns how long to sleep before the next. */
     Duration cycle() throws SQLException {
+        handBackOwed();
+        inHand.clear();
         ProbeResult p = probe.probe();
         metrics.probed(p);
         if (p.due() == 0) {
@@ -89,8 +95,38 @@ public final class SweepLoop implements Runnable {
                 return delivery.deliver(c.group(), () -> stopping);
             }));
         }
+        inHand.clear();   // delivered: fired, failed, released or handed back, each by our token
         report.throwIfNothingFired();
         return pacer.afterWork();
+    }
+
+    /**
+     * A cycle that failed (most often: the database went away mid-fire, so neither the fire nor the fail nor the
+     * release could run) leaves its timers leased in our hands. Left alone they would wait for the lease to run out
+     * (30 s by default: a lateness incident after every database restart) and the next claim would count a death
+     * against each. So the next cycle hands them back first, by token, before it probes: a timer that fired, failed or
+     * was taken by another sweeper meanwhile no longer carries our token and is not touched. If the database is still
+     * away this throws and the loop retries after its backoff; after the lease ran out and another sweeper took them,
+     * nothing is ours to release and the list is dropped.
+     */
+    private void handBackOwed() throws SQLException {
+        if (owed.isEmpty()) {
+            return;
+        }
+        int released = delivery.handBackCounting(owed);
+        if (released > 0) {
+            LOG.info("handed back {} timer(s) a failed cycle left leased in this loop's hands (no death counted)", released);
+        }
+        owed = List.of();
+    }
+
+    /** Keys and tokens of timers just claimed, without their payloads (what a hand-back needs, nothing it holds). */
+    private void holding(List<ClaimedTimer> timers) {
+        for (ClaimedTimer t : timers) {
+            inHand.add(new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(), t.deliverAt(), t.visibleAt(), t.txn(),
+                    t.messageId(), null, false, t.encrypted(), t.producerSub(), t.attempts(), null, t.claimToken(), t.claimedUntil(),
+                    null, t.deaths()));
+        }
     }
 
     /** What the shared part of a cycle did, and the group of suspects still in hand to fire alone. */
@@ -110,6 +146,7 @@ public final class SweepLoop implements Runnable {
             Claimer.Claim claim = claimer.claim(maxFireBytes - bytes, claimed.isEmpty());
             metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));
             got = claim.timers().size();
+            holding(claim.timers());
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
@@ -158,6 +195,12 @@ public final class SweepLoop implements Runnable {
                 if (fatal != null) {
                     throw fatal;
                 }
+                if (!inHand.isEmpty()) {
+                    List<ClaimedTimer> left = new ArrayList<>(owed);
+                    left.addAll(inHand);
+                    owed = left;
+                    inHand.clear();
+                }
                 ErrorClass c = SqlStates.classify(e);
                 String reason = describe(e);
                 progress.failed(reason);
@@ -183,6 +226,12 @@ public final class SweepLoop implements Runnable {
                     return;
                 }
             }
+        }
+        try {
+            handBackOwed();   // stopping: what a failed cycle left leased would otherwise wait for its lease
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("stopping: could not hand back {} timer(s) a failed cycle left leased ({}); they return after their lease",
+                    owed.size(), describe(e));
         }
     }
 
