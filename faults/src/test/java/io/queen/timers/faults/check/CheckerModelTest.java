@@ -98,6 +98,55 @@ class CheckerModelTest {
         assertThat(f.count("records without a verdict")).isEqualTo(1);
     }
 
+    @Test
+    void aRescheduleWhoseFirstCopyCameAfterTheFiresFirstCopyIsNotAfterTheFire() throws Exception {
+        // The outbox: scheduled M, rescheduled M, fired M (the fire carries the reschedule's txn). The relay's round
+        // lost the batch with the reschedule (expired) while the fire's batch landed; the round went out again.
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        checker.command(cmd(0, "k", "t-r", "{\"v\":2}", T.plusSeconds(1), CommandKind.VALID));
+        String rescheduleId = lastId(0);
+        ObjectNode rescheduled = event(0, "rescheduled", "k").put("messageId", m.toString()).put("txn", "t-r")
+                .put("partition", "Default").put("deliverAt", T.plusSeconds(1).toString());
+        lastTxn = "t-r";
+        ObjectNode fired = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired").put("messageId", m.toString());
+        checker.outcomeEvent(0, fired, pos());                  // the fire's batch of the failed round
+        checker.verdict(rescheduleId, rescheduled, pos());      // the round again: the reschedule,
+        checker.outcomeEvent(0, fired, pos());                  // then the fire's repeat
+        Frame frame = Frame.of(m, "t-r", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
+        frames.add(() -> checker.fire(0, "q", "Default", 0, T.plusSeconds(2), frame, "test"));
+        assertThat(judge().clean()).as(judge().violations().toString()).isTrue();
+    }
+
+    @Test
+    void aRescheduleAfterEveryCopyOfTheFireIsNotAllowed() throws Exception {
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        fire(0, m, "{\"v\":1}", T.plusSeconds(1));
+        reschedule(0, "k", m, "{\"v\":2}", T.plusSeconds(1));
+        assertThat(judge().count("verdicts the semantics do not allow")).isEqualTo(1);
+    }
+
+    @Test
+    void aNewMessageWhoseFirstCopyCameBeforeTheOldOnesFireIsAllowedWhenACopyFollowsTheFire() throws Exception {
+        // The outbox: scheduled M, fired M, scheduled M2 (the timer was gone). The fire's batch was lost, the new
+        // message's landed; the round went out again.
+        UUID m = schedule(0, "k", "{\"v\":1}", T);
+        UUID m2 = UUID.randomUUID();
+        checker.command(cmd(0, "k", "t-2", "{\"v\":2}", T.plusSeconds(5), CommandKind.VALID));
+        ObjectNode scheduled = event(0, "scheduled", "k").put("messageId", m2.toString()).put("txn", "t-2")
+                .put("partition", "Default").put("deliverAt", T.plusSeconds(5).toString());
+        ObjectNode fired = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired").put("messageId", m.toString());
+        checker.verdict(lastId(0), scheduled, pos());
+        checker.outcomeEvent(0, fired, pos());
+        checker.verdict(lastId(0), scheduled, pos());
+        Frame first = Frame.of(m, "t-0", "{\"v\":1}".getBytes(StandardCharsets.UTF_8));
+        Frame second = Frame.of(m2, "t-2", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
+        frames.add(() -> checker.fire(0, "q", "Default", 0, T.plusSeconds(1), first, "test"));
+        frames.add(() -> checker.fire(0, "q", "Default", 1, T.plusSeconds(6), second, "test"));
+        checker.outcomeEvent(0, JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired")
+                .put("messageId", m2.toString()), pos());
+        assertThat(judge().clean()).as(judge().violations().toString()).isTrue();
+    }
+
     private UUID schedule(int tenant, String key, String payload, Instant deliverAt) throws Exception {
         UUID m = UUID.randomUUID();
         upsert(tenant, key, m, payload, deliverAt, "scheduled");

@@ -35,7 +35,8 @@ class CheckerMutationTest {
         assertThat(f.clean()).as(mutant + " must FAIL").isFalse();
         String expected = switch (mutant) {
             case IGNORES_DELAY_MS -> "verdict time is not the command's own time";
-            case CANCEL_ABSENT_WHILE_LIVE, SCHEDULE_ANSWERED_CANCELLED, TOO_LATE_WHILE_NOT_FIRING -> "verdicts the semantics do not allow";
+            case CANCEL_ABSENT_WHILE_LIVE, SCHEDULE_ANSWERED_CANCELLED, TOO_LATE_WHILE_NOT_FIRING, RESCHEDULES_FIRED ->
+                    "verdicts the semantics do not allow";
             case FIRE_WITHOUT_TOKEN_RECHECK, SEGMENT_PUSHED_TWICE -> "duplicate fires";
             case RECORD_SKIPPED -> "records without a verdict";
             case WRONG_REJECT_REASON -> "hostile records rejected for another reason than intended";

@@ -50,7 +50,12 @@ final class SimulatedRun {
         /** A reschedule moves the time but the fire carries the first schedule's txn and payload. */
         FIRES_FIRST_PAYLOAD,
         /** A command the producer failed to send is not in the topic (the checker must not judge less silently). */
-        SEND_FAILED
+        SEND_FAILED,
+        /**
+         * A schedule of a timer whose message was just fired answers rescheduled, naming that message (the bridge read
+         * the row as it was before the fire's delete), and stages it again: a verdict after the delivery.
+         */
+        RESCHEDULES_FIRED
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -79,9 +84,14 @@ final class SimulatedRun {
     private final List<Object[]> dlq = new ArrayList<>();
     private int fires;
     private boolean skipped;
+    /** The last fired message of each timer, and when (RESCHEDULES_FIRED answers for it shortly after). */
+    private final Map<String, Timer> lastFired = new HashMap<>();
+    private final Map<String, Long> lastFiredAt = new HashMap<>();
+    private final java.util.Random relay;
 
-    private SimulatedRun(Mutant mutant, Intent[] intents, Set<Long> failed) {
+    private SimulatedRun(Mutant mutant, Intent[] intents, Set<Long> failed, java.util.Random relay) {
         this.mutant = mutant;
+        this.relay = relay;
         // The simulated bridge's statements never wait: its too_late bound is the clocks' slack alone.
         this.checker = new Checker(null, null, intents, failed, Checker.CLOCK_SLACK_MS);
     }
@@ -101,7 +111,8 @@ final class SimulatedRun {
             intents[i] = c.intent();
         }
         long sendFailed = mutant == Mutant.SEND_FAILED ? n / 3 : -1;
-        SimulatedRun sim = new SimulatedRun(mutant, intents, sendFailed < 0 ? Set.of() : Set.of(sendFailed));
+        Set<Long> failed = sendFailed < 0 ? Set.of() : Set.of(sendFailed);
+        SimulatedRun sim = new SimulatedRun(mutant, intents, failed, new java.util.Random(seed));
         long t0 = Instant.now().toEpochMilli();
         long now = t0;
         for (GeneratedCommand c : cmds) {
@@ -154,6 +165,9 @@ final class SimulatedRun {
             verdict(id, in, at, "too_late", null);
             return;
         }
+        if (t == null && mutant == Mutant.RESCHEDULES_FIRED && lastFired.containsKey(timer) && at - lastFiredAt.get(timer) < 200) {
+            t = lastFired.remove(timer); // the fired message, as if its row were still staged
+        }
         if (t != null && mutant == Mutant.SCHEDULE_ANSWERED_CANCELLED) {
             verdict(id, in, at, "cancelled", t.id);
             timers.remove(timer);
@@ -188,6 +202,8 @@ final class SimulatedRun {
                 continue;
             }
             fires++;
+            lastFired.put(t.tenant + "/" + t.queue + "/" + t.key, t);
+            lastFiredAt.put(t.tenant + "/" + t.queue + "/" + t.key, now);
             push(t, now);
             if ((mutant == Mutant.FIRE_WITHOUT_TOKEN_RECHECK || mutant == Mutant.SEGMENT_PUSHED_TWICE) && fires % 10 == 0) {
                 // the second claimant's fire (lease expired), or the same segment again
@@ -229,10 +245,37 @@ final class SimulatedRun {
         }
     }
 
+    /**
+     * The relay: publishes each tenant's outbox (the events in commit order) as the real one does, in rounds of the
+     * oldest rows, in batches; about one round in eight fails part-way: each batch of it lands or is lost (expired),
+     * independently (a later batch of a partition can land after an earlier one was lost: the producer bumps its
+     * epoch), and the whole round is published again. The topic thus holds repeats, and first copies out of the
+     * outbox's order, as a real run's audit topic can.
+     */
+    private List<Object[]> publish(List<Object[]> outbox) {
+        List<Object[]> topic = new ArrayList<>(outbox.size() * 2);
+        int oldest = 0;
+        while (oldest < outbox.size()) {
+            int end = Math.min(outbox.size(), oldest + 5 + relay.nextInt(40));
+            boolean fails = relay.nextInt(8) == 0;
+            for (int b = oldest; b < end; ) {
+                int batchEnd = Math.min(end, b + 1 + relay.nextInt(6));
+                if (!fails || relay.nextBoolean()) {
+                    topic.addAll(outbox.subList(b, batchEnd));
+                }
+                b = batchEnd;
+            }
+            if (!fails) {
+                oldest = end;
+            }
+        }
+        return topic;
+    }
+
     /** In the checker's order: the command records, the audit topics, the replay, the log, the DLQ, each message. */
     private Findings judge() {
         for (int tenant = 0; tenant < 2; tenant++) {
-            List<Object[]> events = audit.get(tenant);
+            List<Object[]> events = publish(audit.get(tenant));
             for (int i = 0; i < events.size(); i++) {
                 Checker.Pos pos = new Checker.Pos(0, i);
                 if (events.get(i)[0] != null) {
