@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  *       connection, so losing the session (database restart, terminated backend) loses the lock and the
  *       work together. The others stand by and retry every {@code audit.relay.standby.interval}.</li>
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
- *       the events of one key keep their order in its Kafka partition. A {@code fired} row is one segment
+ *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
+ *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
+ *       first copies of two events may be inverted; the last copies are in order (README, "Audit"). A {@code fired} row is one segment
  *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
