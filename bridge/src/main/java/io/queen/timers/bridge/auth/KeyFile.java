@@ -54,7 +54,8 @@ final class KeyFile {
     /** Why the file holds no usable keys now; null while the last read succeeded. */
     private volatile String problem;
     private volatile java.time.Instant brokenSince;
-    private long brokenReadAtNanos;
+    /** When the broken file was last tried; read without the lock on every check. */
+    private volatile long brokenReadAtNanos;
 
     KeyFile(Path path) throws IOException, ParseException {
         this.path = path;
