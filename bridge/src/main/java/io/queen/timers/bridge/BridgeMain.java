@@ -112,6 +112,10 @@ public final class BridgeMain implements AutoCloseable {
                     routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
                     settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
+            if (routes.checksTokens()) {
+                // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed
+                health.add(ReadinessCheck.of("auth-keys", routes::keyProblems));
+            }
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
                     ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
             BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health);

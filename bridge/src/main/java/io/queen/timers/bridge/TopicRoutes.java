@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -175,6 +176,23 @@ public record TopicRoutes(Map<String, Route> routes) {
     private static String text(Map<String, Object> perTopic, String key) {
         Object v = perTopic.get(key);
         return v == null || String.valueOf(v).isBlank() ? null : String.valueOf(v).trim();
+    }
+
+    /** Re-reads every changed key file of a jwt topic (one stat each); the ingest loop calls it every cycle. */
+    public void refreshKeys() {
+        routes.values().stream().filter(r -> r.auth() != null).forEach(r -> r.auth().refreshKeys());
+    }
+
+    /** True when some topic checks tokens (then readiness has an {@code auth-keys} line). */
+    public boolean checksTokens() {
+        return routes.values().stream().anyMatch(r -> r.auth() != null);
+    }
+
+    /** The jwt topics whose key file is broken, one line each; empty when every key file is usable. Memory only. */
+    public Optional<String> keyProblems() {
+        List<String> problems = routes.values().stream().filter(r -> r.auth() != null)
+                .flatMap(r -> r.auth().keysProblem().stream()).sorted().toList();
+        return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", problems));
     }
 
     public Route route(String topic) {

@@ -16,10 +16,15 @@ import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.IndependentGcm;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -112,6 +117,60 @@ class BridgeSecurityEndToEndTest {
             }
         }
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE producer_sub = 'billing-svc'")).isEqualTo(2);
+        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
+    }
+
+    /**
+     * Revocation fails closed: a key file that cannot be parsed on reload (an edit removing a leaked key gone
+     * wrong) refuses every token of its topic, a valid one included, and /health/ready names the topic and
+     * the file; once the file is fixed the same token is accepted again and the bridge is ready.
+     */
+    @Test
+    void aKeyFileBrokenOnReloadRejectsEveryTokenAndLeavesReadinessUntilFixed() throws Exception {
+        String topic = TestKafka.newTopic("cmd-jwt-broken", 1);
+        String group = "g-" + UUID.randomUUID();
+        TestTokens.Signer signer = TestTokens.ec("k1");
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        s.put("topic." + topic + ".auth", "jwt");
+        s.put("topic." + topic + ".auth.keys.file", keys.toString());
+        String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now()).build());
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        try (ServiceHost host = BridgeMain.host(config(s));
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
+            HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
+                    .timeout(Duration.ofSeconds(5)).build();
+            sends.add(send(producer, topic, "before", valid));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+
+            Files.writeString(keys, "{\"keys\": [ half a file");
+            sends.add(send(producer, topic, "during", valid));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            HttpResponse<String> notReady = http.send(ready, HttpResponse.BodyHandlers.ofString());
+            assertThat(notReady.statusCode()).as(notReady.body()).isEqualTo(503);
+            assertThat(notReady.body()).contains("auth-keys: topic " + topic + ": verification key file " + keys, "cannot read it");
+
+            TestTokens.writeJwks(keys, List.of(signer));
+            sends.add(send(producer, topic, "after", valid));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        }
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        List<String> got = new ArrayList<>();
+        for (Future<RecordMetadata> f : sends) {
+            RecordMetadata m = f.get();
+            List<JsonNode> events = verdicts.get(topic + "/" + m.partition() + "@" + m.offset());
+            assertThat(events).hasSize(1);
+            got.add(events.get(0).get("type").asText() + events.get(0).path("reason").asText(""));
+        }
+        assertThat(got).containsExactly("scheduled", "rejectedunauthenticated", "scheduled");
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
     }
 

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * public keys ({@code -----BEGIN PUBLIC KEY-----}: RSA, EC or Ed25519). The file is re-read when its
  * modification time or size changes (one stat per check), so a key rotation is: add the new key to the
  * file, switch the signers, later remove the old key; no restart. A file that cannot be read or parsed
- * on a reload (half written during a rotation, say) keeps the keys it replaced and logs a warning; at
- * start it is an error.
+ * on a reload fails closed: no key at all until a reload succeeds ({@link #problem()} says why), because
+ * the edit that broke it may be the one removing a leaked key, and keeping the old set would keep that
+ * key valid. At start it is an error.
  */
 final class KeyFile {
 
@@ -42,11 +43,19 @@ final class KeyFile {
     /** The DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it. */
     private static final byte[] ED25519_SPKI_PREFIX = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
 
+    /** While the file is broken, how often it is read again even if its time and size did not change (a transient read error). */
+    private static final long RETRY_BROKEN_NANOS = 1_000_000_000L;
+
     private final Path path;
     private volatile List<JWK> keys;
     private volatile Object stamp;
     /** Bumped whenever {@link #keys} is replaced: what was verified with the old set must be verified again. */
     private volatile long generation;
+    /** Why the file holds no usable keys now; null while the last read succeeded. */
+    private volatile String problem;
+    private volatile java.time.Instant brokenSince;
+    /** When the broken file was last tried; read without the lock on every check. */
+    private volatile long brokenReadAtNanos;
 
     KeyFile(Path path) throws IOException, ParseException {
         this.path = path;
@@ -58,31 +67,58 @@ final class KeyFile {
         return path;
     }
 
-    /** The keys as the file holds them now (re-read if it changed since the last call). */
+    /** The keys as the file holds them now (re-read if it changed since the last call); none while it is broken. */
     List<JWK> keys() {
         Object now;
         try {
             now = stamp();
-        } catch (IOException e) {
-            LOG.warn("cannot stat verification key file {} ({}); keeping the {} keys read before", path, e, keys.size());
+        } catch (IOException | RuntimeException e) {
+            synchronized (this) {
+                // gone or unreadable: fail closed, and read it again whatever stamp it has when it is back
+                broken("cannot stat it: " + e);
+                stamp = null;
+            }
             return keys;
         }
-        if (!now.equals(stamp)) {
+        if (!now.equals(stamp) || (problem != null && System.nanoTime() - brokenReadAtNanos >= RETRY_BROKEN_NANOS)) {
             synchronized (this) {
-                if (!now.equals(stamp)) {
+                if (!now.equals(stamp) || (problem != null && System.nanoTime() - brokenReadAtNanos >= RETRY_BROKEN_NANOS)) {
                     try {
-                        keys = parse(Files.readString(path, StandardCharsets.UTF_8));
+                        List<JWK> read = parse(Files.readString(path, StandardCharsets.UTF_8));
+                        keys = read;
                         generation++;
-                        LOG.info("verification key file {} re-read: {} keys", path, keys.size());
+                        if (problem != null) {
+                            LOG.warn("verification key file {} readable again: {} keys; tokens are verified again", path, read.size());
+                        } else {
+                            LOG.info("verification key file {} re-read: {} keys", path, read.size());
+                        }
+                        problem = null;
                     } catch (IOException | ParseException | RuntimeException e) {
-                        LOG.warn("verification key file {} changed but cannot be read ({}); keeping the {} keys read before",
-                                path, e.getMessage(), keys.size());
+                        broken("cannot read it: " + e.getMessage());
                     }
                     stamp = now;
                 }
             }
         }
         return keys;
+    }
+
+    /** Why every token is refused now (the file is broken, since when), or null. Memory only. */
+    String problem() {
+        String p = problem;
+        return p == null ? null : p + " (since " + brokenSince + ")";
+    }
+
+    /** Caller holds the lock. Drops every key: what a broken edit meant to remove must not stay valid. */
+    private void broken(String why) {
+        brokenReadAtNanos = System.nanoTime();
+        if (problem == null) {
+            LOG.error("verification key file {} {}; every token is refused until it can be read again", path, why);
+            brokenSince = java.time.Instant.now();
+            keys = List.of();
+            generation++;
+        }
+        problem = why;
     }
 
     long generation() {

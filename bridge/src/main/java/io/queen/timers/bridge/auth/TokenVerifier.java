@@ -35,6 +35,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.common.header.Header;
@@ -111,6 +112,10 @@ public final class TokenVerifier {
             return r.result;
         }
         JWTClaimsSet claims = cached(token);
+        Optional<String> broken = keysProblem();
+        if (broken.isPresent()) {
+            return unauthenticated(broken.get());
+        }
         if (claims == null) {
             try {
                 claims = processor.process(token, null);
@@ -124,6 +129,21 @@ public final class TokenVerifier {
             }
         }
         return check(claims, timestampMs, tenant);
+    }
+
+    /** Re-reads the key file if it changed (one stat): a broken file is noticed, and readiness says so, without a record. */
+    public void refreshKeys() {
+        keyFile.keys();
+    }
+
+    /**
+     * Why this topic refuses every token now: its key file could not be read or parsed on the last reload.
+     * Empty while the keys are usable. Memory only (readiness reads it).
+     */
+    public Optional<String> keysProblem() {
+        String p = keyFile.problem();
+        return p == null ? Optional.empty() : Optional.of("topic " + rules.topic() + ": verification key file " + keyFile.path()
+                + " (topic." + rules.topic() + ".auth.keys.file) " + p + "; every token of the topic is refused until it is fixed");
     }
 
     /** The claims of a token this key set already verified, or null. */

@@ -129,6 +129,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         try {
             while (running.get()) {
                 progress.begin();
+                // a key file broken while no record comes is still noticed (readiness) within a cycle
+                routes.refreshKeys();
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }

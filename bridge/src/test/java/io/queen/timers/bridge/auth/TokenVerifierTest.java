@@ -186,8 +186,34 @@ class TokenVerifierTest {
         assertRefused(v.verify(header(byOld), TS, TENANT), RejectReason.UNAUTHENTICATED, "token rejected");
         assertThat(v.verify(header(byNext), TS, TENANT)).isInstanceOf(AuthResult.Verified.class);
 
-        Files.writeString(keys, "{\"keys\": [ half a file");  // 3. a broken file keeps the keys read before
-        assertThat(v.verify(header(byNext), TS, TENANT)).isInstanceOf(AuthResult.Verified.class);
+        assertThat(v.keysProblem()).isEmpty();
+    }
+
+    @Test
+    void aKeyFileBrokenOnReloadRefusesEveryTokenUntilItIsFixed() throws Exception {
+        TestTokens.Signer leaked = TestTokens.ec("leaked");
+        TestTokens.Signer kept = TestTokens.ec("kept");
+        Path keys = jwks(leaked, kept);
+        TokenVerifier v = verifier(keys, false, null);
+        String byLeaked = leaked.sign(TestTokens.claims("s", RECORD_AT).build());
+        String byKept = kept.sign(TestTokens.claims("s", RECORD_AT).build());
+        assertThat(v.verify(header(byLeaked), TS, TENANT)).isInstanceOf(AuthResult.Verified.class);
+
+        // the edit that should have removed the leaked key leaves a file that does not parse: neither key verifies
+        Files.writeString(keys, "{\"keys\": [ half a file");
+        assertRefused(v.verify(header(byLeaked), TS, TENANT), RejectReason.UNAUTHENTICATED, keys.toString());
+        assertRefused(v.verify(header(byKept), TS, TENANT), RejectReason.UNAUTHENTICATED, "refused until it is fixed");
+        assertThat(v.keysProblem()).get().asString().contains("topic cmds", keys.toString(), "topic.cmds.auth.keys.file", "cannot read it");
+
+        Files.delete(keys);                                 // gone: still closed
+        v.refreshKeys();
+        assertThat(v.keysProblem()).get().asString().contains("cannot stat it");
+        assertRefused(v.verify(header(byKept), TS, TENANT), RejectReason.UNAUTHENTICATED, "refused until it is fixed");
+
+        TestTokens.writeJwks(keys, List.of(kept));          // fixed: the next check reads it again
+        assertThat(v.verify(header(byKept), TS, TENANT)).isInstanceOf(AuthResult.Verified.class);
+        assertRefused(v.verify(header(byLeaked), TS, TENANT), RejectReason.UNAUTHENTICATED, "token rejected");
+        assertThat(v.keysProblem()).isEmpty();
     }
 
     @Test

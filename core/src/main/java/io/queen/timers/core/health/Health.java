@@ -16,7 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * The one place a process's readiness is kept: every loop's {@link LoopProgress}, plus any other
  * {@link ReadinessCheck} (the start-up phase, the cached database and Kafka probes). {@code /health/ready}
  * reads {@link #report()}; every check answers from memory, so a request never waits for the database or
- * the broker and two slow clients cannot starve the HTTP server.
+ * the broker.
  */
 public final class Health {
 
@@ -26,9 +26,17 @@ public final class Health {
     /** The readiness answer: ready when no line has a problem. */
     public record Report(boolean ready, List<Line> lines) {
         public String text() {
+            return text(true);
+        }
+
+        /**
+         * The body of {@code /health/ready}; without {@code details} each problem keeps only its head (what and
+         * since when, see {@link #redact}): error texts from the database or a file name stay off the network.
+         */
+        public String text(boolean details) {
             StringBuilder b = new StringBuilder(ready ? "ready\n" : "not ready\n");
             for (Line l : lines) {
-                b.append(l.name()).append(": ").append(l.problem().orElse("ok")).append('\n');
+                b.append(l.name()).append(": ").append(l.problem().map(p -> details ? p : redact(p)).orElse("ok")).append('\n');
             }
             return b.toString();
         }
@@ -37,6 +45,29 @@ public final class Health {
         public List<String> problems() {
             return lines.stream().flatMap(l -> l.problem().map(p -> l.name() + ": " + p).stream()).toList();
         }
+    }
+
+    private static final java.util.regex.Pattern SQLSTATE = java.util.regex.Pattern.compile("SQLSTATE ([0-9A-Z]{5})");
+
+    /**
+     * A problem without its details: the text up to the first {@code ": "} or {@code "; "} (every problem
+     * starts with what is wrong and since when, and carries error messages, SQL texts, host, user and file
+     * names after it), plus the SQLSTATE code if the rest had one (a class, not a message). ISO times have no
+     * space after their colons, so they stay.
+     */
+    public static String redact(String problem) {
+        int cut = -1;
+        for (String sep : new String[] {": ", "; "}) {
+            int i = problem.indexOf(sep);
+            if (i >= 0 && (cut < 0 || i < cut)) {
+                cut = i;
+            }
+        }
+        if (cut < 0) {
+            return problem;
+        }
+        java.util.regex.Matcher m = SQLSTATE.matcher(problem.substring(cut));
+        return problem.substring(0, cut) + (m.find() ? " (SQLSTATE " + m.group(1) + ")" : "") + " [details only to loopback]";
     }
 
     private final LoopProgress.Bounds defaults;
