@@ -29,10 +29,16 @@ public record TopicRoutes(Map<String, Route> routes) {
     static final String AUTH_ISSUER = ".auth.issuer";
     static final String AUTH_CLOCK_SKEW = ".auth.clock.skew";
     static final String AUTH_ALLOW_HS256 = ".auth.allow.hs256";
+    static final String AUTH_MAX_TOKEN_LIFETIME = ".auth.max.token.lifetime";
+    static final String AUTH_TENANT_CLAIM = ".auth.tenant.claim";
     /** Longest first, so that {@code .auth} does not claim {@code .auth.keys.file}. */
-    static final List<String> AUTH_KEYS = List.of(AUTH_KEYS_FILE, AUTH_ALLOW_HS256, AUTH_CLOCK_SKEW, AUTH_AUDIENCE, AUTH_ISSUER, AUTH);
+    static final List<String> AUTH_KEYS = List.of(AUTH_MAX_TOKEN_LIFETIME, AUTH_TENANT_CLAIM, AUTH_KEYS_FILE, AUTH_ALLOW_HS256,
+            AUTH_CLOCK_SKEW, AUTH_AUDIENCE, AUTH_ISSUER, AUTH);
     static final Duration DEFAULT_SKEW = Duration.ofSeconds(60);
     static final Duration MAX_SKEW = Duration.ofMinutes(10);
+    /** A stolen token replays until its exp: an hour bounds that for tokens whose issuer forgot to. */
+    static final Duration DEFAULT_MAX_TOKEN_LIFETIME = Duration.ofHours(1);
+    static final Duration MAX_MAX_TOKEN_LIFETIME = Duration.ofDays(7);
 
     /**
      * {@code producerSub} may be null: no producer sub is recorded. {@code auth} is null when the topic
@@ -144,33 +150,56 @@ public record TopicRoutes(Map<String, Route> routes) {
         if (!mode.equalsIgnoreCase("jwt")) {
             throw new ConfigException("setting topic." + topic + AUTH + " = '" + mode + "' is not one of [none, jwt]");
         }
-        String file = text(perTopic, topic + AUTH_KEYS_FILE);
-        if (file == null) {
-            throw new ConfigException("setting topic." + topic + AUTH + "=jwt needs topic." + topic + AUTH_KEYS_FILE
-                    + " (a JWKS file, or PEM public keys)");
-        }
-        Duration skew = DEFAULT_SKEW;
-        String skewText = text(perTopic, topic + AUTH_CLOCK_SKEW);
-        if (skewText != null) {
-            try {
-                skew = ConfigDef.parseDuration(skewText);
-            } catch (RuntimeException e) {
-                throw new ConfigException("setting topic." + topic + AUTH_CLOCK_SKEW + " = '" + skewText + "' is not a duration: " + e.getMessage());
-            }
-            if (skew.isNegative() || skew.compareTo(MAX_SKEW) > 0) {
-                throw new ConfigException("setting topic." + topic + AUTH_CLOCK_SKEW + " = " + skew + " is out of range: allowed PT0S .. " + MAX_SKEW);
-            }
+        String file = required(perTopic, topic, AUTH_KEYS_FILE, "a JWKS file, or PEM public keys");
+        // without both, a token the same key signed for any other service or purpose would be accepted here
+        String audience = required(perTopic, topic, AUTH_AUDIENCE, "the aud every token of this topic must contain");
+        String issuer = required(perTopic, topic, AUTH_ISSUER, "the iss every token of this topic must carry");
+        Duration skew = duration(perTopic, topic, AUTH_CLOCK_SKEW, DEFAULT_SKEW, Duration.ZERO, MAX_SKEW);
+        Duration maxLifetime = duration(perTopic, topic, AUTH_MAX_TOKEN_LIFETIME, DEFAULT_MAX_TOKEN_LIFETIME, Duration.ofSeconds(1),
+                MAX_MAX_TOKEN_LIFETIME);
+        String claimText = text(perTopic, topic + AUTH_TENANT_CLAIM);
+        TokenVerifier.TenantClaim tenantClaim;
+        try {
+            tenantClaim = claimText == null ? TokenVerifier.TenantClaim.REQUIRED
+                    : TokenVerifier.TenantClaim.valueOf(claimText.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("setting topic." + topic + AUTH_TENANT_CLAIM + " = '" + claimText + "' is not one of [required, optional]");
         }
         String hs = text(perTopic, topic + AUTH_ALLOW_HS256);
         if (hs != null && !hs.equalsIgnoreCase("true") && !hs.equalsIgnoreCase("false")) {
             throw new ConfigException("setting topic." + topic + AUTH_ALLOW_HS256 + " = '" + hs + "' is not true or false");
         }
         try {
-            return new TokenVerifier(new TokenVerifier.Rules(topic, Path.of(file), "true".equalsIgnoreCase(hs),
-                    text(perTopic, topic + AUTH_AUDIENCE), text(perTopic, topic + AUTH_ISSUER), skew));
+            return new TokenVerifier(new TokenVerifier.Rules(topic, Path.of(file), "true".equalsIgnoreCase(hs), audience, issuer, skew,
+                    maxLifetime, tenantClaim));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
+    }
+
+    private static String required(Map<String, Object> perTopic, String topic, String suffix, String what) {
+        String v = text(perTopic, topic + suffix);
+        if (v == null) {
+            throw new ConfigException("setting topic." + topic + AUTH + "=jwt needs topic." + topic + suffix + " (" + what + ")");
+        }
+        return v;
+    }
+
+    private static Duration duration(Map<String, Object> perTopic, String topic, String suffix, Duration dflt, Duration min, Duration max) {
+        String t = text(perTopic, topic + suffix);
+        if (t == null) {
+            return dflt;
+        }
+        Duration d;
+        try {
+            d = ConfigDef.parseDuration(t);
+        } catch (RuntimeException e) {
+            throw new ConfigException("setting topic." + topic + suffix + " = '" + t + "' is not a duration: " + e.getMessage());
+        }
+        if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+            throw new ConfigException("setting topic." + topic + suffix + " = " + d + " is out of range: allowed " + min + " .. " + max);
+        }
+        return d;
     }
 
     private static String text(Map<String, Object> perTopic, String key) {

@@ -1,9 +1,11 @@
 package io.queen.timers.bridge.auth;
 
+import com.nimbusds.jose.CriticalHeaderParamsAware;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.crypto.impl.CriticalHeaderParamsDeferral;
 import com.nimbusds.jose.jca.JCAContext;
 import com.nimbusds.jose.util.Base64URL;
 import java.security.GeneralSecurityException;
@@ -17,12 +19,14 @@ import java.util.Set;
  * would add Tink and protobuf to the launcher for one algorithm the JDK already implements. Nimbus still
  * parses the token, builds the signing input and decides; only the signature primitive is the JDK's.
  */
-final class Ed25519JdkVerifier implements JWSVerifier {
+final class Ed25519JdkVerifier implements JWSVerifier, CriticalHeaderParamsAware {
 
     static final Set<JWSAlgorithm> ALGORITHMS = Set.of(JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519);
 
     private final PublicKey key;
     private final JCAContext jca = new JCAContext();
+    /** The crit policy of nimbus's own verifiers: a header naming a parameter it does not process fails (RFC 7515 4.1.11). */
+    private final CriticalHeaderParamsDeferral crit = new CriticalHeaderParamsDeferral();
 
     Ed25519JdkVerifier(PublicKey key) {
         this.key = key;
@@ -32,6 +36,9 @@ final class Ed25519JdkVerifier implements JWSVerifier {
     public boolean verify(JWSHeader header, byte[] signingInput, Base64URL signature) throws JOSEException {
         if (!ALGORITHMS.contains(header.getAlgorithm())) {
             throw new JOSEException("not an EdDSA token: " + header.getAlgorithm());
+        }
+        if (!crit.headerPasses(header)) {
+            return false;
         }
         try {
             Signature s = Signature.getInstance("Ed25519");
@@ -48,6 +55,16 @@ final class Ed25519JdkVerifier implements JWSVerifier {
     @Override
     public Set<JWSAlgorithm> supportedJWSAlgorithms() {
         return ALGORITHMS;
+    }
+
+    @Override
+    public Set<String> getProcessedCriticalHeaderParams() {
+        return crit.getProcessedCriticalHeaderParams();
+    }
+
+    @Override
+    public Set<String> getDeferredCriticalHeaderParams() {
+        return crit.getDeferredCriticalHeaderParams();
     }
 
     @Override

@@ -5,6 +5,8 @@ import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.KeySourceException;
+import com.nimbusds.jose.crypto.impl.CriticalHeaderParamsDeferral;
 import com.nimbusds.jose.crypto.factories.DefaultJWSVerifierFactory;
 import com.nimbusds.jose.jca.JCAContext;
 import com.nimbusds.jose.jwk.Curve;
@@ -47,14 +49,19 @@ import org.apache.kafka.common.header.Headers;
  * with an allowed algorithm (RSA, ECDSA, EdDSA; HS256 only when the topic allows it, and then only with
  * a symmetric key from the file: an RSA public key is never taken as an HMAC secret), {@code exp}
  * and {@code nbf} checked against the RECORD's timestamp with a bounded skew (so a record replayed
- * after a crash gets the same verdict), {@code aud}/{@code iss} when configured, a {@code sub} (it
- * becomes the timer's producer_sub), and a {@code tenant} claim, when present, equal to the topic's
- * tenant. Parsing and signature checks are nimbus-jose-jwt's; {@code alg=none} is never accepted.
+ * after a crash gets the same verdict), an {@code iat} no more than the topic's max lifetime before
+ * {@code exp}, the topic's {@code aud} (contained) and {@code iss} (equal), a {@code sub} (it becomes
+ * the timer's producer_sub), a {@code tenant} claim equal to the topic's tenant (required unless the topic
+ * opts out), and no {@code crit} header parameter nimbus does not understand (RFC 7515 4.1.11). Parsing
+ * and signature checks are nimbus-jose-jwt's; {@code alg=none} is never accepted. Refusal details name
+ * which check failed, never another tenant, audience or key id (they land in audit events others may read).
  * Thread-safe.
  */
 public final class TokenVerifier {
 
     public static final String HEADER = WireFormat.H_AUTH;
+    /** The claim binding a token to a tenant (the topic's tenant UUID). */
+    static final String TENANT_CLAIM = "tenant";
     /** A header larger than this is refused before it is parsed: no token we issue comes near it. */
     static final int MAX_TOKEN_BYTES = 16 * 1024;
     private static final int CACHED_TOKENS = 256;
@@ -62,8 +69,29 @@ public final class TokenVerifier {
             JWSAlgorithm.PS256, JWSAlgorithm.PS384, JWSAlgorithm.PS512, JWSAlgorithm.ES256, JWSAlgorithm.ES384, JWSAlgorithm.ES512,
             JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519);
 
-    /** How one topic checks its tokens. {@code audience}, {@code issuer} may be null (not checked). */
-    public record Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew) {}
+    /** Whether a token must carry the {@code tenant} claim ({@code topic.<name>.auth.tenant.claim}). */
+    public enum TenantClaim { REQUIRED, OPTIONAL }
+
+    /**
+     * How one topic checks its tokens. {@code audience} and {@code issuer} are required: without them any token
+     * the key signed for another purpose would be accepted here.
+     */
+    public record Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew,
+            Duration maxLifetime, TenantClaim tenantClaim) {
+        public Rules {
+            if (audience == null || audience.isBlank() || issuer == null || issuer.isBlank()) {
+                throw new IllegalArgumentException("topic " + topic + ": a jwt topic needs an audience and an issuer");
+            }
+            java.util.Objects.requireNonNull(skew);
+            java.util.Objects.requireNonNull(maxLifetime);
+            java.util.Objects.requireNonNull(tenantClaim);
+        }
+    }
+
+    /** A signature or key failure: one text, so the detail never tells a prober which kids or keys exist. */
+    static final String BAD_SIGNATURE = "token rejected: unknown or invalid signing key, or an algorithm this topic does not accept";
+    /** nimbus's own policy (it processes b64, defers nothing): the same one its RSA/EC/HMAC verifiers apply. */
+    private static final CriticalHeaderParamsDeferral CRIT = new CriticalHeaderParamsDeferral();
 
     private final Rules rules;
     private final KeyFile keyFile;
@@ -97,7 +125,13 @@ public final class TokenVerifier {
             algs.add(JWSAlgorithm.HS256);
         }
         this.allowed = Set.copyOf(algs);
-        processor.setJWSKeySelector((header, ctx) -> keysFor(header));
+        processor.setJWSKeySelector((header, ctx) -> {
+            // checked before any key, for every algorithm (the JDK Ed25519 path included), with its own detail
+            if (!CRIT.headerPasses(header)) {
+                throw new UnknownCritical(header.getCriticalParams());
+            }
+            return keysFor(header);
+        });
         processor.setJWSVerifierFactory(new Verifiers());
         // exp/nbf/aud/iss are checked below against the record's timestamp, not the wall clock
         processor.setJWTClaimsSetVerifier(null);
@@ -121,8 +155,10 @@ public final class TokenVerifier {
                 claims = processor.process(token, null);
             } catch (ParseException e) {
                 return unauthenticated("the " + HEADER + " header is not a JWT: " + e.getMessage());
+            } catch (UnknownCritical e) {
+                return unauthenticated(e.getMessage());
             } catch (BadJOSEException | JOSEException | RuntimeException e) {
-                return unauthenticated("token rejected: " + e.getMessage());
+                return unauthenticated(BAD_SIGNATURE);
             }
             synchronized (verified) {
                 verified.put(token, claims);
@@ -167,6 +203,20 @@ public final class TokenVerifier {
         if (exp == null) {
             return unauthenticated("token has no exp: tokens without an expiry are refused");
         }
+        Date iat = claims.getIssueTime();
+        if (iat == null) {
+            return unauthenticated("token has no iat: its lifetime cannot be bounded");
+        }
+        Duration lifetime = Duration.ofMillis(exp.getTime() - iat.getTime());
+        if (lifetime.compareTo(rules.maxLifetime()) > 0) {
+            return unauthenticated("token lifetime (exp - iat) " + lifetime + " exceeds " + rules.maxLifetime()
+                    + " (topic." + rules.topic() + ".auth.max.token.lifetime)");
+        }
+        // without this, iat a year ahead with exp an hour later would pass the lifetime bound yet replay for a year
+        if (timestampMs < iat.getTime() - skew) {
+            return unauthenticated("token issued at " + iat.toInstant() + ", after the record's timestamp "
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+        }
         if (timestampMs > exp.getTime() + skew) {
             return unauthenticated("token expired at " + exp.toInstant() + ", before the record's timestamp "
                     + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
@@ -176,11 +226,12 @@ public final class TokenVerifier {
             return unauthenticated("token not valid before " + nbf.toInstant() + ", after the record's timestamp "
                     + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
         }
-        if (rules.audience() != null && (claims.getAudience() == null || !claims.getAudience().contains(rules.audience()))) {
-            return unauthenticated("token audience " + claims.getAudience() + " does not include '" + rules.audience() + "'");
+        // the token's own aud/iss are not echoed: they may name another tenant's service
+        if (claims.getAudience() == null || !claims.getAudience().contains(rules.audience())) {
+            return unauthenticated("token not valid for this topic: its aud is missing or does not include the topic's audience");
         }
-        if (rules.issuer() != null && !rules.issuer().equals(claims.getIssuer())) {
-            return unauthenticated("token issuer '" + claims.getIssuer() + "' is not '" + rules.issuer() + "'");
+        if (!rules.issuer().equals(claims.getIssuer())) {
+            return unauthenticated("token not valid for this topic: its iss is missing or is not the topic's issuer");
         }
         Object subject = claims.getClaim("sub");
         if (!(subject instanceof String sub) || sub.isBlank()) {
@@ -189,12 +240,22 @@ public final class TokenVerifier {
         if (sub.getBytes(StandardCharsets.UTF_8).length > 65535 || sub.indexOf('\0') >= 0) {
             return unauthenticated("token sub is longer than 65535 UTF-8 bytes or holds NUL");
         }
-        Object claimed = claims.getClaim("tenant");
-        if (claimed != null && !(claimed instanceof String s && sameTenant(s, tenant))) {
-            return new AuthResult.Refused(RejectReason.FORBIDDEN, "token of sub '" + printable(sub) + "' is for tenant '"
-                    + printable(String.valueOf(claimed)) + "', this topic writes for tenant " + tenant);
+        // getClaims(), not getClaim(): a JSON null is present and refused, never taken as "no claim"
+        Map<String, Object> all = claims.getClaims();
+        if (!all.containsKey(TENANT_CLAIM)) {
+            if (rules.tenantClaim() == TenantClaim.REQUIRED) {
+                return forbidden("token not valid for this topic: it has no " + TENANT_CLAIM + " claim (topic." + rules.topic()
+                        + ".auth.tenant.claim=required)");
+            }
+        } else if (!(all.get(TENANT_CLAIM) instanceof String s && sameTenant(s, tenant))) {
+            // neither the claimed tenant nor this topic's is named: the event may be read by either
+            return forbidden("token not valid for this topic: its " + TENANT_CLAIM + " claim is not this topic's tenant");
         }
         return new AuthResult.Verified(sub);
+    }
+
+    private static AuthResult forbidden(String detail) {
+        return new AuthResult.Refused(RejectReason.FORBIDDEN, detail);
     }
 
     private static boolean sameTenant(String claimed, UUID tenant) {
@@ -300,6 +361,14 @@ public final class TokenVerifier {
     private static String printable(String s) {
         String t = s.length() > 200 ? s.substring(0, 200) + "…" : s;
         return t.replaceAll("\\p{Cntrl}", "\uFFFD");
+    }
+
+    /** A {@code crit} header naming a parameter nimbus does not process: the token is refused before any key is tried. */
+    private static final class UnknownCritical extends KeySourceException {
+        UnknownCritical(Set<String> crit) {
+            super("token rejected: its crit header names parameters this bridge does not understand: "
+                    + printable(String.valueOf(crit)));
+        }
     }
 
     /** Control flow: a header that cannot hold a token. */

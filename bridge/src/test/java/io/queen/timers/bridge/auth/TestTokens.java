@@ -34,6 +34,7 @@ import java.util.Arrays;
 import java.util.Date;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 
 /** Signing keys and tokens for tests: real RSA, EC P-256 and Ed25519 key pairs, JWKS files of their public halves. */
 public final class TestTokens {
@@ -42,8 +43,18 @@ public final class TestTokens {
     public record Signer(String kid, JWSAlgorithm alg, JWSSigner signer, JWK publicJwk) {
 
         public String sign(JWTClaimsSet claims) {
+            return sign(claims, Set.of());
+        }
+
+        /** Signed with a {@code crit} header naming {@code critical} (each also set as a header parameter). */
+        public String sign(JWTClaimsSet claims, Set<String> critical) {
             try {
-                SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(alg).keyID(kid).build(), claims);
+                JWSHeader.Builder header = new JWSHeader.Builder(alg).keyID(kid);
+                if (!critical.isEmpty()) {
+                    header.criticalParams(critical);
+                    critical.forEach(p -> header.customParam(p, "x"));
+                }
+                SignedJWT jwt = new SignedJWT(header.build(), claims);
                 jwt.sign(signer);
                 return jwt.serialize();
             } catch (JOSEException e) {
@@ -108,10 +119,19 @@ public final class TestTokens {
         return new Signer(kid, JWSAlgorithm.HS256, new MACSigner(secret), new OctetSequenceKey.Builder(secret).keyID(kid).build());
     }
 
-    /** A valid claim set: sub, 10 minutes either side of {@code at}. */
-    public static JWTClaimsSet.Builder claims(String sub, Instant at) {
-        return new JWTClaimsSet.Builder().subject(sub).issueTime(Date.from(at.minusSeconds(600)))
-                .notBeforeTime(Date.from(at.minusSeconds(600))).expirationTime(Date.from(at.plusSeconds(600)));
+    /** The audience and issuer the tests' jwt topics are configured with (topic.<name>.auth.audience, .auth.issuer). */
+    public static final String AUDIENCE = "queen-timers-test";
+    public static final String ISSUER = "https://issuer.test";
+
+    /**
+     * A valid claim set for a topic of {@link #AUDIENCE}, {@link #ISSUER} and {@code tenant} (no tenant claim when null):
+     * sub, 10 minutes either side of {@code at}.
+     */
+    public static JWTClaimsSet.Builder claims(String sub, Instant at, UUID tenant) {
+        JWTClaimsSet.Builder b = new JWTClaimsSet.Builder().subject(sub).issueTime(Date.from(at.minusSeconds(600)))
+                .notBeforeTime(Date.from(at.minusSeconds(600))).expirationTime(Date.from(at.plusSeconds(600)))
+                .audience(AUDIENCE).issuer(ISSUER);
+        return tenant == null ? b : b.claim("tenant", tenant.toString());
     }
 
     /** Writes the public keys of {@code signers} as a JWKS file (atomically: a rotation never shows a half file). */

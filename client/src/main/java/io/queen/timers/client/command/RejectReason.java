@@ -40,9 +40,13 @@ public enum RejectReason {
      * values (SQLSTATE class 22, 23 or 54), found by bisecting its batch. The event carries the error text.
      */
     INTERNAL("internal"),
-    /** The topic requires a token (topic.<name>.auth=jwt) and the queen-auth header is absent, unsigned, badly signed, expired, not yet valid, or for another audience. */
+    /**
+     * The topic requires a token (topic.<name>.auth=jwt) and the queen-auth header is absent, unsigned, badly signed, has an unknown
+     * crit parameter, lacks exp or iat, lives longer than auth.max.token.lifetime, is expired or not yet valid, or lacks the topic's
+     * aud or iss.
+     */
     UNAUTHENTICATED("unauthenticated"),
-    /** A valid token that may not write here: its tenant claim is not the topic's tenant. */
+    /** A valid token that may not write here: its tenant claim is not the topic's tenant, is null, or is missing (unless optional). */
     FORBIDDEN("forbidden"),
     /** The destination queue requires encryption and the bridge has no encryption.key: never stored in clear. */
     ENCRYPTION_UNAVAILABLE("encryption_unavailable");
