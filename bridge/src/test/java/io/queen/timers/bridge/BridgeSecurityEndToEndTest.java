@@ -56,6 +56,7 @@ class BridgeSecurityEndToEndTest {
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
     static final String TENANT = "00000000-0000-0000-0000-000000000001";
+    static final UUID TENANT_ID = UUID.fromString(TENANT);
     static final String KEY_HEX = "8f".repeat(16) + "1e".repeat(16);
 
     @TempDir Path dir;
@@ -76,10 +77,9 @@ class BridgeSecurityEndToEndTest {
         TestTokens.writeJwks(keys, List.of(signer));
         Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
         s.put("audit.relay.enabled", "false");
-        s.put("topic." + topic + ".auth", "jwt");
-        s.put("topic." + topic + ".auth.keys.file", keys.toString());
+        jwt(s, topic, keys);
         Instant now = Instant.now();
-        String valid = signer.sign(TestTokens.claims("billing-svc", now).claim("tenant", TENANT).build());
+        String valid = signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID).build());
         List<String> expect = new ArrayList<>();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
@@ -88,16 +88,24 @@ class BridgeSecurityEndToEndTest {
             expect.add("scheduled");
             sends.add(send(producer, topic, "no-token", null));
             expect.add("rejected unauthenticated");
-            sends.add(send(producer, topic, "alg-none", new PlainJWT(TestTokens.claims("billing-svc", now).build()).serialize()));
+            sends.add(send(producer, topic, "alg-none", new PlainJWT(TestTokens.claims("billing-svc", now, TENANT_ID).build()).serialize()));
             expect.add("rejected unauthenticated");
             sends.add(send(producer, topic, "other-tenant",
-                    signer.sign(TestTokens.claims("billing-svc", now).claim("tenant", UUID.randomUUID().toString()).build())));
+                    signer.sign(TestTokens.claims("billing-svc", now, UUID.randomUUID()).build())));
             expect.add("rejected forbidden");
-            sends.add(send(producer, topic, "expired", signer.sign(TestTokens.claims("billing-svc", now)
+            sends.add(send(producer, topic, "expired", signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID)
                     .expirationTime(Date.from(now.minusSeconds(600))).build())));
             expect.add("rejected unauthenticated");
-            sends.add(send(producer, topic, "forged", TestTokens.ec("k1").sign(TestTokens.claims("admin", now).build())));
+            sends.add(send(producer, topic, "forged", TestTokens.ec("k1").sign(TestTokens.claims("admin", now, TENANT_ID).build())));
             expect.add("rejected unauthenticated");
+            // signed by the trusted key, but for another service of another tenant: not bound to this topic
+            sends.add(send(producer, topic, "other-audience", signer.sign(TestTokens.claims("billing-svc", now, OTHER_TENANT)
+                    .audience(OTHER_AUDIENCE).build())));
+            expect.add("rejected unauthenticated");
+            sends.add(send(producer, topic, "unknown-kid", TestTokens.ec(PROBE_KID).sign(TestTokens.claims("billing-svc", now, TENANT_ID).build())));
+            expect.add("rejected unauthenticated");
+            sends.add(send(producer, topic, "no-tenant", signer.sign(TestTokens.claims("billing-svc", now, null).build())));
+            expect.add("rejected forbidden");
             RecordHeaders h = new RecordHeaders();
             h.add("queen-op", bytes("schedule")).add("queen-queue", bytes("auth.q")).add("queen-timer-key", bytes("headers-form"))
                     .add("queen-delay-ms", bytes("3600000")).add("queen-txn", bytes("t-h")).add("queen-auth", bytes(valid));
@@ -112,10 +120,18 @@ class BridgeSecurityEndToEndTest {
             JsonNode e = verdicts.get(topic + "/" + m.partition() + "@" + m.offset()).get(0);
             String got = e.get("type").asText() + (e.has("reason") ? " " + e.get("reason").asText() : "");
             assertThat(got).as("record %d: %s", i, e).isEqualTo(expect.get(i));
+            // a refusal's detail names which check failed, never another tenant, audience or which key ids exist
+            assertThat(e.toString()).as("record %d", i).doesNotContain(OTHER_TENANT.toString(), OTHER_AUDIENCE, PROBE_KID, "\"k1\"", "'k1'");
             if (got.equals("scheduled")) {
                 assertThat(e.path("producerSub").asText("(none)")).as("producerSub of record %d", i).isEqualTo("billing-svc");
             }
         }
+        RecordMetadata otherAudience = sends.get(6).get();
+        assertThat(verdicts.get(topic + "/" + otherAudience.partition() + "@" + otherAudience.offset()).get(0).path("error").asText())
+                .contains("token not valid for this topic", "aud");
+        RecordMetadata unknownKid = sends.get(7).get();
+        assertThat(verdicts.get(topic + "/" + unknownKid.partition() + "@" + unknownKid.offset()).get(0).path("error").asText())
+                .contains("unknown or invalid signing key");
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE producer_sub = 'billing-svc'")).isEqualTo(2);
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
     }
@@ -134,9 +150,8 @@ class BridgeSecurityEndToEndTest {
         TestTokens.writeJwks(keys, List.of(signer));
         Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
         s.put("audit.relay.enabled", "false");
-        s.put("topic." + topic + ".auth", "jwt");
-        s.put("topic." + topic + ".auth.keys.file", keys.toString());
-        String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now()).build());
+        jwt(s, topic, keys);
+        String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         try (ServiceHost host = BridgeMain.host(config(s));
@@ -179,6 +194,8 @@ class BridgeSecurityEndToEndTest {
         String topic = "cmd-conflict";
         Map<String, String> s = settings(db, topic, "audit", "g");
         s.put("topic." + topic + ".auth", "jwt");
+        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
+        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
         assertThatThrownBy(() -> TopicRoutes.from(config(s))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-conflict.auth.keys.file");
         s.put("topic." + topic + ".auth.keys.file", "/nonexistent/keys.jwks");
@@ -270,6 +287,49 @@ class BridgeSecurityEndToEndTest {
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'vault'")).isZero();
         assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'other'")).isEqualTo(1);
     }
+
+    /**
+     * Issue 24: a jwt topic without an audience or an issuer would accept any token its key signed for
+     * another purpose, so the bridge refuses to start, naming the topic and the missing setting.
+     */
+    @Test
+    void aJwtTopicWithoutAudienceOrIssuerRefusesToStart() throws Exception {
+        String topic = "cmd-unbound";
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(TestTokens.ec("k1")));
+        Map<String, String> s = settings(db, topic, "audit", "g-" + UUID.randomUUID());
+        s.put("audit.relay.enabled", "false");
+        jwt(s, topic, keys);
+        s.remove("topic." + topic + ".auth.audience");
+        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.audience");
+        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
+        s.remove("topic." + topic + ".auth.issuer");
+        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.issuer");
+        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
+        s.put("topic." + topic + ".auth.tenant.claim", "sometimes");
+        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
+                .hasMessageContaining("[required, optional]");
+        s.put("topic." + topic + ".auth.tenant.claim", "optional");
+        s.put("topic." + topic + ".auth.max.token.lifetime", "30d");
+        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
+                .hasMessageContaining("out of range");
+        s.put("topic." + topic + ".auth.max.token.lifetime", "15m");
+        assertThat(TopicRoutes.from(config(s)).route(topic).auth()).isNotNull();
+    }
+
+    /** The settings of a jwt topic bound to the tests' audience and issuer (TestTokens.claims carries them). */
+    private static void jwt(Map<String, String> s, String topic, Path keys) {
+        s.put("topic." + topic + ".auth", "jwt");
+        s.put("topic." + topic + ".auth.keys.file", keys.toString());
+        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
+        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
+    }
+
+    static final UUID OTHER_TENANT = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
+    static final String OTHER_AUDIENCE = "payments-of-tenant-b2";
+    static final String PROBE_KID = "probe-kid-7";
 
     private static Future<RecordMetadata> send(KafkaProducer<byte[], byte[]> p, String topic, String key, String token) {
         RecordHeaders h = new RecordHeaders();
