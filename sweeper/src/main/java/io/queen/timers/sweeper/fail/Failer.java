@@ -91,24 +91,20 @@ public final class Failer {
 
     /** Hands claimed timers back untouched (claimable at once). Returns how many still carried our token. */
     public int release(List<ClaimedTimer> timers) throws SQLException {
-        if (timers.isEmpty()) {
-            return 0;
-        }
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(RELEASE)) {
-            st.setString(1, heldRows(timers));
-            try (ResultSet rs = st.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
+        return onHeld(RELEASE, timers);
     }
 
     /** Marks claimed timers as fired alone (timer_hold_alone_v1, V122). Returns how many still carried our token. */
     public int holdAlone(List<ClaimedTimer> timers) throws SQLException {
+        return onHeld(HOLD_ALONE, timers);
+    }
+
+    /** Runs a statement over the timers' held rows (tenant, queue, key, token) that returns how many it touched. */
+    private int onHeld(String sql, List<ClaimedTimer> timers) throws SQLException {
         if (timers.isEmpty()) {
             return 0;
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(HOLD_ALONE)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             st.setString(1, heldRows(timers));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
