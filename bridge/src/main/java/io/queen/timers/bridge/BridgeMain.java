@@ -3,6 +3,7 @@ package io.queen.timers.bridge;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.bridge.apply.BatchApplier;
+import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.crypto.EncryptionPolicy;
 import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.bridge.crypto.QueueEncryption;
@@ -28,6 +29,8 @@ import java.time.Clock;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -49,8 +52,11 @@ public final class BridgeMain implements AutoCloseable {
     private final Thread loopThread;
     private final AuditRelay relay;
     private final Health health;
+    private final TopicTimestamps timestamps;
 
-    private BridgeMain(HikariDataSource dataSource, IngestLoop loop, LoopProgress ingest, AuditRelay relay, Health health) {
+    private BridgeMain(HikariDataSource dataSource, IngestLoop loop, LoopProgress ingest, AuditRelay relay, Health health,
+            TopicTimestamps timestamps) {
+        this.timestamps = timestamps;
         this.dataSource = dataSource;
         this.loop = loop;
         this.relay = relay;
@@ -83,7 +89,9 @@ public final class BridgeMain implements AutoCloseable {
 
     /**
      * Starts the bridge in this JVM; its loops report to {@code health}. Blocks while the database is
-     * unreachable at start (the migration is retried through {@code startup}).
+     * unreachable at start (the migration is retried through {@code startup}). Refuses to start ({@link
+     * io.queen.timers.core.config.ConfigException}) when a jwt topic lets its producers choose record timestamps
+     * ({@link TopicTimestamps}).
      */
     public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
         LOG.info("starting bridge: {}", config);
@@ -92,6 +100,30 @@ public final class BridgeMain implements AutoCloseable {
         AuditTopics.from(config);
         BridgeSettings settings = BridgeSettings.from(config);
         settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
+        TopicTimestamps timestamps = null;
+        if (routes.checksTokens()) {
+            // tokens are checked at the record's timestamp: refuse to start on a topic whose producers choose it
+            timestamps = new TopicTimestamps(Admin.create(adminProps(config)), routes.jwtSkews(),
+                    String.valueOf(config.kafka().get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)));
+            try {
+                timestamps.requireSafe(config.duration(CommonSettings.STARTUP_TIMEOUT));
+            } catch (RuntimeException e) {
+                timestamps.close();
+                throw e;
+            }
+        }
+        try {
+            return start(config, registry, health, startup, routes, settings, timestamps);
+        } catch (RuntimeException e) {
+            if (timestamps != null) {
+                timestamps.close();
+            }
+            throw e;
+        }
+    }
+
+    private static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, TopicRoutes routes,
+            BridgeSettings settings, TopicTimestamps timestamps) {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
         if (config.bool(CommonSettings.MIGRATE_ON_START)) {
             // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
@@ -110,15 +142,17 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
                     routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
-                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), registry, ingest);
+                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
                 // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed
                 health.add(ReadinessCheck.of("auth-keys", routes::keyProblems));
+                // an operator made a jwt topic's timestamps producer-chosen: its partitions are paused until fixed
+                health.add(ReadinessCheck.of("auth-timestamps", timestamps::problems));
             }
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
                     ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
-            BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health);
+            BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health, timestamps);
             bridge.loopThread.start();
             return bridge;
         } catch (SQLException e) {
@@ -155,6 +189,15 @@ public final class BridgeMain implements AutoCloseable {
         return p;
     }
 
+    /** The Admin client reading the jwt topics' settings: every kafka.* key (the consumer's security settings), short timeouts. */
+    static Map<String, Object> adminProps(Config config) {
+        Map<String, Object> p = new HashMap<>(config.kafka());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "queen-timers-bridge-admin");
+        return p;
+    }
+
     /** The bridge's readiness: its ingest loop and its relay ({@code /health/ready} reads it). */
     public Health health() {
         return health;
@@ -175,6 +218,9 @@ public final class BridgeMain implements AutoCloseable {
         awaitTermination();
         if (relay != null) {
             relay.close();
+        }
+        if (timestamps != null) {
+            timestamps.close();
         }
         dataSource.close();
     }

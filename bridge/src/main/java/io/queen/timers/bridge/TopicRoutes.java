@@ -217,6 +217,17 @@ public record TopicRoutes(Map<String, Route> routes) {
         return routes.values().stream().anyMatch(r -> r.auth() != null);
     }
 
+    /** Each jwt topic and its {@code auth.clock.skew}: the widest record-timestamp window its broker config may allow. */
+    public Map<String, Duration> jwtSkews() {
+        Map<String, Duration> out = new java.util.TreeMap<>();
+        routes.forEach((topic, r) -> {
+            if (r.auth() != null) {
+                out.put(topic, r.auth().rules().skew());
+            }
+        });
+        return out;
+    }
+
     /** The jwt topics whose key file is broken, one line each; empty when every key file is usable. Memory only. */
     public Optional<String> keyProblems() {
         List<String> problems = routes.values().stream().filter(r -> r.auth() != null)

@@ -40,9 +40,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Future;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -70,7 +75,7 @@ class BridgeSecurityEndToEndTest {
 
     @Test
     void jwtTopicTakesTheProducerSubFromTheTokenAndRejectsEveryOtherRecord() throws Exception {
-        String topic = TestKafka.newTopic("cmd-jwt", 1);
+        String topic = TestKafka.newTopic("cmd-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
         String group = "g-" + UUID.randomUUID();
         TestTokens.Signer signer = TestTokens.ec("k1");
         Path keys = dir.resolve("keys.jwks");
@@ -143,7 +148,7 @@ class BridgeSecurityEndToEndTest {
      */
     @Test
     void aKeyFileBrokenOnReloadRejectsEveryTokenAndLeavesReadinessUntilFixed() throws Exception {
-        String topic = TestKafka.newTopic("cmd-jwt-broken", 1);
+        String topic = TestKafka.newTopic("cmd-jwt-broken", 1, TestKafka.BROKER_TIMESTAMPS);
         String group = "g-" + UUID.randomUUID();
         TestTokens.Signer signer = TestTokens.ec("k1");
         Path keys = dir.resolve("keys.jwks");
@@ -319,6 +324,148 @@ class BridgeSecurityEndToEndTest {
         assertThat(TopicRoutes.from(config(s)).route(topic).auth()).isNotNull();
     }
 
+    /**
+     * Issue 24, time a token can be trusted at: on a jwt topic left at CreateTime with the default (unbounded) window the
+     * producer picks the time its token is checked at, so the bridge refuses to start, naming the topic and the
+     * kafka-configs line that fixes it. The same topic stamped by the broker (LogAppendTime) starts, accepts a valid
+     * token, and a record back-dated to when an expired token was still valid is rejected: the broker's time counts.
+     */
+    @Test
+    void aJwtTopicWhoseProducersChooseTheTimestampRefusesToStartAndABrokerStampedOneWorks() throws Exception {
+        TestTokens.Signer signer = TestTokens.ec("k1");
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        String unsafe = TestKafka.newTopic("cmd-jwt-createtime", 1);
+        Map<String, String> refused = settings(db, unsafe, TestKafka.newTopic("audit", 1), "g-" + UUID.randomUUID());
+        refused.put("audit.relay.enabled", "false");
+        jwt(refused, unsafe, keys);
+        assertThatThrownBy(() -> BridgeMain.start(config(refused), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("jwt topic " + unsafe + " lets producers choose their record timestamps")
+                .hasMessageContaining("message.timestamp.type=CreateTime")
+                .hasMessageContaining("kafka-configs.sh --bootstrap-server " + TestKafka.bootstrapServers() + " --alter --entity-type topics"
+                        + " --entity-name " + unsafe + " --add-config message.timestamp.type=LogAppendTime");
+        // a jwt topic that does not exist cannot be checked: refused, with the command that creates it safely
+        refused.put("command.topics", "cmd-jwt-missing-" + UUID.randomUUID());
+        refused.keySet().removeIf(k -> k.startsWith("topic."));
+        jwt(refused, refused.get("command.topics"), keys);
+        assertThatThrownBy(() -> BridgeMain.start(config(refused), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("does not exist").hasMessageContaining("--config message.timestamp.type=LogAppendTime");
+
+        String topic = TestKafka.newTopic("cmd-jwt-logappend", 1, TestKafka.BROKER_TIMESTAMPS);
+        String group = "g-" + UUID.randomUUID();
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        jwt(s, topic, keys);
+        Instant now = Instant.now();
+        String valid = signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID).build());
+        Instant longAgo = now.minus(Duration.ofHours(3));
+        String expired = signer.sign(TestTokens.claims("billing-svc", longAgo, TENANT_ID).build());
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
+            sends.add(send(producer, topic, "ok", valid));
+            sends.add(send(producer, topic, "back-dated", expired, longAgo.plusSeconds(60).toEpochMilli()));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+        }
+        assertThat(verdicts(topic, sends)).containsExactly("scheduled", "rejectedunauthenticated");
+        assertThat(sends.get(1).get().timestamp()).as("the broker's time").isGreaterThan(now.minusSeconds(60).toEpochMilli());
+    }
+
+    /**
+     * CreateTime is safe enough when the broker bounds a record's timestamp within the topic's clock skew on both sides
+     * (message.timestamp.before/after.max.ms): it starts. Wider than the skew, it is refused; a wider skew admits it.
+     */
+    @Test
+    void aJwtTopicAtCreateTimeStartsOnlyWhenTheBrokerBoundsTimestampsWithinTheSkew() throws Exception {
+        TestTokens.Signer signer = TestTokens.ec("k1");
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        String topic = TestKafka.newTopic("cmd-jwt-bounded", 1, Map.of(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime",
+                TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, "120000", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, "30000"));
+        String group = "g-" + UUID.randomUUID();
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        jwt(s, topic, keys);
+        // 120 s back is more than the default skew (60 s)
+        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("jwt topic " + topic).hasMessageContaining("message.timestamp.before.max.ms=120000")
+                .hasMessageContaining("topic." + topic + ".auth.clock.skew = 60000 ms");
+        s.put("topic." + topic + ".auth.clock.skew", "2m");
+        String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
+            sends.add(send(producer, topic, "ok", valid));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+        }
+        assertThat(verdicts(topic, sends)).containsExactly("scheduled");
+    }
+
+    /**
+     * An operator turns a running jwt topic to producer-chosen timestamps: the bridge stops reading it (its records wait,
+     * none is rejected), /health/ready says which topic and what to run; turned back, the waiting records are processed.
+     */
+    @Test
+    void aJwtTopicMadeUnsafeWhileRunningIsPausedNotRejectedUntilFixed() throws Exception {
+        TestTokens.Signer signer = TestTokens.ec("k1");
+        Path keys = dir.resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        String topic = TestKafka.newTopic("cmd-jwt-altered", 1, TestKafka.BROKER_TIMESTAMPS);
+        String group = "g-" + UUID.randomUUID();
+        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
+        s.put("audit.relay.enabled", "false");
+        jwt(s, topic, keys);
+        String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        try (ServiceHost host = BridgeMain.host(config(s));
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
+                Admin admin = TestKafka.admin()) {
+            HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
+                    .timeout(Duration.ofSeconds(5)).build();
+            sends.add(send(producer, topic, "before", valid));
+            producer.flush();
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+
+            setTimestampType(admin, topic, "CreateTime");
+            await().atMost(Duration.ofSeconds(60)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 503);
+            HttpResponse<String> notReady = http.send(ready, HttpResponse.BodyHandlers.ofString());
+            assertThat(notReady.body()).contains("auth-timestamps: jwt topic " + topic, "message.timestamp.type=CreateTime",
+                    "--entity-name " + topic + " --add-config message.timestamp.type=LogAppendTime");
+            sends.add(send(producer, topic, "during", valid));
+            producer.flush();
+            Thread.sleep(3000);
+            assertThat(storedOffsetSum(db.dataSource(), group)).as("a paused topic's record is not consumed").isEqualTo(1);
+            assertThat(http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
+
+            setTimestampType(admin, topic, "LogAppendTime");
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            await().atMost(Duration.ofSeconds(30)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        }
+        assertThat(verdicts(topic, sends)).containsExactly("scheduled", "scheduled");
+    }
+
+    private static void setTimestampType(Admin admin, String topic, String type) throws Exception {
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), List.of(new AlterConfigOp(
+                new ConfigEntry(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, type), AlterConfigOp.OpType.SET)))).all().get();
+    }
+
+    /** The one verdict of each sent record, as type + reason. */
+    private static List<String> verdicts(String topic, List<Future<RecordMetadata>> sends) throws Exception {
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        List<String> got = new ArrayList<>();
+        for (Future<RecordMetadata> f : sends) {
+            RecordMetadata m = f.get();
+            List<JsonNode> events = verdicts.get(topic + "/" + m.partition() + "@" + m.offset());
+            assertThat(events).as("verdicts of offset %d", m.offset()).hasSize(1);
+            got.add(events.get(0).get("type").asText() + events.get(0).path("reason").asText(""));
+        }
+        return got;
+    }
+
     /** The settings of a jwt topic bound to the tests' audience and issuer (TestTokens.claims carries them). */
     private static void jwt(Map<String, String> s, String topic, Path keys) {
         s.put("topic." + topic + ".auth", "jwt");
@@ -332,11 +479,16 @@ class BridgeSecurityEndToEndTest {
     static final String PROBE_KID = "probe-kid-7";
 
     private static Future<RecordMetadata> send(KafkaProducer<byte[], byte[]> p, String topic, String key, String token) {
+        return send(p, topic, key, token, null);
+    }
+
+    /** @param timestamp the record's timestamp as the producer sets it; null: the producer's clock */
+    private static Future<RecordMetadata> send(KafkaProducer<byte[], byte[]> p, String topic, String key, String token, Long timestamp) {
         RecordHeaders h = new RecordHeaders();
         if (token != null) {
             h.add("queen-auth", bytes(token));
         }
-        return p.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", key),
+        return p.send(new ProducerRecord<>(topic, null, timestamp, WireFormat.keyBytes("auth.q", key),
                 TimerCommand.schedule("auth.q", key).delay(Duration.ofHours(1)).txn("t-" + key).payload("{\"k\":1}").envelope(topic).value(), h));
     }
 

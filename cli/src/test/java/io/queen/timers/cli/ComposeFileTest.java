@@ -81,6 +81,16 @@ class ComposeFileTest {
         assertThat(services.get("kafka").get("restart").asText()).isEqualTo("unless-stopped");
     }
 
+    /** Issue 24: a jwt topic's tokens are checked at the record's timestamp, so the broker stamps it (the bridge refuses otherwise). */
+    @Test
+    void theCommandTopicGetsBrokerStampedTimestampsAlsoOnAnOlderVolume() {
+        String script = String.join("\n", strings(services.get("kafka-topics").get("command")));
+        assertThat(script).containsPattern("--create --if-not-exists --topic queen\\.timers\\.commands .*"
+                + "--config message\\.timestamp\\.type=LogAppendTime\\n");
+        assertThat(script).contains("kafka-configs.sh --bootstrap-server kafka:9092 --alter --entity-type topics"
+                + " --entity-name queen.timers.commands --add-config message.timestamp.type=LogAppendTime");
+    }
+
     @Test
     void theEnvFileStaysOutOfGitAndTheImageAndTheImageTagIsOneName() {
         assertThat(read(Path.of("..", ".gitignore")).lines()).contains("/docker/.env");

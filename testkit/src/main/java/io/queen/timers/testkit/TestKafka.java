@@ -60,17 +60,29 @@ public final class TestKafka {
         return origin;
     }
 
+    /** Topic settings of a command topic whose tokens are checked (auth=jwt): the broker stamps record timestamps. */
+    public static final Map<String, String> BROKER_TIMESTAMPS = Map.of("message.timestamp.type", "LogAppendTime");
+
     /** Creates a topic no other test uses, with {@code partitions} partitions, and returns its name. */
     public static String newTopic(String prefix, int partitions) {
+        return newTopic(prefix, partitions, Map.of());
+    }
+
+    /** {@link #newTopic(String, int)} with these topic settings ({@code message.timestamp.type}, ...). */
+    public static String newTopic(String prefix, int partitions, Map<String, String> configs) {
         String name = prefix.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9._-]", "-") + "-" + COUNTER.incrementAndGet()
                 + "-" + UUID.randomUUID().toString().substring(0, 8);
-        createTopic(name, partitions);
+        createTopic(name, partitions, configs);
         return name;
     }
 
     public static void createTopic(String name, int partitions) {
+        createTopic(name, partitions, Map.of());
+    }
+
+    public static void createTopic(String name, int partitions, Map<String, String> configs) {
         try (Admin admin = admin()) {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs))).all().get();
         } catch (ExecutionException e) {
             throw new IllegalStateException("cannot create topic " + name + ": " + e.getCause().getMessage(), e.getCause());
         } catch (InterruptedException e) {

@@ -137,6 +137,11 @@ public final class TokenVerifier {
         processor.setJWTClaimsSetVerifier(null);
     }
 
+    /** How this topic checks its tokens (its clock skew bounds the topic's timestamp window: {@link TopicTimestamps}). */
+    public Rules rules() {
+        return rules;
+    }
+
     /** @param timestampMs the record's timestamp; @param tenant the topic's tenant */
     public AuthResult verify(Headers headers, long timestampMs, UUID tenant) {
         String token;

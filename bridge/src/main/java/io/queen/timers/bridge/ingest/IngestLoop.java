@@ -12,6 +12,7 @@ import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.auth.AuthResult;
+import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.Parsed;
@@ -30,6 +31,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -63,6 +65,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private static final Duration MIN_BACKOFF = Duration.ofMillis(100);
     /** How often a stopped partition's stored offset is read again. */
     private static final Duration STOPPED_CHECK = Duration.ofSeconds(2);
+    /**
+     * How often the jwt topics' timestamp settings are read again while all are safe: an operator's change
+     * makes no rebalance, so this bounds how long records it let producers date are read unnoticed.
+     */
+    static final Duration TIMESTAMPS_RECHECK = Duration.ofSeconds(10);
+    private static final Duration TIMESTAMPS_MIN_BACKOFF = Duration.ofSeconds(1);
 
     private final Consumer<byte[], byte[]> consumer;
     private final List<String> topics;
@@ -74,6 +82,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final long batchMaxBytes;
     private final int batchMaxRecords;
     private final Duration maxBackoff;
+    /** Null when no topic checks tokens. */
+    private final TopicTimestamps timestamps;
+    /** jwt topics whose timestamp settings are unsafe: their partitions stay paused (never rejected) until safe. */
+    private Set<String> held = Set.of();
+    private long timestampsCheckAtNanos = System.nanoTime();
+    private Duration timestampsBackoff = TIMESTAMPS_MIN_BACKOFF;
     private final MeterRegistry registry;
     private final LoopProgress progress;
     private final Timer applyTimer;
@@ -95,10 +109,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * @param batchMaxBytes   value bytes a batch gathers from successive polls before it is applied (half of bridge.ingest.max.bytes;
      *                        the consumer's max.poll.records bounds the other half)
      * @param batchMaxRecords records a batch gathers at most (bridge.batch.max.records)
+     * @param timestamps      the jwt topics' timestamp settings, read again on every assignment and periodically; null when
+     *                        no topic checks tokens
      */
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
                       BatchApplier applier, OffsetStore offsets, Duration pollTimeout, long batchMaxBytes, int batchMaxRecords,
-                      Duration maxBackoff, MeterRegistry registry, LoopProgress progress) {
+                      Duration maxBackoff, TopicTimestamps timestamps, MeterRegistry registry, LoopProgress progress) {
+        this.timestamps = timestamps;
         this.batchMaxBytes = batchMaxBytes;
         this.batchMaxRecords = batchMaxRecords;
         this.consumer = consumer;
@@ -131,6 +148,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 progress.begin();
                 // a key file broken while no record comes is still noticed (readiness) within a cycle
                 routes.refreshKeys();
+                if (timestamps != null && System.nanoTime() - timestampsCheckAtNanos >= 0) {
+                    checkTimestamps();
+                }
                 if (resync && System.nanoTime() - retryAtNanos >= 0) {
                     resync();
                 }
@@ -360,7 +380,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     LOG.warn("partition {} resumes at stored offset {}, set on purpose (it was stopped at out-of-range offset {})",
                             tp, stored.get(tp), was);
                 }
-                if (!stopped.containsKey(tp)) {
+                if (!stopped.containsKey(tp) && !held.contains(tp.topic())) {
                     resumed.add(tp);
                 }
             }
@@ -375,6 +395,46 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             problem.set("database: " + e.getMessage());
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+        }
+    }
+
+    /**
+     * Reads the jwt topics' timestamp settings again: an unsafe topic's assigned partitions are paused (their records
+     * wait in Kafka, none is rejected: they would be lost), a topic safe again resumes where it paused. When the broker
+     * does not answer, the last state stands. Runs on the loop's thread, also from the rebalance listener.
+     */
+    private void checkTimestamps() {
+        Set<String> now;
+        try {
+            now = timestamps.check();
+        } catch (RuntimeException e) {
+            LOG.warn("cannot read the jwt topics' timestamp settings ({}); keeping the last state, retrying in {} ms",
+                    Printable.line(String.valueOf(e.getMessage())), timestampsBackoff.toMillis());
+            timestampsCheckAtNanos = System.nanoTime() + timestampsBackoff.toNanos();
+            timestampsBackoff = timestampsBackoff.multipliedBy(2).compareTo(TIMESTAMPS_RECHECK) > 0 ? TIMESTAMPS_RECHECK
+                    : timestampsBackoff.multipliedBy(2);
+            return;
+        }
+        Set<String> was = held;
+        held = now;
+        List<TopicPartition> pause = new ArrayList<>();
+        List<TopicPartition> resume = new ArrayList<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            if (now.contains(tp.topic())) {
+                pause.add(tp);
+            } else if (was.contains(tp.topic()) && !resync && !stopped.containsKey(tp)) {
+                resume.add(tp); // paused with its position: it goes on from there (a pending resync resumes it otherwise)
+            }
+        }
+        consumer.pause(pause);
+        consumer.resume(resume);
+        if (now.isEmpty()) {
+            timestampsBackoff = TIMESTAMPS_MIN_BACKOFF;
+            timestampsCheckAtNanos = System.nanoTime() + TIMESTAMPS_RECHECK.toNanos();
+        } else {
+            timestampsCheckAtNanos = System.nanoTime() + timestampsBackoff.toNanos();
+            timestampsBackoff = timestampsBackoff.multipliedBy(2).compareTo(TIMESTAMPS_RECHECK) > 0 ? TIMESTAMPS_RECHECK
+                    : timestampsBackoff.multipliedBy(2);
         }
     }
 
@@ -496,6 +556,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             if (!partitions.isEmpty()) {
                 consumer.pause(partitions);
                 resync = true;
+                if (timestamps != null && partitions.stream().anyMatch(tp -> timestamps.topics().contains(tp.topic()))) {
+                    // a partition of a jwt topic is read only once its topic's timestamps are known to be safe now
+                    checkTimestamps();
+                }
             }
         }
     }
