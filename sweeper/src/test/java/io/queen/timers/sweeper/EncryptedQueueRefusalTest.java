@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.log.codec.Compression;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
@@ -178,6 +179,25 @@ class EncryptedQueueRefusalTest {
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'retrying'")).isZero();
         assertThat(LogContents.read(db.dataSource())).extracting(LogContents.Message::txn).containsExactly("txn-plain");
         assertRefused("secret");
+    }
+
+    @Test
+    void theDeadLetterKeepsThePayloadAsStagedForTheReplayAZstdOneInItsStoredForm() throws Exception {
+        staging.execute("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + DEFAULT_TENANT + "', 'vault', true)");
+        staging.schedule(DEFAULT_TENANT, "vault", "secret", -2);
+        byte[] raw = ("{\"big\":\"" + "x".repeat(5000) + "\"}").getBytes(StandardCharsets.UTF_8);
+        staging.schedule(DEFAULT_TENANT, "vault", "zipped", "Default", -1, "txn-zipped", Compression.compress(raw), true, raw.length);
+
+        assertThat(FireDue.now(db.dataSource())).isZero();
+
+        assertRefused("secret");
+        assertRefused("zipped");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE transaction_id = 'txn-secret'"
+                + " AND payload = '{\"key\":\"secret\"}'::jsonb")).isEqualTo(1);
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE transaction_id = 'txn-zipped'"
+                + " AND payload->>'encoding' = 'zstd+base64' AND payload->>'encrypted' = 'false'")).isEqualTo(1);
+        assertThat(LogContents.read(db.dataSource())).isEmpty();
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
     }
 
     @Test
