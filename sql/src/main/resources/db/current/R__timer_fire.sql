@@ -6,22 +6,33 @@
 --   1. timer_fire_hold_v2       lock/verify the claimed rows: FOR UPDATE SKIP LOCKED, claim token, live lease
 --   2. timer_fire_live_v2       a segment is live only if every one of its rows is held
 --   3. (the driver)             at most one live segment per destination, or SQLSTATE 22023
---   4. timer_fire_destinations_v2  provision + pre-lock the live segments' partitions, ascending id
---   5. timer_fire_push_v2       log_append_v1 per live segment, in segment order
---   6. timer_fire_deliver_v2    delete the delivered rows and write their `fired` outbox rows, one statement
---   7. timer_fire_release_v2    hand the held rows of stale segments back (claimable in the next cycle)
+--   4. timer_fire_guard_queues_v1  share-lock the live segments' existing queues (their encryption_enabled
+--                               cannot change until commit), ascending (tenant_id, name)
+--   5. timer_fire_destinations_v2  provision + pre-lock the live segments' partitions, ascending id
+--   6. timer_fire_refused_v1    the clear rows (encrypted = false) of live segments whose queue has
+--                               encryption_enabled: their segments are refused, never pushed
+--   7. timer_fire_push_v2       log_append_v1 per live segment that is not refused, in segment order
+--   8. timer_fire_deliver_v2    delete the delivered rows and write their `fired` outbox rows, one statement
+--   9. timer_fire_refuse_v1     dead-letter the refused rows: queen.log_dlq with error `encryption_unavailable`,
+--                               delete, `dead_lettered` outbox rows, one statement
+--  10. timer_fire_release_v2    hand the held rows of stale and refused segments back (claimable in the
+--                               next cycle)
 --
--- The call, queen.timer_fire_v2(p_segments, p_blobs, p_hashes):
+-- The call, queen.timer_fire_v3(p_segments, p_blobs, p_hashes):
 --   p_segments  [{"tenant_id", "queue", "partition", "blob_length",
 --                 "timers": [{"timer_key", "claim_token"}, ...] in frame order}], in push order;
 --   p_blobs     the segments' blobs back to back (segment i's is the next blob_length bytes);
 --   p_hashes    the frames' txn hashes back to back, 16 bytes per timer, in the same order.
 -- Blobs and hashes stay binary (inside JSON they would be base64, a third larger). Every key must be
--- present (queen.json_rows_v1). Result: one row per segment, in order: seg (1-based), verdict `fired`
--- or `stale`, and for a fired segment its partition id, first offset and created_at.
+-- present (queen.json_rows_v1). Result: one row per segment, in order: seg (1-based), verdict `fired`,
+-- `stale` or `refused`; for a fired segment its partition id, first offset and created_at; for a
+-- refused one `refused`, the 0-based frame positions of its timers that were dead-lettered.
+-- queen.timer_fire_v2 (same call, no `refused` column, a refused segment answered `stale`) is kept as a
+-- thin wrapper for the previous release's sweepers during a rolling restart (SqlFunctionsInUseTest.KEPT):
+-- they get the same refusal, since it is decided here.
 --
 -- Guarantees:
---  * Exactly once: the push (5) and the disappearance of the staging rows (6) are one commit. A crash
+--  * Exactly once: the push (7) and the disappearance of the staging rows (8) are one commit. A crash
 --    before the commit leaves the rows claimed; after the lease they are claimed again with NEW tokens,
 --    and this call replayed by a sweeper that lost its lease finds no row with its token: `stale`.
 --    Nothing is deduplicated after the fact.
@@ -30,15 +41,28 @@
 --    the log before an earlier one; the sweeper splits a larger destination across calls.
 --  * The `fired` outbox row per segment carries one element per timer with producer subs and trace
 --    contexts aligned with it (R__timer_audit_events.sql).
+--  * No plaintext into an encrypted queue (issue 24): a timer staged clear (encrypted = false) before its
+--    queue got queen.queues.encryption_enabled is never appended to it. The flag is read in THIS
+--    transaction under a share lock on the queue row taken before the push (step 4), so a flip that
+--    commits after the claim, or while this fire runs, is seen: an UPDATE of the flag waits for this
+--    fire's commit, or this fire waits for the UPDATE's and reads the new value. Such a timer is
+--    dead-lettered at once (a permanent refusal, no attempt spent: the sweeper holds no key to seal it,
+--    README "Payload encryption"); its segment is not pushed (a blob cannot be cut) and its other rows
+--    go back to the queue to fire in the next cycle without it. The one window left: a queue that did
+--    not exist at step 4, created by somebody else during this fire and switched on before its commit
+--    (its flag is read unlocked in step 6); Queen's own push has the same window.
 --  * SKIP LOCKED, never a plain FOR UPDATE, on timer rows: a fire never waits for a command; a row
 --    somebody else holds just makes its segment stale (its other rows are released at once).
 --
 -- Lock order, which is also the steps' order:
 --     queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP LOCKED (step 1; no
---     timer-row lock is taken after it: steps 6 and 7 address rows already held, by TID)
---   -> queen.queues -> queen.log_partitions ascending id (step 4, one statement: two fires with
+--     timer-row lock is taken after it: steps 6 to 10 address rows already held, by TID)
+--   -> queen.queues FOR SHARE, (tenant_id, name) ascending (step 4; a queue missing then is born in
+--     step 5 by our own uncommitted insert, or by a concurrent provisioner we waited for)
+--   -> queen.queues inserts -> queen.log_partitions ascending id (step 5, one statement: two fires with
 --     overlapping destinations cannot deadlock)
---   -> leaves: queen.log_segments, queen.log_txns (step 5), queen.timer_audit_outbox (step 6).
+--   -> leaves: queen.log_segments, queen.log_txns (step 7), queen.timer_audit_outbox (steps 8, 9),
+--     queen.log_dlq (step 9).
 -- Due-ness and lease liveness come from PostgreSQL's clock (now() of this transaction).
 --
 -- State between the steps travels in three composite types (V101: timer_fire_segment_v2,
@@ -46,9 +70,20 @@
 --
 -- PRICE:
 --  * A segment is the unit of verdict: one row lost to somebody else sends its whole segment back to
---    the queue (the other rows are claimable at once and go out in the next cycle).
+--    the queue (the other rows are claimable at once and go out in the next cycle). The same for a
+--    refused segment's encrypted rows: one cycle later.
+--  * Step 4 share-locks every live destination's queue row for the fire (~0.5 s for a large one): an
+--    UPDATE of a queue's settings (Queen's configure) waits for the fires in flight into that queue, and
+--    a fire waits for such an UPDATE (bounded by the session's lock_timeout, 55P03: transient). Pushes
+--    and other fires are not blocked (share locks and the partitions' FOR KEY SHARE do not conflict).
+--    A transaction that updates two destination queues in the opposite order to a fire can deadlock with
+--    it: PostgreSQL aborts one (40P01, transient for the fire: no attempt spent).
+--    Step 6 reads queen.queues once per fire (one index probe per live destination) and the staged
+--    rows only of segments whose queue is encrypted.
+--  * A refused clear timer's payload stays in clear in its queen.log_dlq row (as it was staged, in
+--    clear, in queen.log_timers): outside the log, for the operator's replay; never delivered.
 --  * Planner settings on the two functions whose statements need hash joins of in-memory sets
---    (steps 4 and 6), each with its reason there. Measured 2026-12-03 (PostgreSQL 15, a fire of 4,500
+--    (steps 5 and 8), each with its reason there. Measured 2026-12-03 (PostgreSQL 15, a fire of 4,500
 --    claimed timers in 100 segments, rolled back): 468-587 ms per fire with them, 658-675 ms without.
 
 -- Step 0. Read the call and check its shape: a malformed call is a caller bug (SQLSTATE 22023), never
@@ -106,8 +141,8 @@ $$;
 -- turned quadratic once statistics went stale under a burst, V031-V035). A row is held only if it
 -- still carries the caller's claim token with a live lease and the segment's partition; a row another
 -- transaction holds is skipped, never waited for (docs/decisions.md#the-fire-never-waits-on-a-timer-row).
--- Only (segment, position, TID) is kept: the row stays locked by us until commit, so steps 6 and 7
--- address it by TID, and step 6 reads the rest from its delete's RETURNING.
+-- Only (segment, position, TID) is kept: the row stays locked by us until commit, so steps 6 to 10
+-- address it by TID, and step 8 reads the rest from its delete's RETURNING.
 -- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits).
 CREATE OR REPLACE FUNCTION queen.timer_fire_hold_v2(p_segments JSONB)
 RETURNS SETOF queen.timer_fire_held_v2
@@ -135,7 +170,7 @@ AS $$
 $$;
 
 -- Step 2. The live segments, ascending: those whose every row step 1 holds. A segment is a compressed
--- blob, so one frame that is no longer ours cannot be cut out of it: it goes back whole (step 7).
+-- blob, so one frame that is no longer ours cannot be cut out of it: it goes back whole (step 10).
 -- Takes no lock.
 CREATE OR REPLACE FUNCTION queen.timer_fire_live_v2(p_segments queen.timer_fire_segment_v2[], p_held queen.timer_fire_held_v2[])
 RETURNS INT[]
@@ -148,10 +183,32 @@ AS $$
      WHERE h.n = s.frames
 $$;
 
--- Step 4. Provision and pre-lock the live segments' partitions (queen.timer_destinations_v1, R__timer_destinations.sql):
+-- Step 4. Share-lock the live segments' queues that exist, ascending (tenant_id, name), before anything
+-- of the destinations is provisioned or locked (the lock order: queues before partitions). FOR SHARE
+-- conflicts with an UPDATE of the row only: until commit nobody can switch encryption_enabled on under
+-- this fire, and a switch in progress is waited for and then read (READ COMMITTED re-reads the row's
+-- latest version). A queue missing here is born in step 5 by our own insert (uncommitted: nobody can
+-- change it) or by a provisioner we waited for on its index entry; step 6 reads it then.
+-- Lock order: queen.queues rows, (tenant_id, name) ascending; no partition held yet.
+CREATE OR REPLACE FUNCTION queen.timer_fire_guard_queues_v1(p_segments queen.timer_fire_segment_v2[], p_live INT[])
+RETURNS VOID
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+BEGIN
+    -- PERFORM runs the statement to its end: every row is locked (a LANGUAGE sql body would stop at the first).
+    PERFORM 1
+       FROM queen.queues q
+      WHERE (q.tenant_id, q.name) IN (SELECT s.tenant_id, s.queue FROM unnest(p_segments) AS s WHERE s.seg = ANY (p_live))
+      ORDER BY q.tenant_id, q.name
+        FOR SHARE OF q;
+END;
+$$;
+
+-- Step 5. Provision and pre-lock the live segments' partitions (queen.timer_destinations_v1, R__timer_destinations.sql):
 -- missing queues and partitions are created by the log's ordered inserts, then every partition is
 -- locked FOR UPDATE in ascending id in one statement, before the first push. Returns each live
--- segment's partition id (base_offset and created_at NULL until step 5).
+-- segment's partition id (base_offset and created_at NULL until step 7).
 -- The mapping back to segments is a join of two in-memory sets of up to thousands of destinations;
 -- nested loops are switched off for that statement only (v1's reason: never quadratic), after
 -- timer_destinations_v1 ran with the session's settings.
@@ -181,7 +238,7 @@ BEGIN
 END;
 $$;
 
--- Step 4's mapping (a helper of it): each live segment meets its resolved destination by
+-- Step 5's mapping (a helper of it): each live segment meets its resolved destination by
 -- (tenant, queue, partition). A hash join, never a nested loop (the SET below, for this one statement).
 CREATE OR REPLACE FUNCTION queen.timer_fire_map_destinations_v2(p_segments queen.timer_fire_segment_v2[], p_live INT[],
                                                                 p_resolved JSONB)
@@ -197,8 +254,41 @@ AS $$
      WHERE s.seg = ANY (p_live)
 $$;
 
--- Step 5. Push each live segment, in segment order, with queen.log_append_v1 (R__log_push.sql): its offsets
--- are allocated and its created_at stamped under the partition row lock, already held (step 4).
+-- Step 6. The refused rows: the clear rows (encrypted = false) of live segments whose queue has
+-- encryption_enabled, as read now (step 4's share lock keeps the flag of an existing queue as it is until
+-- commit). The queues are read once, one probe per live destination; the staged rows only of the
+-- segments whose queue is encrypted (by TID, held since step 1): none in the common case. VOLATILE: its
+-- statements read what is committed when they run, not when the fire's statement began.
+-- Takes no lock.
+CREATE OR REPLACE FUNCTION queen.timer_fire_refused_v1(p_segments queen.timer_fire_segment_v2[], p_live INT[],
+                                                       p_held queen.timer_fire_held_v2[])
+RETURNS SETOF queen.timer_fire_held_v2
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+DECLARE
+    v_sealed INT[];
+BEGIN
+    v_sealed := ARRAY(SELECT s.seg
+                        FROM unnest(p_segments) AS s
+                        JOIN queen.queues q ON q.tenant_id = s.tenant_id AND q.name = s.queue
+                       WHERE s.seg = ANY (p_live) AND q.encryption_enabled IS TRUE);
+    IF cardinality(v_sealed) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT h.seg, h.pos, h.row_ctid
+          FROM unnest(p_held) AS h
+          JOIN (SELECT t.ctid AS row_ctid
+                  FROM queen.log_timers t
+                 WHERE t.ctid = ANY (ARRAY(SELECT x.row_ctid FROM unnest(p_held) AS x WHERE x.seg = ANY (v_sealed)))
+                   AND NOT t.encrypted) c ON c.row_ctid = h.row_ctid
+         ORDER BY h.seg, h.pos;
+END;
+$$;
+
+-- Step 7. Push each live segment that is not refused, in segment order, with queen.log_append_v1 (R__log_push.sql): its offsets
+-- are allocated and its created_at stamped under the partition row lock, already held (step 5).
 -- Lock order: the partition rows are held; leaves: queen.log_segments, queen.log_txns.
 CREATE OR REPLACE FUNCTION queen.timer_fire_push_v2(p_segments queen.timer_fire_segment_v2[],
                                                     p_destinations queen.timer_fire_pushed_v2[],
@@ -225,7 +315,7 @@ BEGIN
 END;
 $$;
 
--- Step 6. Deliver: delete the pushed segments' rows and write their `fired` audit events, one
+-- Step 8. Deliver: delete the pushed segments' rows and write their `fired` audit events, one
 -- statement. The delete's RETURNING hands over what the events need, read from the rows we hold (no
 -- second read, no per-row data carried from step 1). ONE outbox row per pushed segment (V026): the
 -- destination and first offset, and per timer in frame order an element with a new event_id, its key,
@@ -266,7 +356,47 @@ AS $$
      ORDER BY h.seg
 $$;
 
--- Step 7. Release the held rows of stale segments: claim_token NULL, claimed_until = now(), attempts
+-- Step 9. Dead-letter the refused rows, one statement: each leaves queen.log_timers for queen.log_dlq
+-- (as R__timer_dead_letter.sql writes a DLQ row: partition_id its destination partition, resolved and
+-- locked in step 5; consumer_group '__timer__'; "offset" -1; its message_id and txn; payload as JSON or
+-- the lossless form, queen.timer_payload_jsonb_v1, a zstd payload as {"encoding":"zstd+base64",..}, since
+-- nothing is decompressed here; retry_count its attempts) with error `encryption_unavailable`, and a
+-- `dead_lettered` audit row (queen.timer_event_v1, its error `encryption_unavailable`). A permanent
+-- refusal: no attempt is spent, no retry could succeed (the sweeper has no key to seal it with).
+-- Lock order: timer rows held since step 1 (by TID), partitions held since step 5; leaves
+-- (queen.log_dlq, queen.timer_audit_outbox).
+CREATE OR REPLACE FUNCTION queen.timer_fire_refuse_v1(p_refused queen.timer_fire_held_v2[],
+                                                      p_destinations queen.timer_fire_pushed_v2[])
+RETURNS VOID
+LANGUAGE sql
+VOLATILE
+AS $$
+    WITH gone AS (
+        DELETE FROM queen.log_timers t
+         WHERE t.ctid = ANY (ARRAY(SELECT r.row_ctid FROM unnest(p_refused) AS r))
+        RETURNING t.ctid AS row_ctid, t AS timer),
+    dlq AS (
+        INSERT INTO queen.log_dlq (id, partition_id, consumer_group, "offset", message_id, transaction_id,
+                                   payload, error, retry_count, failed_at)
+        SELECT gen_random_uuid(), d.partition_id, '__timer__', -1, (g.timer).message_id, (g.timer).txn,
+               CASE WHEN NOT (g.timer).payload_zstd
+                        THEN queen.timer_payload_jsonb_v1((g.timer).payload, (g.timer).encrypted)
+                    ELSE jsonb_build_object('encoding', 'zstd+base64', 'encrypted', (g.timer).encrypted,
+                                            'data', encode((g.timer).payload, 'base64'))
+               END,
+               'encryption_unavailable', (g.timer).attempts, now()
+          FROM gone g
+          JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
+          JOIN unnest(p_destinations) AS d ON d.seg = r.seg)
+    INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
+    SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered',
+           queen.timer_event_v1(g.timer) || jsonb_build_object('error', 'encryption_unavailable')
+      FROM gone g
+     ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
+$$;
+
+-- Step 10. Release the held rows of stale and refused segments (a refused segment's dead-lettered rows
+-- are gone by then): claim_token NULL, claimed_until = now(), attempts
 -- unchanged, so they are claimable in the very next cycle rather than after the lease. (The price of
 -- all-or-nothing per segment: one row lost to somebody else sends its segment's other rows back.)
 -- Lock order: rows held since step 1 (by TID).
@@ -283,17 +413,19 @@ AS $$
 $$;
 
 -- The fire: the steps above, in their order, in the caller's one transaction.
-CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
-RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
+CREATE OR REPLACE FUNCTION queen.timer_fire_v3(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
+RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ, refused INT[])
 LANGUAGE plpgsql
 VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_segments queen.timer_fire_segment_v2[];
-    v_held     queen.timer_fire_held_v2[];
-    v_live     INT[];
-    v_pushed   queen.timer_fire_pushed_v2[] := '{}';
+    v_segments     queen.timer_fire_segment_v2[];
+    v_held         queen.timer_fire_held_v2[];
+    v_live         INT[];
+    v_destinations queen.timer_fire_pushed_v2[] := '{}';
+    v_refused      queen.timer_fire_held_v2[] := '{}';
+    v_pushed       queen.timer_fire_pushed_v2[] := '{}';
 BEGIN
     v_segments := ARRAY(SELECT s FROM queen.timer_fire_segments_v2(p_segments, p_blobs, p_hashes) AS s);   -- 0. read
     IF cardinality(v_segments) = 0 THEN
@@ -305,20 +437,46 @@ BEGIN
     -- later timer would enter the log before an earlier one (the sweeper never sends such a call).
     IF EXISTS (SELECT 1 FROM unnest(v_segments) AS s WHERE s.seg = ANY (v_live)
                 GROUP BY s.tenant_id, s.queue, s."partition" HAVING count(*) > 1) THEN
-        RAISE EXCEPTION 'timer_fire_v2: two live segments for one (tenant, queue, partition) in one fire'
+        RAISE EXCEPTION 'timer_fire_v3: two live segments for one (tenant, queue, partition) in one fire'
             USING ERRCODE = '22023';
     END IF;
     IF cardinality(v_live) > 0 THEN
-        v_pushed := ARRAY(SELECT d FROM queen.timer_fire_destinations_v2(v_segments, v_live) AS d);      -- 4. pre-lock
-        v_pushed := ARRAY(SELECT p FROM queen.timer_fire_push_v2(v_segments, v_pushed, p_blobs, p_hashes) AS p); -- 5. push
-        PERFORM queen.timer_fire_deliver_v2(v_segments, v_held, v_pushed);                                -- 6. deliver
+        PERFORM queen.timer_fire_guard_queues_v1(v_segments, v_live);                                     -- 4. guard
+        v_destinations := ARRAY(SELECT d FROM queen.timer_fire_destinations_v2(v_segments, v_live) AS d); -- 5. pre-lock
+        v_refused := ARRAY(SELECT r FROM queen.timer_fire_refused_v1(v_segments, v_live, v_held) AS r);   -- 6. refused
+        v_pushed := ARRAY(SELECT p FROM queen.timer_fire_push_v2(v_segments,                              -- 7. push
+                              ARRAY(SELECT d FROM unnest(v_destinations) AS d
+                                     WHERE d.seg NOT IN (SELECT r.seg FROM unnest(v_refused) AS r)),
+                              p_blobs, p_hashes) AS p);
+        IF cardinality(v_pushed) > 0 THEN
+            PERFORM queen.timer_fire_deliver_v2(v_segments, v_held, v_pushed);                            -- 8. deliver
+        END IF;
+        IF cardinality(v_refused) > 0 THEN
+            PERFORM queen.timer_fire_refuse_v1(v_refused, v_destinations);                                -- 9. refuse
+        END IF;
     END IF;
-    PERFORM queen.timer_fire_release_v2(v_held, v_pushed);                                                -- 7. release
+    PERFORM queen.timer_fire_release_v2(v_held, v_pushed);                                                -- 10. release
 
     RETURN QUERY
-        SELECT s.seg, CASE WHEN p.seg IS NULL THEN 'stale' ELSE 'fired' END, p.partition_id, p.base_offset, p.created_at
+        SELECT s.seg,
+               CASE WHEN p.seg IS NOT NULL THEN 'fired' WHEN r.positions IS NOT NULL THEN 'refused' ELSE 'stale' END,
+               p.partition_id, p.base_offset, p.created_at, r.positions
           FROM unnest(v_segments) AS s
           LEFT JOIN unnest(v_pushed) AS p ON p.seg = s.seg
+          LEFT JOIN (SELECT x.seg, array_agg(x.pos ORDER BY x.pos) AS positions
+                       FROM unnest(v_refused) AS x GROUP BY x.seg) r ON r.seg = s.seg
          ORDER BY s.seg;
 END;
+$$;
+
+-- The previous release's fire (V101's signature and columns), for its sweepers during a rolling restart:
+-- the current fire, a refused segment answered `stale` (its clear rows are dead-lettered, its others
+-- released, which is what `stale` tells that sweeper). Retired by the next release (SqlFunctionsInUseTest.KEPT).
+CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
+RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
+LANGUAGE sql
+VOLATILE
+AS $$
+    SELECT f.seg, CASE WHEN f.verdict = 'refused' THEN 'stale' ELSE f.verdict END, f.partition_id, f.base_offset, f.created_at
+      FROM queen.timer_fire_v3(p_segments, p_blobs, p_hashes) f
 $$;

@@ -48,6 +48,7 @@ class EncryptedFireTest {
 
     @Test
     void sealedAtScheduleFiredWithFlagFourAndOpenedFromTheLogByAnIndependentAesGcm() throws Exception {
+        new Staging(db.dataSource()).clear();   // each test of this class starts from an empty log
         PayloadCipher cipher = new PayloadCipher(EncryptionKey.fromHex(KEY_HEX, "encryption.key"), List.of());
         BatchApplier applier = new BatchApplier(db.dataSource(), "enc-test", Duration.ofSeconds(30), 64,
                 new QueueEncryption(new EncryptionPolicy(List.of("vault.*")), Optional.of(cipher)));
@@ -93,6 +94,41 @@ class EncryptedFireTest {
             assertThatThrownBy(() -> cipher.open(bad)).isInstanceOf(PayloadCipher.EnvelopeException.class);
         }
         assertThat(staging.count("SELECT count(*) FROM queen.queues WHERE tenant_id = '" + DEFAULT_TENANT + "'")).isEqualTo(2);
+    }
+
+    /**
+     * Issue 24: a schedule the bridge staged in clear (its queue was not encrypted then) whose queue gets
+     * encryption_enabled before it is due is never fired in clear by the real sweeper: dead-lettered
+     * (encryption_unavailable), while a clear timer for an open queue, due at the same moment, fires.
+     */
+    @Test
+    void aTimerStagedClearBeforeItsQueueTurnedEncryptedNeverEntersTheLogInClear() throws Exception {
+        Staging staging = new Staging(db.dataSource());
+        staging.clear();
+        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-late", Duration.ofSeconds(30), 64, QueueEncryption.none());
+        String secret = "{\"card\":\"5500-0000-0000-0004\"}";
+        Instant due = Instant.now().plusSeconds(2);
+        List<Incoming> batch = new ArrayList<>();
+        batch.add(incoming(0, null, "late.vault", "s", due, secret));
+        batch.add(incoming(1, null, "late.open", "o", due, secret));
+        assertThat(applier.apply(batch, List.of(new OffsetAdvance("late", 0, null, 2)))).isInstanceOf(Outcome.Applied.class);
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE NOT encrypted")).isEqualTo(2);
+        // Queen switches the queue on after the schedule, before the timer is due
+        staging.execute("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + DEFAULT_TENANT + "', 'late.vault', true)");
+
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+            // both leave the staging table: one fired, one dead-lettered (the old fire fired both)
+            await().atMost(Duration.ofSeconds(60)).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        List<LogContents.Message> log = LogContents.read(db.dataSource());
+        assertThat(log).extracting(LogContents.Message::queue).containsExactly("late.open");
+        assertThat(new String(log.get(0).frame().payload(), StandardCharsets.UTF_8)).isEqualTo(secret);
+        assertThat(staging.count("SELECT count(*) FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id"
+                + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'late.vault'")).isZero();
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE error = 'encryption_unavailable' AND transaction_id = 't-s'"))
+                .isEqualTo(1);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered'"
+                + " AND kafka_key = 'late.vault/s' AND event->>'error' = 'encryption_unavailable'")).isEqualTo(1);
     }
 
     private static Incoming incoming(long offset, String sub, String queue, String key, Instant at, String payload) {

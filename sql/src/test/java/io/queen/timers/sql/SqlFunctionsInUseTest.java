@@ -41,6 +41,9 @@ class SqlFunctionsInUseTest {
     static final Map<String, String> KEPT = Map.of(
             "timer_claim_v3", "the previous release's sweepers claim with it during a rolling restart (V122 moved the"
                     + " sweeper to timer_claim_v4); a thin wrapper over v4, retired by the next release",
+            "timer_fire_v2", "the previous release's sweepers fire with it during a rolling restart (issue 24 moved the"
+                    + " sweeper to timer_fire_v3, which refuses clear timers for encrypted queues); a thin wrapper over v3"
+                    + " answering a refused segment `stale`, retired by the next release",
             "log_push_v1", "Queen's own push (one segment per transaction), with Queen's signature: a Queen broker or"
                     + " client sharing the database calls it, and where we were first ours stands in until Queen's boot"
                     + " replaces its body; the log module's tests push through it");

@@ -47,20 +47,20 @@ class BrokenDeploymentTest {
             }
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
 
-            staging.execute("REVOKE EXECUTE ON FUNCTION queen.timer_fire_v2 FROM " + role);
+            staging.execute("REVOKE EXECUTE ON FUNCTION queen.timer_fire_v3 FROM " + role);
             for (int i = 0; i < 10; i++) {
                 staging.schedule(DEFAULT_TENANT, "deploy.q", "during-" + i, -1);
             }
             await().atMost(30, TimeUnit.SECONDS).until(() -> problems(sweeper).stream().anyMatch(p -> p.contains("42501")));
             assertThat(problems(sweeper)).anySatisfy(p -> assertThat(p).contains("paused").contains("deployment is broken")
-                    .contains("timer_fire_v2"));
+                    .contains("timer_fire_v3"));
             // well past what 3 attempts with a 50 ms backoff base would take: nothing spent, nothing dead-lettered
             Thread.sleep(3_000);
             assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE attempts > 0 OR last_error IS NOT NULL")).isZero();
             assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
             assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isEqualTo(10);
 
-            staging.execute("GRANT EXECUTE ON FUNCTION queen.timer_fire_v2 TO " + role);
+            staging.execute("GRANT EXECUTE ON FUNCTION queen.timer_fire_v3 TO " + role);
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             await().atMost(10, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
         }

@@ -79,12 +79,12 @@ class CrashTest {
             await().atMost(60, TimeUnit.SECONDS).until(() ->
                     staging.count("SELECT count(*) FROM queen.log_timers WHERE claim_token IS NOT NULL") == 100
                     && staging.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                            + " AND query LIKE '%timer_fire_v2%'") == 1);
+                            + " AND query LIKE '%timer_fire_v3%'") == 1);
             Map<String, UUID> oldTokens = tokens(staging);
 
             child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);   // SIGKILL
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count(
-                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%timer_fire_v2%' AND application_name = 'crash-child'") == 0);
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%timer_fire_v3%' AND application_name = 'crash-child'") == 0);
             blocker.rollback();
 
             // the dead sweeper's fire never committed: nothing in the log, every row still carries its token

@@ -34,9 +34,9 @@ class TransientFailureTest {
             }
             try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.TRANSIENT_BACKOFF, "500ms"))) {
                 await().atMost(10, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM pg_stat_activity"
-                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%timer_fire_v2%'") == 1);
+                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%timer_fire_v3%'") == 1);
                 staging.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%timer_fire_v2%'");
+                        + " WHERE wait_event_type = 'Lock' AND query LIKE '%timer_fire_v3%'");
                 await().atMost(10, TimeUnit.SECONDS).until(() -> {
                     Staging.Row r = staging.row(DEFAULT_TENANT, "q", "k");
                     return r.lastError() != null;

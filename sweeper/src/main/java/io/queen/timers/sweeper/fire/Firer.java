@@ -6,6 +6,7 @@ import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.pack.FireBatch;
 import io.queen.timers.sweeper.pack.Segment;
 import java.io.ByteArrayOutputStream;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,9 +19,10 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Runs one fire: {@code queen.timer_fire_v2} (V101) as ONE autocommit statement, so the push of every live
- * segment, the delete of their staging rows, the release of the rest and the {@code fired} audit rows are
- * one transaction. The transaction decides: an exception means nothing of this call happened. The
+ * Runs one fire: {@code queen.timer_fire_v3} (R__timer_fire.sql) as ONE autocommit statement, so the push of every
+ * live segment, the delete of their staging rows, the dead-letter of clear timers refused by an encrypted queue, the
+ * release of the rest and the {@code fired} and {@code dead_lettered} audit rows are one transaction. The
+ * transaction decides: an exception means nothing of this call happened. The
  * segments travel as named rows (one {@link SegmentRow} each, written by {@link JsonRows}); their blobs
  * and txn hashes back to back in two binary parameters.
  */
@@ -34,7 +36,7 @@ public final class Firer {
         this.dataSource = dataSource;
     }
 
-    /** p_segments of timer_fire_v2 (V101): a segment's destination, its blob's length, its timers in frame order. */
+    /** p_segments of timer_fire_v3 (as of timer_fire_v2, V101): a segment's destination, its blob's length, its timers in frame order. */
     private record SegmentRow(UUID tenantId, String queue, String partition, int blobLength, List<TimerRow> timers) {}
 
     /** A timer of a segment: the row to delete, if it still carries this claim token. */
@@ -71,12 +73,19 @@ public final class Firer {
                         long base = rs.getLong(4);
                         Long baseOffset = rs.wasNull() ? null : base;
                         Timestamp created = rs.getTimestamp(5);
+                        List<ClaimedTimer> refused = new ArrayList<>();
+                        Array positions = rs.getArray(6);
+                        if (positions != null) {
+                            for (Object pos : (Object[]) positions.getArray()) {
+                                refused.add(s.timers().get(((Number) pos).intValue()));
+                            }
+                        }
                         out.add(new SegmentOutcome(s, result, rs.getObject(3, UUID.class), baseOffset,
-                                created == null ? null : created.toInstant()));
+                                created == null ? null : created.toInstant(), refused));
                     }
                 }
                 if (out.size() != n) {
-                    throw new IllegalStateException("timer_fire_v2 answered " + out.size() + " verdicts for " + n + " segments");
+                    throw new IllegalStateException("timer_fire_v3 answered " + out.size() + " verdicts for " + n + " segments");
                 }
                 return out;
             }

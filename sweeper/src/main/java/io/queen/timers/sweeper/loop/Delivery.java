@@ -40,6 +40,11 @@ import org.slf4j.LoggerFactory;
  *       timer that still fails spends an attempt.</li>
  *   <li>Timers whose fail exhausts their attempts are dead-lettered right after, in their own transaction,
  *       so a reschedule in between wins.</li>
+ *   <li>A timer staged in clear whose queue has {@code encryption_enabled} by the time of its fire is refused by the
+ *       fire itself ({@link FireResult#REFUSED}): dead-lettered in the fire's transaction with
+ *       {@code encryption_unavailable}, no attempt spent, never pushed in clear (issue 24). Its segment's other
+ *       timers are released by the fire and go out in the next cycle. Not an exception: the rest of the fire
+ *       stands.</li>
  *   <li>A multi-segment fire that waited out its lock or statement timeout (SQLSTATE 55P03, 57014) is
  *       retried in halves while half a lease since the claim is left, so a destination whose partition lock
  *       is held elsewhere (a stopped backend, a long transaction of another writer) waits alone and the
@@ -222,13 +227,24 @@ public final class Delivery {
         }
         List<ClaimedTimer> stale = new ArrayList<>();
         for (SegmentOutcome o : outcomes) {
-            metrics.fired(o.result(), o.segment().size());
             if (o.result() == FireResult.FIRED) {
+                metrics.fired(FireResult.FIRED, o.segment().size());
                 tally.fired += o.segment().size();
                 for (ClaimedTimer t : o.segment().timers()) {
                     metrics.lateness(Duration.between(t.deliverAt(), o.createdAt()));
                 }
+            } else if (o.result() == FireResult.REFUSED) {
+                // dead-lettered by the fire itself (encryption_unavailable); the segment's other rows were held, so the fire
+                // released every one of them: they go out in the next cycle, nothing left to hand back
+                metrics.fired(FireResult.REFUSED, o.refused().size());
+                metrics.fired(FireResult.STALE, o.segment().size() - o.refused().size());
+                metrics.deadLettered(o.refused().size());
+                for (ClaimedTimer t : o.refused()) {
+                    LOG.warn("timer {} refused and moved to queen.log_dlq (encryption_unavailable): staged in clear, its queue {} now has"
+                            + " encryption_enabled and the sweeper holds no key; never fired in clear", t.name(), t.queue());
+                }
             } else {
+                metrics.fired(FireResult.STALE, o.segment().size());
                 stale.addAll(o.segment().timers());
             }
         }
