@@ -50,7 +50,10 @@
 --    README "Payload encryption"); its segment is not pushed (a blob cannot be cut) and its other rows
 --    go back to the queue to fire in the next cycle without it. The one window left: a queue that did
 --    not exist at step 4, created by somebody else during this fire and switched on before its commit
---    (its flag is read unlocked in step 6); Queen's own push has the same window.
+--    (its flag is read unlocked in step 6); Queen's own push has the same window. The same holds for a
+--    queue sealed by a bridge's encryption.queues only (no flag in queen.queues): the patterns each bridge
+--    group wrote at its start (V126) are read in step 6, so a timer staged clear before its queue was
+--    added to them is dead-lettered the same way once that bridge restarted with them.
 --  * SKIP LOCKED, never a plain FOR UPDATE, on timer rows: a fire never waits for a command; a row
 --    somebody else holds just makes its segment stale (its other rows are released at once).
 --
@@ -254,9 +257,10 @@ AS $$
      WHERE s.seg = ANY (p_live)
 $$;
 
--- Step 6. The refused rows: the clear rows (encrypted = false) of live segments whose queue has
--- encryption_enabled, as read now (step 4's share lock keeps the flag of an existing queue as it is until
--- commit). The queues are read once, one probe per live destination; the staged rows only of the
+-- Step 6. The refused rows: the clear rows (encrypted = false) of live segments whose queue is encrypted,
+-- as read now: its encryption_enabled (step 4's share lock keeps the flag of an existing queue as it is
+-- until commit) or a bridge group's encryption.queues patterns (queen.bridge_sealed_queues, V126). The
+-- queues are read once, one probe per live destination, the patterns once; the staged rows only of the
 -- segments whose queue is encrypted (by TID, held since step 1): none in the common case. VOLATILE: its
 -- statements read what is committed when they run, not when the fire's statement began.
 -- Takes no lock.
@@ -271,8 +275,10 @@ DECLARE
 BEGIN
     v_sealed := ARRAY(SELECT s.seg
                         FROM unnest(p_segments) AS s
-                        JOIN queen.queues q ON q.tenant_id = s.tenant_id AND q.name = s.queue
-                       WHERE s.seg = ANY (p_live) AND q.encryption_enabled IS TRUE);
+                       WHERE s.seg = ANY (p_live)
+                         AND (EXISTS (SELECT 1 FROM queen.queues q
+                                       WHERE q.tenant_id = s.tenant_id AND q.name = s.queue AND q.encryption_enabled IS TRUE)
+                              OR s.queue LIKE ANY (ARRAY(SELECT unnest(b.patterns) FROM queen.bridge_sealed_queues b))));
     IF cardinality(v_sealed) = 0 THEN
         RETURN;
     END IF;

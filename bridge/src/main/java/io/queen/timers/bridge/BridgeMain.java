@@ -138,6 +138,7 @@ public final class BridgeMain implements AutoCloseable {
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
                     EncryptionSettings.cipher(config));
             encryption.checkAtStart(dataSource);
+            encryption.publishPatterns(dataSource, group);
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),

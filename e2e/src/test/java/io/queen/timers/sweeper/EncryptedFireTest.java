@@ -131,6 +131,43 @@ class EncryptedFireTest {
                 + " AND kafka_key = 'late.vault/s' AND event->>'error' = 'encryption_unavailable'")).isEqualTo(1);
     }
 
+    /**
+     * Issue 24, the encryption.queues side: a timer staged clear (no pattern matched its queue then) whose
+     * queue a bridge's encryption.queues names by the time it is due (that bridge wrote its patterns at
+     * start) is dead-lettered, never pushed in clear; the patterns match as the bridge matches them (a
+     * LIKE wildcard in a queue name is a literal), so a queue they do not name fires.
+     */
+    @Test
+    void aTimerStagedClearBeforeItsQueueMatchedEncryptionQueuesNeverEntersTheLogInClear() throws Exception {
+        Staging staging = new Staging(db.dataSource());
+        staging.clear();
+        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-pattern", Duration.ofSeconds(30), 64, QueueEncryption.none());
+        String secret = "{\"card\":\"3400-0000-0000-009\"}";
+        Instant due = Instant.now().plusSeconds(2);
+        List<Incoming> batch = new ArrayList<>();
+        batch.add(incoming(0, null, "pay_in.cards", "p", due, secret));   // named by pay_in.* below
+        batch.add(incoming(1, null, "payXin.cards", "x", due, secret));   // would match if '_' were LIKE's wildcard
+        assertThat(applier.apply(batch, List.of(new OffsetAdvance("pattern", 0, null, 2)))).isInstanceOf(Outcome.Applied.class);
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE NOT encrypted")).isEqualTo(2);
+        // the bridge restarts with pay_in.* in encryption.queues (and a key): it writes its patterns at start
+        PayloadCipher cipher = new PayloadCipher(EncryptionKey.fromHex(KEY_HEX, "encryption.key"), List.of());
+        new QueueEncryption(new EncryptionPolicy(List.of("pay_in.*")), Optional.of(cipher)).publishPatterns(db.dataSource(), "bridge-g");
+
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        List<LogContents.Message> log = LogContents.read(db.dataSource());
+        assertThat(log).extracting(LogContents.Message::queue).containsExactly("payXin.cards");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE error = 'encryption_unavailable' AND transaction_id = 't-p'"))
+                .isEqualTo(1);
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered'"
+                + " AND kafka_key = 'pay_in.cards/p' AND event->>'error' = 'encryption_unavailable'")).isEqualTo(1);
+
+        // no patterns any more (restarted without encryption.queues): the group's row is gone
+        QueueEncryption.none().publishPatterns(db.dataSource(), "bridge-g");
+        assertThat(staging.count("SELECT count(*) FROM queen.bridge_sealed_queues")).isZero();
+    }
+
     private static Incoming incoming(long offset, String sub, String queue, String key, Instant at, String payload) {
         return new Incoming(new Source("t", 0, offset), DEFAULT_TENANT, sub, new Command(Op.SCHEDULE, queue, key, Command.DEFAULT_PARTITION,
                 at, "t-" + key, payload.getBytes(StandardCharsets.UTF_8)));

@@ -12,10 +12,12 @@ import java.util.regex.Pattern;
  */
 public final class EncryptionPolicy {
 
+    private final List<String> globs;
     private final List<Pattern> patterns;
 
     public EncryptionPolicy(List<String> globs) {
-        this.patterns = globs.stream().map(EncryptionPolicy::glob).toList();
+        this.globs = globs.stream().map(String::trim).filter(g -> !g.isEmpty()).toList();
+        this.patterns = this.globs.stream().map(EncryptionPolicy::glob).toList();
     }
 
     public boolean hasPatterns() {
@@ -25,6 +27,25 @@ public final class EncryptionPolicy {
     /** @param enabledInQueues the queue's queen.queues.encryption_enabled (false when the queue does not exist) */
     public boolean requires(String queue, boolean enabledInQueues) {
         return enabledInQueues || patterns.stream().anyMatch(p -> p.matcher(queue).matches());
+    }
+
+    /**
+     * The same patterns as SQL LIKE patterns (default escape backslash), for the fire, which refuses clear
+     * payloads for the queues they match (queen.bridge_sealed_queues, V126): {@code *} becomes {@code %},
+     * and LIKE's own {@code %}, {@code _} and backslash are escaped, so both sides match the same names.
+     */
+    public List<String> likePatterns() {
+        return globs.stream().map(g -> {
+            StringBuilder like = new StringBuilder();
+            for (char ch : g.toCharArray()) {
+                switch (ch) {
+                    case '*' -> like.append('%');
+                    case '%', '_', '\\' -> like.append('\\').append(ch);
+                    default -> like.append(ch);
+                }
+            }
+            return like.toString();
+        }).toList();
     }
 
     private static Pattern glob(String g) {

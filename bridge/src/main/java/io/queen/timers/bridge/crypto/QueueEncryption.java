@@ -27,6 +27,7 @@ public final class QueueEncryption {
 
     private static final String ENABLED = SqlFile.load(QueueEncryption.class, "enabled_queues.sql");
     private static final String ANY_ENABLED = SqlFile.load(QueueEncryption.class, "any_enabled_queue.sql");
+    private static final String PUBLISH = SqlFile.load(QueueEncryption.class, "publish_patterns.sql");
 
     /** A destination queue of one tenant. */
     public record QueueRef(UUID tenant, String queue) {}
@@ -73,6 +74,19 @@ public final class QueueEncryption {
             throw new ConfigException("queen.queues has queues with encryption_enabled (" + String.join(", ", named)
                     + (named.size() == 5 ? ", ..." : "") + ") but " + EncryptionSettings.KEY
                     + " (env QUEEN_ENCRYPTION_KEY) is not set: their schedules cannot be stored encrypted");
+        }
+    }
+
+    /**
+     * Writes this group's encryption.queues where the fire reads them (V126), before the bridge consumes:
+     * a timer staged clear before its queue matched them is then dead-lettered at the fire, never pushed in
+     * clear (README "Payload encryption"). No patterns removes the group's row.
+     */
+    public void publishPatterns(DataSource dataSource, String group) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(PUBLISH)) {
+            st.setString(1, group);
+            st.setArray(2, c.createArrayOf("text", policy.likePatterns().toArray()));
+            st.execute();
         }
     }
 

@@ -1,0 +1,14 @@
+-- A bridge group's encryption.queues, as SQL LIKE patterns (V126): written by the bridge at start, before
+-- it consumes, read by the fire (R__timer_fire.sql, step 6) so a clear payload never enters a queue
+-- those patterns seal. An empty list removes the group's row (nothing sealed by its patterns any more).
+-- Lock order: the group's row only. PRICE: one statement per bridge start.
+CREATE OR REPLACE FUNCTION queen.bridge_sealed_queues_set_v1(p_group TEXT, p_patterns TEXT[])
+RETURNS VOID
+LANGUAGE sql
+VOLATILE
+AS $$
+DELETE FROM queen.bridge_sealed_queues WHERE group_id = p_group AND cardinality(coalesce(p_patterns, '{}')) = 0;
+INSERT INTO queen.bridge_sealed_queues (group_id, patterns)
+SELECT p_group, p_patterns WHERE cardinality(coalesce(p_patterns, '{}')) > 0
+ON CONFLICT (group_id) DO UPDATE SET patterns = EXCLUDED.patterns, updated_at = now();
+$$;
