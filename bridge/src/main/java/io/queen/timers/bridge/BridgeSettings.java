@@ -111,8 +111,8 @@ public record BridgeSettings(
                             }
                         },
                         "Where a group with no stored offset starts in a partition that holds records: earliest (every retained"
-                                + " record is applied) or latest (the log end: those records get no verdict); the choice is stored and"
-                                + " audited (offset_moved). No default: without it such a partition stays paused and /health/ready says"
+                                + " record is applied) or latest (the log end: those records get no verdict, an offset_moved audit event says so);"
+                                + " the choice is stored. No default: without it such a partition stays paused and /health/ready says"
                                 + " so, rather than a new or mistyped " + GROUP_ID + " replaying the topic from its start. An empty"
                                 + " partition starts at its beginning either way.")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),

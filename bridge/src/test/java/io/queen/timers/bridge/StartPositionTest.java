@@ -37,27 +37,31 @@ class StartPositionTest {
 
     @Test
     void aNewGroupOnATopicHoldingRecordsWaitsWithoutTheSettingAndWithLatestSkipsThemAuditedToTheTopicsTenant() throws Exception {
-        String topic = TestKafka.newTopic("cmd-start", 1);
+        String topic = TestKafka.newTopic("cmd-start", 2);
         String group = "g-" + UUID.randomUUID();
         Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
         s.remove("bridge.start.position");
         s.put("audit.relay.enabled", "false");
         s.put("topic." + topic + ".tenant", TENANT_B);
         try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
-            send(producer, topic, "latest.q", "old", 5);
+            send(producer, topic, 0, "latest.q", "old", 5); // partition 1 stays empty
             try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> !bridge.health().report().ready()
                         && bridge.health().report().text().contains("bridge.start.position"));
-                assertThat(bridge.health().report().text()).contains("waiting", group, topic + "-0 holds 0..4");
-                Thread.sleep(3000); // and nothing is consumed meanwhile
+                assertThat(bridge.health().report().text()).contains("waiting", group, topic + "-0 holds 0..4").doesNotContain(topic + "-1");
+                send(producer, topic, 1, "other.q", "p1", 3); // the empty partition started at its beginning and goes on
+                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 1) == 3);
+                Thread.sleep(3000); // while the waiting one consumes nothing
+                assertThat(timers("other.q")).isEqualTo(3);
                 assertThat(timers("latest.q")).isZero();
-                assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.bridge_offsets WHERE group_id = '" + group + "'")).isZero();
+                assertThat(storedOffset(group, topic, 0)).isEqualTo(-1);
+                assertThat(bridge.health().report().ready()).isFalse();
             }
             s.put("bridge.start.position", "latest");
             try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 5);
-                send(producer, topic, "latest.q", "new", 2);
-                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 7);
+                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 5);
+                send(producer, topic, 0, "latest.q", "new", 2);
+                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 7);
                 await().atMost(Duration.ofSeconds(30)).until(() -> bridge.health().report().ready());
             }
         }
@@ -87,19 +91,20 @@ class StartPositionTest {
         s.put("bridge.start.position", "earliest");
         s.put("audit.relay.enabled", "false");
         try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
-            send(producer, topic, "earliest.q", "old", 5);
+            send(producer, topic, 0, "earliest.q", "old", 5);
             try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic) == 5);
+                await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 5);
             }
         }
         assertThat(timers("earliest.q")).isEqualTo(5);
     }
 
-    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, String queue, String prefix, int n) throws Exception {
+    private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int partition, String queue, String prefix, int n)
+            throws Exception {
         for (int i = 0; i < n; i++) {
             ProducerRecord<byte[], byte[]> r = TimerCommand.schedule(queue, prefix + "-" + i).delay(Duration.ofHours(1)).txn("t").payload("1")
                     .envelope(topic);
-            producer.send(new ProducerRecord<>(topic, 0, r.key(), r.value())).get();
+            producer.send(new ProducerRecord<>(topic, partition, r.key(), r.value())).get();
         }
     }
 
@@ -107,8 +112,8 @@ class StartPositionTest {
         return longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "'");
     }
 
-    private static long storedOffset(String group, String topic) throws Exception {
+    private static long storedOffset(String group, String topic, int partition) throws Exception {
         return longQuery(db.dataSource(), "SELECT coalesce(max(next_offset), -1) FROM queen.bridge_offsets WHERE group_id = '" + group
-                + "' AND topic = '" + topic + "' AND partition = 0");
+                + "' AND topic = '" + topic + "' AND partition = " + partition);
     }
 }

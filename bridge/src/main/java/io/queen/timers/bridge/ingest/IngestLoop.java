@@ -372,7 +372,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
     /**
      * Seek every assigned partition to its stored offset and resume. A partition with none stored gets its first one
-     * ({@link #firstOffset}); one that cannot be given one yet stays paused.
+     * ({@link #firstOffsets}); one that cannot be given one yet stays paused.
      */
     private void resync() {
         Collection<TopicPartition> assigned = consumer.assignment();
@@ -421,10 +421,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
     /**
      * The first stored offset of partitions where the group has none. Kafka never chooses it (auto.offset.reset=none):
-     * an empty partition starts at its log start; one holding records where bridge.start.position says (its log start
-     * or end, stored with an offset_moved audit event), and without that setting it is left out and waits, paused,
-     * named by readiness ({@link #stoppedPartitions()}): a new or mistyped group id must not replay a topic, nor skip
-     * it, without a decision. Each is stored at once, so a restart before the first batch does not decide again.
+     * an empty partition starts at its log start; one holding records where bridge.start.position says (its log start,
+     * or its end with an offset_moved audit event), and without that setting it is left out and waits, paused, named by
+     * readiness ({@link #stoppedPartitions()}): a new or mistyped group id must not replay a topic, nor skip it, without
+     * a decision. Each is stored at once, so a restart before the first batch does not decide again.
      */
     private Map<TopicPartition, Long> firstOffsets(List<TopicPartition> none) throws SQLException {
         Duration t = Duration.ofSeconds(10);
@@ -444,11 +444,14 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                             + " --offset N --reason ...`", tp, offsets.groupId(), b, e - 1, "bridge.start.position",
                             offsets.groupId(), tp.topic(), tp.partition());
                 }
+                // a position, or every poll throws NoOffsetForPartitionException and the other partitions stop too;
+                // paused (never resumed while it waits), so nothing of it is fetched
+                consumer.seek(tp, b);
                 stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
             } else {
                 long first = offsets.start(tp, "latest".equals(startPosition) ? e : b, startPosition, b, e, routes.route(tp.topic()).tenant());
-                LOG.warn("partition {}: group {} had no stored offset; bridge.start.position={} starts it at {} (the log holds {}..{}),"
-                        + " audited as offset_moved", tp, offsets.groupId(), startPosition, first, b, e - 1);
+                LOG.warn("partition {}: group {} had no stored offset; bridge.start.position={} starts it at {} (the log holds {}..{})",
+                        tp, offsets.groupId(), startPosition, first, b, e - 1);
                 out.put(tp, first);
                 unstarted.remove(tp);
             }
