@@ -69,8 +69,8 @@ BEGIN
      WHERE o.group_id = p_group AND o.topic = p_topic AND o."partition" = p_partition
        FOR UPDATE;
     IF previous IS NOT NULL AND p_offset < previous AND NOT coalesce(p_replay, FALSE) THEN
-        RAISE EXCEPTION 'refused: %/% of group % is live at offset %; moving it back to % replays the % records of offsets [%, %): every schedule among them whose timer already fired or was cancelled is staged again and fires a second time. To do that on purpose, add --replay',
-            p_topic, p_partition, p_group, previous, p_offset, previous - p_offset, p_offset, previous
+        RAISE EXCEPTION 'refused: %/% of group % is live at offset %; moving it back to % replays offsets [%, %) (up to % records): every schedule among them whose timer already fired or was cancelled is staged again and fires a second time. To do that on purpose, add --replay',
+            p_topic, p_partition, p_group, previous, p_offset, p_offset, previous, previous - p_offset
             USING ERRCODE = '55000';
     END IF;
     INSERT INTO queen.bridge_offsets (group_id, topic, "partition", next_offset)
