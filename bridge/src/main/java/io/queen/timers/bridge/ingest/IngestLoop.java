@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
  * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
  * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
- * {@link #stop}. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
+ * {@link #stop}; one where the group has no stored offset gets its first ({@link #firstOffsets}), or waits paused
+ * when it holds records and bridge.start.position is not set. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
