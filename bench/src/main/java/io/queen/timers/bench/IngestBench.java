@@ -111,6 +111,7 @@ public final class IngestBench {
             s.put("audit.relay.enabled", "false");
             s.put("http.port", "0");
             s.put("migrate.on.start", "false");
+            s.put(BridgeSettings.START_POSITION, "earliest"); // the topic is filled before the bridge starts
             s.putAll(extra);
             String group = s.getOrDefault(BridgeSettings.GROUP_ID, "queen-timers-bridge");
             long start = System.nanoTime();

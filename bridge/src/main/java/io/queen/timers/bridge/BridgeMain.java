@@ -139,11 +139,17 @@ public final class BridgeMain implements AutoCloseable {
                     EncryptionSettings.cipher(config));
             encryption.checkAtStart(dataSource);
             encryption.publishPatterns(dataSource, group);
+            OffsetStore offsets = new OffsetStore(dataSource, group);
+            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant
+            startup.retry("register the command topics' tenants", () -> {
+                offsets.register(routes.tenants());
+                return null;
+            });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
-                    routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
-                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), timestamps, registry, ingest);
+                    routes, parser, applier, offsets, settings.pollTimeout(), settings.batchMaxBytes(),
+                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), timestamps, settings.startPosition(), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
                 // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed

@@ -37,7 +37,8 @@ public record BridgeSettings(
         Duration lockTimeout,
         Duration statementTimeout,
         int ingestMaxBytes,
-        int batchMaxRecords) {
+        int batchMaxRecords,
+        /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition) {
 
     public static final String COMMAND_TOPICS = "command.topics";
     /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
@@ -55,6 +56,7 @@ public record BridgeSettings(
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
+    public static final String START_POSITION = "bridge.start.position";
     /**
      * What the bridge really holds per byte of {@link #INGEST_MAX_BYTES}: the polled values, the parsed batch, and
      * while it is applied its rows written as JSON text and the driver's copy of it (docs/guarantees.md#bounded-by-real-bytes).
@@ -103,6 +105,16 @@ public record BridgeSettings(
                                 + " and refuses to start with less than twice that.")
                 .define(BATCH_MAX_RECORDS, INT, "2000", between(1, 100_000),
                         "Most records one apply transaction takes (gathered from successive polls while more are buffered).")
+                .define(START_POSITION, STRING, "", (key, value) -> {
+                            if (!List.of("", "earliest", "latest").contains(value)) {
+                                throw new ConfigException("setting " + key + " = '" + value + "' is not earliest or latest");
+                            }
+                        },
+                        "Where a group with no stored offset starts in a partition that holds records: earliest (every retained"
+                                + " record is applied) or latest (the log end: those records get no verdict, an offset_moved audit event says so);"
+                                + " the choice is stored. No default: without it such a partition stays paused and /health/ready says"
+                                + " so, rather than a new or mistyped " + GROUP_ID + " replaying the topic from its start. An empty"
+                                + " partition starts at its beginning either way.")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
@@ -111,7 +123,8 @@ public record BridgeSettings(
     public static BridgeSettings from(Config c) {
         return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
-                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS));
+                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
+                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION));
     }
 
     /** The wire's limits as the parser applies them. */

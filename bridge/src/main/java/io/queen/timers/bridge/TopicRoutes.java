@@ -235,6 +235,13 @@ public record TopicRoutes(Map<String, Route> routes) {
         return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", problems));
     }
 
+    /** The tenant of each command topic (registered in the database at start: queen.bridge_topics). */
+    public Map<String, UUID> tenants() {
+        Map<String, UUID> out = new java.util.TreeMap<>();
+        routes.forEach((topic, r) -> out.put(topic, r.tenant()));
+        return out;
+    }
+
     public Route route(String topic) {
         Route r = routes.get(topic);
         if (r == null) {

@@ -48,6 +48,7 @@ final class BridgeTestSupport {
         s.put("command.topics", commandTopic);
         s.put("audit.topic", auditTopic);
         s.put("bridge.group.id", group);
+        s.put("bridge.start.position", "earliest"); // most tests fill the topic before the bridge joins
         s.put("http.port", "0");
         s.put("db.retry.backoff.max", "1s");
         s.put("audit.relay.poll.interval", "50ms");

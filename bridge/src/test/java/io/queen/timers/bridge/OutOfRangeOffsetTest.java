@@ -64,7 +64,7 @@ class OutOfRangeOffsetTest {
                 assertThat(storedOffset(group, topic, 0)).isEqualTo(10);
                 assertThat(bridge.health().report().ready()).isFalse();
 
-                Long previous = new OffsetStore(db.dataSource(), group).move(topic, 0, 15, "retention passed 10..14 in a test", "test");
+                Long previous = new OffsetStore(db.dataSource(), group).move(topic, 0, 15, "retention passed 10..14 in a test", false, null, "test").previous();
                 assertThat(previous).isEqualTo(10);
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 20);
                 await().atMost(Duration.ofSeconds(30)).until(() -> bridge.health().report().ready());

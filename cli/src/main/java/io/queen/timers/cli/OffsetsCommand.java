@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -38,7 +39,10 @@ final class OffsetsCommand implements Runnable {
                 "The bridge never resets an offset on its own: a stored offset outside the log (topic recreated,",
                 "retention passed it) stops that partition until this sets it. Every record between the old and",
                 "the new offset gets no verdict: that is the decision this records, as an offset_moved audit event",
-                "with your reason. A running bridge seeks to the new offset by itself."},
+                "with your reason, to the audit topic of the tenant that owns the topic; the database records who (its",
+                "session user and your address). A running bridge seeks to the new offset by itself.",
+                "Moving a stored offset backwards is refused unless --replay: every record in between is applied again,",
+                "and each schedule whose timer already fired or was cancelled is staged and fires a second time."},
             footer = {"", "Example:", "  queen-timers offsets set --topic queen.timers.commands --partition 3 --offset 1200 \\",
                 "      --reason 'retention deleted 1000..1199 while the database was restored'"})
     static final class Set implements Callable<Integer> {
@@ -63,6 +67,14 @@ final class OffsetsCommand implements Runnable {
         @Option(names = "--reason", required = true, paramLabel = "TEXT", description = "Why: written into the offset_moved audit event.")
         String reason;
 
+        @Option(names = "--replay", description = "Allow moving a stored offset backwards: the records in between are applied again"
+                + " (fired or cancelled timers among them fire again).")
+        boolean replay;
+
+        @Option(names = "--tenant", paramLabel = "UUID", description = "Tenant that owns the topic: needed only when no bridge of the"
+                + " group registered it (a bridge registers its topics at start); otherwise it must agree.")
+        UUID tenant;
+
         @Override
         public Integer call() throws SQLException {
             if (offset < 0 || partition < 0) {
@@ -75,7 +87,18 @@ final class OffsetsCommand implements Runnable {
             ConfigDef.Key groupKey = BridgeSettings.definition().key(BridgeSettings.GROUP_ID);
             String g = group != null ? group : env.getOrDefault(groupKey.env(), groupKey.defaultValue());
             try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"))) {
-                Long previous = new OffsetStore(ds, g).move(topic, partition, offset, reason, actor());
+                OffsetStore.Moved moved;
+                try {
+                    moved = new OffsetStore(ds, g).move(topic, partition, offset, reason, replay, tenant, clientLabel());
+                } catch (SQLException e) {
+                    // the database's refusals (a backward move without --replay, an unknown tenant) are the operator's to read
+                    if ("55000".equals(e.getSQLState()) || "22023".equals(e.getSQLState())) {
+                        String m = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+                        throw new UserError(m.startsWith("ERROR: ") ? m.substring("ERROR: ".length()) : m);
+                    }
+                    throw e;
+                }
+                Long previous = moved.previous();
                 Map<String, Object> f = new LinkedHashMap<>();
                 f.put("group", g);
                 f.put("topic", topic);
@@ -83,14 +106,18 @@ final class OffsetsCommand implements Runnable {
                 f.put("from", previous);
                 f.put("to", offset);
                 f.put("reason", reason);
+                f.put("replay", previous != null && offset < previous);
+                f.put("tenant", moved.tenant().toString());
                 output.print(spec.commandLine().getOut(), "group " + Printable.line(g) + ": " + Printable.line(topic) + "/" + partition
                         + " moved from " + (previous == null ? "(none stored)" : previous) + " to " + offset
-                        + "; audit event offset_moved written", f);
+                        + (previous != null && offset < previous ? " (replaying " + (previous - offset) + " offsets)" : "")
+                        + "; audit event offset_moved written for tenant " + moved.tenant(), f);
                 return 0;
             }
         }
 
-        private static String actor() {
+        /** The client's own claim of who runs it, kept beside the actor the database records (its session user and our address). */
+        private static String clientLabel() {
             String host;
             try {
                 host = InetAddress.getLocalHost().getHostName();

@@ -172,6 +172,7 @@ class DashboardMetricsTest {
         env.put("QUEEN_JDBC_PASSWORD", db.password());
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", commands);
+        env.put("QUEEN_BRIDGE_START_POSITION", "earliest"); // the test's own topic: commands sent before the first join are applied
         env.put("QUEEN_AUDIT_TOPIC", audit);
         env.put("QUEEN_HTTP_PORT", Integer.toString(port));
         return env;

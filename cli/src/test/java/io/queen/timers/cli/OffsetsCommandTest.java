@@ -20,10 +20,13 @@ class OffsetsCommandTest {
     void offsetsSetMovesOneStoredOffsetAndWritesItsReasonAsAnAuditEvent() throws Exception {
         Map<String, String> env = Map.of("QUEEN_JDBC_URL", db.jdbcUrl(), "QUEEN_JDBC_USER", db.user(), "QUEEN_JDBC_PASSWORD", db.password(),
                 "QUEEN_BRIDGE_GROUP_ID", "g-ops");
-        Cli first = Cli.run(env, "offsets", "set", "--topic", "cmds", "--partition", "2", "--offset", "40", "--reason", "new group starts late");
+        Cli first = Cli.run(env, "offsets", "set", "--topic", "cmds", "--partition", "2", "--offset", "40", "--reason", "new group starts late",
+                "--tenant", DEFAULT_TENANT);
         assertThat(first.exitCode()).as(first.err()).isZero();
-        assertThat(first.out()).isEqualTo("group g-ops: cmds/2 moved from (none stored) to 40; audit event offset_moved written\n");
-        Cli second = Cli.run(env, "offsets", "set", "--topic", "cmds", "--partition", "2", "--offset", "55", "--reason", "retention", "--json");
+        assertThat(first.out()).isEqualTo("group g-ops: cmds/2 moved from (none stored) to 40; audit event offset_moved written for tenant "
+                + DEFAULT_TENANT + "\n");
+        Cli second = Cli.run(env, "offsets", "set", "--topic", "cmds", "--partition", "2", "--offset", "55", "--reason", "retention", "--json",
+                "--tenant", DEFAULT_TENANT);
         assertThat(second.exitCode()).as(second.err()).isZero();
         assertThat(second.out()).contains("\"from\":40", "\"to\":55", "\"reason\":\"retention\"");
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
@@ -33,15 +36,84 @@ class OffsetsCommandTest {
         }
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT kafka_key, event->>'reason', event->>'from', event->>'to', event->>'by' FROM queen.timer_audit_outbox"
-                        + " WHERE type = 'offset_moved' ORDER BY id")) {
+                        + " WHERE type = 'offset_moved' AND event->>'topic' = 'cmds' ORDER BY id")) {
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(1)).isEqualTo("cmds/2");
             assertThat(rs.getString(2)).isEqualTo("new group starts late");
             assertThat(rs.getString(3)).isNull();
             assertThat(rs.getString(4)).isEqualTo("40");
-            assertThat(rs.getString(5)).contains("queen-timers offsets set");
+            assertThat(rs.getString(5)).startsWith(db.user() + "@"); // the database's session user, not the client's claim
             assertThat(rs.next()).isTrue();
             assertThat(rs.getString(3)).isEqualTo("40");
+        }
+    }
+
+    static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
+    static final String TENANT_B = "0000000b-0000-0000-0000-00000000000b";
+
+    /**
+     * Issue 24, point 5: a live partition (a stored offset exists) is not moved backwards unless --replay, and the message
+     * names the range and what replaying re-fires; the actor is the database's (session_user, client address); the event goes
+     * to the tenant that owns the topic, which a bridge of the group registered.
+     */
+    @Test
+    void aLivePartitionMovesBackOnlyWithReplayAndTheEventGoesToTheTopicsTenantWithTheDatabasesActor() throws Exception {
+        Map<String, String> env = Map.of("QUEEN_JDBC_URL", db.jdbcUrl(), "QUEEN_JDBC_USER", db.user(), "QUEEN_JDBC_PASSWORD", db.password(),
+                "QUEEN_BRIDGE_GROUP_ID", "g-back");
+        execute("SELECT queen.bridge_topics_register_v1('g-back', ARRAY['cmds-b'], ARRAY['" + TENANT_B + "'::uuid])");
+        Cli set = Cli.run(env, "offsets", "set", "--topic", "cmds-b", "--partition", "0", "--offset", "100", "--reason", "start");
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        assertThat(set.out()).endsWith("for tenant " + TENANT_B + "\n");
+
+        Cli back = Cli.run(env, "offsets", "set", "--topic", "cmds-b", "--partition", "0", "--offset", "60", "--reason", "oops");
+        assertThat(back.exitCode()).isEqualTo(1);
+        assertThat(back.err()).contains("refused", "[60, 100)", "up to 40 records", "fires a second time", "--replay");
+        assertThat(storedOffset("g-back", "cmds-b", 0)).isEqualTo(100);
+
+        Cli wrongTenant = Cli.run(env, "offsets", "set", "--topic", "cmds-b", "--partition", "0", "--offset", "120", "--reason", "x",
+                "--tenant", DEFAULT_TENANT);
+        assertThat(wrongTenant.exitCode()).isEqualTo(1);
+        assertThat(wrongTenant.err()).contains("belongs to tenant " + TENANT_B);
+        Cli unregistered = Cli.run(env, "offsets", "set", "--topic", "nobody", "--partition", "0", "--offset", "1", "--reason", "x");
+        assertThat(unregistered.exitCode()).isEqualTo(1);
+        assertThat(unregistered.err()).contains("not registered", "--tenant");
+
+        Cli replay = Cli.run(env, "offsets", "set", "--topic", "cmds-b", "--partition", "0", "--offset", "60", "--reason", "replay on purpose",
+                "--replay");
+        assertThat(replay.exitCode()).as(replay.err()).isZero();
+        assertThat(replay.out()).contains("moved from 100 to 60 (replaying 40 offsets)");
+        assertThat(storedOffset("g-back", "cmds-b", 0)).isEqualTo(60);
+
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT tenant_id, event->>'from', event->>'to', event->>'replay', event->>'by', event->>'clientLabel'"
+                        + " FROM queen.timer_audit_outbox WHERE type = 'offset_moved' AND event->>'topic' = 'cmds-b' ORDER BY id")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo(TENANT_B);
+            assertThat(rs.getString(2)).isNull();
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getString(1)).isEqualTo(TENANT_B);
+            assertThat(rs.getString(2)).isEqualTo("100");
+            assertThat(rs.getString(3)).isEqualTo("60");
+            assertThat(rs.getString(4)).isEqualTo("true");
+            // server-side: the session user and the client's address (the tests reach PostgreSQL over TCP), never the client's word
+            assertThat(rs.getString(5)).matches(java.util.regex.Pattern.quote(db.user()) + "@[0-9a-f.:]+");
+            assertThat(rs.getString(6)).contains("(queen-timers offsets set)");
+            assertThat(rs.next()).as("the refused moves wrote nothing").isFalse();
+        }
+    }
+
+    private static void execute(String sql) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private static long storedOffset(String group, String topic, int partition) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT next_offset FROM queen.bridge_offsets WHERE group_id = '" + group + "' AND topic = '"
+                        + topic + "' AND partition = " + partition)) {
+            assertThat(rs.next()).isTrue();
+            return rs.getLong(1);
         }
     }
 

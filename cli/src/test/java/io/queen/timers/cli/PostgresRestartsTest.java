@@ -185,6 +185,7 @@ class PostgresRestartsTest {
         env.put("QUEEN_JDBC_PASSWORD", "");
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", topic);
+        env.put("QUEEN_BRIDGE_START_POSITION", "earliest"); // the test's own topic: commands sent before the first join are applied
         env.put("QUEEN_AUDIT_TOPIC", auditTopic);
         env.put("QUEEN_HTTP_PORT", Integer.toString(httpPort));
         env.put("QUEEN_HTTP_BIND_ADDRESS", "127.0.0.1");

@@ -158,6 +158,7 @@ class StartupOutageTest {
         env.put("QUEEN_JDBC_PASSWORD", "");
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", TestKafka.newTopic("outage-commands", 1));
+        env.put("QUEEN_BRIDGE_START_POSITION", "earliest"); // the test's own topic: commands sent before the first join are applied
         env.put("QUEEN_AUDIT_TOPIC", TestKafka.newTopic("outage-audit", 1));
         env.put("QUEEN_HTTP_PORT", Integer.toString(httpPort));
         env.put("QUEEN_HTTP_BIND_ADDRESS", "127.0.0.1");

@@ -146,6 +146,7 @@ class HostileCommandsFuzzTest {
         s.put("bridge.group.id", group);
         s.put("bridge.payload.max.bytes", "65536");
         s.put("http.port", "0");
+        s.put("bridge.start.position", "earliest"); // records sent before the group's first join are applied
         s.put("db.retry.backoff.max", "1s");
         return s;
     }

@@ -157,6 +157,7 @@ class RealBytesPipelineTest {
         p.setProperty("audit.relay.enabled", "false");   // the outbox is read here; the relay's cost is not this test's
         p.setProperty("bridge.group.id", "g-" + topic);
         p.setProperty("http.port", "0");
+        p.setProperty("bridge.start.position", "earliest"); // records sent before the group's first join are applied
         Path config = Files.createTempFile("real-bytes-bridge", ".properties");
         config.toFile().deleteOnExit();
         try (Writer w = Files.newBufferedWriter(config)) {

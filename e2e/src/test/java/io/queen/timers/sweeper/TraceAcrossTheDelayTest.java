@@ -141,6 +141,7 @@ class TraceAcrossTheDelayTest {
         s.put("audit.relay.poll.interval", "50ms");
         s.put("bridge.group.id", "trace-" + UUID.randomUUID());
         s.put("http.port", "0");
+        s.put("bridge.start.position", "earliest"); // records sent before the group's first join are applied
         s.put("db.retry.backoff.max", "1s");
         return s;
     }

@@ -155,6 +155,7 @@ public final class SoakRig {
         bridge.put("topic." + topicA + ".tenant", SteadyLoad.TENANT_A);
         bridge.put("topic." + topicB + ".tenant", SteadyLoad.TENANT_B);
         bridge.put("bridge.group.id", "soak-" + v.name());
+        bridge.put("bridge.start.position", "earliest"); // a new group per variant: every command of the run is to be applied
         int bridgePort = Launcher.freePort();
         bridge.put("http.port", Integer.toString(bridgePort));
         ManagedProcess bridgeProc = service(logs, "bridge-1", "bridge", bridge);

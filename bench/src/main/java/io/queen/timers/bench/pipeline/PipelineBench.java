@@ -193,6 +193,7 @@ public final class PipelineBench {
         p.put("audit.topic", AUDIT);
         if (isBridge) {
             p.put("command.topics", COMMANDS);
+            p.put("bridge.start.position", "earliest"); // the bench's own topic: what it sends before the group's first join is applied
         }
         for (Map.Entry<String, String> e : opts.entrySet()) {
             String prefix = isBridge ? "bridge-set." : "sweeper-set.";

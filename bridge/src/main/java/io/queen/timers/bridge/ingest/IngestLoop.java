@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
  * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
  * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
- * {@link #stop}. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
+ * {@link #stop}; one where the group has no stored offset gets its first ({@link #firstOffsets}), or waits paused
+ * when it holds records and bridge.start.position is not set. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
@@ -100,6 +101,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Map<TopicPartition, Long> expected = new HashMap<>();
     /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #stoppedPartitions()} from any thread. */
     private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
+    /**
+     * Partitions with no stored offset that hold records, waiting (paused) because bridge.start.position is not set,
+     * and the log range they hold. Read by {@link #stoppedPartitions()} from any thread.
+     */
+    private final Map<TopicPartition, String> unstarted = new ConcurrentHashMap<>();
+    /** bridge.start.position: earliest, latest, or null (unset). */
+    private final String startPosition;
     private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
     private long retryAtNanos = System.nanoTime();
@@ -111,10 +119,14 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * @param batchMaxRecords records a batch gathers at most (bridge.batch.max.records)
      * @param timestamps      the jwt topics' timestamp settings, read again on every assignment and periodically; null when
      *                        no topic checks tokens
+     * @param startPosition   bridge.start.position ({@code earliest}, {@code latest}) or null: where a partition with no
+     *                        stored offset starts when it holds records; null keeps it paused
      */
     public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
                       BatchApplier applier, OffsetStore offsets, Duration pollTimeout, long batchMaxBytes, int batchMaxRecords,
-                      Duration maxBackoff, TopicTimestamps timestamps, MeterRegistry registry, LoopProgress progress) {
+                      Duration maxBackoff, TopicTimestamps timestamps, String startPosition, MeterRegistry registry,
+                      LoopProgress progress) {
+        this.startPosition = startPosition;
         this.timestamps = timestamps;
         this.batchMaxBytes = batchMaxBytes;
         this.batchMaxRecords = batchMaxRecords;
@@ -134,8 +146,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
         this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
                 .description("Batches split in two because one of their records' values made the apply fail").register(registry);
-        Gauge.builder("queen.timers.bridge.partitions.stopped", stopped, Map::size)
-                .description("Command partitions stopped because their stored offset is out of range (an operator sets it)").register(registry);
+        Gauge.builder("queen.timers.bridge.partitions.stopped", this, l -> l.stopped.size() + l.unstarted.size())
+                .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
+                        + " or because the group has none there and bridge.start.position is not set").register(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -166,8 +179,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     stop(e.offsetOutOfRangePartitions());
                     continue;
                 }
-                if (!stopped.isEmpty() && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
-                    resync = true; // re-reads the stored offsets: a stopped partition resumes once an operator moved its offset
+                if ((!stopped.isEmpty() || !unstarted.isEmpty()) && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
+                    // re-reads the stored offsets: a stopped (or unstarted) partition resumes once an operator set its offset
+                    resync = true;
                     retryAtNanos = System.nanoTime();
                     stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
                 }
@@ -357,18 +371,26 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         return new Incoming(source, route.tenant(), sub, parser.parse(r.key(), r.value(), r.headers(), r.timestamp()));
     }
 
-    /** Seek every assigned partition to its stored offset (the beginning when none is stored) and resume. */
+    /**
+     * Seek every assigned partition to its stored offset and resume. A partition with none stored gets its first one
+     * ({@link #firstOffsets}); one that cannot be given one yet stays paused.
+     */
     private void resync() {
         Collection<TopicPartition> assigned = consumer.assignment();
         try {
             Map<TopicPartition, Long> stored = offsets.load(topics);
+            List<TopicPartition> none = assigned.stream().filter(tp -> !stored.containsKey(tp)).toList();
+            if (!none.isEmpty()) {
+                stored.putAll(firstOffsets(none));
+            }
             expected.clear();
             for (TopicPartition tp : assigned) {
                 Long s = stored.get(tp);
                 if (s != null) {
                     consumer.seek(tp, s);
-                } else {
-                    consumer.seekToBeginning(List.of(tp));
+                    if (unstarted.remove(tp) != null) {
+                        LOG.warn("partition {} starts at stored offset {}, set on purpose", tp, s);
+                    }
                 }
                 expected.put(tp, s);
             }
@@ -380,13 +402,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     LOG.warn("partition {} resumes at stored offset {}, set on purpose (it was stopped at out-of-range offset {})",
                             tp, stored.get(tp), was);
                 }
-                if (!stopped.containsKey(tp) && !held.contains(tp.topic())) {
+                if (!stopped.containsKey(tp) && !unstarted.containsKey(tp) && !held.contains(tp.topic())) {
                     resumed.add(tp);
                 }
             }
             consumer.resume(resumed);
             if (!assigned.isEmpty()) {
-                LOG.info("consuming {} from the stored offsets {} (start = none stored yet)", assigned, describe(assigned));
+                LOG.info("consuming {} from the stored offsets {}", assigned, describe(assigned));
             }
             resync = false;
             problem.set(null);
@@ -396,6 +418,46 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             pauseAndResync(backoff);
             backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
         }
+    }
+
+    /**
+     * The first stored offset of partitions where the group has none. Kafka never chooses it (auto.offset.reset=none):
+     * an empty partition starts at its log start; one holding records where bridge.start.position says (its log start,
+     * or its end with an offset_moved audit event), and without that setting it is left out and waits, paused, named by
+     * readiness ({@link #stoppedPartitions()}): a new or mistyped group id must not replay a topic, nor skip it, without
+     * a decision. Each is stored at once, so a restart before the first batch does not decide again.
+     */
+    private Map<TopicPartition, Long> firstOffsets(List<TopicPartition> none) throws SQLException {
+        Duration t = Duration.ofSeconds(10);
+        Map<TopicPartition, Long> begin = consumer.beginningOffsets(none, t);
+        Map<TopicPartition, Long> end = consumer.endOffsets(none, t); // the last stable offset under read_committed
+        Map<TopicPartition, Long> out = new HashMap<>();
+        for (TopicPartition tp : none) {
+            long b = begin.get(tp);
+            long e = Math.max(b, end.get(tp));
+            if (e == b) {
+                out.put(tp, offsets.start(tp, b, "empty", b, e, routes.route(tp.topic()).tenant()));
+                unstarted.remove(tp);
+            } else if (startPosition == null) {
+                if (unstarted.put(tp, b + ".." + (e - 1)) == null) {
+                    LOG.error("partition {} WAITS: group {} has no stored offset there and it holds records {}..{}; set {}=earliest"
+                            + " (apply them) or latest (skip them), or `queen-timers offsets set --group {} --topic {} --partition {}"
+                            + " --offset N --reason ...`", tp, offsets.groupId(), b, e - 1, "bridge.start.position",
+                            offsets.groupId(), tp.topic(), tp.partition());
+                }
+                // a position, or every poll throws NoOffsetForPartitionException and the other partitions stop too;
+                // paused (never resumed while it waits), so nothing of it is fetched
+                consumer.seek(tp, b);
+                stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
+            } else {
+                long first = offsets.start(tp, "latest".equals(startPosition) ? e : b, startPosition, b, e, routes.route(tp.topic()).tenant());
+                LOG.warn("partition {}: group {} had no stored offset; bridge.start.position={} starts it at {} (the log holds {}..{})",
+                        tp, offsets.groupId(), startPosition, first, b, e - 1);
+                out.put(tp, first);
+                unstarted.remove(tp);
+            }
+        }
+        return out;
     }
 
     /**
@@ -422,7 +484,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         for (TopicPartition tp : consumer.assignment()) {
             if (now.contains(tp.topic())) {
                 pause.add(tp);
-            } else if (was.contains(tp.topic()) && !resync && !stopped.containsKey(tp)) {
+            } else if (was.contains(tp.topic()) && !resync && !stopped.containsKey(tp) && !unstarted.containsKey(tp)) {
                 resume.add(tp); // paused with its position: it goes on from there (a pending resync resumes it otherwise)
             }
         }
@@ -499,7 +561,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         StringBuilder b = new StringBuilder();
         for (TopicPartition tp : assigned) {
             Long e = expected.get(tp);
-            b.append(b.length() == 0 ? "" : ", ").append(tp).append('@').append(e == null ? "start" : e);
+            b.append(b.length() == 0 ? "" : ", ").append(tp).append('@').append(e == null ? "waiting" : e);
         }
         return b.toString();
     }
@@ -522,11 +584,19 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * {@code health.failing.after} like a passing failure. Any thread.
      */
     public Optional<String> stoppedPartitions() {
-        if (stopped.isEmpty()) {
+        if (stopped.isEmpty() && unstarted.isEmpty()) {
             return Optional.empty();
         }
-        StringBuilder b = new StringBuilder("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
-        stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+        StringBuilder b = new StringBuilder();
+        if (!stopped.isEmpty()) {
+            b.append("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
+            stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
+        }
+        if (!unstarted.isEmpty()) {
+            b.append(b.length() == 0 ? "" : "; ").append("waiting: no stored offset of group ").append(offsets.groupId())
+                    .append(" in partitions that hold records (set bridge.start.position=earliest or latest, or `queen-timers offsets set`):");
+            unstarted.forEach((tp, range) -> b.append(' ').append(tp).append(" holds ").append(range));
+        }
         return Optional.of(b.toString());
     }
 
@@ -543,12 +613,14 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
             stopped.keySet().removeAll(partitions);
+            unstarted.keySet().removeAll(partitions);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             expected.keySet().removeAll(partitions);
             stopped.keySet().removeAll(partitions);
+            unstarted.keySet().removeAll(partitions);
         }
 
         @Override

@@ -8,17 +8,21 @@ import java.sql.SQLException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.UUID;
 import javax.sql.DataSource;
 import org.apache.kafka.common.TopicPartition;
 
 /**
  * Reads the group's stored offsets (queen.bridge_offsets); writing them is part of every batch apply,
- * except {@link #move}: an operator's decision, audited.
+ * except {@link #move}, an operator's decision, and {@link #start}, a new group's first offset chosen by
+ * bridge.start.position: both audited.
  */
 public final class OffsetStore {
 
     private static final String SELECT = SqlFile.load(OffsetStore.class, "offsets.sql");
     private static final String MOVE = SqlFile.load(OffsetStore.class, "offset-move.sql");
+    private static final String START = SqlFile.load(OffsetStore.class, "offset-start.sql");
+    private static final String REGISTER = SqlFile.load(OffsetStore.class, "topics-register.sql");
 
     private final DataSource dataSource;
     private final String groupId;
@@ -47,26 +51,65 @@ public final class OffsetStore {
         return out;
     }
 
+    /** What {@link #move} did: the offset it replaced (null: none was stored) and the tenant its audit event went to. */
+    public record Moved(Long previous, UUID tenant) {}
+
     /**
      * Sets one partition's stored offset on purpose ({@code queen-timers offsets set}) and writes an
-     * {@code offset_moved} audit event naming {@code actor} and {@code reason}, in one transaction.
-     * A running bridge seeks to it at its next batch of that partition.
-     *
-     * @return the offset it replaced, or null when none was stored
+     * {@code offset_moved} audit event with {@code reason}, to the tenant that owns the topic, in one transaction.
+     * The database refuses (SQLSTATE 55000) to move a stored offset backwards unless {@code replay}, and records
+     * the actor itself (session user and client address); {@code clientLabel} is kept beside it as the client's
+     * claim. {@code tenant} may be null when a bridge of the group registered the topic; otherwise it must agree.
+     * A running bridge seeks to the new offset at its next batch of that partition.
      */
-    public Long move(String topic, int partition, long offset, String reason, String actor) throws SQLException {
+    public Moved move(String topic, int partition, long offset, String reason, boolean replay, UUID tenant, String clientLabel)
+            throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(MOVE)) {
             st.setString(1, groupId);
             st.setString(2, topic);
             st.setInt(3, partition);
             st.setLong(4, offset);
             st.setString(5, reason);
-            st.setString(6, actor);
+            st.setBoolean(6, replay);
+            st.setString(7, tenant == null ? null : tenant.toString());
+            st.setString(8, clientLabel);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 long previous = rs.getLong(1);
-                return rs.wasNull() ? null : previous;
+                Long p = rs.wasNull() ? null : previous;
+                return new Moved(p, UUID.fromString(rs.getString(2)));
             }
+        }
+    }
+
+    /**
+     * Stores a new group's first offset in a partition that holds records (bridge.start.position), with its
+     * audit event, unless one is stored already; returns the stored offset.
+     */
+    public long start(TopicPartition tp, long offset, String position, long logStart, long logEnd, UUID tenant) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(START)) {
+            st.setString(1, groupId);
+            st.setString(2, tp.topic());
+            st.setInt(3, tp.partition());
+            st.setLong(4, offset);
+            st.setString(5, position);
+            st.setLong(6, logStart);
+            st.setLong(7, logEnd);
+            st.setString(8, tenant.toString());
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** Registers which tenant each command topic of this group stands for (read by {@link #move} and {@link #start}). */
+    public void register(Map<String, UUID> tenants) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(REGISTER)) {
+            st.setString(1, groupId);
+            st.setArray(2, c.createArrayOf("text", tenants.keySet().toArray()));
+            st.setArray(3, c.createArrayOf("text", tenants.values().stream().map(UUID::toString).toArray()));
+            st.executeQuery().close();
         }
     }
 }

@@ -121,6 +121,8 @@ final class LocalStack implements AutoCloseable {
         int sweeperPort = plan.sweeperHttpPort() == 0 ? Ports.free() : plan.sweeperHttpPort();
         Map<String, String> bridgeEnv = new HashMap<>(serviceEnv);
         bridgeEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(bridgePort));
+        // a sandbox whose topic may outlive its database: its commands are the user's own, applied again rather than waiting
+        bridgeEnv.putIfAbsent(env(BridgeSettings.START_POSITION), "earliest");
         started.push(BridgeMain.host(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv)));
         Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
         sweeperEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(sweeperPort));

@@ -327,6 +327,8 @@ public final class Stack implements AutoCloseable {
         p.put("topic." + COMMANDS_B + ".tenant", TENANT_B);
         p.put("bridge.payload.max.bytes", Integer.toString(PAYLOAD_MAX_BYTES));
         p.put("bridge.statement.timeout", BRIDGE_STATEMENT_TIMEOUT_MS + "ms");
+        // the harness's own fresh topics: every command it sent is to be applied, whenever the bridges first join
+        p.put("bridge.start.position", "earliest");
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
         p.put("kafka.heartbeat.interval.ms", "1500");
         return p;

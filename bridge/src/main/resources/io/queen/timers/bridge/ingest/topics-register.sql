@@ -1,0 +1,2 @@
+-- Which tenant each command topic of this group stands for, registered at start (V123).
+SELECT queen.bridge_topics_register_v1(?, ?, ?::uuid[])
