@@ -138,7 +138,8 @@ public final class BridgeMain implements AutoCloseable {
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
                     EncryptionSettings.cipher(config));
             encryption.checkAtStart(dataSource);
-            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
+            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
+                    settings.tenantMaxPending());
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
                     routes, parser, applier, new OffsetStore(dataSource, group), settings.pollTimeout(), settings.batchMaxBytes(),
