@@ -60,7 +60,7 @@ public record BridgeSettings(
     /**
      * The default of {@link #TENANT_MAX_PENDING}: 1,000,000 pending timers, 10x the largest backlog the project measures
      * (ScaleBench's million is all tenants together; LatenessBench's burst 100,000), so no honest producer meets it, while a
-     * flood stops there instead of at the disk: at ~1 KiB a staged row with its indexes, about 1 GiB per tenant.
+     * flood stops there instead of at the disk: at ~200-byte payloads about 0.5 GiB of rows and indexes per tenant.
      */
     public static final int DEFAULT_TENANT_MAX_PENDING = 1_000_000;
     /**
