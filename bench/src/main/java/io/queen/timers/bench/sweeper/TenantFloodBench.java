@@ -43,11 +43,15 @@ public final class TenantFloodBench {
         int flood = intArg(args, "flood", 100_000);
         int quiet = intArg(args, "quiet", 100);
         String legacy = null;
+        Map<String, String> overrides = new java.util.TreeMap<>();   // sweeper.<key>=<value>: a setting to compare
         for (String a : args) {
             if (a.startsWith("legacy=")) {
                 legacy = a.substring("legacy=".length());
+            } else if (a.startsWith("sweeper.") && a.contains("=")) {
+                overrides.put(a.substring(0, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
             }
         }
+        System.out.println("SETTINGS beyond the defaults: " + overrides);
         try (FreshDatabase db = TestPostgres.createDatabase("TenantFloodBench")) {
             HikariDataSource admin = db.newDataSource(4);
             Migrations.migrate(admin);
@@ -60,7 +64,7 @@ public final class TenantFloodBench {
                 }
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (SweeperMain sweeper = BenchStack.startSweeper(db, 8, Map.of(), registry)) {
+            try (SweeperMain sweeper = BenchStack.startSweeper(db, 8, overrides, registry)) {
                 double floodStart = doubleOf(admin, "SELECT extract(epoch FROM clock_timestamp())");
                 AtomicReference<Throwable> failed = new AtomicReference<>();
                 long[] stageMs = new long[1];
