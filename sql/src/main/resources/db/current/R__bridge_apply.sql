@@ -13,6 +13,13 @@
 --  * payload_bytes is stored as the bridge gives it (the payload's length before compression, or the
 --    sealed envelope's): the claim bounds a cycle by it. The key is read when present and not required,
 --    so a bridge of the build before V120 stages rows with NULL there (counted by their stored bytes).
+--  * A back-dated timer is ordered no earlier than its staging (issue 24, point 8): visible_at =
+--    greatest(deliver_at, now()) at staging and at every reschedule, so a flood of timers back-dated to
+--    1970 sorts after the due timers other tenants staged before it. How: a timer due before now() is
+--    staged with claimed_until = now() and no claim_token, which the generated visible_at already reads
+--    as "not before" (V025's expression is unchanged, so no table rewrite); without a token it is not in
+--    anybody's hands and cancellable, and timer_state_v1 calls it `due`. deliver_at stays what the
+--    producer said: the fired event's lateMs counts from it, and the fire is never earlier than it.
 --  * Offsets: check-and-set against the offset the bridge sought to; a mismatch returns the number of
 --    partitions that did not advance and the caller rolls the whole batch back.
 --  * Rows with named fields (jsonb, checked by queen.json_rows_v1), not parallel arrays:
@@ -84,10 +91,13 @@ BEGIN
      WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key;
 
     INSERT INTO queen.log_timers AS t (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id,
-                                       payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context)
+                                       payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context,
+                                       claimed_until)
     SELECT u.tenant_id, u.queue, u.timer_key, u."partition", timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond',
            u.txn, u.message_id, decode(u.payload, 'base64'), u.payload_zstd, u.payload_bytes, u.encrypted, u.producer_sub,
-           decode(u.trace_context, 'base64')
+           decode(u.trace_context, 'base64'),
+           -- back-dated: not visible before its staging (visible_at = greatest(deliver_at, now())); no token
+           CASE WHEN timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond' < now() THEN now() END
       FROM jsonb_to_recordset(p_upserts)
            AS u(tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at_ms BIGINT, txn TEXT,
                 message_id UUID, payload TEXT, payload_zstd BOOLEAN, payload_bytes INT, encrypted BOOLEAN,
@@ -98,7 +108,7 @@ BEGIN
            message_id = EXCLUDED.message_id, payload = EXCLUDED.payload, payload_zstd = EXCLUDED.payload_zstd,
            payload_bytes = EXCLUDED.payload_bytes,
            encrypted = EXCLUDED.encrypted, producer_sub = EXCLUDED.producer_sub, trace_context = EXCLUDED.trace_context,
-           attempts = 0, deaths = 0, held_alone = FALSE, last_error = NULL, claimed_until = NULL, claim_token = NULL,
+           attempts = 0, deaths = 0, held_alone = FALSE, last_error = NULL, claimed_until = EXCLUDED.claimed_until, claim_token = NULL,
            updated_at = now();
 
     -- 2. The outbox: one row per record, in Kafka order (ids follow the ORDER BY).
@@ -137,4 +147,24 @@ BEGIN
     END IF;
     RETURN 0;
 END
+$$;
+
+-- The quota's count (issue 24, point 8; bridge.tenant.max.pending, reject tenant_quota): each tenant's
+-- pending timers, counted up to p_cap. The bridge calls it once per batch, only for the tenants that
+-- schedule a key not staged yet, after bridge_lock_v1 (so the batch's own keys are already locked).
+--
+-- PRICE: per tenant, an index range scan of min(pending, p_cap) entries of a btree that leads with
+-- tenant_id (the primary key or idx_log_timers_visible's sibling idx_log_timers_tenant_visible, V125,
+-- whichever the planner finds smaller), with a heap visit for each page the visibility map does not yet
+-- call all-visible. So a tenant with few pending timers costs next to nothing, and one near the cap pays
+-- up to p_cap entries per batch: measured in bench/results/2026-12-04 (TenantFloodBench). No lock.
+-- Concurrent bridges count without seeing each other's uncommitted batches, so together they may
+-- overshoot the cap by at most one batch each.
+CREATE OR REPLACE FUNCTION queen.timer_tenant_pending_v1(p_tenants UUID[], p_cap INT)
+RETURNS TABLE (tenant_id UUID, pending BIGINT)
+LANGUAGE sql STABLE
+AS $$
+    SELECT x.tenant_id,
+           (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id LIMIT p_cap) c)
+      FROM (SELECT DISTINCT k.tenant_id FROM unnest(p_tenants) AS k(tenant_id)) x
 $$;

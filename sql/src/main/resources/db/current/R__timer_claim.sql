@@ -15,8 +15,16 @@
 --    rows this call actually got: two sweepers never wait for each other and never take the same row.
 --  * Per-shard slice = max(ceil(p_batch / 64), 8): the floor keeps a small batch from turning into 64
 --    one-row scans; the slice bounds the rows locked by one call (64 x slice).
---  * Round-robin over tenants: within a shard a tenant gets at most p_per_tenant rows, and the cut to
---    p_batch takes every tenant's first row, then every tenant's second, ...
+--  * Per tenant (V125, issue 24 point 8): the shard slices see only each shard's earliest rows, so a
+--    tenant with a deep backlog of due timers fills all 64 of them and another tenant's due timers would
+--    wait for the whole backlog. So, beside them, every tenant with a due timer that the shard slices
+--    gave fewer than its share (ceil(p_batch / tenants with due timers)) gets a slice of its own earliest
+--    due timers, one range scan of idx_log_timers_tenant_visible (tenant_id, visible_at). The tenants are
+--    found by a skip scan of that index (one probe per tenant with a staged timer, one more to see that
+--    it has a due one). Together with the staging rule (a back-dated timer is visible no earlier than its
+--    staging, R__bridge_apply.sql) a flood of one tenant delays another's due timers by about one claim.
+--  * Round-robin over tenants: within a shard a tenant gets at most least(p_per_tenant, slice) rows, and
+--    the cut to p_batch takes every tenant's first row, then every tenant's second, ...
 --  * Bytes: rows are kept in pick order while their running sum of held_bytes stays within
 --    p_max_bytes. held_bytes = payload_bytes (the payload's length as the frame carries it, written by
 --    the bridge; docs/guarantees.md) or, for a row staged before V120, octet_length(payload) read from
@@ -36,15 +44,18 @@
 --    verifies every row by its token, so a row reclaimed after a lease expiry can never be fired by the
 --    sweeper that lost it (its fire comes back `stale`). updated_at belongs to the command side.
 --
--- Lock order: queen.log_timers rows only, acquired per shard in visible_at order, not in primary-key
--- order; safe because every acquisition is SKIP LOCKED: the claim never waits, so it is never part of
+-- Lock order: queen.log_timers rows only, acquired per shard, then per tenant, in visible_at order, not
+-- in primary-key order; safe because every acquisition is SKIP LOCKED: the claim never waits, so it is never part of
 -- a wait cycle. Due-ness is PostgreSQL's clock (now() of this one-statement transaction).
 --
 -- PRICE:
---  * The round-robin works over the rows each shard's scan sees (its earliest slice): the only index
---    has no tenant column. Under a deep backlog order across claims is visible_at order per shard; a
---    strict global order would shrink every claim under a backlog. The log's offsets, not visible_at,
---    are the order consumers see.
+--  * Under a deep backlog order across claims is visible_at order per shard and per tenant; a strict
+--    global order would shrink every claim under a backlog. The log's offsets, not visible_at, are the
+--    order consumers see.
+--  * The tenant slices: 2 index probes per tenant with a staged timer per claim (linear in tenants,
+--    which the operator configures: a producer cannot make new ones), plus for an under-served tenant
+--    its slice. Rows locked by both sources or cut by the per-shard cap are released at commit.
+--    One more index on every write of visible_at (V125's header).
 --  * The UPDATE writes claimed_until, which changes the indexed visible_at: the claim is never HOT
 --    (docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot).
 --  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
@@ -64,7 +75,7 @@ RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, del
 LANGUAGE sql
 VOLATILE
 AS $$
-WITH candidates AS MATERIALIZED (
+WITH RECURSIVE shard_rows AS MATERIALIZED (
     -- Lock order: queen.log_timers rows only, SKIP LOCKED (never waits).
     SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
       FROM generate_series(0, 63) AS s(shard)
@@ -78,6 +89,47 @@ WITH candidates AS MATERIALIZED (
              LIMIT greatest(ceil(p_batch / 64.0)::int, 8)
                FOR UPDATE OF t SKIP LOCKED) c
 ),
+tenants (tenant_id) AS (
+    -- Every tenant with a staged timer: a skip scan, one probe of idx_log_timers_tenant_visible per tenant.
+    (SELECT t.tenant_id FROM queen.log_timers t ORDER BY t.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.tenant_id FROM queen.log_timers t WHERE t.tenant_id > x.tenant_id ORDER BY t.tenant_id LIMIT 1)
+      FROM tenants x
+     WHERE x.tenant_id IS NOT NULL
+),
+due_tenants AS MATERIALIZED (
+    -- ... that has a due timer (one more probe each); the number of them sets each one's share.
+    SELECT x.tenant_id
+      FROM tenants x
+     WHERE x.tenant_id IS NOT NULL
+       AND EXISTS (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id AND t.visible_at <= now())
+),
+tenant_rows AS MATERIALIZED (
+    -- Per due tenant that the shard slices gave fewer than its share (ceil(p_batch / due tenants), at most
+    -- what the per-shard cap lets one tenant have, 64 x least(p_per_tenant, slice)): its own earliest due
+    -- timers, one range scan of (tenant_id, visible_at). Lock order: queen.log_timers rows only, SKIP LOCKED.
+    SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
+      FROM (SELECT d.tenant_id,
+                   least(ceil(p_batch::numeric / (SELECT count(*) FROM due_tenants))::int,
+                         64 * least(p_per_tenant, greatest(ceil(p_batch / 64.0)::int, 8))) AS share
+              FROM due_tenants d) d
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
+                   coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
+              FROM queen.log_timers t
+             WHERE t.tenant_id = d.tenant_id
+               AND t.visible_at <= now()
+             ORDER BY t.visible_at
+             LIMIT CASE WHEN (SELECT count(*) FROM shard_rows r WHERE r.tenant_id = d.tenant_id) >= d.share THEN 0
+                        ELSE d.share END
+               FOR UPDATE OF t SKIP LOCKED) c
+),
+candidates AS (
+    -- A row both sources found is one candidate (this statement's own lock does not make it skipped).
+    SELECT * FROM shard_rows
+    UNION
+    SELECT * FROM tenant_rows
+),
 ranked AS (
     SELECT c.*,
            row_number() OVER (PARTITION BY c.shard, c.tenant_id
@@ -85,10 +137,12 @@ ranked AS (
       FROM candidates c
 ),
 kept AS (
+    -- A tenant's cap per shard: p_per_tenant, and never more than the shard's slice (what the shard scan
+    -- alone could give; the tenant slices must not widen it).
     SELECT r.row_ctid, r.tenant_id, r.queue, r.timer_key, r.visible_at, r.held_bytes,
            row_number() OVER (PARTITION BY r.tenant_id ORDER BY r.visible_at, r.queue, r.timer_key) AS turn
       FROM ranked r
-     WHERE r.tenant_rank <= p_per_tenant
+     WHERE r.tenant_rank <= least(p_per_tenant, greatest(ceil(p_batch / 64.0)::int, 8))
 ),
 by_rows AS MATERIALIZED (
     SELECT k.row_ctid, k.tenant_id, k.queue, k.timer_key, k.visible_at, k.held_bytes,

@@ -145,7 +145,8 @@ public final class BridgeMain implements AutoCloseable {
                 offsets.register(routes.tenants());
                 return null;
             });
-            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption);
+            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
+                    settings.tenantMaxPending());
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
                     routes, parser, applier, offsets, settings.pollTimeout(), settings.batchMaxBytes(),

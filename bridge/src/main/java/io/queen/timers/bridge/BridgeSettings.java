@@ -38,7 +38,8 @@ public record BridgeSettings(
         Duration statementTimeout,
         int ingestMaxBytes,
         int batchMaxRecords,
-        /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition) {
+        /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition,
+        int tenantMaxPending) {
 
     public static final String COMMAND_TOPICS = "command.topics";
     /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
@@ -57,6 +58,13 @@ public record BridgeSettings(
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
     public static final String START_POSITION = "bridge.start.position";
+    public static final String TENANT_MAX_PENDING = "bridge.tenant.max.pending";
+    /**
+     * The default of {@link #TENANT_MAX_PENDING}: 1,000,000 pending timers, 10x the largest backlog the project measures
+     * (ScaleBench's million is all tenants together; LatenessBench's burst 100,000), so no honest producer meets it, while a
+     * flood stops there instead of at the disk: at ~200-byte payloads about 0.5 GiB of rows and indexes per tenant.
+     */
+    public static final int DEFAULT_TENANT_MAX_PENDING = 1_000_000;
     /**
      * What the bridge really holds per byte of {@link #INGEST_MAX_BYTES}: the polled values, the parsed batch, and
      * while it is applied its rows written as JSON text and the driver's copy of it (docs/guarantees.md#bounded-by-real-bytes).
@@ -115,6 +123,10 @@ public record BridgeSettings(
                                 + " the choice is stored. No default: without it such a partition stays paused and /health/ready says"
                                 + " so, rather than a new or mistyped " + GROUP_ID + " replaying the topic from its start. An empty"
                                 + " partition starts at its beginning either way.")
+                .define(TENANT_MAX_PENDING, INT, Integer.toString(DEFAULT_TENANT_MAX_PENDING), between(1, Integer.MAX_VALUE),
+                        "Most pending timers one tenant may hold: a schedule of a key not staged yet for a tenant that holds this many"
+                                + " is rejected (tenant_quota); a reschedule or cancel of a staged key always passes. Counted once per batch"
+                                + " per tenant scheduling new keys, up to this number (queen.timer_tenant_pending_v1).")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
@@ -124,7 +136,7 @@ public record BridgeSettings(
         return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
                 c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
-                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION));
+                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING));
     }
 
     /** The wire's limits as the parser applies them. */

@@ -83,8 +83,8 @@ class SqlSourceUpgradeTest {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V126, and every R__ file
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 5 : 4) + 16);
+            // V120 where it had not run, V121, V122, V123, V125, V126, and every R__ file
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 6 : 5) + 16);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();

@@ -24,6 +24,7 @@ import java.time.Duration;
 public record SweeperSettings(
         int batchSize,
         Duration lease,
+        Duration cycleClaimMax,
         int perTenantPerShard,
         int maxAttempts,
         int maxFireBytes,
@@ -44,6 +45,7 @@ public record SweeperSettings(
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
+    public static final String CYCLE_CLAIM_MAX = "sweeper.cycle.claim.max";
     public static final String PER_TENANT_PER_SHARD = "sweeper.tenant.per.shard";
     public static final String MAX_ATTEMPTS = "sweeper.max.attempts";
     public static final String MAX_FIRE_BYTES = "sweeper.max.fire.bytes";
@@ -115,6 +117,11 @@ public record SweeperSettings(
                 .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
                         "How long a claim holds its timers. A sweeper that dies loses them for this long; claiming stops "
                                 + "at half of it in one cycle, so a batch is fired well inside its lease.")
+                .define(CYCLE_CLAIM_MAX, DURATION, "50ms", durationBetween(Duration.ofMillis(1), Duration.ofHours(1)),
+                        "How long one cycle keeps claiming (while claims come back full) before it fires what it holds; it also"
+                                + " stops at sweeper.max.fire.bytes and at half the lease. Bounds how long a timer claimed first waits"
+                                + " for the others of its cycle under a backlog: a quiet tenant beside another's flood is fired within"
+                                + " about one cycle (TenantFloodBench, 2026-12-04: quiet p99 97 ms at 50ms, 163 ms at 100ms, 2,170 ms without the bound). Longer packs larger segments per fire under a backlog.")
                 .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
                         "Most timers of one tenant per shard per claim (round-robin over tenants).")
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
@@ -170,7 +177,7 @@ public record SweeperSettings(
                     + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
         }
         return new SweeperSettings(
-                c.intValue(BATCH_SIZE), c.duration(LEASE), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
+                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),

@@ -146,6 +146,28 @@ class ClaimTest {
         assertThat(claimed).filteredOn(t -> t.tenantId().equals(second)).hasSize(5);
     }
 
+    /**
+     * Issue 24, point 8: a flood of one tenant's timers, all due earlier than another tenant's one due timer, fills every
+     * shard's earliest slice; the quiet tenant's timer is in the very next claim all the same (its own tenant slice, V125).
+     */
+    @Test
+    void aQuietTenantsDueTimerIsClaimedAheadOfAnotherTenantsFloodOfEarlierOnes() throws Exception {
+        UUID flooder = UUID.fromString("00000000-0000-0000-0000-0000000000aa");
+        UUID quiet = UUID.fromString("ffffffff-0000-0000-0000-0000000000bb");
+        staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " SELECT '" + flooder + "', 'q', 'f' || g, now() - interval '1 hour' + g * interval '1 ms', 't' || g,"
+                + " gen_random_uuid(), '\\x7b7d' FROM generate_series(1, 5000) g");
+        staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " VALUES ('" + quiet + "', 'q', 'due', now() - interval '1 second', 't', gen_random_uuid(), '\\x7b7d')");
+        assertThat(staging.count("SELECT min(n) FROM (SELECT count(*) AS n FROM queen.log_timers WHERE tenant_id = '" + flooder
+                + "' GROUP BY shard) s")).isGreaterThan(8);   // every shard's slice of batch 64 is the flood's alone
+
+        List<ClaimedTimer> claimed = claimer(64).claim();
+
+        assertThat(claimed).hasSize(64);
+        assertThat(claimed).filteredOn(t -> t.tenantId().equals(quiet)).extracting(ClaimedTimer::timerKey).containsExactly("due");
+    }
+
     @Test
     void claimSkipsRowsSomebodyHoldsInsteadOfWaiting() throws Exception {
         staging.schedule(DEFAULT_TENANT, "q", "held", -1);

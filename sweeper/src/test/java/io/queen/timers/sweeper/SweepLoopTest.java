@@ -69,6 +69,26 @@ class SweepLoopTest {
         assertThat(registry.get("queen.timers.fire.duration").timer().count()).isGreaterThanOrEqualTo(1);
     }
 
+    /**
+     * Issue 24, point 8: under a backlog a cycle stops claiming after sweeper.cycle.claim.max and fires what it holds,
+     * so a timer claimed first (a quiet tenant's, beside another's flood) waits for one short cycle, not for a fire's
+     * worth of bytes. With a bound shorter than one claim, every cycle claims once: 1,000 due timers in one
+     * destination go out in at least 1,000 / 64 fires (without the bound one cycle claimed them all: one fire).
+     */
+    @Test
+    void underABacklogACycleStopsClaimingAfterItsBoundAndFires() throws Exception {
+        for (int i = 0; i < 1_000; i++) {
+            staging.schedule(DEFAULT_TENANT, "backlog", "k" + i, -1);
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
+                "sweeper.workers", "1"), registry)) {
+            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
+        assertThat(LogContents.read(db.dataSource())).hasSize(1_000);
+    }
+
     @Test
     void fireOrderInOneDestinationIsVisibleAtOrderAlsoAcrossABackoff() throws Exception {
         // b fails once (permanently) and backs off; when it is retried, its visible_at is later than c's

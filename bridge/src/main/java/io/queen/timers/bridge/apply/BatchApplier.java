@@ -2,6 +2,7 @@ package io.queen.timers.bridge.apply;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.crypto.QueueEncryption.QueueRef;
 import io.queen.timers.bridge.wire.Command;
@@ -43,6 +44,7 @@ public final class BatchApplier {
 
     private static final String LOCK = SqlFile.load(BatchApplier.class, "lock.sql");
     private static final String APPLY = SqlFile.load(BatchApplier.class, "apply.sql");
+    private static final String PENDING = SqlFile.load(BatchApplier.class, "pending.sql");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DataSource dataSource;
@@ -50,6 +52,7 @@ public final class BatchApplier {
     private final Duration wakeWithin;
     private final int zstdThreshold;
     private final QueueEncryption encryption;
+    private final int tenantMaxPending;
 
     /**
      * @param wakeWithin    NOTIFY queen_timers_wake at commit when a written timer is due within this
@@ -61,7 +64,14 @@ public final class BatchApplier {
 
     /** @param encryption which destination queues get their payloads sealed (README "Payload encryption") */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption) {
+        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, BridgeSettings.DEFAULT_TENANT_MAX_PENDING);
+    }
+
+    /** @param tenantMaxPending bridge.tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota */
+    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
+                        int tenantMaxPending) {
         this.dataSource = dataSource;
+        this.tenantMaxPending = tenantMaxPending;
         this.groupId = groupId;
         this.wakeWithin = wakeWithin;
         this.zstdThreshold = zstdThreshold;
@@ -124,11 +134,14 @@ public final class BatchApplier {
                     : new Fold(true, e.inHands() ? State.IN_HANDS : State.PENDING, e.messageId());
         });
 
+        Map<UUID, long[]> pending = pending(c, records, existing);
+
         Rows rows = new Rows(records.size());
         List<Decision> decisions = new ArrayList<>(records.size());
         for (Incoming in : records) {
             if (in.parsed() instanceof Command cmd) {
-                decisions.add(fold(in, cmd, folds.get(new TimerId(in.tenant(), cmd.queue(), cmd.timerKey())), rows));
+                decisions.add(fold(in, cmd, folds.get(new TimerId(in.tenant(), cmd.queue(), cmd.timerKey())), rows,
+                        pending.get(in.tenant())));
             } else {
                 Rejection r = (Rejection) in.parsed();
                 decisions.add(rows.event(in, in.tenant(), r.kafkaKey(), Verdict.REJECTED, rejected(in, r), r));
@@ -175,10 +188,49 @@ public final class BatchApplier {
         return out;
     }
 
-    /** One command against its timer's state so far: the verdict, and the state it leaves. */
-    private Decision fold(Incoming in, Command cmd, Fold f, Rows rows) {
+    /**
+     * The pending timers of each tenant that schedules a key not staged yet in this batch, counted once (up to
+     * bridge.tenant.max.pending) after the lock, and kept current by the fold. A tenant whose batch only touches staged keys
+     * is not counted: nothing it does here can make it hold more.
+     */
+    private Map<UUID, long[]> pending(Connection c, List<Incoming> records, Map<TimerId, Existing> existing) throws SQLException {
+        Set<UUID> tenants = new LinkedHashSet<>();
+        for (Incoming in : records) {
+            if (in.parsed() instanceof Command cmd && cmd.op().upserts()
+                    && !existing.containsKey(new TimerId(in.tenant(), cmd.queue(), cmd.timerKey()))) {
+                tenants.add(in.tenant());
+            }
+        }
+        Map<UUID, long[]> out = new HashMap<>();
+        if (tenants.isEmpty()) {
+            return out;
+        }
+        try (PreparedStatement st = c.prepareStatement(PENDING)) {
+            st.setArray(1, c.createArrayOf("uuid", tenants.toArray()));
+            st.setInt(2, tenantMaxPending);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getObject(1, UUID.class), new long[] {rs.getLong(2)});
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * One command against its timer's state so far: the verdict, and the state it leaves.
+     *
+     * @param pending the tenant's pending timers so far in this batch, or null when it was not counted (it schedules no new key)
+     */
+    private Decision fold(Incoming in, Command cmd, Fold f, Rows rows, long[] pending) {
         ObjectNode ev = base(in, cmd);
         Verdict v;
+        if (f.state == State.ABSENT && cmd.op().upserts() && pending != null && pending[0] >= tenantMaxPending) {
+            Rejection r = new Rejection(RejectReason.TENANT_QUOTA, "tenant " + in.tenant() + " already holds " + pending[0]
+                    + " pending timers (bridge.tenant.max.pending = " + tenantMaxPending + "): a new key is refused; a reschedule or cancel"
+                    + " of a pending one passes", cmd.kafkaKey());
+            return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
+        }
         if (f.state == State.IN_HANDS) {
             v = Verdict.TOO_LATE;
             ev.put("messageId", f.messageId.toString());
@@ -186,6 +238,9 @@ public final class BatchApplier {
             v = f.state == State.ABSENT ? Verdict.SCHEDULED : Verdict.RESCHEDULED;
             if (f.state == State.ABSENT) {
                 f.messageId = UuidV7.next();
+                if (pending != null) {
+                    pending[0]++;
+                }
             }
             f.state = State.PENDING;
             f.command = cmd;
@@ -195,6 +250,9 @@ public final class BatchApplier {
         } else if (f.state == State.PENDING) {
             v = Verdict.CANCELLED;
             ev.put("messageId", f.messageId.toString());
+            if (pending != null) {
+                pending[0]--;
+            }
             f.state = State.ABSENT;
             f.command = null;
             f.messageId = null;

@@ -49,7 +49,12 @@ public enum RejectReason {
     /** A valid token that may not write here: its tenant claim is not the topic's tenant, is null, or is missing (unless optional). */
     FORBIDDEN("forbidden"),
     /** The destination queue requires encryption and the bridge has no encryption.key: never stored in clear. */
-    ENCRYPTION_UNAVAILABLE("encryption_unavailable");
+    ENCRYPTION_UNAVAILABLE("encryption_unavailable"),
+    /**
+     * A schedule of a key not staged yet for a tenant that already holds bridge.tenant.max.pending pending timers (a reschedule or
+     * cancel of a staged key always passes).
+     */
+    TENANT_QUOTA("tenant_quota");
 
     private final String wireName;
 

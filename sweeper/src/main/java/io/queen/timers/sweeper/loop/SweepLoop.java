@@ -19,13 +19,15 @@ import org.slf4j.LoggerFactory;
  * loops in any number of processes; they meet only in SKIP LOCKED.
  *
  * <p>A cycle claims batch after batch while claims come back full, until it holds a fire's worth of bytes
- * ({@code sweeper.max.fire.bytes}) or half the lease has passed since its first claim, and only then
- * packs and fires. Accumulating is what makes segments large under a backlog (a claim of 200 spread over
+ * ({@code sweeper.max.fire.bytes}), {@code sweeper.cycle.claim.max} (50 ms) has passed since its first claim,
+ * or half the lease, and only then packs and fires. Accumulating is what makes segments large under a backlog (a claim of 200 spread over
  * 100 queues would otherwise push 100 segments of two frames each) and what makes one fire carry
  * thousands of timers; stopping at half the lease leaves the first claim at least half its lease for the
- * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle (bounded by
- * half the lease, in practice by the bytes); with no backlog the first claim comes back short and is fired
- * at once.
+ * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle, bounded by
+ * {@code sweeper.cycle.claim.max}: without that bound a cycle under another tenant's flood claimed for
+ * seconds (8 MiB of timers) before firing, so a quiet tenant's due timers, claimed in its first claim, were
+ * a second late (TenantFloodBench, 2026-12-04); the bound makes the segments of a backlog smaller (more fire
+ * transactions per timer). With no backlog the first claim comes back short and is fired at once.
  */
 public final class SweepLoop implements Runnable {
 
@@ -38,6 +40,7 @@ public final class SweepLoop implements Runnable {
     private final WakeSignal wake;
     private final SweeperMetrics metrics;
     private final int maxFireBytes;
+    private final long claimMaxNanos;
     private final LoopProgress progress;
     private final FireGate gate;
     private final SuspectPolicy suspects;
@@ -50,15 +53,17 @@ public final class SweepLoop implements Runnable {
 
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
                      int maxFireBytes, LoopProgress progress) {
-        this(probe, claimer, delivery, pacer, wake, metrics, maxFireBytes, progress, new FireGate(), Integer.MAX_VALUE);
+        this(probe, claimer, delivery, pacer, wake, metrics, maxFireBytes, progress, new FireGate(), Integer.MAX_VALUE, null);
     }
 
     /**
      * @param gate        shared by every loop of the process (suspects fire holding it alone)
      * @param maxAttempts sweeper.max.attempts: a suspect at it is dead-lettered, not fired ({@link SuspectPolicy})
+     * @param claimMax    sweeper.cycle.claim.max: how long a cycle keeps claiming before it fires (null: half the lease only)
      */
     public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes, LoopProgress progress, FireGate gate, int maxAttempts) {
+                     int maxFireBytes, LoopProgress progress, FireGate gate, int maxAttempts, Duration claimMax) {
+        this.claimMaxNanos = claimMax == null ? Long.MAX_VALUE : claimMax.toNanos();
         this.gate = gate;
         this.suspects = new SuspectPolicy(maxAttempts);
         this.probe = probe;
@@ -135,7 +140,7 @@ public final class SweepLoop implements Runnable {
     /** Claims (see the class comment), fires the claim's ordinary timers, hands back the suspects beyond one group. */
     private Cycle claimAndDeliver() throws SQLException {
         long start = System.nanoTime();
-        long halfLease = claimer.lease().toNanos() / 2;
+        long claimFor = Math.min(claimer.lease().toNanos() / 2, claimMaxNanos);
         List<ClaimedTimer> claimed = new ArrayList<>();
         long bytes = 0;
         int got;
@@ -149,7 +154,7 @@ public final class SweepLoop implements Runnable {
             holding(claim.timers());
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
-        } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < halfLease);
+        } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < claimFor);
         long claimedAt = System.nanoTime();
         SuspectPolicy.Split split = suspects.split(claimed);
         Delivery.Report report;
