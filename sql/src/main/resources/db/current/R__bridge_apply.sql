@@ -40,6 +40,7 @@
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
 LANGUAGE sql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 SET enable_seqscan = off
 AS $$
     SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
@@ -64,6 +65,7 @@ CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_wake_within INTERVAL)
 RETURNS INT
 LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 SET enable_seqscan = off  -- V110: the DELETE joins the batch's keys to the table; probe them by key
 AS $$
 DECLARE

@@ -19,7 +19,9 @@
 CREATE OR REPLACE FUNCTION queen.bridge_offset_set_v1(p_group TEXT, p_topic TEXT, p_partition INT, p_offset BIGINT,
                                                       p_reason TEXT, p_actor TEXT)
 RETURNS BIGINT
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
 DECLARE
     previous BIGINT;
 BEGIN

@@ -304,6 +304,7 @@ public final class Stack implements AutoCloseable {
         p.putAll(new LinkedHashMap<>(Map.ofEntries(
                 Map.entry("jdbc.url", postgres.jdbcUrl()),
                 Map.entry("jdbc.user", "postgres"),
+                Map.entry("db.role.check", "false"), // the services connect as the superuser: the single-role opt-out
                 Map.entry("jdbc.pool.size", "5"),
                 Map.entry("kafka.bootstrap.servers", bootstrap()),
                 Map.entry("http.port", "0"),
