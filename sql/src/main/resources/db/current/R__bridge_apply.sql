@@ -47,6 +47,7 @@
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
 LANGUAGE sql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 SET enable_seqscan = off
 AS $$
     SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
@@ -71,6 +72,7 @@ CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_wake_within INTERVAL)
 RETURNS INT
 LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 SET enable_seqscan = off  -- V110: the DELETE joins the batch's keys to the table; probe them by key
 AS $$
 DECLARE
@@ -163,6 +165,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_tenant_pending_v1(p_tenants UUID[], p_cap INT)
 RETURNS TABLE (tenant_id UUID, pending BIGINT)
 LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
     SELECT x.tenant_id,
            (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id LIMIT p_cap) c)

@@ -53,7 +53,9 @@ $$;
 CREATE OR REPLACE FUNCTION queen.bridge_offset_set_v2(p_group TEXT, p_topic TEXT, p_partition INT, p_offset BIGINT,
                                                       p_reason TEXT, p_replay BOOLEAN, p_tenant UUID, p_client_label TEXT)
 RETURNS TABLE (previous_offset BIGINT, tenant_id UUID)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
 DECLARE
     previous BIGINT;
     tenant UUID;
@@ -96,7 +98,9 @@ $$;
 CREATE OR REPLACE FUNCTION queen.bridge_offset_start_v1(p_group TEXT, p_topic TEXT, p_partition INT, p_offset BIGINT,
                                                         p_position TEXT, p_log_start BIGINT, p_log_end BIGINT, p_tenant UUID)
 RETURNS BIGINT
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
 DECLARE
     stored BIGINT;
 BEGIN

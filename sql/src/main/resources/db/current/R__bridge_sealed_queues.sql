@@ -6,6 +6,7 @@ CREATE OR REPLACE FUNCTION queen.bridge_sealed_queues_set_v1(p_group TEXT, p_pat
 RETURNS VOID
 LANGUAGE sql
 VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
 DELETE FROM queen.bridge_sealed_queues WHERE group_id = p_group AND cardinality(coalesce(p_patterns, '{}')) = 0;
 INSERT INTO queen.bridge_sealed_queues (group_id, patterns)

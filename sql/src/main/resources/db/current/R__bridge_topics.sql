@@ -3,7 +3,9 @@
 -- Upsert: the configuration of the last bridge of the group to start wins. PRICE: one statement per start.
 CREATE OR REPLACE FUNCTION queen.bridge_topics_register_v1(p_group TEXT, p_topics TEXT[], p_tenants UUID[])
 RETURNS VOID
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
 BEGIN
     IF cardinality(p_topics) IS DISTINCT FROM cardinality(p_tenants) THEN
         RAISE EXCEPTION 'one tenant per topic' USING ERRCODE = '22023';

@@ -30,6 +30,7 @@
 CREATE OR REPLACE FUNCTION queen.log_cleanup_partitions_v1(p_cutoff TIMESTAMPTZ, p_limit INT)
 RETURNS SETOF UUID
 LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 DECLARE

@@ -73,6 +73,7 @@ RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, del
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
                claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 WITH RECURSIVE shard_rows AS MATERIALIZED (
@@ -198,6 +199,7 @@ RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, del
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
                claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,

@@ -51,6 +51,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v2(p_timers JSONB, p_max_attempts INT)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, dlq_id UUID, partition_id UUID)
 LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 #variable_conflict use_column

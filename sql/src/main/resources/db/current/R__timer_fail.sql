@@ -59,6 +59,7 @@ CREATE OR REPLACE FUNCTION queen.timer_fail_v2(
     p_max_attempts      INT)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, attempts INT, retry_at TIMESTAMPTZ, exhausted BOOLEAN)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 WITH held AS MATERIALIZED (
@@ -92,6 +93,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_release_v2(p_timers JSONB)
 RETURNS INT
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (the ARRAY is computed once,
@@ -115,6 +117,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_hold_alone_v1(p_timers JSONB)
 RETURNS INT
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 WITH marked AS (

@@ -422,6 +422,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_fire_v3(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
 RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ, refused INT[])
 LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
 #variable_conflict use_column
@@ -481,6 +482,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
 RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
     SELECT f.seg, CASE WHEN f.verdict = 'refused' THEN 'stale' ELSE f.verdict END, f.partition_id, f.base_offset, f.created_at

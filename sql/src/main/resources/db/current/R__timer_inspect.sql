@@ -39,6 +39,7 @@ RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, del
                payload_zstd BOOLEAN, encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
                claimed_until TIMESTAMPTZ, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, db_now TIMESTAMPTZ)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 STABLE
 AS $$
     -- Lock order: none (read only).
@@ -56,6 +57,7 @@ RETURNS TABLE (timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ, visible
                producer_sub TEXT, attempts INT, last_error TEXT, claimed_until TIMESTAMPTZ,
                created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ)
 LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 STABLE
 AS $$
     -- Lock order: none (read only). Keyset on the primary key.

@@ -22,6 +22,7 @@
 CREATE OR REPLACE FUNCTION queen.timer_probe_v1(p_due_cap INT)
 RETURNS TABLE (db_now TIMESTAMPTZ, next_visible_at TIMESTAMPTZ, due INT)
 LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 STABLE
 AS $$
 DECLARE

@@ -105,6 +105,7 @@ public final class IngestBench {
             Map<String, String> s = new LinkedHashMap<>();
             s.put("jdbc.url", db.jdbcUrl());
             s.put("jdbc.user", db.user());
+            s.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
             s.put("jdbc.password", db.password());
             s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
             s.put("command.topics", topic);

@@ -17,6 +17,7 @@ import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
@@ -24,7 +25,6 @@ import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
-import io.queen.timers.sql.Migrations;
 import java.time.Clock;
 import java.sql.SQLException;
 import java.util.HashMap;
@@ -125,12 +125,8 @@ public final class BridgeMain implements AutoCloseable {
     private static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, TopicRoutes routes,
             BridgeSettings settings, TopicTimestamps timestamps) {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
-        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-            // a pool of its own: a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
-            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
-                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
-            }
-        }
+        // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
+        DatabaseRole.atStart(config, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
         try {
             String group = settings.groupId();

@@ -37,7 +37,8 @@ class ComposeFileTest {
                 assertThat(m.group(2)).as("${%s…}: compose must refuse to start without it", m.group(1)).isEqualTo(":?");
             }
         }
-        assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD", "GRAFANA_ADMIN_PASSWORD");
+        assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD", "QUEEN_BRIDGE_JDBC_PASSWORD", "QUEEN_SWEEPER_JDBC_PASSWORD",
+                "QUEEN_OPERATOR_JDBC_PASSWORD", "GRAFANA_ADMIN_PASSWORD");
         for (String p : passwords) {
             assertThat(read(DOCKER.resolve("env.example")).lines()).as("env.example lists %s", p).contains(p + "=");
         }
@@ -45,15 +46,43 @@ class ComposeFileTest {
 
     @Test
     void servicesConnectAsARoleThatIsNotTheSuperuserAndAnInitScriptCreatesIt() {
-        String serviceUser = services.get("bridge").get("environment").get("QUEEN_JDBC_USER").asText();
-        String superuser = services.get("postgres").get("environment").get("POSTGRES_USER").asText();
-        assertThat(serviceUser).isNotEqualTo(superuser).doesNotContain("postgres");
-        for (String s : List.of("bridge", "sweeper", "migrate")) {
-            assertThat(services.get(s).get("environment").get("QUEEN_JDBC_USER").asText()).isEqualTo(serviceUser);
-        }
+        String owner = env("migrate", "QUEEN_JDBC_USER");
+        String superuser = env("postgres", "POSTGRES_USER");
+        assertThat(owner).isNotEqualTo(superuser).doesNotContain("postgres");
         assertThat(strings(services.get("postgres").get("volumes"))).contains("./postgres-init:/docker-entrypoint-initdb.d:ro");
         String init = read(DOCKER.resolve("postgres-init/10-queen-role.sh"));
         assertThat(init).contains("NOSUPERUSER", "NOCREATEDB", "NOCREATEROLE", "CREATE DATABASE queen OWNER");
+    }
+
+    /** Issue 24, point 6: the owner only migrates; each service runs as a login of its own group role, checked at start. */
+    @Test
+    void theOwnerMigratesAndEachServiceRunsAsALoginOfItsOwnLeastPrivilegeRole() {
+        String owner = env("migrate", "QUEEN_JDBC_USER");
+        String bridge = env("bridge", "QUEEN_JDBC_USER");
+        String sweeper = env("sweeper", "QUEEN_JDBC_USER");
+        assertThat(List.of(bridge, sweeper)).doesNotContain(owner, env("postgres", "POSTGRES_USER"));
+        assertThat(bridge).isNotEqualTo(sweeper);
+        assertThat(env("bridge", "QUEEN_JDBC_PASSWORD")).isNotEqualTo(env("migrate", "QUEEN_JDBC_PASSWORD"));
+        for (String s : List.of("bridge", "sweeper", "migrate")) {
+            // the check stays on (its default): no service of the file opts out of it
+            assertThat(services.get(s).get("environment").has("QUEEN_DB_ROLE_CHECK")).as(s).isFalse();
+            assertThat(env(s, "QUEEN_MIGRATE_ON_START")).as(s).isEqualTo("false");
+        }
+        // the init script makes the group roles (the owner may not create roles) and a login in each
+        String init = read(DOCKER.resolve("postgres-init/10-queen-role.sh"));
+        assertThat(init).contains("CREATE ROLE queen_bridge NOLOGIN;", "CREATE ROLE queen_sweeper NOLOGIN;", "CREATE ROLE queen_operator NOLOGIN;",
+                "IN ROLE queen_bridge;", "IN ROLE queen_sweeper;", "IN ROLE queen_operator;");
+        assertThat(bridge).isEqualTo("${QUEEN_BRIDGE_JDBC_USER:-timers_bridge}");
+        assertThat(sweeper).isEqualTo("${QUEEN_SWEEPER_JDBC_USER:-timers_sweeper}");
+        assertThat(env("postgres", "QUEEN_BRIDGE_JDBC_USER")).isEqualTo(bridge);
+        assertThat(env("postgres", "QUEEN_SWEEPER_JDBC_USER")).isEqualTo(sweeper);
+        assertThat(env("postgres", "QUEEN_OPERATOR_JDBC_USER")).isNotBlank();
+    }
+
+    private String env(String service, String name) {
+        JsonNode v = services.get(service).get("environment").get(name);
+        assertThat(v).as("%s sets %s", service, name).isNotNull();
+        return v.asText();
     }
 
     @Test

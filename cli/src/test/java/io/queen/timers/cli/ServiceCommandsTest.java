@@ -111,6 +111,7 @@ class ServiceCommandsTest {
         Map<String, String> env = new HashMap<>();
         env.put("QUEEN_JDBC_URL", db.jdbcUrl());
         env.put("QUEEN_JDBC_USER", db.user());
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
         env.put("QUEEN_JDBC_PASSWORD", db.password());
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", commands);

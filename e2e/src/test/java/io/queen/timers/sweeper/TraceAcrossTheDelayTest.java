@@ -133,6 +133,7 @@ class TraceAcrossTheDelayTest {
         Map<String, String> s = new HashMap<>();
         s.put("jdbc.url", db.jdbcUrl());
         s.put("jdbc.user", db.user());
+        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
         s.put("jdbc.password", db.password());
         s.put("jdbc.pool.size", "4");
         s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());

@@ -146,6 +146,7 @@ public final class SoakRig {
         Properties common = new Properties();
         common.put("jdbc.url", postgres.jdbcUrl(db));
         common.put("jdbc.user", "postgres");
+        common.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
         common.put("kafka.bootstrap.servers", bootstrap);
         common.put("audit.topic", audit);
         common.put("tenant." + SteadyLoad.TENANT_B + ".audit.topic", audit + "." + SteadyLoad.TENANT_B);

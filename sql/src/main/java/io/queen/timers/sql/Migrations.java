@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -59,6 +60,8 @@ public final class Migrations {
     private static final String LOCATION = "classpath:" + LOCATION_PATH;
     /** Repeatable migrations (R__<family>.sql): every function and view, once, in its current form. */
     private static final String CURRENT = "classpath:db/current";
+    /** The roles and grants of the least-privilege deployment, applied after every migrate (README "Database roles"). */
+    static final String LEAST_PRIVILEGE = "db/least-privilege.sql";
     /** Arbitrary but fixed: the advisory lock key every queen-timers process agrees on. */
     private static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L; // "queentmr"
 
@@ -131,14 +134,37 @@ public final class Migrations {
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
                 realignSupersededChecksums(lock);
+                MigrateResult result;
                 try (BorrowedConnections flywaysOwn = new BorrowedConnections(dataSource)) {
-                    return flyway(flywaysOwn, targetVersion).migrate();
+                    result = flyway(flywaysOwn, targetVersion).migrate();
                 }
+                if (MigrationVersion.LATEST.getVersion().equals(targetVersion)) {
+                    applyLeastPrivilege(lock);
+                }
+                return result;
             } finally {
                 unlockOrDrop(lock);
             }
         } catch (SQLException e) {
             throw new IllegalStateException("cannot take the migration lock: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The service roles and their grants ({@value #LEAST_PRIVILEGE}), re-applied after every migrate to the
+     * newest version so every function that exists now is covered, in one transaction.
+     */
+    private static void applyLeastPrivilege(Connection c) throws SQLException {
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (Statement st = c.createStatement()) {
+            st.execute(SqlFile.load(Migrations.class, "/" + LEAST_PRIVILEGE));
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(auto);
         }
     }
 

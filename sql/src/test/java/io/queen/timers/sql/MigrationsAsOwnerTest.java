@@ -27,6 +27,10 @@ class MigrationsAsOwnerTest {
             exec(admin, "CREATE DATABASE " + database + " OWNER " + role);
             exec(admin, "REVOKE ALL ON DATABASE " + database + " FROM PUBLIC");
             exec(admin, "GRANT CONNECT, TEMPORARY ON DATABASE " + database + " TO " + role);
+            for (String group : new String[] {"queen_bridge", "queen_sweeper", "queen_operator"}) {
+                // the service roles (cluster-wide: another test may have made them already); the owner may not create roles
+                exec(admin, "DO $$ BEGIN CREATE ROLE " + group + " NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+            }
             String url = admin.jdbcUrl().replace("/" + admin.name(), "/" + database);
             try {
                 PGSimpleDataSource ds = new PGSimpleDataSource();

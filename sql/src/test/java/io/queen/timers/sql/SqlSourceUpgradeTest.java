@@ -83,8 +83,8 @@ class SqlSourceUpgradeTest {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V125, V126, and every R__ file
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 6 : 5) + 16);
+            // V120 where it had not run, V121, V122, V123, V125, V126, and every R__ file (R__timer_audit_relay.sql is issue 24's)
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 6 : 5) + 17);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
@@ -182,6 +182,13 @@ class SqlSourceUpgradeTest {
                         UNION ALL
                         SELECT 'constraint ' || n.conrelid::regclass::text || ' ' || n.conname || ' ' || pg_get_constraintdef(n.oid)
                           FROM pg_constraint n WHERE n.connamespace = 'queen'::regnamespace AND n.contype <> 'n'
+                        UNION ALL
+                        -- the grants of db/least-privilege.sql: an upgraded database has exactly a fresh install's
+                        SELECT 'grants ' || p.oid::regprocedure::text || ' ' || coalesce(p.proacl::text, 'default')
+                          FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace
+                        UNION ALL
+                        SELECT 'grants ' || c.oid::regclass::text || ' ' || coalesce(c.relacl::text, 'default')
+                          FROM pg_class c WHERE c.relnamespace = 'queen'::regnamespace AND c.relkind IN ('r', 'p', 'v')
                          ORDER BY 1""")) {
             while (rs.next()) {
                 out.add(rs.getString(1));

@@ -7,6 +7,7 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
@@ -14,7 +15,6 @@ import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.log.cleanup.PartitionCleanup;
-import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.fire.Firer;
@@ -116,12 +116,8 @@ public final class SweeperMain implements AutoCloseable {
         s.checkFitsHeap(Runtime.getRuntime().maxMemory());
         SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
         LOG.info("starting sweeper: {}", config);
-        if (config.bool(CommonSettings.MIGRATE_ON_START)) {
-            // a pool of its own: a migration's statements are not bounded like a fire's (SessionTimeouts.MIGRATION)
-            try (HikariDataSource migration = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
-                startup.retry("apply the schema migrations", () -> Migrations.migrate(migration));
-            }
-        }
+        // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
+        DatabaseRole.atStart(config, registry, startup, "sweeper", DatabaseRole.SWEEPER);
         HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
         try {
             SweeperMetrics metrics = new SweeperMetrics(registry);

@@ -188,6 +188,7 @@ public final class PipelineBench {
         Properties p = new Properties();
         p.put("jdbc.url", pg.jdbcUrl());
         p.put("jdbc.user", "postgres");
+        p.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
         p.put("kafka.bootstrap.servers", bootstrap);
         p.put("http.port", "0");
         p.put("audit.topic", AUDIT);

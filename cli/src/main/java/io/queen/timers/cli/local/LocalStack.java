@@ -7,6 +7,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
@@ -14,9 +15,13 @@ import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -112,24 +117,64 @@ final class LocalStack implements AutoCloseable {
         serviceEnv.put(env(CommonSettings.AUDIT_TOPIC), plan.auditTopic());
         serviceEnv.put(env(CommonSettings.MIGRATE_ON_START), "false");
 
+        Map<String, String> bridgeEnv = new HashMap<>(serviceEnv);
+        Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
         try (HikariDataSource ds = dataSource(serviceEnv, SessionTimeouts.MIGRATION)) {
+            // the owner (the user given, or the embedded server's superuser) migrates; the services run as
+            // least-privilege login roles, as in production (README "Database roles"; db.role.check stays on)
             Migrations.migrate(ds);
+            loginRole(ds, BRIDGE_LOGIN, DatabaseRole.BRIDGE, bridgeEnv);
+            loginRole(ds, SWEEPER_LOGIN, DatabaseRole.SWEEPER, sweeperEnv);
         }
         createTopics(kafka.bootstrapServers(), plan.commandTopic(), plan.auditTopic());
 
         int bridgePort = plan.bridgeHttpPort() == 0 ? Ports.free() : plan.bridgeHttpPort();
         int sweeperPort = plan.sweeperHttpPort() == 0 ? Ports.free() : plan.sweeperHttpPort();
-        Map<String, String> bridgeEnv = new HashMap<>(serviceEnv);
         bridgeEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(bridgePort));
         // a sandbox whose topic may outlive its database: its commands are the user's own, applied again rather than waiting
         bridgeEnv.putIfAbsent(env(BridgeSettings.START_POSITION), "earliest");
         started.push(BridgeMain.host(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv)));
-        Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
         sweeperEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(sweeperPort));
         started.push(SweeperMain.host(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv)));
 
         endpoints = new Endpoints(kafka.bootstrapServers(), jdbcUrl, user, plan.commandTopic(), plan.auditTopic(),
                 bridgePort, sweeperPort, pgData, kafkaData);
+    }
+
+    /** The login roles the local stack's services connect as (cluster-wide, like the group roles they are members of). */
+    static final String BRIDGE_LOGIN = "queen_local_bridge";
+    static final String SWEEPER_LOGIN = "queen_local_sweeper";
+
+    /**
+     * Creates (or resets) {@code login}: a login role that is a member of {@code group} and nothing more, with a
+     * password new at every start (never printed; the services get it in their settings), and points {@code env}
+     * at it. Needs a migrating user that may create roles (the embedded server's superuser, or an external user
+     * with CREATEROLE). PRICE: a second local stack on the same PostgreSQL cluster resets the password, so the
+     * first one's new connections are refused; one local stack per cluster.
+     */
+    private static void loginRole(HikariDataSource ds, String login, String group, Map<String, String> env) {
+        String password = HexFormat.of().formatHex(SecureRandomHolder.bytes(24));
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+            st.execute("DO $$ BEGIN CREATE ROLE " + login + " LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+            st.execute("ALTER ROLE " + login + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '" + password + "'");
+            st.execute("GRANT " + group + " TO " + login);
+            st.execute("DO $$ BEGIN EXECUTE format('GRANT CONNECT ON DATABASE %I TO " + login + "', current_database()); END $$");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create the login role " + login + " (a member of " + group + ") the local " + login.substring(12)
+                    + " runs as: " + e.getMessage() + " (the database user needs CREATEROLE)", e);
+        }
+        env.put(env(CommonSettings.JDBC_USER), login);
+        env.put(env(CommonSettings.JDBC_PASSWORD), password);
+    }
+
+    private static final class SecureRandomHolder {
+        private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
+        static byte[] bytes(int n) {
+            byte[] b = new byte[n];
+            RANDOM.nextBytes(b);
+            return b;
+        }
     }
 
     Endpoints endpoints() {

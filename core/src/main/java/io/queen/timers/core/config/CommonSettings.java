@@ -31,6 +31,7 @@ public final class CommonSettings {
     public static final String DB_RETRY_BACKOFF_MAX = "db.retry.backoff.max";
     public static final String MIGRATE_ON_START = "migrate.on.start";
     public static final String DB_SOCKET_TIMEOUT = "db.socket.timeout";
+    public static final String DB_ROLE_CHECK = "db.role.check";
 
     /** The default tenant: every topic maps to it unless configured otherwise. */
     public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
@@ -66,7 +67,13 @@ public final class CommonSettings {
                                 + " idle_in_transaction_session_timeout) before it drops the connection and the pool opens another."
                                 + " Must exceed every statement timeout of the process (sweeper.statement.timeout, bridge.statement.timeout).")
                 .define(MIGRATE_ON_START, ConfigDef.Type.BOOLEAN, "true", null,
-                        "Apply the Flyway migrations at start (safe when several processes start at once).")
+                        "Apply the Flyway migrations at start (safe when several processes start at once). Only with"
+                                + " db.role.check=false: a role that may migrate is one that check refuses, so with it the service"
+                                + " requires the schema current and the owner migrates (`queen-timers migrate`).")
+                .define(DB_ROLE_CHECK, ConfigDef.Type.BOOLEAN, "true", null, "QUEEN_DB_ROLE_CHECK",
+                        "Refuse to start as a database role that can write the tables directly (a superuser, the owner, any"
+                                + " INSERT/UPDATE/DELETE/TRUNCATE grant) or is not a member of the service's role (queen_bridge,"
+                                + " queen_sweeper); README \"Database roles\". false only for a single-role development database.")
                 .include(HealthSettings.definition());
     }
 }

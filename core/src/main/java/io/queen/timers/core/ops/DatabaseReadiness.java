@@ -48,7 +48,7 @@ public final class DatabaseReadiness implements ReadinessCheck {
                 return Optional.of("cannot read the schema version: " + firstLine(e.getMessage()));
             }
             if (pending > 0) {
-                return Optional.of(pending + " migration(s) pending: run `queen-timers migrate` or set migrate.on.start=true");
+                return Optional.of(pending + " migration(s) pending: run `queen-timers migrate` as the owner of the schema");
             }
             schemaCurrent = true;
         }

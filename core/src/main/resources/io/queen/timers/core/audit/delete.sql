@@ -1,4 +1,3 @@
--- Rows the broker acknowledged. By id list, never by range: an id below the largest published one
--- may belong to a transaction that committed late, and it has not been published yet.
--- Locks: outbox rows only (a leaf of the project lock order).
-DELETE FROM queen.timer_audit_outbox WHERE id = ANY(?)
+-- Rows the broker acknowledged, by id (db/current/R__timer_audit_relay.sql: the relay's roles may not
+-- DELETE from the outbox themselves). Returns the rows deleted.
+SELECT queen.timer_audit_delete_v1(?)

@@ -7,6 +7,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -121,7 +124,18 @@ public final class Stack implements AutoCloseable {
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
+        // the services run as least-privilege logins, as in production (README "Database roles"); loopback, no password
+        try (Connection c = postgres.connect(); Statement st = c.createStatement()) {
+            st.execute("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
+            st.execute("CREATE ROLE " + SWEEPER_LOGIN + " LOGIN IN ROLE queen_sweeper");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create the services' login roles: " + e.getMessage(), e);
+        }
     }
+
+    /** The logins the bridges and the sweepers connect as: members of queen_bridge / queen_sweeper, nothing more. */
+    static final String BRIDGE_LOGIN = "faults_bridge";
+    static final String SWEEPER_LOGIN = "faults_sweeper";
 
     /** Starts (or restarts) the broker, until its port is open; then its next standby warms up. */
     public void startBroker() throws InterruptedException {
@@ -303,7 +317,6 @@ public final class Stack implements AutoCloseable {
         Properties p = new Properties();
         p.putAll(new LinkedHashMap<>(Map.ofEntries(
                 Map.entry("jdbc.url", postgres.jdbcUrl()),
-                Map.entry("jdbc.user", "postgres"),
                 Map.entry("jdbc.pool.size", "5"),
                 Map.entry("kafka.bootstrap.servers", bootstrap()),
                 Map.entry("http.port", "0"),
@@ -321,6 +334,7 @@ public final class Stack implements AutoCloseable {
 
     private Properties bridgeSettings() {
         Properties p = common();
+        p.put("jdbc.user", BRIDGE_LOGIN);
         p.put("command.topics", COMMANDS_A + "," + COMMANDS_B);
         // Since round 2 a command topic must name its tenant; topic a is the default tenant's, said so.
         p.put("topic." + COMMANDS_A + ".tenant", TENANT_A);
@@ -336,6 +350,7 @@ public final class Stack implements AutoCloseable {
 
     private Properties sweeperSettings() {
         Properties p = common();
+        p.put("jdbc.user", SWEEPER_LOGIN);
         // A lease of 3 s (default 30 s): a SIGSTOP of 4-5 s outlives it, and a killed sweeper's timers come back soon.
         p.put("sweeper.lease", LEASE_MS + "ms");
         // Poisoned timers reach the DLQ after 5 attempts in ~2 s instead of ~30 s.

@@ -1,0 +1,144 @@
+package io.queen.timers.core.db;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.ops.Startup;
+import io.queen.timers.sql.Migrations;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The start check of least privilege in the database (README "Database roles"; issue 24, point 6): a service
+ * refuses to start connected as a role that could change the database other than through its functions.
+ * Enforced, not advised: the roles and grants exist after every migrate (sql module, db/least-privilege.sql),
+ * and this check makes a deployment that still runs a service as the owner or a superuser fail at once,
+ * naming the fix, instead of running with the power to rewrite {@code queen.bridge_offsets} or empty the
+ * outbox. {@link CommonSettings#DB_ROLE_CHECK} = false turns it off, for a single-role development database.
+ *
+ * <p>Refused: a superuser; a role that may create in the database or in schema {@code queen}, or is a member
+ * of the role owning {@code queen} (it could {@code SET ROLE} to it); a role holding INSERT, UPDATE, DELETE or
+ * TRUNCATE on any table of {@code queen} or {@code queen_timers}; a role that is not a member of the service's
+ * group role (its calls would fail with 42501, one by one, at run time). PRICE: one catalog read at start.
+ */
+public final class DatabaseRole {
+
+    /** The group role of the bridge (db/least-privilege.sql). */
+    public static final String BRIDGE = "queen_bridge";
+    /** The group role of the sweeper. */
+    public static final String SWEEPER = "queen_sweeper";
+    /** The group role of the CLI's reads and `offsets set`. */
+    public static final String OPERATOR = "queen_operator";
+
+    private static final String CHECK = """
+            SELECT current_user, r.rolsuper,
+                   has_database_privilege(current_database(), 'CREATE'),
+                   coalesce(has_schema_privilege(n.oid, 'CREATE'), false),
+                   coalesce(pg_has_role(n.nspowner, 'MEMBER'), false),
+                   (SELECT string_agg(c.relnamespace::regnamespace || '.' || c.relname, ', ' ORDER BY c.relname)
+                      FROM pg_class c
+                     WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN ('queen', 'queen_timers'))
+                       AND c.relkind IN ('r', 'p')
+                       AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')),
+                   CASE WHEN EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = ?) THEN pg_has_role(?, 'USAGE') ELSE false END
+              FROM pg_roles r
+              LEFT JOIN pg_namespace n ON n.nspname = 'queen'
+             WHERE r.rolname = current_user
+            """;
+
+    private static final Logger LOG = LoggerFactory.getLogger(DatabaseRole.class);
+
+    private DatabaseRole() {}
+
+    /**
+     * A service's schema step at start, on a pool of its own (closed before the service's pool opens). With
+     * {@link CommonSettings#DB_ROLE_CHECK} (the default): the role check, then the schema must be current; the
+     * service does not migrate whatever {@link CommonSettings#MIGRATE_ON_START} says, because a role allowed to
+     * migrate is one the check refuses (the owner migrates: `queen-timers migrate`). Without it: the migration
+     * when {@link CommonSettings#MIGRATE_ON_START}, as before. An unreachable database is retried through
+     * {@code startup}; a refused role or a pending migration is a {@link ConfigException}.
+     */
+    public static void atStart(Config config, MeterRegistry registry, Startup startup, String service, String group) {
+        boolean check = config.bool(CommonSettings.DB_ROLE_CHECK);
+        if (!check && !config.bool(CommonSettings.MIGRATE_ON_START)) {
+            return;
+        }
+        // a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
+        try (HikariDataSource ds = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
+            if (!check) {
+                startup.retry("apply the schema migrations", () -> Migrations.migrate(ds));
+                return;
+            }
+            startup.retry("check the database role", () -> {
+                requireLeastPrivilege(ds, service, group);
+                return null;
+            });
+            int pending = startup.retry("read the schema version", () -> Migrations.pendingCount(ds));
+            if (pending > 0) {
+                throw new ConfigException(service + ": " + pending + " schema migration(s) pending, which its least-privilege role may"
+                        + " not apply: run `queen-timers migrate` as the owner of the queen schema first (compose's `migrate` service does)");
+            }
+            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+                LOG.info("{}: the schema is current; {} is not applied by a least-privilege role (the owner migrates)", service,
+                        CommonSettings.MIGRATE_ON_START);
+            }
+        }
+    }
+
+    /**
+     * Throws {@link ConfigException} naming the fix when the role of {@code dataSource}'s connections is not a
+     * least-privilege member of {@code group}; {@link SQLException} when the database cannot be read.
+     */
+    public static void requireLeastPrivilege(DataSource dataSource, String service, String group) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(CHECK)) {
+            st.setString(1, group);
+            st.setString(2, group);
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                String role = rs.getString(1);
+                List<String> can = new ArrayList<>();
+                if (rs.getBoolean(2)) {
+                    can.add("it is a superuser");
+                }
+                if (rs.getBoolean(3)) {
+                    can.add("it may CREATE in the database");
+                }
+                if (rs.getBoolean(4)) {
+                    can.add("it may CREATE in schema queen");
+                }
+                if (rs.getBoolean(5)) {
+                    can.add("it is (a member of) the owner of schema queen");
+                }
+                String writable = rs.getString(6);
+                if (writable != null) {
+                    can.add("it may INSERT, UPDATE, DELETE or TRUNCATE " + shortList(writable));
+                }
+                if (!can.isEmpty()) {
+                    throw new ConfigException(service + " refuses to connect to the database as role " + role + ": "
+                            + String.join("; ", can) + ". Run it as a login role that is a member of " + group
+                            + " and nothing more (it can only EXECUTE the " + service + "'s functions; README \"Database roles\"),"
+                            + " or set " + CommonSettings.DB_ROLE_CHECK + "=false (QUEEN_DB_ROLE_CHECK) for a single-role development database.");
+                }
+                if (!rs.getBoolean(7)) {
+                    throw new ConfigException(service + " refuses to connect to the database as role " + role + ": it is not a member of "
+                            + group + ", so every call of the " + service + "'s functions would be refused (42501). GRANT " + group + " TO "
+                            + role + " (README \"Database roles\"), or set " + CommonSettings.DB_ROLE_CHECK + "=false for a single-role development database.");
+                }
+            }
+        }
+    }
+
+    private static String shortList(String names) {
+        String[] all = names.split(", ");
+        return all.length <= 4 ? names : String.join(", ", List.of(all).subList(0, 4)) + " and " + (all.length - 4) + " more";
+    }
+}

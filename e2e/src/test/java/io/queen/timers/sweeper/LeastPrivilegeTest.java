@@ -1,0 +1,203 @@
+package io.queen.timers.sweeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.bridge.BridgeMain;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.client.audit.AuditEvent;
+import io.queen.timers.client.audit.EventType;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import io.queen.timers.testkit.WireSchemas;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 24, point 6 (README "Database roles"): the services run as least-privilege roles. Connected as
+ * them, the bridge and the sweeper schedule, fire and publish the audit end to end, while the same
+ * connections cannot write a table directly (42501), nor call another role's functions; and a service
+ * started as a role that could (the superuser, a role with a stray table grant, the wrong group) refuses
+ * to start, naming the fix.
+ */
+class LeastPrivilegeTest {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final String PASSWORD = "least-privilege-pw";
+    static String bridgeLogin;
+    static String sweeperLogin;
+    static String strayLogin;
+
+    @BeforeAll
+    static void logins() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        bridgeLogin = "lp_bridge_" + suffix;
+        sweeperLogin = "lp_sweeper_" + suffix;
+        strayLogin = "lp_stray_" + suffix;
+        // what a DBA does (README "Database roles"): a login that is a member of the group role, nothing more
+        admin("CREATE ROLE " + bridgeLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        admin("CREATE ROLE " + sweeperLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
+        admin("CREATE ROLE " + strayLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        admin("GRANT UPDATE ON queen.bridge_offsets TO " + strayLogin); // one stray grant
+    }
+
+    @AfterAll
+    static void dropLogins() throws Exception {
+        admin("REVOKE ALL ON queen.bridge_offsets FROM " + strayLogin);
+        for (String login : List.of(bridgeLogin, sweeperLogin, strayLogin)) {
+            admin("DROP ROLE IF EXISTS " + login);
+        }
+    }
+
+    @Test
+    void asTheirRolesTheServicesWorkEndToEndAndCannotWriteATableDirectly() throws Exception {
+        String topic = TestKafka.newTopic("lp-cmd", 1);
+        String audit = TestKafka.newTopic("lp-audit", 1);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, audit, bridgeLogin)),
+                        new SimpleMeterRegistry());
+                SweeperMain sweeper = Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, sweeperLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                        CommonSettings.DB_ROLE_CHECK, "true", SweeperSettings.CLEANUP_ENABLED, "true"));
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
+            for (int i = 0; i < 3; i++) {
+                producer.send(TimerCommand.schedule("lp.q", "k" + i).delay(Duration.ZERO).txn("t" + i).payload("{\"n\":" + i + "}").envelope(topic));
+            }
+            producer.flush();
+            List<AuditEvent> events = awaitEvents(audit, 6, Duration.ofSeconds(120));
+            assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
+            assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
+            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v1
+            await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.timer_audit_outbox") == 0);
+            assertThat(count("SELECT count(*) FROM queen.bridge_offsets")).isPositive();
+        }
+
+        try (Connection c = as(bridgeLogin)) {
+            assertRefused(c, "UPDATE queen.bridge_offsets SET next_offset = 0");
+            assertRefused(c, "DELETE FROM queen.timer_audit_outbox");
+            assertRefused(c, "TRUNCATE queen.timer_audit_outbox");
+            assertRefused(c, "INSERT INTO queen.bridge_offsets (group_id, topic, \"partition\", next_offset) VALUES ('g', 't', 0, 0)");
+            assertRefused(c, "DELETE FROM queen.log_timers");
+            // another role's function, and a helper the bridge's functions call as the owner
+            assertRefused(c, "SELECT * FROM queen.timer_fire_v3('[]'::jsonb, ''::bytea, ''::bytea)");
+            assertRefused(c, "SELECT * FROM queen.bridge_offset_set_v2('g', 't', 0, 0, 'why', true, NULL, 'me')");
+            assertRefused(c, "SELECT queen.json_rows_v1('x', '[]'::jsonb, ARRAY['a'])");
+            // what it may do: read its tables, and call its functions
+            try (Statement st = c.createStatement()) {
+                st.executeQuery("SELECT count(*) FROM queen.bridge_offsets").close();
+                st.executeQuery("SELECT queen.timer_audit_delete_v1(ARRAY[]::bigint[])").close();
+            }
+        }
+        try (Connection c = as(sweeperLogin)) {
+            assertRefused(c, "UPDATE queen.log_timers SET attempts = 0");
+            assertRefused(c, "DELETE FROM queen.timer_audit_outbox");
+            assertRefused(c, "UPDATE queen.bridge_offsets SET next_offset = 0");
+            assertRefused(c, "SELECT count(*) FROM queen.bridge_offsets");
+        }
+    }
+
+    @Test
+    void aServiceRefusesToStartAsARoleThatCouldWriteTheTablesOrIsNotItsOwn() {
+        String topic = TestKafka.newTopic("lp-refuse", 1);
+        // the testkit's user is the server's superuser, and owns the schema
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", db.user())),
+                new SimpleMeterRegistry()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("as role " + db.user()).hasMessageContaining("superuser").hasMessageContaining("queen_bridge")
+                .hasMessageContaining(CommonSettings.DB_ROLE_CHECK + "=false");
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", strayLogin)),
+                new SimpleMeterRegistry()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("queen.bridge_offsets");
+        assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, db.user(), CommonSettings.DB_ROLE_CHECK, "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("superuser").hasMessageContaining("queen_sweeper");
+        assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, bridgeLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                CommonSettings.DB_ROLE_CHECK, "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("not a member of queen_sweeper");
+    }
+
+    private static void assertRefused(Connection c, String sql) {
+        assertThatThrownBy(() -> {
+            try (Statement st = c.createStatement()) {
+                st.execute(sql);
+            }
+        }).as(sql).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).as(sql).isEqualTo("42501"));
+    }
+
+    private static Connection as(String login) throws SQLException {
+        Connection c = DriverManager.getConnection(db.jdbcUrl(), login, PASSWORD);
+        c.setAutoCommit(true);
+        return c;
+    }
+
+    private static void admin(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private static long count(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); var rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** The audit topic from its beginning until it holds {@code n} events, each checked by the schema and parsed by the client. */
+    private static List<AuditEvent> awaitEvents(String topic, int n, Duration timeout) {
+        Map<String, Object> props = TestKafka.consumerProps("unused");
+        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        List<AuditEvent> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            await().atMost(timeout).until(() -> {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    out.add(WireSchemas.auditEvent(r.value()));
+                }
+                return out.size() >= n;
+            });
+        }
+        return out;
+    }
+
+    private static Map<String, String> bridgeSettings(String topic, String audit, String user) {
+        Map<String, String> s = new HashMap<>();
+        s.put("jdbc.url", db.jdbcUrl());
+        s.put("jdbc.user", user);
+        s.put("jdbc.password", user.equals(db.user()) ? db.password() : PASSWORD);
+        s.put("jdbc.pool.size", "4");
+        s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        s.put("command.topics", topic);
+        s.put("audit.topic", audit);
+        s.put("audit.relay.poll.interval", "50ms");
+        s.put("bridge.group.id", "lp-" + UUID.randomUUID());
+        s.put("http.port", "0");
+        s.put("db.retry.backoff.max", "1s");
+        return s; // db.role.check and migrate.on.start at their defaults (true): the role is checked, the schema must be current
+    }
+}
