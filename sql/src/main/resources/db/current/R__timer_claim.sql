@@ -91,10 +91,12 @@ WITH RECURSIVE shard_rows AS MATERIALIZED (
                FOR UPDATE OF t SKIP LOCKED) c
 ),
 tenants (tenant_id) AS (
-    -- Every tenant with a staged timer: a skip scan, one probe of idx_log_timers_tenant_visible per tenant.
-    (SELECT t.tenant_id FROM queen.log_timers t ORDER BY t.tenant_id LIMIT 1)
+    -- Every tenant with a staged timer out of anybody's hands: a skip scan, one probe of the partial
+    -- idx_log_timers_tenant_visible per tenant (claim_token IS NULL is its predicate: V125 says why).
+    (SELECT t.tenant_id FROM queen.log_timers t WHERE t.claim_token IS NULL ORDER BY t.tenant_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT t.tenant_id FROM queen.log_timers t WHERE t.tenant_id > x.tenant_id ORDER BY t.tenant_id LIMIT 1)
+    SELECT (SELECT t.tenant_id FROM queen.log_timers t
+             WHERE t.tenant_id > x.tenant_id AND t.claim_token IS NULL ORDER BY t.tenant_id LIMIT 1)
       FROM tenants x
      WHERE x.tenant_id IS NOT NULL
 ),
@@ -103,7 +105,8 @@ due_tenants AS MATERIALIZED (
     SELECT x.tenant_id
       FROM tenants x
      WHERE x.tenant_id IS NOT NULL
-       AND EXISTS (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id AND t.visible_at <= now())
+       AND EXISTS (SELECT 1 FROM queen.log_timers t
+                    WHERE t.tenant_id = x.tenant_id AND t.claim_token IS NULL AND t.visible_at <= now())
 ),
 tenant_rows AS MATERIALIZED (
     -- Per due tenant that the shard slices gave fewer than its share (ceil(p_batch / due tenants), at most
@@ -119,6 +122,7 @@ tenant_rows AS MATERIALIZED (
                    coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
               FROM queen.log_timers t
              WHERE t.tenant_id = d.tenant_id
+               AND t.claim_token IS NULL
                AND t.visible_at <= now()
              ORDER BY t.visible_at
              LIMIT CASE WHEN (SELECT count(*) FROM shard_rows r WHERE r.tenant_id = d.tenant_id) >= d.share THEN 0

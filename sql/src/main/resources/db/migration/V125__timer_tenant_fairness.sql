@@ -14,8 +14,15 @@
 --  3. timer_tenant_pending_v1 counts a tenant's pending timers up to a cap, for the bridge's
 --     bridge.tenant.max.pending (reject tenant_quota); the primary key (tenant_id, ...) serves it, not this index.
 --
--- idx_log_timers_tenant_visible (tenant_id, visible_at): a tenant's earliest due timers are one range scan,
--- and the distinct tenants one probe each (a skip scan over its leading column).
+-- idx_log_timers_tenant_visible (tenant_id, visible_at) WHERE claim_token IS NULL: a tenant's earliest due
+-- timers are one range scan, and the distinct tenants one probe each (a skip scan over its leading column).
+-- Partial, for two reasons: (1) the bridge's lookups by key (bridge_lock_v1, bridge_apply_v4's DELETE)
+-- name tenant_id = ..., which a full (tenant_id, ...) index also matches; with statistics that say the
+-- table is empty (vacuumed near-empty, then refilled faster than ANALYZE) the planner took it over the
+-- primary key and read a whole tenant's rows per key (KeyLookupPlanTest, V110's failure again). A partial
+-- index serves only a query that names its predicate, which those lookups never do. (2) Rows in a
+-- sweeper's hands are not claimable by the tenant slices anyway: they are not indexed. A lease that ran out
+-- (token still set, visible again) is claimed by the shard slices, as before V125.
 --
 -- PRICE: one more btree entry per staged row (about 40 bytes with its tuple header: a 16-byte uuid and an
 -- 8-byte timestamp) and one more index insertion at every write of visible_at: the schedule, the
@@ -25,4 +32,4 @@
 -- builds: schedules and claims wait for it, on a million pending timers about a second.
 
 CREATE INDEX IF NOT EXISTS idx_log_timers_tenant_visible
-    ON queen.log_timers (tenant_id, visible_at);
+    ON queen.log_timers (tenant_id, visible_at) WHERE claim_token IS NULL;
