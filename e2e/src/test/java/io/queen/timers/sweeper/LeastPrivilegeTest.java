@@ -196,6 +196,7 @@ class LeastPrivilegeTest {
         s.put("audit.topic", audit);
         s.put("audit.relay.poll.interval", "50ms");
         s.put("bridge.group.id", "lp-" + UUID.randomUUID());
+        s.put("bridge.start.position", "earliest");   // the test produces before the bridge joins: apply those records
         s.put("http.port", "0");
         s.put("db.retry.backoff.max", "1s");
         return s; // db.role.check and migrate.on.start at their defaults (true): the role is checked, the schema must be current
