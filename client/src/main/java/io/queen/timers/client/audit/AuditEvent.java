@@ -75,4 +75,13 @@ public sealed interface AuditEvent {
     /** The timer failed too often and moved to {@code queen.log_dlq}: it will not fire. */
     record DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
                         Instant deliverAt, int attempts, String error) implements AuditEvent {}
+
+    /**
+     * A bridge group's stored offset was moved on purpose: by `queen-timers offsets set` (a backward move only with
+     * {@code replay}: the records in between are applied again) or, for a new group, by bridge.start.position=latest.
+     * {@code from} is null when none was stored; {@code by} is the database's record of who (login role @ client
+     * address), {@code clientLabel} what the client said of itself (absent for the bridge's own move).
+     */
+    record OffsetMoved(Meta meta, String group, String topic, int partition, Long from, long to, String reason, boolean replay,
+                       String by, String clientLabel) implements AuditEvent {}
 }

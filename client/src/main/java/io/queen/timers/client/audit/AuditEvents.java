@@ -71,6 +71,9 @@ public final class AuditEvents {
                     uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
             case DEAD_LETTERED -> new AuditEvent.DeadLettered(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"),
                     text(e, "txn"), uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
+            case OFFSET_MOVED -> new AuditEvent.OffsetMoved(meta, text(e, "group"), text(e, "topic"), (int) number(e, "partition"),
+                    e.hasNonNull("from") ? number(e, "from") : null, number(e, "to"), text(e, "reason"), bool(e, "replay"),
+                    text(e, "by"), optionalText(e, "clientLabel"));
         };
     }
 
@@ -98,6 +101,14 @@ public final class AuditEvents {
     private static String optionalText(JsonNode e, String field) {
         JsonNode n = e.get(field);
         return n == null || n.isNull() ? null : text(e, field);
+    }
+
+    private static boolean bool(JsonNode e, String field) {
+        JsonNode n = e.get(field);
+        if (n == null || !n.isBoolean()) {
+            throw new MalformedEvent("audit event field '" + field + "' is " + (n == null ? "missing" : "not a boolean"));
+        }
+        return n.booleanValue();
     }
 
     private static long number(JsonNode e, String field) {

@@ -12,7 +12,9 @@ public enum EventType {
     REJECTED("rejected"),
     FIRED("fired"),
     RETRYING("retrying"),
-    DEAD_LETTERED("dead_lettered");
+    DEAD_LETTERED("dead_lettered"),
+    /** An operator (`queen-timers offsets set`) or a new group's bridge.start.position=latest moved a stored offset. */
+    OFFSET_MOVED("offset_moved");
 
     private final String wireName;
 
