@@ -151,7 +151,7 @@ BEGIN
 END
 $$;
 
--- The quota's count (issue 24, point 8; bridge.tenant.max.pending, reject tenant_quota): each tenant's
+-- The quota's count (issue 24, point 8; tenant.max.pending, reject tenant_quota): each tenant's
 -- pending timers, counted up to p_cap. The bridge calls it once per batch, only for the tenants that
 -- schedule a key not staged yet, after bridge_lock_v1 (so the batch's own keys are already locked).
 --

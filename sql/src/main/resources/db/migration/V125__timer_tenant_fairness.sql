@@ -12,7 +12,7 @@
 --  2. timer_claim_v4 adds to each shard's slice a slice per tenant with due timers, taken from this
 --     index, for every tenant the shard slices under-serve (R__timer_claim.sql).
 --  3. timer_tenant_pending_v1 counts a tenant's pending timers up to a cap, for the bridge's
---     bridge.tenant.max.pending (reject tenant_quota); the primary key (tenant_id, ...) serves it, not this index.
+--     tenant.max.pending (reject tenant_quota); the primary key (tenant_id, ...) serves it, not this index.
 --
 -- idx_log_timers_tenant_visible (tenant_id, visible_at) WHERE claim_token IS NULL: a tenant's earliest due
 -- timers are one range scan, and the distinct tenants one probe each (a skip scan over its leading column).

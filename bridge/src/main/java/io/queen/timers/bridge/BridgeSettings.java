@@ -58,7 +58,7 @@ public record BridgeSettings(
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
     public static final String START_POSITION = "bridge.start.position";
-    public static final String TENANT_MAX_PENDING = "bridge.tenant.max.pending";
+    public static final String TENANT_MAX_PENDING = "tenant.max.pending";
     /**
      * The default of {@link #TENANT_MAX_PENDING}: 1,000,000 pending timers, 10x the largest backlog the project measures
      * (ScaleBench's million is all tenants together; LatenessBench's burst 100,000), so no honest producer meets it, while a

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 24, point 8, through the real bridge, broker and PostgreSQL: a back-dated timer is ordered no earlier than its
- * staging, and a tenant cannot hold more than bridge.tenant.max.pending timers (tenant_quota). The claim's side is ClaimTest.
+ * staging, and a tenant cannot hold more than tenant.max.pending timers (tenant_quota). The claim's side is ClaimTest.
  */
 class TenantFairnessEndToEndTest {
 
@@ -44,7 +44,7 @@ class TenantFairnessEndToEndTest {
         s.put("topic." + a + ".tenant", FLOODER);
         s.put("topic." + b + ".tenant", QUIET);
         s.put("audit.relay.enabled", "false"); // the verdicts stay in the outbox, where this test reads them
-        s.put("bridge.tenant.max.pending", "5");
+        s.put("tenant.max.pending", "5");
         long before = longQuery(db.dataSource(), "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
         try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {

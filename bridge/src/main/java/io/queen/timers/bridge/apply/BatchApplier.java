@@ -67,7 +67,7 @@ public final class BatchApplier {
         this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, BridgeSettings.DEFAULT_TENANT_MAX_PENDING);
     }
 
-    /** @param tenantMaxPending bridge.tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota */
+    /** @param tenantMaxPending tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
                         int tenantMaxPending) {
         this.dataSource = dataSource;
@@ -190,7 +190,7 @@ public final class BatchApplier {
 
     /**
      * The pending timers of each tenant that schedules a key not staged yet in this batch, counted once (up to
-     * bridge.tenant.max.pending) after the lock, and kept current by the fold. A tenant whose batch only touches staged keys
+     * tenant.max.pending) after the lock, and kept current by the fold. A tenant whose batch only touches staged keys
      * is not counted: nothing it does here can make it hold more.
      */
     private Map<UUID, long[]> pending(Connection c, List<Incoming> records, Map<TimerId, Existing> existing) throws SQLException {
@@ -227,7 +227,7 @@ public final class BatchApplier {
         Verdict v;
         if (f.state == State.ABSENT && cmd.op().upserts() && pending != null && pending[0] >= tenantMaxPending) {
             Rejection r = new Rejection(RejectReason.TENANT_QUOTA, "tenant " + in.tenant() + " already holds " + pending[0]
-                    + " pending timers (bridge.tenant.max.pending = " + tenantMaxPending + "): a new key is refused; a reschedule or cancel"
+                    + " pending timers (tenant.max.pending = " + tenantMaxPending + "): a new key is refused; a reschedule or cancel"
                     + " of a pending one passes", cmd.kafkaKey());
             return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
         }

@@ -51,7 +51,7 @@ public enum RejectReason {
     /** The destination queue requires encryption and the bridge has no encryption.key: never stored in clear. */
     ENCRYPTION_UNAVAILABLE("encryption_unavailable"),
     /**
-     * A schedule of a key not staged yet for a tenant that already holds bridge.tenant.max.pending pending timers (a reschedule or
+     * A schedule of a key not staged yet for a tenant that already holds tenant.max.pending pending timers (a reschedule or
      * cancel of a staged key always passes).
      */
     TENANT_QUOTA("tenant_quota");

@@ -30,6 +30,9 @@ public record AuditTopics(String defaultTopic, Map<UUID, String> configured) {
     public static AuditTopics from(Config config) {
         Map<UUID, String> configured = new HashMap<>();
         config.withPrefix(PREFIX).forEach((k, v) -> {
+            if (config.definition().key(PREFIX + k) != null) {
+                return;   // a declared setting that shares the prefix (the bridge's tenant.max.pending), not a mapping
+            }
             if (!k.endsWith(SUFFIX)) {
                 throw new ConfigException("unknown setting " + PREFIX + k + ": a tenant takes only " + PREFIX + "<uuid>" + SUFFIX);
             }
