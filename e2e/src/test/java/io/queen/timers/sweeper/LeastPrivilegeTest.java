@@ -16,22 +16,17 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
-import io.queen.timers.testkit.WireSchemas;
+import io.queen.timers.testkit.AuditTopicReader;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -88,7 +83,7 @@ class LeastPrivilegeTest {
                 producer.send(TimerCommand.schedule("lp.q", "k" + i).delay(Duration.ZERO).txn("t" + i).payload("{\"n\":" + i + "}").envelope(topic));
             }
             producer.flush();
-            List<AuditEvent> events = awaitEvents(audit, 6, Duration.ofSeconds(120));
+            List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 6, Duration.ofSeconds(120));
             assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
             assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
             // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v1
@@ -164,25 +159,6 @@ class LeastPrivilegeTest {
             rs.next();
             return rs.getLong(1);
         }
-    }
-
-    /** The audit topic from its beginning until it holds {@code n} events, each checked by the schema and parsed by the client. */
-    private static List<AuditEvent> awaitEvents(String topic, int n, Duration timeout) {
-        Map<String, Object> props = TestKafka.consumerProps("unused");
-        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        List<AuditEvent> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            await().atMost(timeout).until(() -> {
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    out.add(WireSchemas.auditEvent(r.value()));
-                }
-                return out.size() >= n;
-            });
-        }
-        return out;
     }
 
     private static Map<String, String> bridgeSettings(String topic, String audit, String user) {

@@ -1,7 +1,6 @@
 package io.queen.timers.sweeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
@@ -13,19 +12,14 @@ import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
-import io.queen.timers.testkit.WireSchemas;
+import io.queen.timers.testkit.AuditTopicReader;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -60,7 +54,7 @@ class TraceAcrossTheDelayTest {
                     .traceparent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").envelope(topic)); // invalid: ignored
             producer.flush();
 
-            List<AuditEvent> events = awaitEvents(audit, 9, Duration.ofSeconds(120));
+            List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 9, Duration.ofSeconds(120));
             assertTrace(events, "by-headers", HEADERS_TRACE, EventType.SCHEDULED, EventType.FIRED);
             assertTrace(events, "by-envelope", ENVELOPE_TRACE, EventType.RESCHEDULED, EventType.FIRED);
             assertThat(events).filteredOn(e -> key(e).equals("by-envelope") && e.type() == EventType.SCHEDULED).singleElement()
@@ -105,28 +99,6 @@ class TraceAcrossTheDelayTest {
 
     private static UUID uuid(String hex32) {
         return new UUID(Long.parseUnsignedLong(hex32.substring(0, 16), 16), Long.parseUnsignedLong(hex32.substring(16), 16));
-    }
-
-    /** The audit topic from its beginning until it holds {@code n} events, each checked by the schema and parsed by the client. */
-    private static List<AuditEvent> awaitEvents(String topic, int n, Duration timeout) {
-        Map<String, Object> props = TestKafka.consumerProps("unused");
-        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        List<AuditEvent> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            await().atMost(timeout).until(() -> {
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    AuditEvent e = WireSchemas.auditEvent(r.value());
-                    if (out.stream().noneMatch(o -> o.meta().eventId().equals(e.meta().eventId()))) {
-                        out.add(e);
-                    }
-                }
-                return out.size() >= n;
-            });
-        }
-        return out;
     }
 
     private static Map<String, String> bridgeSettings(String topic, String audit) {
