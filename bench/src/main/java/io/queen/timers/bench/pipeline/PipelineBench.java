@@ -56,6 +56,9 @@ public final class PipelineBench {
 
     private static final String COMMANDS = "bench.commands";
     private static final String AUDIT = "queen.timers.audit";
+    /** --mode flood: the quiet tenant's own command topic, and that tenant (its audit topic is the default name). */
+    private static final String COMMANDS_QUIET = "bench.commands.quiet";
+    private static final String QUIET_TENANT = "00000000-0000-0000-0000-00000000000b";
     private static final int QUEUES = 100;
     private static final String GROUP = "queen-timers-bridge";
 
@@ -113,7 +116,9 @@ public final class PipelineBench {
 
         deleteTree(workDir);
         Files.createDirectories(workDir.resolve("logs"));
-        log("PipelineBench " + mode + (mode.equals("burst") ? " " + count + " timers" : " " + rate + "/s for " + seconds + " s")
+        log("PipelineBench " + mode + (mode.equals("burst") ? " " + count + " timers"
+                        : mode.equals("flood") ? " " + count + " back-dated timers of one tenant, " + opts.getOrDefault("quiet", "100")
+                                + " due 2 s after they are sent of another" : " " + rate + "/s for " + seconds + " s")
                 + "; ingest/fire alone on " + (parts ? partsCount : 0) + "; work dir " + workDir + "; load " + loadavg());
         pg = new PostgresProcess(workDir, Launcher.freePort(), BenchPostgres.durability(), BenchPostgres.settings());
         pg.bootstrap();
@@ -127,7 +132,8 @@ public final class PipelineBench {
         launcher.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
         sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            admin.createTopics(List.of(new NewTopic(COMMANDS, 4, (short) 1), new NewTopic(AUDIT, 4, (short) 1))).all().get();
+            admin.createTopics(List.of(new NewTopic(COMMANDS, 4, (short) 1), new NewTopic(AUDIT, 4, (short) 1),
+                    new NewTopic(COMMANDS_QUIET, 1, (short) 1), new NewTopic(AUDIT + "." + QUIET_TENANT, 1, (short) 1))).all().get();
         }
         List<String> serviceJvm = new ArrayList<>(jvm);
         if (jfr) {
@@ -150,6 +156,7 @@ public final class PipelineBench {
         Map<String, Object> producerProps = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.BATCH_SIZE_CONFIG, 65_536, ProducerConfig.ACKS_CONFIG, "all");
         try (AuditWatch audit = new AuditWatch(bootstrap, AUDIT);
+                AuditWatch quietAudit = new AuditWatch(bootstrap, AUDIT + "." + QUIET_TENANT);
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
             // warm-up: the JITs of every process, the group join, the queues' provisioning are not what is measured
             Result warm = burst(producer, audit, "warm", 20_000);
@@ -169,7 +176,11 @@ public final class PipelineBench {
             }
             sql("SELECT pg_stat_statements_reset()");
             Instant from = Instant.now();
-            Result main = mode.equals("burst") ? burst(producer, audit, "burst", count) : steady(producer, audit, rate, seconds);
+            Result main = switch (mode) {
+                case "burst" -> burst(producer, audit, "burst", count);
+                case "flood" -> flood(producer, audit, quietAudit, count, Integer.parseInt(opts.getOrDefault("quiet", "100")));
+                default -> steady(producer, audit, rate, seconds);
+            };
             Instant to = Instant.now();
             report(main, ingestRate, fireRate);
             statements(main.timers());
@@ -193,7 +204,9 @@ public final class PipelineBench {
         p.put("http.port", "0");
         p.put("audit.topic", AUDIT);
         if (isBridge) {
-            p.put("command.topics", COMMANDS);
+            p.put("command.topics", COMMANDS + "," + COMMANDS_QUIET);
+            p.put("command.topic.tenants", COMMANDS_QUIET + "=" + QUIET_TENANT); // the flood (and every other mode) is the default tenant's
+            p.put("bridge.default.tenant.allowed", "true");
             p.put("bridge.start.position", "earliest"); // the bench's own topic: what it sends before the group's first join is applied
         }
         for (Map.Entry<String, String> e : opts.entrySet()) {
@@ -248,6 +261,56 @@ public final class PipelineBench {
         audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
         Cpu used = cpu().minus(c0);
         return new Result("steady", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("steady") - start) / 1000.0,
+                new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /**
+     * Issue 24, point 8, through the whole pipeline: the default tenant floods n schedules back-dated to 1970 (as fast
+     * as the producer takes them) while, 1 s in, another tenant, on its own command topic, schedules {@code quiet} timers
+     * due 2 s later. Prints the quiet tenant's lateness (its fired events on its own audit topic) and the flood's drain.
+     */
+    private Result flood(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, AuditWatch quietAudit, int n, int quiet) throws Exception {
+        Cpu c0 = cpu();
+        long start = System.currentTimeMillis();
+        Instant backdated = Instant.parse("1970-01-01T00:00:01Z");
+        AtomicReference<Exception> quietFailed = new AtomicReference<>();
+        Thread quietProducer = new Thread(() -> {
+            try {
+                Thread.sleep(1_000);
+                Instant due = Instant.now().plusSeconds(2);
+                for (int i = 0; i < quiet; i++) {
+                    producer.send(TimerCommand.schedule("quiet.q" + (i % 10), "k" + i).at(due).txn("txn-quiet-" + i).payload(payload(i))
+                            .envelope(COMMANDS_QUIET), (m, e) -> {
+                                if (e != null) {
+                                    quietFailed.compareAndSet(null, e);
+                                }
+                            });
+                }
+                producer.flush();
+                log(String.format("quiet tenant: %d timers produced %.1f s into the flood, due at %s", quiet,
+                        (System.currentTimeMillis() - start) / 1000.0, due));
+            } catch (Exception e) {
+                quietFailed.compareAndSet(null, e);
+            }
+        }, "quiet-producer");
+        quietProducer.start();
+        send(producer, n, i -> TimerCommand.schedule(queue("flood", i), "k" + i).at(backdated).txn("txn-flood-" + i).payload(payload(i)),
+                "flood", null);
+        log(String.format("flood: %,d back-dated timers produced in %.1f s", n, (System.currentTimeMillis() - start) / 1000.0));
+        quietProducer.join();
+        if (quietFailed.get() != null) {
+            throw new IllegalStateException("producing the quiet tenant's timers failed", quietFailed.get());
+        }
+        AuditWatch.Phase q = quietAudit.phase("quiet");
+        quietAudit.await("quiet fired", q.fired, quiet, Duration.ofMinutes(5));
+        AuditWatch.Phase ph = audit.phase("flood");
+        audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
+        Cpu used = cpu().minus(c0);
+        List<Long> late = new ArrayList<>(q.lateMs);
+        Collections.sort(late);
+        log(String.format("QUIET tenant (%s): %d timers, lateness p50 %d ms, p99 %d ms, max %d ms (target p99 <= 200 ms)", QUIET_TENANT,
+                late.size(), pct(late, 0.50), pct(late, 0.99), late.get(late.size() - 1)));
+        return new Result("flood", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("flood") - start) / 1000.0,
                 new ArrayList<>(ph.lateMs), used, loadavg());
     }
 
