@@ -21,16 +21,22 @@
 -- unchanged), claimable in the very next cycle: graceful shutdown, and rows that reached max attempts
 -- before a crash. Only the rows whose token matches.
 --
--- Lock order: queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP LOCKED -> leaf
--- (queen.timer_audit_outbox). Nothing else. Each row is found by its full primary key (LATERAL) and
+-- Lock order: queen.log_timers rows in (tenant_id, queue, timer_key) ascending, FOR UPDATE (waits, see
+-- below) -> leaf (queen.timer_audit_outbox). Nothing else. Each row is found by its full primary key (LATERAL) and
 -- updated by ctid, so no plan depends on table statistics.
 --
--- PRICE: the UPDATE writes claimed_until (hence visible_at): never HOT, like the claim. A row another
--- transaction holds is skipped (the sweeper never waits on a timer row): it keeps its token and becomes
--- visible at lease expiry, spending no attempt.
+-- PRICE: the UPDATE writes claimed_until (hence visible_at): never HOT, like the claim. Fail, release and
+-- hold-alone WAIT for a row another transaction holds (bounded by sweeper.lock.timeout; a timeout is
+-- transient, and the cycle hands the rows back next time): the row carries the caller's token, so what can
+-- hold it is a bridge batch answering a reschedule or cancel `too_late`, or another sweeper's claim or fire
+-- statement that met it, for the length of that statement. They used to SKIP LOCKED such a row, which then
+-- stayed leased until its lease ran out: 30 s late, and since V122 a death counted against it (CrashTest
+-- caught a hand-back that skipped a row a concurrent claim had just locked). The claim and the fire still
+-- never wait. No deadlock: every waiter here and the bridge take timer rows in the same key order, and the
+-- claim and the fire, which take them in another order, never wait for one.
 
 -- The named rows that still carry the caller's claim token, locked, as TIDs for the caller's UPDATE.
--- Lock order: queen.log_timers rows, primary key ascending ("C" collation), SKIP LOCKED; each row found
+-- Lock order: queen.log_timers rows, primary key ascending ("C" collation), FOR UPDATE (waits); each row found
 -- by its full primary key in a LATERAL subquery, so no plan depends on statistics.
 CREATE OR REPLACE FUNCTION queen.timer_hold_claimed_v2(p_what TEXT, p_timers JSONB)
 RETURNS SETOF TID
@@ -46,7 +52,7 @@ AS $$
               FROM queen.log_timers t
              WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
                AND t.claim_token = n.claim_token
-               FOR UPDATE OF t SKIP LOCKED) l
+               FOR UPDATE OF t) l
 $$;
 
 CREATE OR REPLACE FUNCTION queen.timer_fail_v2(
@@ -63,7 +69,7 @@ SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the own
 VOLATILE
 AS $$
 WITH held AS MATERIALIZED (
-    -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED.
+    -- Lock order: queen.log_timers rows, primary key ascending, FOR UPDATE, waits (timer_hold_claimed_v2).
     SELECT h AS row_ctid FROM queen.timer_hold_claimed_v2('timer_fail_v2 timers', p_timers) h
 ),
 failed AS (
@@ -96,7 +102,7 @@ LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
--- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (the ARRAY is computed once,
+-- Lock order: queen.log_timers rows, primary key ascending, FOR UPDATE, waits (the ARRAY is computed once,
 -- before the UPDATE, which then touches only the rows it holds, by TID).
 WITH released AS (
     UPDATE queen.log_timers t
@@ -111,7 +117,7 @@ $$;
 -- sweeper calls it for a suspect it is about to fire with nothing else of its process in hand, so that if
 -- the lease runs out in its hands the next claim blames this timer (one attempt) instead of merely
 -- counting a death. Returns the rows marked (a row reclaimed by another sweeper is not ours: skipped).
--- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (timer_hold_claimed_v2).
+-- Lock order: queen.log_timers rows, primary key ascending, FOR UPDATE, waits (timer_hold_claimed_v2).
 -- PRICE: one statement per suspect fired alone; held_alone is not indexed, but the row's claimed_until
 -- is unchanged, so the update can be HOT.
 CREATE OR REPLACE FUNCTION queen.timer_hold_alone_v1(p_timers JSONB)
