@@ -189,6 +189,12 @@ public final class BridgeMain implements AutoCloseable {
         Object asked = p.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, asked == null ? fromBound : Math.min(fromBound, Integer.parseInt(asked.toString().trim())));
         p.putIfAbsent(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, (int) settings.batchMaxBytes());
+        // Fair between command topics (tenants): a fetch brings at most 64 KiB per partition (at least one batch), so a
+        // poll drains every partition's share in turn instead of a flooding topic's 1 MiB fetches first. PipelineBench
+        // --mode flood, 2026-12-04 (bench/results/2026-12-04/PipelineBench-flood-*): the quiet tenant's schedules applied
+        // 2.1 s into the flood against 2.8-4.7 s at Kafka's default; PRICE: ~15 % of one flooding topic's ingest rate
+        // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
+        p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
         return p;
     }
