@@ -92,9 +92,12 @@ class ArtifactMetadataTest {
     }
 
     @Test
-    void theLicenseAndChangelogAreThere() throws Exception {
+    void theLicenseTheChangelogAndTheReadmesBomSnippetAreThere() throws Exception {
         String license = Files.readString(ROOT.resolve("LICENSE"));
         assertThat(license.strip()).startsWith("Apache License").contains("Version 2.0, January 2004", "END OF TERMS AND CONDITIONS");
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        assertThat(readme).as("README \"Use it from Java\": the BOM import at this version").contains(
+                "<artifactId>queen-timers-bom</artifactId><version>" + VERSION + "</version><type>pom</type><scope>import</scope>");
         String changelog = Files.readString(ROOT.resolve("CHANGELOG.md"));
         assertThat(changelog).contains("keepachangelog.com", "## [Unreleased]");
     }
