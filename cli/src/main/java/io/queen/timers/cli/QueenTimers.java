@@ -15,8 +15,9 @@ import picocli.CommandLine.Spec;
  * operator has one thing to install and one {@code --help} to read.
  *
  * <p>{@code local} is added by {@link #commandLine} and not declared below: the service-only jar
- * (module {@code service}, {@link #serviceCommandLine}) leaves out it and the embedded broker and
- * PostgreSQL it needs, and picocli would load every declared subcommand's class.
+ * (module {@code service}, {@link #serviceCommandLine}) leaves it out, with the embedded broker and
+ * PostgreSQL it needs, and picocli loads the class of every declared subcommand. A new subcommand
+ * declared below is in both jars.
  *
  * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
  * {@code find}), 130 interrupted.
