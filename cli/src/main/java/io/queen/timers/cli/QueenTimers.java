@@ -14,6 +14,11 @@ import picocli.CommandLine.Spec;
  * {@code sweeper}), the embedded stack ({@code local}) and the operator tools share it so that an
  * operator has one thing to install and one {@code --help} to read.
  *
+ * <p>{@code local} is added by {@link #commandLine} and not declared below: the service-only jar
+ * (module {@code service}, {@link #serviceCommandLine}) leaves it out, with the embedded broker and
+ * PostgreSQL it needs, and picocli loads the class of every declared subcommand. A new subcommand
+ * declared below is in both jars.
+ *
  * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
  * {@code find}), 130 interrupted.
  */
@@ -24,7 +29,6 @@ import picocli.CommandLine.Spec;
         subcommands = {
             BridgeCommand.class,
             SweeperCommand.class,
-            LocalCommand.class,
             ScheduleCommand.class,
             CancelCommand.class,
             PeekCommand.class,
@@ -63,8 +67,22 @@ public final class QueenTimers implements Runnable {
 
     /** The launcher with its error handling, writing to {@code out} and {@code err}: what main runs, and what tests run. */
     public static CommandLine commandLine(QueenTimers root, PrintWriter out, PrintWriter err) {
+        CommandLine launcher = new CommandLine(root);
+        // listed before help, which stays last
+        launcher.getCommandSpec().removeSubcommand("help");
+        launcher.addSubcommand(new LocalCommand());
+        launcher.addSubcommand(new CommandLine.HelpCommand());
+        return configured(launcher, root, out, err);
+    }
+
+    /** The launcher without {@code local}: what the service-only jar runs (no embedded broker or PostgreSQL in it). */
+    public static CommandLine serviceCommandLine(QueenTimers root, PrintWriter out, PrintWriter err) {
+        return configured(new CommandLine(root), root, out, err);
+    }
+
+    private static CommandLine configured(CommandLine launcher, QueenTimers root, PrintWriter out, PrintWriter err) {
         Errors errors = new Errors(root);
-        return new CommandLine(root)
+        return launcher
                 .setOut(out)
                 .setErr(err)
                 .setExecutionExceptionHandler(errors)

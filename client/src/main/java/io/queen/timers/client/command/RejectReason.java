@@ -41,7 +41,7 @@ public enum RejectReason {
      */
     INTERNAL("internal"),
     /**
-     * The topic requires a token (topic.<name>.auth=jwt) and the queen-auth header is absent, unsigned, badly signed, has an unknown
+     * The topic requires a token ({@code topic.<name>.auth=jwt}) and the queen-auth header is absent, unsigned, badly signed, has an unknown
      * crit parameter, lacks exp or iat, lives longer than auth.max.token.lifetime, is expired or not yet valid, or lacks the topic's
      * aud or iss.
      */

@@ -36,7 +36,7 @@ public final class WireFormat {
     public static final String H_DELAY_MS = "queen-delay-ms";
     public static final String H_DELIVER_AT = "queen-deliver-at";
     public static final String H_TXN = "queen-txn";
-    /** The producer's token on topics with topic.<name>.auth=jwt (README "Producer identity"); allowed in either form. */
+    /** The producer's token on topics with {@code topic.<name>.auth=jwt} (README "Producer identity"); allowed in either form. */
     public static final String H_AUTH = "queen-auth";
     public static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
 
