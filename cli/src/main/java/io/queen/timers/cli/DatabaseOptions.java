@@ -34,10 +34,15 @@ public final class DatabaseOptions {
             description = "Database password (prefer QUEEN_JDBC_PASSWORD: a flag shows in the process list).")
     String jdbcPassword;
 
+    /** The keys an operator tool reads (`migrate` among them): the database's, nothing else. */
+    public static ConfigDef definition() {
+        return CommonSettings.definition().select(
+                CommonSettings.JDBC_URL, CommonSettings.JDBC_USER, CommonSettings.JDBC_PASSWORD, CommonSettings.JDBC_POOL_SIZE);
+    }
+
     /** The database settings: file, then environment, then these flags. */
     public Config settings(Map<String, String> env) {
-        ConfigDef def = CommonSettings.definition().select(
-                CommonSettings.JDBC_URL, CommonSettings.JDBC_USER, CommonSettings.JDBC_PASSWORD, CommonSettings.JDBC_POOL_SIZE);
+        ConfigDef def = definition();
         Map<String, String> merged = new HashMap<>(env);
         put(merged, def, CommonSettings.JDBC_URL, jdbcUrl);
         put(merged, def, CommonSettings.JDBC_USER, jdbcUser);

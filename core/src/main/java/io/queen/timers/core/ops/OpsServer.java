@@ -57,6 +57,11 @@ public final class OpsServer implements AutoCloseable {
         });
     }
 
+    /** The paths served; probes and scrapers outside the code (deploy/kubernetes, docker) are checked against them. */
+    public static final String LIVE_PATH = "/health/live";
+    public static final String READY_PATH = "/health/ready";
+    public static final String METRICS_PATH = "/metrics";
+
     private final HttpServer server;
     private final ExecutorService pool;
 
@@ -80,12 +85,12 @@ public final class OpsServer implements AutoCloseable {
             return t;
         }, new ThreadPoolExecutor.AbortPolicy());
         server.setExecutor(pool);
-        server.createContext("/health/live", ex -> respond(ex, 200, "text/plain", "live\n"));
-        server.createContext("/health/ready", ex -> {
+        server.createContext(LIVE_PATH, ex -> respond(ex, 200, "text/plain", "live\n"));
+        server.createContext(READY_PATH, ex -> {
             Health.Report report = health.report();
             respond(ex, report.ready() ? 200 : 503, "text/plain", report.text(fromLoopback(ex)));
         });
-        server.createContext("/metrics", ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
+        server.createContext(METRICS_PATH, ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape()));
         server.start();
         return new OpsServer(server, pool);
     }

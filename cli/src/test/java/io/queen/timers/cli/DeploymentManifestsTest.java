@@ -1,0 +1,495 @@
+package io.queen.timers.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvFromSource;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
+import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.bridge.TopicRoutes;
+import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.sweeper.SweeperSettings;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * deploy/kubernetes, read as typed Kubernetes objects (fabric8's model; an unknown field anywhere fails) and checked
+ * against the services themselves: every variable is a key the process declares (its own settings class, as
+ * {@link ConfigDocsCommand} and the README's table) and every value parses and fits the heap the manifest gives, the
+ * ports and probe paths are the ones the services serve ({@link OpsServer}), the ServiceMonitor's jobs are the
+ * compose kit's, the PrometheusRule is the compose kit's alerts.yml, least privilege as in docker-compose.yml.
+ * Checked twice: base with monitoring, and the example overlay resolved by {@link KustomizeBuild}.
+ */
+class DeploymentManifestsTest {
+
+    static final Path K8S = Path.of("..", "deploy", "kubernetes");
+    static final Path OVERLAY = K8S.resolve("overlays/example");
+    /** The JVM's own variable: the heap is the manifest's choice (the one non-QUEEN_* variable allowed). */
+    static final String JVM_OPTIONS = "JAVA_TOOL_OPTIONS";
+    /**
+     * What a JVM of this project held beside its heap at most, measured: RSS high-water 374 MiB at -Xmx256m (README
+     * "The sweeper › Benchmarks", memory row). A memory limit closer to the heap than this is an OOM kill waiting.
+     */
+    static final long NON_HEAP_MEASURED = (374L - 256) << 20;
+    static final Pattern XMX = Pattern.compile("-Xmx(\\d+)([kKmMgG])");
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of("ConfigMap", ConfigMap.class, "Secret", Secret.class,
+            "Service", Service.class, "Deployment", Deployment.class, "Job", Job.class, "PodDisruptionBudget", PodDisruptionBudget.class,
+            "ServiceMonitor", ServiceMonitor.class, "PrometheusRule", PrometheusRule.class);
+
+    /** One build: what `kubectl apply -k` would get, as typed objects. */
+    record Build(String name, List<HasMetadata> objects, boolean hasSecrets) {
+        <T extends HasMetadata> List<T> all(Class<T> type) {
+            return objects.stream().filter(type::isInstance).map(type::cast).toList();
+        }
+
+        <T extends HasMetadata> T named(Class<T> type, String name) {
+            return all(type).stream().filter(o -> o.getMetadata().getName().equals(name)).findFirst().orElse(null);
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /** A container of a workload and the process it runs. */
+    record Workload(String name, PodTemplateSpec template, Container container, String process, ConfigDef def) {}
+
+    static Stream<Build> builds() {
+        List<ObjectNode> base = new ArrayList<>(KustomizeBuild.build(K8S.resolve("base")));
+        base.addAll(KustomizeBuild.build(K8S.resolve("monitoring")));
+        return Stream.of(typed("base + monitoring", base, false), typed("overlays/example", KustomizeBuild.build(OVERLAY), true));
+    }
+
+    static Build typed(String name, List<ObjectNode> trees, boolean hasSecrets) {
+        List<HasMetadata> out = new ArrayList<>();
+        for (ObjectNode t : trees) {
+            String kind = t.path("kind").asText();
+            Class<? extends HasMetadata> type = KINDS.get(kind);
+            assertThat(type).as("%s: kind %s (the test knows %s)", name, kind, KINDS.keySet()).isNotNull();
+            HasMetadata o = JSON.convertValue(t, type);
+            try {
+                assertThat(o.getApiVersion()).as("%s %s apiVersion", kind, o.getMetadata().getName())
+                        .isEqualTo(type.getDeclaredConstructor().newInstance().getApiVersion());
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+            noUnknownField(o, kind + " " + o.getMetadata().getName(), new IdentityHashMap<>());
+            out.add(o);
+        }
+        return new Build(name, out, hasSecrets);
+    }
+
+    /** A misspelt field lands in fabric8's additionalProperties instead of failing: walk every object and refuse it. */
+    static void noUnknownField(Object o, String path, IdentityHashMap<Object, Boolean> seen) {
+        if (o == null || seen.put(o, true) != null) {
+            return;
+        }
+        if (o instanceof Collection<?> c) {
+            int i = 0;
+            for (Object e : c) {
+                noUnknownField(e, path + "[" + i++ + "]", seen);
+            }
+            return;
+        }
+        if (o instanceof Map<?, ?> m) {
+            m.forEach((k, v) -> noUnknownField(v, path + "." + k, seen));
+            return;
+        }
+        if (!o.getClass().getName().startsWith("io.fabric8.")) {
+            return;
+        }
+        for (Method m : o.getClass().getMethods()) {
+            if (m.getParameterCount() > 0 || Modifier.isStatic(m.getModifiers()) || !m.getName().startsWith("get")
+                    || m.getDeclaringClass() == Object.class) {
+                continue;
+            }
+            Object v;
+            try {
+                v = m.invoke(o);
+            } catch (ReflectiveOperationException e) {
+                continue;
+            }
+            if (m.getName().equals("getAdditionalProperties")) {
+                assertThat((Map<?, ?>) v).as("%s: unknown field(s)", path).isNullOrEmpty();
+            } else if (!(o instanceof ConfigMap || o instanceof Secret) || !m.getName().endsWith("Data")) {
+                noUnknownField(v, path + "." + m.getName().substring(3), seen);
+            }
+        }
+    }
+
+    static List<Workload> workloads(Build b) {
+        List<Workload> out = new ArrayList<>();
+        b.all(Deployment.class).forEach(d -> addWorkload(out, d.getMetadata().getName(), d.getSpec().getTemplate()));
+        b.all(Job.class).forEach(j -> addWorkload(out, j.getMetadata().getName(), j.getSpec().getTemplate()));
+        return out;
+    }
+
+    private static void addWorkload(List<Workload> out, String name, PodTemplateSpec template) {
+        assertThat(template.getSpec().getContainers()).as("%s: one container", name).hasSize(1);
+        Container c = template.getSpec().getContainers().get(0);
+        assertThat(c.getCommand()).as("%s keeps the image's entrypoint (java ... -jar)", name).isNullOrEmpty();
+        String process = c.getArgs().get(0);
+        ConfigDef def = switch (process) {
+            case "bridge" -> BridgeSettings.definition();
+            case "sweeper" -> SweeperSettings.definition();
+            case "migrate" -> DatabaseOptions.definition();
+            default -> throw new AssertionError(name + " runs `" + process + "`, which this test does not know");
+        };
+        out.add(new Workload(name, template, c, process, def));
+    }
+
+    /** A variable's value and where it comes from. */
+    record Value(String text, String from) {
+        boolean secret() {
+            return from.startsWith("Secret");
+        }
+    }
+
+    /** The container's environment as the kubelet builds it: envFrom in order, then env, which wins. */
+    static Map<String, Value> environment(Build b, Workload w) {
+        Map<String, Value> env = new LinkedHashMap<>();
+        for (EnvFromSource f : w.container().getEnvFrom()) {
+            if (f.getConfigMapRef() != null) {
+                ConfigMap cm = b.named(ConfigMap.class, f.getConfigMapRef().getName());
+                assertThat(cm).as("%s: envFrom ConfigMap %s exists", w.name(), f.getConfigMapRef().getName()).isNotNull();
+                cm.getData().forEach((k, v) -> env.put(k, new Value(v, "ConfigMap " + cm.getMetadata().getName())));
+            } else {
+                fail(w.name() + ": envFrom a Secret: name each secret variable (env, secretKeyRef) so the manifest shows it");
+            }
+        }
+        for (EnvVar e : w.container().getEnv()) {
+            if (e.getValueFrom() == null) {
+                env.put(e.getName(), new Value(e.getValue() == null ? "" : e.getValue(), "literal"));
+            } else if (e.getValueFrom().getConfigMapKeyRef() != null) {
+                var ref = e.getValueFrom().getConfigMapKeyRef();
+                ConfigMap cm = b.named(ConfigMap.class, ref.getName());
+                assertThat(cm != null && cm.getData().containsKey(ref.getKey())).as("%s: %s from ConfigMap %s key %s", w.name(), e.getName(),
+                        ref.getName(), ref.getKey()).isTrue();
+                env.put(e.getName(), new Value(cm.getData().get(ref.getKey()), "ConfigMap " + ref.getName()));
+            } else if (e.getValueFrom().getSecretKeyRef() != null) {
+                var ref = e.getValueFrom().getSecretKeyRef();
+                Secret s = b.named(Secret.class, ref.getName());
+                boolean optional = Boolean.TRUE.equals(ref.getOptional());
+                if (!b.hasSecrets()) {
+                    env.put(e.getName(), new Value("", "Secret " + ref.getName()));   // the operator's; its value is not the manifest's
+                } else if (s != null && s.getStringData().containsKey(ref.getKey())) {
+                    env.put(e.getName(), new Value(s.getStringData().get(ref.getKey()), "Secret " + ref.getName()));
+                } else {
+                    assertThat(optional).as("%s: %s from Secret %s key %s, which the overlay does not generate", w.name(), e.getName(),
+                            ref.getName(), ref.getKey()).isTrue();
+                }
+            } else {
+                fail(w.name() + ": " + e.getName() + " comes from neither a value, a ConfigMap nor a Secret");
+            }
+        }
+        return env;
+    }
+
+    /** The settings the process would run with: its --config file (from its mounted ConfigMap) and the environment. */
+    static Config settings(Build b, Workload w, Map<String, Value> env, Path tmp) throws Exception {
+        Path file = null;
+        List<String> args = w.container().getArgs();
+        int i = args.indexOf("--config");
+        if (i >= 0) {
+            String path = args.get(i + 1);
+            VolumeMount mount = w.container().getVolumeMounts().stream().filter(m -> path.startsWith(m.getMountPath() + "/")).findFirst()
+                    .orElseThrow(() -> new AssertionError(w.name() + ": --config " + path + " is on no mounted volume"));
+            Volume v = w.template().getSpec().getVolumes().stream().filter(x -> x.getName().equals(mount.getName())).findFirst().orElseThrow();
+            assertThat(v.getConfigMap()).as("%s: --config comes from a ConfigMap", w.name()).isNotNull();
+            String text = b.named(ConfigMap.class, v.getConfigMap().getName()).getData().get(path.substring(mount.getMountPath().length() + 1));
+            assertThat(text).as("%s: the ConfigMap holds %s", w.name(), path).isNotNull();
+            file = Files.writeString(tmp.resolve(w.name() + ".properties"), text);
+        }
+        Map<String, String> raw = new LinkedHashMap<>();
+        env.forEach((k, v) -> raw.put(k, v.text()));
+        raw.remove(JVM_OPTIONS);
+        return ConfigLoader.load(w.def(), file, raw);
+    }
+
+    static long heap(Workload w, Map<String, Value> env) {
+        Value opts = env.get(JVM_OPTIONS);
+        assertThat(opts).as("%s sets its heap (%s=-Xmx...): the limits below are sized from it", w.name(), JVM_OPTIONS).isNotNull();
+        Matcher m = XMX.matcher(opts.text());
+        assertThat(m.find()).as("%s: %s has -Xmx", w.name(), JVM_OPTIONS).isTrue();
+        long n = Long.parseLong(m.group(1));
+        return switch (Character.toLowerCase(m.group(2).charAt(0))) {
+            case 'k' -> n << 10;
+            case 'm' -> n << 20;
+            default -> n << 30;
+        };
+    }
+
+    // ---- the checks ------------------------------------------------------------------------------------------------
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void theExpectedObjectsAreThere(Build b) {
+        assertThat(b.all(Deployment.class)).extracting(d -> d.getMetadata().getName())
+                .containsExactlyInAnyOrder("queen-timers-bridge", "queen-timers-sweeper");
+        assertThat(b.all(Job.class)).extracting(j -> j.getMetadata().getName()).containsExactly("queen-timers-migrate");
+        assertThat(b.all(ServiceMonitor.class)).hasSize(1);
+        assertThat(b.all(PrometheusRule.class)).hasSize(1);
+        assertThat(workloads(b)).extracting(Workload::process).containsExactlyInAnyOrder("bridge", "sweeper", "migrate");
+        if (b.hasSecrets()) {
+            b.all(HasMetadata.class).forEach(o -> assertThat(o.getMetadata().getNamespace()).as("%s namespace", o.getMetadata().getName())
+                    .isNotBlank());
+        } else {
+            assertThat(b.all(Secret.class)).as("base commits no Secret: no password has a committed value").isEmpty();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void everyVariableIsAKeyItsProcessDeclaresAndEveryValueParses(Build b, @TempDir Path tmp) throws Exception {
+        for (Workload w : workloads(b)) {
+            Map<String, Value> env = environment(b, w);
+            Map<String, ConfigDef.Key> byEnv = w.def().keys().stream().collect(Collectors.toMap(ConfigDef.Key::env, k -> k));
+            env.forEach((name, v) -> {
+                if (!name.equals(JVM_OPTIONS)) {
+                    assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (README \"Configuration\")", w.name(),
+                            b, name, v.from(), w.process()).containsKey(name);
+                    if (byEnv.get(name).type() == ConfigDef.Type.PASSWORD) {
+                        assertThat(v.secret()).as("%s: %s is a secret, set from %s", w.name(), name, v.from()).isTrue();
+                    }
+                }
+            });
+            assertThat(env.get("QUEEN_JDBC_PASSWORD")).as("%s: its database password comes from a Secret", w.name())
+                    .isNotNull().matches(Value::secret);
+            for (ConfigDef.Key k : w.def().keys()) {
+                if (k.required()) {
+                    assertThat(env).as("%s sets the required %s", w.name(), k.env()).containsKey(k.env());
+                }
+            }
+            Config c = settings(b, w, env, tmp);   // every value valid, as the process checks it at start
+            long heap = heap(w, env);
+            if (w.process().equals("bridge")) {
+                TopicRoutes.from(c);
+                AuditTopics.from(c);
+                BridgeSettings.from(c).checkFitsHeap(heap);   // the bridge's own refusal, at the manifest's heap
+            } else if (w.process().equals("sweeper")) {
+                AuditTopics.from(c);
+                SweeperSettings.from(c).checkFitsHeap(heap);
+            }
+            var res = w.container().getResources();
+            Quantity limit = res.getLimits().get("memory");
+            assertThat(limit).as("%s: a memory limit", w.name()).isNotNull();
+            assertThat(res.getRequests().get("memory")).as("%s: memory request = limit", w.name()).isEqualTo(limit);
+            assertThat(Quantity.getAmountInBytes(limit).longValue() - heap).as("%s: the limit leaves the measured non-heap room", w.name())
+                    .isGreaterThanOrEqualTo(w.process().equals("migrate") ? 64L << 20 : NON_HEAP_MEASURED);
+        }
+    }
+
+    /** As docker-compose.yml (ComposeFileTest): the owner only migrates; each service a login of its own role, checked. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void theOwnerMigratesAndEachServiceRunsAsItsOwnLeastPrivilegeLogin(Build b) {
+        Map<String, Map<String, Value>> env = new LinkedHashMap<>();
+        workloads(b).forEach(w -> env.put(w.process(), environment(b, w)));
+        List<String> users = Stream.of("bridge", "sweeper", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_USER").text()).toList();
+        assertThat(Set.copyOf(users)).as("three logins: %s", users).hasSize(3).doesNotContain("postgres");
+        assertThat(Stream.of("bridge", "sweeper", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_PASSWORD").from()).distinct())
+                .as("one Secret per login").hasSize(3);
+        for (String p : List.of("bridge", "sweeper")) {
+            assertThat(env.get(p)).as(p + " keeps db.role.check on").doesNotContainKey("QUEEN_DB_ROLE_CHECK");
+            assertThat(env.get(p).get("QUEEN_MIGRATE_ON_START").text()).as(p).isEqualTo("false");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void portsProbesServicesAndTheServiceMonitorMatchWhatTheServicesServe(Build b, @TempDir Path tmp) throws Exception {
+        JsonNode prometheus = ObservabilityKit.yaml(ObservabilityKit.PROMETHEUS);
+        List<String> composeJobs = new ArrayList<>();
+        prometheus.get("scrape_configs").forEach(j -> {
+            composeJobs.add(j.get("job_name").asText());
+            assertThat(j.get("metrics_path").asText()).isEqualTo(OpsServer.METRICS_PATH);
+        });
+        ServiceMonitor sm = b.all(ServiceMonitor.class).get(0);
+        List<String> scraped = new ArrayList<>();
+        for (Workload w : workloads(b)) {
+            if (w.process().equals("migrate")) {
+                continue;
+            }
+            Config c = settings(b, w, environment(b, w), tmp);
+            int port = c.intValue(CommonSettings.HTTP_PORT);
+            assertThat(InetAddress.getByName(c.string(CommonSettings.HTTP_BIND_ADDRESS)).isLoopbackAddress())
+                    .as("%s: http.bind.address must let the kubelet and Prometheus in", w.name()).isFalse();
+            var ports = w.container().getPorts();
+            assertThat(ports).as("%s container ports", w.name()).hasSize(1);
+            assertThat(ports.get(0).getContainerPort()).as("%s: containerPort = http.port", w.name()).isEqualTo(port);
+            String portName = ports.get(0).getName();
+            probe(w, "startup", w.container().getStartupProbe(), OpsServer.LIVE_PATH, portName, port);
+            probe(w, "liveness", w.container().getLivenessProbe(), OpsServer.LIVE_PATH, portName, port);
+            probe(w, "readiness", w.container().getReadinessProbe(), OpsServer.READY_PATH, portName, port);
+
+            Map<String, String> podLabels = w.template().getMetadata().getLabels();
+            List<Service> services = b.all(Service.class).stream().filter(s -> podLabels.entrySet().containsAll(s.getSpec().getSelector().entrySet()))
+                    .toList();
+            assertThat(services).as("%s: one Service selects its pods", w.name()).hasSize(1);
+            Service s = services.get(0);
+            assertThat(s.getSpec().getPublishNotReadyAddresses()).as("%s: a not-ready pod is still scraped (QueenTimersNotReady)", w.name())
+                    .isTrue();
+            assertThat(s.getSpec().getPorts()).hasSize(1);
+            assertThat(s.getSpec().getPorts().get(0).getTargetPort()).isIn(new IntOrString(portName), new IntOrString(port));
+            String servicePort = s.getSpec().getPorts().get(0).getName();
+
+            Map<String, String> serviceLabels = s.getMetadata().getLabels();
+            assertThat(serviceLabels.entrySet()).as("ServiceMonitor selects Service %s", s.getMetadata().getName())
+                    .containsAll(sm.getSpec().getSelector().getMatchLabels().entrySet());
+            sm.getSpec().getSelector().getMatchExpressions().forEach(e -> {
+                assertThat(e.getOperator()).isEqualTo("In");
+                assertThat(e.getValues()).as("ServiceMonitor selects Service %s", s.getMetadata().getName()).contains(serviceLabels.get(e.getKey()));
+            });
+            scraped.add(s.getMetadata().getName());   // the job label: the Service's name (no jobLabel set)
+            assertThat(sm.getSpec().getEndpoints()).hasSize(1);
+            assertThat(sm.getSpec().getEndpoints().get(0).getPort()).isEqualTo(servicePort);
+            assertThat(sm.getSpec().getEndpoints().get(0).getPath()).isEqualTo(OpsServer.METRICS_PATH);
+        }
+        assertThat(sm.getSpec().getJobLabel()).isNull();
+        assertThat(scraped).as("the Prometheus jobs are the compose kit's (the alert rules match them)").containsExactlyInAnyOrderElementsOf(composeJobs);
+    }
+
+    private static void probe(Workload w, String which, Probe p, String path, String portName, int port) {
+        assertThat(p).as("%s: %s probe", w.name(), which).isNotNull();
+        assertThat(p.getHttpGet().getPath()).as("%s: %s probe path", w.name(), which).isEqualTo(path);
+        assertThat(p.getHttpGet().getPort()).as("%s: %s probe port", w.name(), which).isIn(new IntOrString(portName), new IntOrString(port));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void everyPodRunsAsTheImagesUserOnAReadOnlyRootAndEachDeploymentHasADisruptionBudget(Build b) {
+        Matcher uid = Pattern.compile("--uid (\\d+)").matcher(KustomizeBuild.read(ComposeFileTest.DOCKER.resolve("Dockerfile")));
+        assertThat(uid.find()).isTrue();
+        long imageUser = Long.parseLong(uid.group(1));
+        for (Workload w : workloads(b)) {
+            var pod = w.template().getSpec();
+            assertThat(pod.getSecurityContext().getRunAsNonRoot()).as(w.name()).isTrue();
+            assertThat(pod.getSecurityContext().getRunAsUser()).as("%s runs as the Dockerfile's user", w.name()).isEqualTo(imageUser);
+            assertThat(pod.getAutomountServiceAccountToken()).as("%s needs no API token", w.name()).isFalse();
+            var sc = w.container().getSecurityContext();
+            assertThat(sc.getReadOnlyRootFilesystem()).as(w.name()).isTrue();
+            assertThat(sc.getAllowPrivilegeEscalation()).as(w.name()).isFalse();
+            assertThat(sc.getCapabilities().getDrop()).as(w.name()).containsExactly("ALL");
+            VolumeMount tmp = w.container().getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/tmp")).findFirst()
+                    .orElseThrow(() -> new AssertionError(w.name() + ": a writable /tmp (JVM, zstd-jni) on the read-only root"));
+            assertThat(pod.getVolumes()).filteredOn(v -> v.getName().equals(tmp.getName())).singleElement()
+                    .satisfies(v -> assertThat(v.getEmptyDir()).isNotNull());
+        }
+        for (Deployment d : b.all(Deployment.class)) {
+            Map<String, String> labels = d.getSpec().getTemplate().getMetadata().getLabels();
+            List<PodDisruptionBudget> pdbs = b.all(PodDisruptionBudget.class).stream()
+                    .filter(p -> labels.entrySet().containsAll(p.getSpec().getSelector().getMatchLabels().entrySet())).toList();
+            assertThat(pdbs).as("%s: one PodDisruptionBudget", d.getMetadata().getName()).hasSize(1);
+            var spec = pdbs.get(0).getSpec();
+            if (spec.getMinAvailable() != null) {
+                assertThat(spec.getMinAvailable().getIntVal()).as("a minAvailable at the replica count blocks every drain")
+                        .isLessThan(d.getSpec().getReplicas());
+            } else {
+                assertThat(spec.getMaxUnavailable().getIntVal()).isPositive();
+            }
+            assertThat(d.getSpec().getReplicas()).as("%s: a drain leaves one running", d.getMetadata().getName()).isGreaterThanOrEqualTo(2);
+        }
+        Job migrate = b.all(Job.class).get(0);
+        assertThat(migrate.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs()).containsExactly("migrate");
+        assertThat(migrate.getSpec().getTemplate().getSpec().getRestartPolicy()).isEqualTo("OnFailure");
+        assertThat(migrate.getSpec().getBackoffLimit()).as("retried while the database starts").isPositive();
+    }
+
+    /** The PrometheusRule is the compose kit's alerts.yml, rule for rule (both read through the operator's typed model). */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void thePrometheusRuleIsTheComposeKitsAlertRules(Build b) throws Exception {
+        PrometheusRule rule = b.all(PrometheusRule.class).get(0);
+        PrometheusRule compose = JSON.convertValue(JSON.createObjectNode().set("spec", ObservabilityKit.yaml(ObservabilityKit.ALERTS)),
+                PrometheusRule.class);
+        noUnknownField(compose, "alerts.yml", new IdentityHashMap<>());
+        if (!JSON.valueToTree(rule.getSpec()).equals(JSON.valueToTree(compose.getSpec()))) {
+            // the fix, written out: the file's head and alerts.yml indented under spec
+            Path file = K8S.resolve("monitoring/prometheusrule.yaml");
+            String text = KustomizeBuild.read(file);
+            String alerts = KustomizeBuild.read(ObservabilityKit.ALERTS);
+            String fixed = text.substring(0, text.indexOf("\nspec:\n") + 7)
+                    + alerts.substring(alerts.indexOf("groups:")).lines().map(l -> l.isEmpty() ? l : "  " + l).collect(Collectors.joining("\n", "", "\n"));
+            Files.writeString(Path.of("target", "prometheusrule.yaml"), fixed);
+            fail(file + " differs from " + ObservabilityKit.ALERTS + ": cp cli/target/prometheusrule.yaml " + "deploy/kubernetes/monitoring/");
+        }
+        assertThat(rule.getSpec().getGroups().get(0).getRules()).hasSize(ObservabilityKit.rules().size());
+    }
+
+    @Test
+    void theOverlaysSecretsStayOutOfGitAndTheImage() {
+        assertThat(KustomizeBuild.read(OVERLAY.resolve("secrets/.gitignore")).lines()).contains("*.env");
+        assertThat(KustomizeBuild.read(Path.of("..", ".dockerignore")).lines()).contains("deploy/kubernetes/**/secrets/*.env");
+        for (JsonNode g : KustomizeBuild.documents(OVERLAY.resolve("kustomization.yaml")).get(0).get("secretGenerator")) {
+            for (JsonNode env : g.get("envs")) {
+                for (String line : KustomizeBuild.read(OVERLAY.resolve(env.asText() + ".example")).split("\n")) {
+                    if (line.contains("=") && !line.startsWith("#")) {
+                        assertThat(line).as("%s.example commits no value", env.asText()).endsWith("=");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void theReadmeSaysHowToApplyItAndWhatToFillIn() {
+        String readme = KustomizeBuild.read(Path.of("..", "README.md"));
+        int start = readme.indexOf("### Kubernetes");
+        assertThat(start).as("README section 'Kubernetes'").isNotNegative();
+        int end = readme.indexOf("\n### ", start + 1);
+        String section = readme.substring(start, end < 0 ? readme.length() : end);
+        assertThat(section).contains("kubectl apply -k deploy/kubernetes/overlays/example");
+        Build base = builds().findFirst().orElseThrow();
+        for (Workload w : workloads(base)) {
+            w.container().getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null)
+                    .forEach(e -> assertThat(section).as("the README names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
+                            .contains("`" + e.getValueFrom().getSecretKeyRef().getName() + "`"));
+        }
+        base.objects().forEach(o -> assertThat(section).as("the README says what %s is for", o.getKind()).contains(o.getKind()));
+    }
+}
