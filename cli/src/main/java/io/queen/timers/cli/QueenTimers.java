@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
  * operator has one thing to install and one {@code --help} to read.
  *
  * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
- * {@code find}), 130 interrupted.
+ * {@code find}, {@code dead-letters show|replay|drop}), 130 interrupted.
  */
 @Command(name = "queen-timers",
         mixinStandardHelpOptions = true,
@@ -33,6 +33,8 @@ import picocli.CommandLine.Spec;
             TailCommand.class,
             MigrateCommand.class,
             OffsetsCommand.class,
+            DeadLettersCommand.class,
+            AuditTail.class,
             ConfigDocsCommand.class,
             CommandLine.HelpCommand.class,
         })
