@@ -14,7 +14,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -34,7 +33,7 @@ class DeadLettersCommandTest {
         String commands = TestKafka.newTopic("dl-commands", 1);
         String audit = TestKafka.newTopic("dl-audit", 1);
         int port = Http.freePort();
-        Map<String, String> env = env(commands, audit, port);
+        Map<String, String> env = BridgeEnv.of(db, commands, audit, port);
         try (Background bridge = Background.run(env, "bridge")) {
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() ->
                     assertThat(Http.get(port, "/health/ready")).satisfies(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(200)));
@@ -115,20 +114,6 @@ class DeadLettersCommandTest {
             });
             assertThat(bridge.stop()).isZero();
         }
-    }
-
-    static Map<String, String> env(String commands, String audit, int port) {
-        Map<String, String> env = new HashMap<>();
-        env.put("QUEEN_JDBC_URL", db.jdbcUrl());
-        env.put("QUEEN_JDBC_USER", db.user());
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
-        env.put("QUEEN_JDBC_PASSWORD", db.password());
-        env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
-        env.put("QUEEN_COMMAND_TOPICS", commands);
-        env.put("QUEEN_BRIDGE_START_POSITION", "earliest");
-        env.put("QUEEN_AUDIT_TOPIC", audit);
-        env.put("QUEEN_HTTP_PORT", Integer.toString(port));
-        return env;
     }
 
     private static String idOf(List<JsonNode> rows, String key) {
