@@ -6,7 +6,7 @@
 -- Roles (NOLOGIN groups; a login user is made a member of one of them):
 --   queen_bridge    the bridge: EXECUTE its functions, SELECT bridge_offsets and queues, and the relay's share
 --   queen_sweeper   the sweeper: EXECUTE its functions, SELECT log_dlq, and the relay's share
---   queen_operator  the CLI's reads and `offsets set` (never `migrate`: that is the owner's)
+--   queen_operator  the CLI's reads, `offsets set` and `dead-letters replay|drop` (never `migrate`: that is the owner's)
 -- None of them may INSERT, UPDATE, DELETE or TRUNCATE any table: every write goes through a SECURITY
 -- DEFINER function (owner's rights, search_path pinned to pg_catalog, queen, pg_temp), which writes only
 -- what its contract says. The services refuse to start as a role that can write a table directly
@@ -37,7 +37,8 @@ DECLARE
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
         ['queen_sweeper', 'timer_dead_letter_v2'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
         ['queen_sweeper', 'timer_audit_delete_v1'], ['queen_sweeper', 'timer_trace_fields_v1'],
-        ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2']];
+        ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2'],
+        ['queen_operator', 'timer_dead_letters_v1'], ['queen_operator', 'timer_dead_letter_remove_v1']];
     reads CONSTANT TEXT[][] := ARRAY[
         -- role, table or view
         ['queen_bridge', 'bridge_offsets'], ['queen_bridge', 'queues'],

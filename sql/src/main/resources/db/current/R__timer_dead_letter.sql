@@ -24,12 +24,15 @@
 -- Lock order: queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP LOCKED (full
 -- primary-key probes, then addressed by ctid: no plan depends on statistics) -> queen.queues ->
 -- queen.log_partitions ascending id (queen.timer_destinations_v1) -> leaves (queen.log_dlq,
--- queen.timer_audit_outbox). The delete touches rows held since the first statement.
+-- queen.timer_dlq_keys, queen.timer_audit_outbox). The delete touches rows held since the first statement.
+--
+--  * Its tenant, queue and timer key go to queen.timer_dlq_keys (V128) under the DLQ row's id, in the
+--    same transaction: what `queen-timers dead-letters replay` schedules again (R__timer_dead_letters.sql).
 --
 -- PRICE: the DLQ row keeps its partition alive against cleanup (log_partition_dead_v1 refuses a
 -- partition with DLQ rows): somebody's unfinished business is not collected. One subtransaction per
--- non-JSON payload for the JSON fallback. Replay: schedule a new timer with the same queue, partition,
--- txn and payload, then delete the DLQ row.
+-- non-JSON payload for the JSON fallback; one timer_dlq_keys row per dead letter. Replay and drop:
+-- `queen-timers dead-letters` (queen.timer_dead_letter_remove_v1).
 
 CREATE OR REPLACE FUNCTION queen.timer_payload_jsonb_v1(p_payload BYTEA, p_encrypted BOOLEAN)
 RETURNS JSONB
@@ -137,6 +140,9 @@ BEGIN
            t.last_error, t.attempts, now()
       FROM unnest(v_ord, v_ctid, v_pid, v_dlq) AS u(ord, row_ctid, pid, dlq)
      CROSS JOIN LATERAL (SELECT * FROM queen.log_timers x WHERE x.ctid = u.row_ctid) t;
+    -- ... and what a DLQ row cannot say, for `queen-timers dead-letters replay`: the tenant and the timer key (V128).
+    INSERT INTO queen.timer_dlq_keys (dlq_id, tenant_id, queue, timer_key)
+    SELECT u.dlq, u.t, u.q, u.k FROM unnest(v_dlq, v_t, v_q, v_k) AS u(dlq, t, q, k);
 
     -- 4. Delete (rows held since step 1, by TID) and write `dead_lettered` audit rows (leaf).
     WITH gone AS (

@@ -370,7 +370,7 @@ $$;
 -- `dead_lettered` audit row (queen.timer_event_v1, its error `encryption_unavailable`). A permanent
 -- refusal: no attempt is spent, no retry could succeed (the sweeper has no key to seal it with).
 -- Lock order: timer rows held since step 1 (by TID), partitions held since step 5; leaves
--- (queen.log_dlq, queen.timer_audit_outbox).
+-- (queen.log_dlq, queen.timer_dlq_keys, queen.timer_audit_outbox).
 CREATE OR REPLACE FUNCTION queen.timer_fire_refuse_v1(p_refused queen.timer_fire_held_v2[],
                                                       p_destinations queen.timer_fire_pushed_v2[])
 RETURNS VOID
@@ -393,7 +393,12 @@ AS $$
                'encryption_unavailable', (g.timer).attempts, now()
           FROM gone g
           JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
-          JOIN unnest(p_destinations) AS d ON d.seg = r.seg)
+          JOIN unnest(p_destinations) AS d ON d.seg = r.seg
+        RETURNING id, message_id),
+    dlq_keys AS (  -- the tenant and timer key a DLQ row cannot hold (V128), joined by the timer's message id
+        INSERT INTO queen.timer_dlq_keys (dlq_id, tenant_id, queue, timer_key)
+        SELECT x.id, (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
+          FROM dlq x JOIN gone g ON (g.timer).message_id = x.message_id)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered',
            queen.timer_event_v1(g.timer) || jsonb_build_object('error', 'encryption_unavailable')

@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 /** The bridge's stored offsets (queen.bridge_offsets), which only an operator moves, on purpose. */
 @Command(name = "offsets", mixinStandardHelpOptions = true,
         description = "The bridge's stored positions in the command topics (queen.bridge_offsets).",
-        subcommands = OffsetsCommand.Set.class)
+        subcommands = {OffsetsCommand.Get.class, OffsetsCommand.Set.class})
 final class OffsetsCommand implements Runnable {
 
     @ParentCommand QueenTimers root;
@@ -31,6 +31,96 @@ final class OffsetsCommand implements Runnable {
     @Override
     public void run() {
         spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** The stored offsets, beside the broker's log start and end: what the bridge has applied, and how far behind it is. */
+    @Command(name = "get", mixinStandardHelpOptions = true,
+            description = {"The bridge's stored offsets per group, topic and partition (the next record each applies), beside the",
+                "broker's log start and end and the lag (end - stored). A stored offset outside [start, end] stops that",
+                "partition (see offsets set). --no-kafka reads the database only."},
+            footer = {"", "Example:", "  queen-timers offsets get --group queen-timers-bridge"})
+    static final class Get implements Callable<Integer> {
+
+        @ParentCommand OffsetsCommand offsets;
+        @Spec CommandSpec spec;
+        @Mixin DatabaseOptions db;
+        @Mixin KafkaOptions kafka;
+        @Mixin Output output;
+
+        @Option(names = "--group", paramLabel = "GROUP", description = "Only this bridge group (default: every group).")
+        String group;
+
+        @Option(names = "--topic", paramLabel = "TOPIC", description = "Only this command topic.")
+        String topic;
+
+        @Option(names = "--no-kafka", description = "Do not ask the broker for the log start and end.")
+        boolean noKafka;
+
+        record Stored(String group, String topic, int partition, long next, java.time.Instant updatedAt) {}
+
+        @Override
+        public Integer call() throws SQLException {
+            Map<String, String> env = offsets.root.env();
+            java.util.List<Stored> rows = new java.util.ArrayList<>();
+            try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"));
+                    java.sql.Connection c = ds.getConnection();
+                    java.sql.PreparedStatement st = c.prepareStatement("SELECT group_id, topic, \"partition\", next_offset, updated_at"
+                            + " FROM queen.bridge_offsets WHERE (?::text IS NULL OR group_id = ?) AND (?::text IS NULL OR topic = ?)"
+                            + " ORDER BY group_id, topic, \"partition\"")) {
+                st.setString(1, group);
+                st.setString(2, group);
+                st.setString(3, topic);
+                st.setString(4, topic);
+                try (java.sql.ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new Stored(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getTimestamp(5).toInstant()));
+                    }
+                }
+            }
+            Map<org.apache.kafka.common.TopicPartition, Long> start = Map.of();
+            Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
+            if (!noKafka && !rows.isEmpty()) {
+                java.util.List<org.apache.kafka.common.TopicPartition> parts = rows.stream()
+                        .map(r -> new org.apache.kafka.common.TopicPartition(r.topic(), r.partition())).distinct().toList();
+                Map<String, Object> props = new java.util.HashMap<>(kafka.clientProps(env));
+                props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG); // reads positions, joins no group
+                props.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+                props.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
+                try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props)) {
+                    start = consumer.beginningOffsets(parts, java.time.Duration.ofSeconds(15));
+                    end = consumer.endOffsets(parts, java.time.Duration.ofSeconds(15));
+                } catch (org.apache.kafka.common.KafkaException e) {
+                    spec.commandLine().getErr().println("warning: the broker's offsets are not shown: " + Errors.describe(e));
+                }
+            }
+            java.io.PrintWriter out = spec.commandLine().getOut();
+            for (Stored r : rows) {
+                var tp = new org.apache.kafka.common.TopicPartition(r.topic(), r.partition());
+                Long s = start.get(tp);
+                Long e = end.get(tp);
+                Map<String, Object> f = new LinkedHashMap<>();
+                f.put("group", r.group());
+                f.put("topic", r.topic());
+                f.put("partition", r.partition());
+                f.put("stored", r.next());
+                f.put("updatedAt", r.updatedAt().toString());
+                f.put("logStart", s);
+                f.put("logEnd", e);
+                f.put("lag", e == null ? null : e - r.next());
+                f.put("inRange", s == null ? null : r.next() >= s && r.next() <= e);
+                output.print(out, "group " + Printable.line(r.group()) + "  " + Printable.line(r.topic()) + "/" + r.partition()
+                        + "  stored " + r.next() + (e == null ? "" : "  log [" + s + ", " + e + ")  lag " + (e - r.next())
+                        + (r.next() < s || r.next() > e ? "  OUT OF RANGE: this partition is stopped (offsets set)" : ""))
+                        + "  updated " + r.updatedAt(), f);
+            }
+            if (rows.isEmpty() && !output.json()) {
+                out.println("no stored offsets" + (group == null ? "" : " for group " + Printable.line(group)));
+                out.flush();
+            }
+            return 0;
+        }
     }
 
     /** Sets one partition's stored offset, with a reason, as an audit event. */

@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
  * declared below is in both jars.
  *
  * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
- * {@code find}), 130 interrupted.
+ * {@code find}, {@code dead-letters show|replay|drop}), 130 interrupted.
  */
 @Command(name = "queen-timers",
         mixinStandardHelpOptions = true,
@@ -37,6 +37,8 @@ import picocli.CommandLine.Spec;
             TailCommand.class,
             MigrateCommand.class,
             OffsetsCommand.class,
+            DeadLettersCommand.class,
+            AuditTail.class,
             ConfigDocsCommand.class,
             CommandLine.HelpCommand.class,
         })

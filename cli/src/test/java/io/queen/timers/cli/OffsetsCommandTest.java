@@ -117,6 +117,43 @@ class OffsetsCommandTest {
         }
     }
 
+    /** Issue 27, point 4: offsets get shows what the bridge stored beside the broker's log, and the lag between them. */
+    @Test
+    void offsetsGetShowsTheStoredOffsetsBesideTheBrokersLogEnd() throws Exception {
+        String topic = io.queen.timers.testkit.TestKafka.newTopic("offsets-get", 2);
+        var props = new java.util.HashMap<>(io.queen.timers.testkit.TestKafka.producerProps());
+        props.put("key.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+        props.put("value.serializer", org.apache.kafka.common.serialization.ByteArraySerializer.class.getName());
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(props)) {
+            for (int i = 0; i < 5; i++) {
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 1, null, new byte[] {(byte) i})).get();
+            }
+        }
+        Map<String, String> env = Map.of("QUEEN_JDBC_URL", db.jdbcUrl(), "QUEEN_JDBC_USER", db.user(), "QUEEN_JDBC_PASSWORD", db.password(),
+                "QUEEN_BRIDGE_GROUP_ID", "g-get", "QUEEN_KAFKA_BOOTSTRAP", io.queen.timers.testkit.TestKafka.bootstrapServers());
+        Cli set = Cli.run(env, "offsets", "set", "--topic", topic, "--partition", "1", "--offset", "2", "--reason", "test", "--tenant", DEFAULT_TENANT);
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        execute("INSERT INTO queen.bridge_offsets (group_id, topic, \"partition\", next_offset) VALUES ('g-other', '" + topic + "', 0, 9)");
+
+        Cli get = Cli.run(env, "offsets", "get", "--group", "g-get", "--json");
+        assertThat(get.exitCode()).as(get.err()).isZero();
+        assertThat(get.out().lines().toList()).hasSize(1);
+        var row = Output.mapper().readTree(get.out());
+        assertThat(row.get("topic").asText()).isEqualTo(topic);
+        assertThat(row.get("partition").asInt()).isEqualTo(1);
+        assertThat(row.get("stored").asLong()).isEqualTo(2);
+        assertThat(row.get("logEnd").asLong()).isEqualTo(5);
+        assertThat(row.get("lag").asLong()).isEqualTo(3);
+        assertThat(row.get("inRange").asBoolean()).isTrue();
+
+        Cli all = Cli.run(env, "offsets", "get", "--topic", topic);
+        assertThat(all.exitCode()).as(all.err()).isZero();
+        assertThat(all.out()).contains("group g-get  " + topic + "/1  stored 2  log [0, 5)  lag 3",
+                "group g-other  " + topic + "/0  stored 9  log [0, 0)  lag -9  OUT OF RANGE");
+        Cli dbOnly = Cli.run(env, "offsets", "get", "--group", "g-get", "--no-kafka");
+        assertThat(dbOnly.out()).startsWith("group g-get  " + topic + "/1  stored 2  updated ");
+    }
+
     @Test
     void withoutAReasonNothingMoves() {
         Cli r = Cli.run(Map.of("QUEEN_JDBC_URL", db.jdbcUrl()), "offsets", "set", "--topic", "cmds", "--partition", "0", "--offset", "1");

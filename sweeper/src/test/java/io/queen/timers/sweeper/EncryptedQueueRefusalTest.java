@@ -78,6 +78,10 @@ class EncryptedQueueRefusalTest {
                 + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'vault' AND d.error = 'encryption_unavailable'"
                 + " AND d.transaction_id = 'txn-" + key + "' AND d.retry_count = 0 AND d.consumer_group = '__timer__' AND d.\"offset\" = -1"))
                 .isEqualTo(1);
+        // what `dead-letters replay` needs and the DLQ row cannot hold: tenant and timer key, by the DLQ row's id (V128)
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq d JOIN queen.timer_dlq_keys k ON k.dlq_id = d.id"
+                + " WHERE d.transaction_id = 'txn-" + key + "' AND k.tenant_id = '" + DEFAULT_TENANT + "' AND k.queue = 'vault'"
+                + " AND k.timer_key = '" + key + "'")).isEqualTo(1);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered'"
                 + " AND kafka_key = 'vault/" + key + "' AND event->>'error' = 'encryption_unavailable' AND (event->>'attempts')::int = 0"))
                 .isEqualTo(1);

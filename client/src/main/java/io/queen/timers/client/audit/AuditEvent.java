@@ -84,4 +84,15 @@ public sealed interface AuditEvent {
      */
     record OffsetMoved(Meta meta, String group, String topic, int partition, Long from, long to, String reason, boolean replay,
                        String by, String clientLabel) implements AuditEvent {}
+
+    /**
+     * A dead letter ({@link DeadLettered}, a row of {@code queen.log_dlq}) was removed by `queen-timers dead-letters`:
+     * {@code how} is {@code replayed} (scheduled again through the command topic; {@code state} says what the database saw:
+     * {@code pending} or {@code fired}; {@code verdictEventId} names the replay's verdict, whose trace is this event's) or
+     * {@code dropped}. {@code timerKey} is null only for a dead letter written before its key was recorded, dropped
+     * without naming it; {@code by} is the database's record of who, {@code clientLabel} the client's claim.
+     */
+    record DeadLetterRemoved(Meta meta, UUID deadLetterId, String queue, String timerKey, String partition, String txn,
+                             UUID messageId, String error, Integer attempts, String how, String state, UUID verdictEventId,
+                             String reason, String by, String clientLabel) implements AuditEvent {}
 }

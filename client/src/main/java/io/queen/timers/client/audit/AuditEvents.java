@@ -74,6 +74,12 @@ public final class AuditEvents {
             case OFFSET_MOVED -> new AuditEvent.OffsetMoved(meta, text(e, "group"), text(e, "topic"), (int) number(e, "partition"),
                     e.hasNonNull("from") ? number(e, "from") : null, number(e, "to"), text(e, "reason"), bool(e, "replay"),
                     text(e, "by"), optionalText(e, "clientLabel"));
+            case DEAD_LETTER_REMOVED -> new AuditEvent.DeadLetterRemoved(meta, uuid(e, "deadLetterId"), text(e, "queue"),
+                    optionalText(e, "timerKey"), text(e, "partition"), optionalText(e, "txn"),
+                    e.hasNonNull("messageId") ? uuid(e, "messageId") : null, optionalText(e, "error"),
+                    e.hasNonNull("attempts") ? (int) number(e, "attempts") : null, text(e, "how"), optionalText(e, "state"),
+                    e.hasNonNull("verdictEventId") ? uuid(e, "verdictEventId") : null, text(e, "reason"), text(e, "by"),
+                    optionalText(e, "clientLabel"));
         };
     }
 

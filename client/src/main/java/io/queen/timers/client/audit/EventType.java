@@ -14,7 +14,9 @@ public enum EventType {
     RETRYING("retrying"),
     DEAD_LETTERED("dead_lettered"),
     /** An operator (`queen-timers offsets set`) or a new group's bridge.start.position=latest moved a stored offset. */
-    OFFSET_MOVED("offset_moved");
+    OFFSET_MOVED("offset_moved"),
+    /** An operator (`queen-timers dead-letters replay|drop`) removed a dead letter: replayed or given up. */
+    DEAD_LETTER_REMOVED("dead_letter_removed");
 
     private final String wireName;
 
