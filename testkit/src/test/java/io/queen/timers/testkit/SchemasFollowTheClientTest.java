@@ -38,6 +38,17 @@ class SchemasFollowTheClientTest {
         return out;
     }
 
+    /** Each schema names its major version in its $id and carries x-version (README "How the schemas evolve"). */
+    @Test
+    void everySchemaHasAVersionedIdAndAVersion() throws Exception {
+        for (String name : List.of("audit-event", "command-envelope", "command-headers")) {
+            JsonNode s = schema(name + ".schema.json");
+            assertThat(s.path("$id").asText()).as(name + " $id").matches("https://queen-timers\\.io/schemas/" + name + "/v[1-9][0-9]*\\.json");
+            assertThat(s.path("x-version").isInt()).as(name + " x-version is an integer").isTrue();
+            assertThat(s.path("x-version").asInt()).as(name + " x-version").isPositive();
+        }
+    }
+
     @Test
     void commandSchemasNameTheFieldsHeadersOpsAndLimitsOfWireFormat() throws Exception {
         JsonNode envelope = schema("command-envelope.schema.json");
