@@ -60,7 +60,8 @@ class ObservabilityFilesTest {
         }
         assertThat(panels).extracting(p -> p.get("title").asText()).contains("Ingest rate", "Consumer lag", "Verdicts by type",
                 "Due backlog", "Fires per second", "Fire lateness percentiles", "Fire failures by class", "Dead-letter queue",
-                "Outbox backlog by topic", "Relay state", "Readiness");
+                "Outbox backlog by topic", "Relay state", "Readiness",
+                "Heap used and max", "GC pause", "Connection pools", "Kafka clients");
 
         // every query, as a recording rule, for promtool's parser (.ci/run: promtool check rules)
         StringBuilder rules = new StringBuilder("# written by ObservabilityFilesTest: the dashboard's queries, for `promtool check rules`\n"

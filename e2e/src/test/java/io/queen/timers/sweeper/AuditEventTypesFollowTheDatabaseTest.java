@@ -6,11 +6,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.audit.EventType;
+import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.WireSchemas;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -61,6 +64,36 @@ class AuditEventTypesFollowTheDatabaseTest {
         assertThat(client).as("the client's EventType").isEqualTo(database);
         assertThat(schemaTypes).as("schemas/audit-event.schema.json's type enum").isEqualTo(database);
         assertThat(defs).as("one $defs shape per type").containsAll(database);
+    }
+
+    /**
+     * The reject reasons: the closed list is the code's (RejectReason, whose wire name the bridge writes into every
+     * {@code rejected} event; no database constraint holds them), and the schema's enum, the README's closed list and
+     * the client (the same enum) must name exactly it: a reason added to the code alone would be refused by every
+     * validating consumer, one added to the README alone would be a promise nothing keeps.
+     */
+    @Test
+    void theRejectReasonsOfTheCodeAreTheSchemasAndTheReadmesClosedList() throws Exception {
+        Set<String> code = new TreeSet<>(Arrays.stream(RejectReason.values()).map(RejectReason::wireName).toList());
+        assertThat(code).hasSizeGreaterThanOrEqualTo(15).contains("internal", "tenant_quota");
+        JsonNode schema;
+        try (InputStream in = getClass().getClassLoader().getResourceAsStream("io/queen/timers/client/schemas/audit-event.schema.json")) {
+            schema = new ObjectMapper().readTree(in);
+        }
+        Set<String> schemaReasons = new TreeSet<>();
+        schema.at("/$defs/rejected/properties/reason/enum").forEach(n -> schemaReasons.add(n.asText()));
+        assertThat(schemaReasons).as("schemas/audit-event.schema.json's rejected.reason enum").isEqualTo(code);
+
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int start = readme.indexOf("### Reject reasons (closed list)");
+        assertThat(start).as("README section 'Reject reasons (closed list)'").isNotNegative();
+        String section = readme.substring(start, readme.indexOf("\n### ", start + 1));
+        Set<String> listed = new TreeSet<>();
+        Matcher row = Pattern.compile("(?m)^\\| `([a-z_]+)` \\|").matcher(section);
+        while (row.find()) {
+            listed.add(row.group(1));
+        }
+        assertThat(listed).as("the README's closed list of reject reasons").isEqualTo(code);
     }
 
     @Test

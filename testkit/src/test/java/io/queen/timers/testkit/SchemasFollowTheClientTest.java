@@ -38,6 +38,21 @@ class SchemasFollowTheClientTest {
         return out;
     }
 
+    /**
+     * Each schema names its version in its $id (README "How the schemas evolve"), and carries no keyword of its own: a
+     * strict validator (ajv's default) refuses a schema with an unknown keyword such as x-version.
+     */
+    @Test
+    void everySchemaHasAVersionedIdAndAVersion() throws Exception {
+        for (String name : List.of("audit-event", "command-envelope", "command-headers")) {
+            JsonNode s = schema(name + ".schema.json");
+            assertThat(s.path("$id").asText()).as(name + " $id").matches("https://queen-timers\\.io/schemas/" + name + "/v[1-9][0-9]*\\.json");
+            assertThat(names(s)).as(name + ": top-level keywords of draft 2020-12 only")
+                    .isSubsetOf("$schema", "$id", "title", "description", "type", "properties", "required", "additionalProperties",
+                            "$defs", "oneOf", "anyOf", "allOf", "if", "then", "else", "not", "propertyNames", "examples", "$comment");
+        }
+    }
+
     @Test
     void commandSchemasNameTheFieldsHeadersOpsAndLimitsOfWireFormat() throws Exception {
         JsonNode envelope = schema("command-envelope.schema.json");

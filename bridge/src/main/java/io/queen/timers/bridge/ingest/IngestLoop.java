@@ -3,6 +3,7 @@ package io.queen.timers.bridge.ingest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.core.instrument.Timer;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.bridge.apply.BatchApplier;
@@ -22,6 +23,7 @@ import io.queen.timers.core.text.Printable;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
 import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.logging.TimerMdc;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,6 +76,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private static final Duration TIMESTAMPS_MIN_BACKOFF = Duration.ofSeconds(1);
 
     private final Consumer<byte[], byte[]> consumer;
+    private final KafkaClientMetrics consumerMetrics;
     private final List<String> topics;
     private final TopicRoutes routes;
     private final CommandParser parser;
@@ -149,6 +152,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         Gauge.builder("queen.timers.bridge.partitions.stopped", this, l -> l.stopped.size() + l.unstarted.size())
                 .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
                         + " or because the group has none there and bridge.start.position is not set").register(registry);
+        // the consumer's own meters (kafka_consumer_*: fetch rate, records lag, coordinator); closed with it
+        this.consumerMetrics = new KafkaClientMetrics(consumer);
+        consumerMetrics.bindTo(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
@@ -207,8 +213,17 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             problem.set("stopped: " + e); // a Kafka fatal error (authorization, fencing by the group): the process must restart
             throw e;
         } finally {
+            consumerMetrics.close();
             consumer.close(); // leaves the group: the partitions move on at once
         }
+    }
+
+    /** The log fields of the one record a line is about (log.format=json): its tenant, queue, key and trace id. */
+    private static TimerMdc mdc(Incoming in) {
+        if (in.parsed() instanceof Command c) {
+            return TimerMdc.of(in.tenant(), c.queue(), c.timerKey(), c.trace() == null ? null : c.trace().traceId());
+        }
+        return TimerMdc.of(in.tenant(), null, null, null);
     }
 
     /**
@@ -288,8 +303,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     return commit(batch.subList(0, half)) && commit(batch.subList(half, batch.size()));
                 }
                 Incoming in = batch.get(0);
-                LOG.error("record {} cannot be applied: {}; answering it rejected (internal), the rest of its batch goes on",
-                        in.source(), errorText(e), e);
+                try (TimerMdc m = mdc(in)) {
+                    LOG.error("record {} cannot be applied: {}; answering it rejected (internal), the rest of its batch goes on",
+                            in.source(), errorText(e), e);
+                }
                 return commit(List.of(internal(in, e)));
             }
             ErrorClass c = SqlStates.classify(e);

@@ -12,8 +12,10 @@ import java.util.UUID;
 
 /**
  * Reads the value of an audit record into its {@link AuditEvent}. Fields this version does not know
- * are ignored (a later bridge may add some); a missing required field, a wrong type or an unknown
- * {@code type} is a {@link MalformedEvent} naming the field.
+ * are ignored (a later bridge may add some); a missing required field or a wrong type is a
+ * {@link MalformedEvent} naming the field. A {@code type} or reject {@code reason} this version does not know
+ * is an {@link UnknownEvent}: the schemas evolve additively (README "Audit events"), so a consumer skips it
+ * (and logs it) rather than failing.
  */
 public final class AuditEvents {
 
@@ -22,8 +24,18 @@ public final class AuditEvents {
     private AuditEvents() {}
 
     /** Thrown when a value is not an audit event of this format. */
-    public static final class MalformedEvent extends IllegalArgumentException {
+    public static class MalformedEvent extends IllegalArgumentException {
         public MalformedEvent(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * An event of a type, or a rejection with a reason, that a later version added (the audit schema is additive
+     * within its {@code $id} version): skip it and log it; never stop consuming on it.
+     */
+    public static final class UnknownEvent extends MalformedEvent {
+        public UnknownEvent(String message) {
             super(message);
         }
     }
@@ -49,7 +61,7 @@ public final class AuditEvents {
             throw new MalformedEvent("audit event is not a JSON object");
         }
         String typeName = text(e, "type");
-        EventType type = EventType.fromWire(typeName).orElseThrow(() -> new MalformedEvent("unknown audit event type '" + typeName + "'"));
+        EventType type = EventType.fromWire(typeName).orElseThrow(() -> new UnknownEvent("unknown audit event type '" + typeName + "'"));
         AuditEvent.Meta meta = new AuditEvent.Meta(uuid(e, "eventId"), type, timestamp(e, "at"), uuid(e, "tenant"),
                 optionalText(e, "producerSub"), optionalText(e, "traceId"), optionalText(e, "spanId"));
         return switch (type) {
@@ -63,7 +75,7 @@ public final class AuditEvents {
             case REJECTED -> {
                 String reason = text(e, "reason");
                 yield new AuditEvent.Rejected(meta, source(e), RejectReason.fromWire(reason)
-                        .orElseThrow(() -> new MalformedEvent("unknown reject reason '" + reason + "'")), text(e, "error"));
+                        .orElseThrow(() -> new UnknownEvent("unknown reject reason '" + reason + "'")), text(e, "error"));
             }
             case FIRED -> new AuditEvent.Fired(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
                     uuid(e, "messageId"), instant(e, "deliverAt"), number(e, "offset"), number(e, "lateMs"), (int) number(e, "attempts"));

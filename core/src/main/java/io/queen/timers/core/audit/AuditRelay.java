@@ -3,6 +3,7 @@ package io.queen.timers.core.audit;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.sql.SqlFile;
@@ -242,7 +243,10 @@ public final class AuditRelay implements AutoCloseable {
     /** One tenure on the lock connection {@code c}; releases the lock when it ends. */
     private void relayLocked(Connection c) throws SQLException, InterruptedException {
         // A new producer per tenure: after a refused send its sequence state is not trusted.
-        try (Producer<String, String> producer = new KafkaProducer<>(producerProps)) {
+        try (Producer<String, String> producer = new KafkaProducer<>(producerProps);
+             KafkaClientMetrics meters = new KafkaClientMetrics(producer)) {
+            // the producer's own meters (kafka_producer_*) while it lives; closing them removes them with it
+            meters.bindTo(registry);
             active.set(true);
             LOG.info("audit relay active (holds the relay lock of this database)");
             while (running.get()) {

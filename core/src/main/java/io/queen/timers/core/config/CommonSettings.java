@@ -7,6 +7,7 @@ import static io.queen.timers.core.config.ConfigDef.Type.STRING;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
+import static io.queen.timers.core.config.ConfigDef.oneOf;
 
 import io.queen.timers.core.health.HealthSettings;
 import java.time.Duration;
@@ -32,6 +33,7 @@ public final class CommonSettings {
     public static final String MIGRATE_ON_START = "migrate.on.start";
     public static final String DB_SOCKET_TIMEOUT = "db.socket.timeout";
     public static final String DB_ROLE_CHECK = "db.role.check";
+    public static final String LOG_FORMAT = "log.format";
 
     /** The default tenant: every topic maps to it unless configured otherwise. */
     public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
@@ -74,6 +76,10 @@ public final class CommonSettings {
                         "Refuse to start as a database role that can write the tables directly (a superuser, the owner, any"
                                 + " INSERT/UPDATE/DELETE/TRUNCATE grant) or is not a member of the service's role (queen_bridge,"
                                 + " queen_sweeper); README \"Database roles\". false only for a single-role development database.")
+                .define(LOG_FORMAT, STRING, "text", oneOf("text", "json"), "QUEEN_LOG_FORMAT",
+                        "The service's log lines: text (one line per event, for a terminal) or json (one JSON object per line for a"
+                                + " log shipper: @timestamp, level, logger_name, thread_name, message, stack_trace, and tenant, queue,"
+                                + " key, trace_id on a line about one timer; secrets masked as in text).")
                 .include(HealthSettings.definition());
     }
 }

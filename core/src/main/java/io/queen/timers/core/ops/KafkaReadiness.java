@@ -1,5 +1,7 @@
 package io.queen.timers.core.ops;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -8,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 
@@ -20,16 +23,27 @@ public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
 
     private final Admin admin;
     private final Duration timeout;
+    private final KafkaClientMetrics metrics;
 
     /** @param kafkaProps the process's Kafka client settings ({@code Config.kafka()}), bootstrap included */
     public KafkaReadiness(Map<String, Object> kafkaProps, Duration timeout) {
+        this(kafkaProps, timeout, null);
+    }
+
+    /** As above, the Admin client's own meters ({@code kafka_admin_client_*}) on {@code registry} when not null. */
+    public KafkaReadiness(Map<String, Object> kafkaProps, Duration timeout, MeterRegistry registry) {
         Map<String, Object> props = new HashMap<>(kafkaProps);
         int ms = (int) timeout.toMillis();
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, ms);
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ms);
         props.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "queen-timers-readiness");
-        this.admin = Admin.create(props);
+        AdminClient client = AdminClient.create(props);   // KafkaClientMetrics takes the AdminClient type, not Admin
+        this.admin = client;
         this.timeout = timeout;
+        this.metrics = registry == null ? null : new KafkaClientMetrics(client);
+        if (metrics != null) {
+            metrics.bindTo(registry);
+        }
     }
 
     @Override
@@ -55,6 +69,9 @@ public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
 
     @Override
     public void close() {
+        if (metrics != null) {
+            metrics.close();
+        }
         admin.close(Duration.ofSeconds(2));
     }
 }

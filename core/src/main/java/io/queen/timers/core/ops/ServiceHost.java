@@ -1,6 +1,12 @@
 package io.queen.timers.core.ops;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
@@ -10,6 +16,7 @@ import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.logging.LogFormat;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,10 +49,12 @@ public final class ServiceHost implements AutoCloseable {
     private final Health health;
     private final StandardReadiness readiness;
     private final OpsServer ops;
+    private final JvmGcMetrics gc;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private ServiceHost(String name, Running service, Health health, StandardReadiness readiness, OpsServer ops) {
+    private ServiceHost(String name, Running service, Health health, StandardReadiness readiness, OpsServer ops, JvmGcMetrics gc) {
         this.name = name;
+        this.gc = gc;
         this.service = service;
         this.health = health;
         this.readiness = readiness;
@@ -61,7 +70,10 @@ public final class ServiceHost implements AutoCloseable {
      * answers, before the service itself has started (tests, and the launcher's banner).
      */
     public static ServiceHost start(String name, Config config, Starter starter, java.util.function.IntConsumer listening) {
+        // first: every line of the service is in the format the platform reads
+        LogFormat.apply(config.string(CommonSettings.LOG_FORMAT));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        JvmGcMetrics gc = bindJvm(registry);
         Clock clock = Clock.systemUTC();
         Health health = Health.from(config);
         Startup startup = new Startup(name, config.duration(CommonSettings.STARTUP_TIMEOUT),
@@ -75,6 +87,7 @@ public final class ServiceHost implements AutoCloseable {
             ops = OpsServer.start(config.string(CommonSettings.HTTP_BIND_ADDRESS), config.intValue(CommonSettings.HTTP_PORT), registry, health);
         } catch (RuntimeException e) {
             readiness.close();
+            gc.close();
             throw e;
         }
         listening.accept(ops.port());
@@ -84,10 +97,26 @@ public final class ServiceHost implements AutoCloseable {
         } catch (RuntimeException e) {
             ops.close();
             readiness.close();
+            gc.close();
             throw e;
         }
         startup.done();
-        return new ServiceHost(name, service, health, readiness, ops);
+        return new ServiceHost(name, service, health, readiness, ops, gc);
+    }
+
+    /**
+     * The JVM's own meters every dashboard expects (jvm_memory_*, jvm_gc_*, jvm_threads_*, jvm_classes_*,
+     * process_cpu_*, system_cpu_*, process_uptime_seconds); returns the GC binder, which holds a listener until closed.
+     */
+    static JvmGcMetrics bindJvm(MeterRegistry registry) {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        JvmGcMetrics gc = new JvmGcMetrics();
+        gc.bindTo(registry);
+        return gc;
     }
 
     public Health health() {
@@ -118,6 +147,7 @@ public final class ServiceHost implements AutoCloseable {
             ops.close();
             close(service.stop());
             readiness.close();
+            gc.close();
         }
     }
 

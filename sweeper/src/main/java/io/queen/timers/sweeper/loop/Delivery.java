@@ -2,6 +2,7 @@ package io.queen.timers.sweeper.loop;
 
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.logging.TimerMdc;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.fail.DeadLettered;
 import io.queen.timers.sweeper.fail.FailOutcome;
@@ -19,6 +20,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -218,7 +220,9 @@ public final class Delivery {
                 LOG.warn("fire of {} timers (first: {}) failed transiently, no attempt spent: {}", timers.size(), timers.get(0).name(), describe(e));
             } else {
                 ClaimedTimer t = timers.get(0);
-                LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.attempts() + 1, failer.maxAttempts(), describe(e));
+                try (TimerMdc m = mdc(t)) {
+                    LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.attempts() + 1, failer.maxAttempts(), describe(e));
+                }
             }
             fail(timers.stream().map(t -> new Failer.Failure(t, describe(e))).toList(), errorClass);
             return;
@@ -240,8 +244,10 @@ public final class Delivery {
                 metrics.fired(FireResult.STALE, o.segment().size() - o.refused().size());
                 metrics.deadLettered(o.refused().size());
                 for (ClaimedTimer t : o.refused()) {
-                    LOG.warn("timer {} refused and moved to queen.log_dlq (encryption_unavailable): staged in clear, its queue {} now has"
-                            + " encryption_enabled and the sweeper holds no key; never fired in clear", t.name(), t.queue());
+                    try (TimerMdc m = mdc(t)) {
+                        LOG.warn("timer {} refused and moved to queen.log_dlq (encryption_unavailable): staged in clear, its queue {} now has"
+                                + " encryption_enabled and the sweeper holds no key; never fired in clear", t.name(), t.queue());
+                    }
                 }
             } else {
                 metrics.fired(FireResult.STALE, o.segment().size());
@@ -310,10 +316,19 @@ public final class Delivery {
         }
         List<DeadLettered> moved = failer.deadLetter(timers, payloads);
         for (DeadLettered d : moved) {
-            LOG.warn("timer {}/{}/{} moved to queen.log_dlq (id {}) after {} failed attempts",
-                    d.tenantId(), d.queue(), d.timerKey(), d.dlqId(), failer.maxAttempts());
+            UUID trace = timers.stream().filter(t -> t.tenantId().equals(d.tenantId()) && t.queue().equals(d.queue())
+                    && t.timerKey().equals(d.timerKey())).findFirst().map(ClaimedTimer::traceId).orElse(null);
+            try (TimerMdc m = TimerMdc.of(d.tenantId(), d.queue(), d.timerKey(), TimerMdc.traceId(trace))) {
+                LOG.warn("timer {}/{}/{} moved to queen.log_dlq (id {}) after {} failed attempts",
+                        d.tenantId(), d.queue(), d.timerKey(), d.dlqId(), failer.maxAttempts());
+            }
         }
         metrics.deadLettered(moved.size());
+    }
+
+    /** The log fields of the one timer a line is about (log.format=json). */
+    static TimerMdc mdc(ClaimedTimer t) {
+        return TimerMdc.of(t.tenantId(), t.queue(), t.timerKey(), TimerMdc.traceId(t.traceId()));
     }
 
     /** A fire met a broken deployment (SqlStates: DEPLOYMENT); the cause is the database's error. */

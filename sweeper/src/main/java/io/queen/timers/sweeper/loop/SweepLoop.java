@@ -3,6 +3,7 @@ package io.queen.timers.sweeper.loop;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.logging.TimerMdc;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.probe.DueProbe;
@@ -90,8 +91,10 @@ public final class SweepLoop implements Runnable {
         if (!c.group().isEmpty()) {
             // nothing else of this process is in hand meanwhile (FireGate): if one of them kills it, the death
             // is counted against this group alone (SuspectPolicy)
-            LOG.warn("firing {} timer(s) a lease of which ran out in a sweeper's hands, alone in this process (first: {}, {} death(s),"
-                    + " attempt {})", c.group().size(), c.group().get(0).name(), c.group().get(0).deaths(), c.group().get(0).attempts());
+            try (TimerMdc m = Delivery.mdc(c.group().get(0))) {
+                LOG.warn("firing {} timer(s) a lease of which ran out in a sweeper's hands, alone in this process (first: {}, {} death(s),"
+                        + " attempt {})", c.group().size(), c.group().get(0).name(), c.group().get(0).deaths(), c.group().get(0).attempts());
+            }
             report = report.plus(gate.alone(() -> {
                 if (c.group().size() == 1) {
                     // alone in the process: if its lease runs out now, the next claim blames it (one attempt)
