@@ -75,7 +75,7 @@ public final class AuditEvents {
             case REJECTED -> {
                 String reason = text(e, "reason");
                 yield new AuditEvent.Rejected(meta, source(e), RejectReason.fromWire(reason)
-                        .orElseThrow(() -> new UnknownEvent("unknown reject reason '" + reason + "'")), text(e, "error"));
+                        .orElseThrow(() -> new UnknownEvent("unknown reject reason '" + reason + "'")), optionalText(e, "error"));
             }
             case FIRED -> new AuditEvent.Fired(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
                     uuid(e, "messageId"), instant(e, "deliverAt"), number(e, "offset"), number(e, "lateMs"), (int) number(e, "attempts"));

@@ -35,4 +35,11 @@ class AuditEventsEvolutionTest {
         assertThatThrownBy(() -> AuditEvents.parse(rejected("horizon", "").replace("\"source\"", "\"src\"")))
                 .isInstanceOf(AuditEvents.MalformedEvent.class).isNotInstanceOf(AuditEvents.UnknownEvent.class);
     }
+
+    @Test
+    void aRejectedEventWithoutAnErrorTextParsesAsTheSchemaAllows() {
+        // the schema types rejected.error as string or null: a consumer that follows the schema gets no exception
+        AuditEvent e = AuditEvents.parse(rejected("horizon", "").replace("\"error\":\"too far ahead\"", "\"error\":null"));
+        assertThat(e).isInstanceOfSatisfying(AuditEvent.Rejected.class, r -> assertThat(r.error()).isNull());
+    }
 }
