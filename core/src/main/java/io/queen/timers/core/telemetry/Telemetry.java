@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The one owner of OpenTelemetry in a process (README "Tracing"). {@link TelemetrySettings} decides whether the SDK
  * is built; when it is, the SDK's autoconfigure module builds it from the standard {@code OTEL_*} variables (exporter,
- * endpoint, sampler, resource, propagators) with two defaults of ours: {@code service.name} {@code queen-timers-<service>}
- * and no metrics or logs exporter (the services' metrics are Micrometer's on /metrics). When it is not, nothing is
+ * endpoint, sampler, resource, propagators) with defaults of ours: {@code service.name} {@code queen-timers-<service>},
+ * no metrics or logs exporter (the services' metrics are Micrometer's on /metrics) and OTLP over http/protobuf (sent by
+ * the JDK's HTTP client; the SDK's default, grpc, would need OkHttp or grpc-java on the class path). When it is not, nothing is
  * built: {@link #enabled()} is false and the callers skip every span, so tracing off costs one boolean per batch.
  *
  * <p>The spans (their names and attributes are the callers'): the bridge's {@code queen-timers apply}, one per
@@ -69,6 +70,8 @@ public final class Telemetry implements AutoCloseable {
         Map<String, String> defaults = new HashMap<>();
         defaults.put("otel.metrics.exporter", "none");
         defaults.put("otel.logs.exporter", "none");
+        // the SDK's own default is grpc, whose senders need OkHttp or grpc-java; the JDK's HTTP client speaks http/protobuf
+        defaults.put("otel.exporter.otlp.protocol", "http/protobuf");
         if (settings.defaultServiceName() != null) {
             defaults.put("otel.service.name", settings.defaultServiceName());
         }

@@ -53,9 +53,8 @@ class TelemetrySettingsTest {
     void onBuildsTheAutoconfiguredSdk() {
         try (Telemetry t = Telemetry.start(new TelemetrySettings(true, "test", "queen-timers-test"))) {
             assertThat(t.enabled()).isTrue();
-            var span = t.tracer().spanBuilder("x").startSpan();
-            assertThat(span.getSpanContext().isValid()).isTrue();
-            span.end();
+            // not ended: nothing to export at close, so no wait on a collector that is not there
+            assertThat(t.tracer().spanBuilder("x").startSpan().getSpanContext().isValid()).isTrue();
         }
     }
 
