@@ -13,8 +13,10 @@
 -- row's). The three arrays are read with ROWS FROM (unnest(...), ...) WITH ORDINALITY: one pass over
 -- each, no subscripting (which walks a text[] from its start per row).
 --
--- queen.timer_trace_fields_v1(trace_context): {"traceId", "spanId"} in hex, as in W3C traceparent, from
--- the 24 bytes the bridge stores (16 of trace id, 8 of span id); an empty object for NULL.
+-- queen.timer_trace_fields_v1(trace_context): {"traceId", "spanId", "traceFlags"} in hex, as in W3C
+-- traceparent, and "traceState" when there is one, from what the bridge stores (16 bytes of trace id, 8 of span
+-- id, since V127 1 of flags and the tracestate's ASCII); an empty object for NULL. A 24-byte value (before V127)
+-- has no traceFlags: its flags were not kept (a reader takes it as sampled, TraceParent.of).
 --
 -- queen.timer_event_v1(timer): the event of a timer leaving a fire attempt (`retrying`, `dead_lettered`),
 -- read from its staged row: one definition for both writers.
@@ -22,8 +24,9 @@
 -- Locks: none (plain reads). PRICE: a reader of the outbox pays the expansion of `fired` rows; the
 -- relay's backlog gauge counts rows, not events.
 
--- {"traceId": <32 hex>, "spanId": <16 hex>} of a stored trace context, '{}' for none: what every event
--- of a traced timer adds (the relay renders the same for `fired`, FiredEvents).
+-- {"traceId": <32 hex>, "spanId": <16 hex>, "traceFlags": <2 hex>, "traceState": <text>} of a stored trace
+-- context, '{}' for none: what every event of a traced timer adds. The relay's fetch turns the same fields into
+-- the record's traceparent and tracestate headers (core's audit fetch.sql).
 CREATE OR REPLACE FUNCTION queen.timer_trace_fields_v1(p_trace BYTEA)
 RETURNS JSONB
 LANGUAGE sql
@@ -31,7 +34,11 @@ IMMUTABLE
 AS $$
     SELECT CASE WHEN p_trace IS NULL THEN '{}'::jsonb
                 ELSE jsonb_build_object('traceId', encode(substr(p_trace, 1, 16), 'hex'),
-                                        'spanId', encode(substr(p_trace, 17, 8), 'hex')) END
+                                        'spanId', encode(substr(p_trace, 17, 8), 'hex'))
+                     || CASE WHEN octet_length(p_trace) < 25 THEN '{}'::jsonb
+                             ELSE jsonb_build_object('traceFlags', encode(substr(p_trace, 25, 1), 'hex')) END
+                     || CASE WHEN octet_length(p_trace) < 26 THEN '{}'::jsonb
+                             ELSE jsonb_build_object('traceState', convert_from(substr(p_trace, 26), 'UTF8')) END END
 $$;
 
 -- {"queue", "timerKey", "partition", "txn", "messageId", "deliverAt", "attempts", "error"}, then

@@ -25,6 +25,7 @@ import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
+import io.queen.timers.core.telemetry.Telemetry;
 import java.time.Clock;
 import java.sql.SQLException;
 import java.util.HashMap;
@@ -83,8 +84,13 @@ public final class BridgeMain implements AutoCloseable {
 
     /** Starts the bridge in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static BridgeMain start(Config config, MeterRegistry registry) {
+        return start(config, registry, Telemetry.process("bridge"));
+    }
+
+    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (README "Tracing"). */
+    public static BridgeMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
         return start(config, registry, Health.from(config), new Startup("bridge", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                HealthSettings.retryPauseMax(config), Clock.systemUTC()));
+                HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);
     }
 
     /**
@@ -94,6 +100,11 @@ public final class BridgeMain implements AutoCloseable {
      * ({@link TopicTimestamps}).
      */
     public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
+        return start(config, registry, health, startup, Telemetry.process("bridge"));
+    }
+
+    /** As above, its spans going to {@code telemetry}: this JVM's ({@link Telemetry#process}) unless a test gives its own. */
+    public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, Telemetry telemetry) {
         LOG.info("starting bridge: {}", config);
         // the mappings first: a bad one is a start-up error before anything connects
         TopicRoutes routes = TopicRoutes.from(config);
@@ -113,7 +124,7 @@ public final class BridgeMain implements AutoCloseable {
             }
         }
         try {
-            return start(config, registry, health, startup, routes, settings, timestamps);
+            return start(config, registry, health, startup, routes, settings, timestamps, telemetry);
         } catch (RuntimeException e) {
             if (timestamps != null) {
                 timestamps.close();
@@ -123,7 +134,7 @@ public final class BridgeMain implements AutoCloseable {
     }
 
     private static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, TopicRoutes routes,
-            BridgeSettings settings, TopicTimestamps timestamps) {
+            BridgeSettings settings, TopicTimestamps timestamps, Telemetry telemetry) {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         DatabaseRole.atStart(config, registry, startup, "bridge", DatabaseRole.BRIDGE);
@@ -142,7 +153,7 @@ public final class BridgeMain implements AutoCloseable {
                 return null;
             });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
-                    settings.tenantMaxPending());
+                    settings.tenantMaxPending(), telemetry);
             LoopProgress ingest = health.loop("ingest");
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
                     routes, parser, applier, offsets, settings.pollTimeout(), settings.batchMaxBytes(),

@@ -83,9 +83,9 @@ class SqlSourceUpgradeTest {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V125, V126, V128, and every R__ file (R__timer_audit_relay.sql is
+            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, and every R__ file (R__timer_audit_relay.sql is
             // issue 24's, R__timer_dead_letters.sql issue 27's)
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 7 : 6) + 18);
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 7 : 6) + 19);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();

@@ -14,6 +14,7 @@ import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Startup;
+import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.log.cleanup.PartitionCleanup;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.fail.Failer;
@@ -103,8 +104,13 @@ public final class SweeperMain implements AutoCloseable {
 
     /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
     public static SweeperMain start(Config config, MeterRegistry registry) {
+        return start(config, registry, Telemetry.process("sweeper"));
+    }
+
+    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (README "Tracing"). */
+    public static SweeperMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
         return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                HealthSettings.retryPauseMax(config), Clock.systemUTC()));
+                HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);
     }
 
     /**
@@ -112,6 +118,11 @@ public final class SweeperMain implements AutoCloseable {
      * unreachable at start (the migration is retried through {@code startup}).
      */
     public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
+        return start(config, registry, health, startup, Telemetry.process("sweeper"));
+    }
+
+    /** As above, its spans going to {@code telemetry}: this JVM's ({@link Telemetry#process}) unless a test gives its own. */
+    public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup, Telemetry telemetry) {
         SweeperSettings s = SweeperSettings.from(config);
         s.checkFitsHeap(Runtime.getRuntime().maxMemory());
         SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
@@ -132,7 +143,7 @@ public final class SweeperMain implements AutoCloseable {
                 progress.add(p);
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
-                        new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2)),
+                        new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2), telemetry),
                         new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
                         s.cycleClaimMax()));
             }

@@ -9,6 +9,9 @@ import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
+import io.queen.timers.core.telemetry.Telemetry;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
 import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.JsonRows;
@@ -18,6 +21,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -53,6 +57,7 @@ public final class BatchApplier {
     private final int zstdThreshold;
     private final QueueEncryption encryption;
     private final int tenantMaxPending;
+    private final Telemetry telemetry;
 
     /**
      * @param wakeWithin    NOTIFY queen_timers_wake at commit when a written timer is due within this
@@ -70,6 +75,13 @@ public final class BatchApplier {
     /** @param tenantMaxPending tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
                         int tenantMaxPending) {
+        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, Telemetry.off());
+    }
+
+    /** @param telemetry where the span of each record applied goes (README "Tracing"); {@link Telemetry#off()} makes none */
+    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
+                        int tenantMaxPending, Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.dataSource = dataSource;
         this.tenantMaxPending = tenantMaxPending;
         this.groupId = groupId;
@@ -101,12 +113,16 @@ public final class BatchApplier {
 
     /** @param records the batch in poll order; @param offsets one entry per Kafka partition in it */
     public Outcome apply(List<Incoming> records, List<OffsetAdvance> offsets) throws SQLException {
+        Instant start = telemetry.enabled() ? Instant.now() : null;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
                 Outcome out = applyIn(c, records, offsets);
-                if (out instanceof Outcome.Applied) {
+                if (out instanceof Outcome.Applied applied) {
                     c.commit();
+                    if (start != null) {
+                        spans(records, applied.decisions(), start);
+                    }
                 } else {
                     c.rollback();
                 }
@@ -157,6 +173,40 @@ public final class BatchApplier {
         });
         int fenced = write(c, rows, offsets);
         return fenced == 0 ? new Outcome.Applied(decisions) : new Outcome.Fenced(fenced);
+    }
+
+    /**
+     * One span per record of a committed batch (README "Tracing"): {@code queen-timers apply}, a CONSUMER span whose
+     * parent is the record's traceparent (the producer's span: flags and tracestate as sent) or none, from the batch's
+     * start to its commit, with the verdict. Made after the commit, so a batch retried or fenced makes none: each span
+     * is a verdict that stands. Records and decisions are in the same (Kafka) order.
+     */
+    private void spans(List<Incoming> records, List<Decision> decisions, Instant start) {
+        Instant end = Instant.now();
+        for (int i = 0; i < records.size(); i++) {
+            Incoming in = records.get(i);
+            Decision d = decisions.get(i);
+            SpanBuilder b = telemetry.tracer().spanBuilder("queen-timers apply").setSpanKind(SpanKind.CONSUMER).setStartTimestamp(start)
+                    .setAttribute("messaging.system", "kafka")
+                    .setAttribute("messaging.operation.type", "process")
+                    .setAttribute("messaging.destination.name", in.source().topic())
+                    .setAttribute("messaging.destination.partition.id", String.valueOf(in.source().partition()))
+                    .setAttribute("messaging.kafka.offset", in.source().offset())
+                    .setAttribute("queen.timers.tenant", in.tenant().toString())
+                    .setAttribute("queen.timers.verdict", d.verdict().wireName());
+            if (d.reason() != null) {
+                b.setAttribute("queen.timers.reject_reason", d.reason().wireName());
+            }
+            if (in.parsed() instanceof Command cmd) {
+                b.setParent(Telemetry.parent(cmd.trace()))
+                        .setAttribute("queen.timers.queue", cmd.queue())
+                        .setAttribute("queen.timers.timer_key", cmd.timerKey())
+                        .setAttribute("queen.timers.op", cmd.op().wireName());
+            } else {
+                b.setNoParent();
+            }
+            b.startSpan().end(end);
+        }
     }
 
     /** The destination queues of the batch's schedules whose payloads must be sealed (a plain read of queen.queues). */
@@ -268,8 +318,11 @@ public final class BatchApplier {
         if (in.producerSub() != null) {
             ev.put("producerSub", in.producerSub()); // who sent this command (a token's sub, or the topic's fixed sub)
         }
-        if (cmd.trace() != null) { // the command's own trace (V090): its verdict joins the producer's trace
-            ev.put("traceId", cmd.trace().traceId()).put("spanId", cmd.trace().spanId());
+        if (cmd.trace() != null) { // the command's own trace (V090; flags and tracestate V127): its verdict joins the producer's trace
+            ev.put("traceId", cmd.trace().traceId()).put("spanId", cmd.trace().spanId()).put("traceFlags", cmd.trace().flags());
+            if (cmd.trace().traceState() != null) {
+                ev.put("traceState", cmd.trace().traceState());
+            }
         }
         source(ev, in.source());
         return ev;
@@ -349,7 +402,7 @@ public final class BatchApplier {
     /**
      * p_upserts: a timer's final state. {@code payload} as stored (sealed and/or zstd); {@code payloadBytes} its length before
      * compression, what the sweeper will hold once it decompresses it (V120: the claim's byte bound counts it);
-     * {@code traceContext} 24 bytes or null.
+     * {@code traceContext} TraceParent#bytes (25 bytes and the tracestate, V127) or null.
      */
     private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
                              UUID messageId, byte[] payload, boolean payloadZstd, int payloadBytes, boolean encrypted,

@@ -111,7 +111,8 @@ public final class CommandParser {
     }
 
     /**
-     * The command with the record's trace context: one {@code traceparent} header that parses (W3C). An
+     * The command with the record's trace context: one {@code traceparent} header that parses (W3C), and its
+     * {@code tracestate}. An
      * absent, repeated or invalid one leaves the command without a trace and never rejects it: the spec
      * says an invalid traceparent is ignored, and a trace is the producer's convenience, not the command.
      */
@@ -129,8 +130,31 @@ public final class CommandParser {
         if (only == null || only.value() == null) {
             return c;
         }
-        TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8)).orElse(null);
+        TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8), traceState(headers)).orElse(null);
         return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace);
+    }
+
+    /**
+     * The record's {@code tracestate}: several headers of that name are one list joined by ',' (W3C, as for HTTP
+     * fields); TraceParent keeps it only when valid, and an invalid one drops the tracestate, never the trace.
+     */
+    private static String traceState(Headers headers) {
+        StringBuilder joined = null;
+        for (Header h : headers.headers(WireFormat.TRACESTATE)) {
+            if (h.value() == null) {
+                continue;
+            }
+            if (joined == null) {
+                joined = new StringBuilder();
+            } else {
+                joined.append(',');
+            }
+            joined.append(new String(h.value(), StandardCharsets.UTF_8));
+            if (joined.length() > TraceParent.TRACESTATE_MAX_CHARS) {
+                return null; // over the spec's bound: dropped whole
+            }
+        }
+        return joined == null ? null : joined.toString();
     }
 
     /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */

@@ -2,8 +2,10 @@ package io.queen.timers.client.audit;
 
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.TraceParent;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -22,9 +24,25 @@ public sealed interface AuditEvent {
      * What every event carries: a stable {@code eventId} to deduplicate on (publishing is
      * at-least-once), when it was written, the tenant; when known, who sent the command
      * ({@code producerSub}) and the trace of the command that created the timer, when it carried a
-     * W3C {@code traceparent} ({@code traceId}, {@code spanId}); null otherwise.
+     * W3C {@code traceparent} ({@code traceId}, {@code spanId}, {@code traceFlags} as sent, and {@code traceState} when
+     * it carried a valid one); null otherwise. {@code traceFlags} is null on an event written before V127.
      */
-    record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId) {}
+    record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId,
+                String traceFlags, String traceState) {
+
+        /** An event without flags or tracestate (as written before V127). */
+        public Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId) {
+            this(eventId, type, at, tenant, producerSub, traceId, spanId, null, null);
+        }
+
+        /**
+         * The trace to continue (README "Trace context"): hand {@link TraceParent#header()} and
+         * {@link TraceParent#traceState()} to a W3C propagator; empty for an untraced timer.
+         */
+        public Optional<TraceParent> trace() {
+            return traceId == null || spanId == null ? Optional.empty() : Optional.of(TraceParent.of(traceId, spanId, traceFlags, traceState));
+        }
+    }
 
     /** The command record a verdict answers: topic, partition, offset. */
     record Source(String topic, int partition, long offset) {}

@@ -63,7 +63,8 @@ public final class AuditEvents {
         String typeName = text(e, "type");
         EventType type = EventType.fromWire(typeName).orElseThrow(() -> new UnknownEvent("unknown audit event type '" + typeName + "'"));
         AuditEvent.Meta meta = new AuditEvent.Meta(uuid(e, "eventId"), type, timestamp(e, "at"), uuid(e, "tenant"),
-                optionalText(e, "producerSub"), optionalText(e, "traceId"), optionalText(e, "spanId"));
+                optionalText(e, "producerSub"), optionalText(e, "traceId"), optionalText(e, "spanId"),
+                optionalText(e, "traceFlags"), optionalText(e, "traceState"));
         return switch (type) {
             case SCHEDULED -> new AuditEvent.Scheduled(meta, source(e), text(e, "queue"), text(e, "timerKey"), op(e),
                     text(e, "partition"), text(e, "txn"), uuid(e, "messageId"), instant(e, "deliverAt"));

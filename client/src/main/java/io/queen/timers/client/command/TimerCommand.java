@@ -40,6 +40,7 @@ public final class TimerCommand {
     private String txn;
     private String payloadJson;
     private String traceparent;
+    private String tracestate;
     private String authToken;
     private Long timestampMs;
 
@@ -103,9 +104,16 @@ public final class TimerCommand {
         return this;
     }
 
-    /** {@link #traceparent(String)} from its parts. */
+    /** A W3C tracestate sent beside the traceparent: kept with the trace (audit events, audit record headers). */
+    public TimerCommand tracestate(String tracestate) {
+        this.tracestate = tracestate;
+        return this;
+    }
+
+    /** {@link #traceparent(String)} and {@link #tracestate(String)} from a context. */
     public TimerCommand trace(TraceParent trace) {
         this.traceparent = trace == null ? null : trace.header();
+        this.tracestate = trace == null ? null : trace.traceState();
         return this;
     }
 
@@ -176,6 +184,7 @@ public final class TimerCommand {
     private ProducerRecord<byte[], byte[]> record(String topic, byte[] value, List<Header> headers) {
         add(headers, WireFormat.H_AUTH, authToken);
         add(headers, WireFormat.TRACEPARENT, traceparent);
+        add(headers, WireFormat.TRACESTATE, tracestate);
         return new ProducerRecord<>(topic, null, timestampMs, WireFormat.keyBytes(queue, timerKey), value, headers);
     }
 

@@ -42,6 +42,8 @@ public final class WireFormat {
 
     /** W3C Trace Context header, read in either form; not a {@code queen-} header (README "Trace context"). */
     public static final String TRACEPARENT = "traceparent";
+    /** W3C Trace Context's vendor list, read with a valid {@link #TRACEPARENT} and kept with it (README "Trace context"). */
+    public static final String TRACESTATE = "tracestate";
 
     /**
      * Names the server owns, compared by {@link #isServerOwned}: case-insensitive, with '_' and '-'

@@ -60,6 +60,9 @@ import org.slf4j.LoggerFactory;
  *       first copies of two events may be inverted; the last copies are in order (README, "Audit"). A {@code fired} row is one segment
  *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
+ *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as
+ *       {@code traceparent} and {@code tracestate} headers, flags and tracestate as the producer sent them, so a
+ *       consumer's W3C propagator joins the producer's trace (README "Tracing"); rendered by the fetch too.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -74,6 +77,9 @@ public final class AuditRelay implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AuditRelay.class);
     /** Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). */
     static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
+    /** W3C Trace Context header names, as a command record carries them too. */
+    static final String TRACEPARENT = io.queen.timers.client.command.WireFormat.TRACEPARENT;
+    static final String TRACESTATE = io.queen.timers.client.command.WireFormat.TRACESTATE;
 
     private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
     private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
@@ -304,6 +310,16 @@ public final class AuditRelay implements AutoCloseable {
                     String eventId = rs.getString("event_id");
                     var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
                     record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
+                    // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
+                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (README "Tracing")
+                    String traceparent = rs.getString("traceparent");
+                    if (traceparent != null) {
+                        record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));
+                        String tracestate = rs.getString("tracestate");
+                        if (tracestate != null) {
+                            record.headers().add(TRACESTATE, tracestate.getBytes(StandardCharsets.US_ASCII));
+                        }
+                    }
                     Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
                     if (ack.isDone() && failure(ack) != null) {
                         failed.put(topic, failure(ack).toString());

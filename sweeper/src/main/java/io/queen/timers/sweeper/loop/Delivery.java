@@ -3,6 +3,10 @@ package io.queen.timers.sweeper.loop;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
 import io.queen.timers.core.logging.TimerMdc;
+import io.queen.timers.core.telemetry.Telemetry;
+import io.queen.timers.client.command.TraceParent;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.fail.DeadLettered;
 import io.queen.timers.sweeper.fail.FailOutcome;
@@ -18,6 +22,7 @@ import io.queen.timers.sweeper.pack.Segment;
 import io.queen.timers.sweeper.pack.Unpackable;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -70,9 +75,17 @@ public final class Delivery {
     private final SweeperMetrics metrics;
     private final int maxPayloadBytes;
     private final Duration splitBudget;
+    private final Telemetry telemetry;
 
     /** {@code splitBudget}: how long after a claim a fire that waited on a lock may still be retried in halves (half the lease). */
     public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes, Duration splitBudget) {
+        this(packer, firer, failer, metrics, maxPayloadBytes, splitBudget, Telemetry.off());
+    }
+
+    /** As above; {@code telemetry} gets one span per timer fired (README "Tracing"), none when it is off. */
+    public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes, Duration splitBudget,
+                    Telemetry telemetry) {
+        this.telemetry = telemetry;
         this.packer = packer;
         this.firer = firer;
         this.failer = failer;
@@ -182,6 +195,7 @@ public final class Delivery {
     private void fire(FireBatch batch, Tally tally) throws SQLException {
         List<SegmentOutcome> outcomes;
         long start = System.nanoTime();
+        Instant startedAt = telemetry.enabled() ? Instant.now() : null;
         try {
             outcomes = firer.fire(batch);
         } catch (SQLException | RuntimeException e) {
@@ -237,6 +251,9 @@ public final class Delivery {
                 for (ClaimedTimer t : o.segment().timers()) {
                     metrics.lateness(Duration.between(t.deliverAt(), o.createdAt()));
                 }
+                if (startedAt != null) {
+                    spans(o, startedAt);
+                }
             } else if (o.result() == FireResult.REFUSED) {
                 // dead-lettered by the fire itself (encryption_unavailable); the segment's other rows were held, so the fire
                 // released every one of them: they go out in the next cycle, nothing left to hand back
@@ -255,6 +272,38 @@ public final class Delivery {
             }
         }
         releaseStale(stale);
+    }
+
+    /**
+     * One span per timer of a fired segment (README "Tracing"): {@code queen-timers fire}, a PRODUCER span from the
+     * fire's start to its commit. It is a ROOT: the fire runs in no request's context, minutes or days after the
+     * command, so it is not a child of the command's trace but LINKED to the command's span (the traceparent the
+     * command carried: flags and tracestate as sent), which a trace viewer follows both ways. Made only for a fire
+     * that committed.
+     */
+    private void spans(SegmentOutcome o, Instant startedAt) {
+        Instant end = Instant.now();
+        List<ClaimedTimer> timers = o.segment().timers();
+        for (int i = 0; i < timers.size(); i++) {
+            ClaimedTimer t = timers.get(i);
+            SpanBuilder b = telemetry.tracer().spanBuilder("queen-timers fire").setSpanKind(SpanKind.PRODUCER).setNoParent()
+                    .setStartTimestamp(startedAt)
+                    .setAttribute("messaging.system", "queen")
+                    .setAttribute("messaging.operation.type", "send")
+                    .setAttribute("messaging.destination.name", t.queue())
+                    .setAttribute("messaging.destination.partition.id", t.partition())
+                    .setAttribute("messaging.message.id", t.messageId().toString())
+                    .setAttribute("queen.timers.tenant", t.tenantId().toString())
+                    .setAttribute("queen.timers.queue", t.queue())
+                    .setAttribute("queen.timers.timer_key", t.timerKey())
+                    .setAttribute("queen.timers.attempts", t.attempts())
+                    .setAttribute("queen.timers.late_ms", Duration.between(t.deliverAt(), o.createdAt()).toMillis());
+            if (o.baseOffset() != null) {
+                b.setAttribute("queen.timers.offset", o.baseOffset() + i);
+            }
+            TraceParent.fromBytes(t.traceContext()).flatMap(Telemetry::remote).ifPresent(b::addLink);
+            b.startSpan().end(end);
+        }
     }
 
     /**
