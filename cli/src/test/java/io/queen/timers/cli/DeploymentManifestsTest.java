@@ -440,6 +440,179 @@ class DeploymentManifestsTest {
         assertThat(migrate.getSpec().getBackoffLimit()).as("retried while the database starts").isPositive();
     }
 
+    /**
+     * ConfigMap/Secret for every key, without pinning defaults: each key a process declares is, exactly once, a variable
+     * set in one of its ConfigMaps, a commented line {@code # QUEEN_X: "<default>"   # <what it is>} there (shown at
+     * its current default, not set, so a future default still applies), or a Secret reference. A commented default
+     * must be the key's default today: when a default changes, this fails and the comment is updated. On failure the
+     * expected lines, in the settings definitions' order, are in cli/target/configmap-keys.yaml.
+     */
+    @Test
+    void everyKeyOfEveryProcessIsSetCommentedAtItsDefaultOrASecretExactlyOnce() throws Exception {
+        Build b = builds().findFirst().orElseThrow();   // base: the commented lines are base/configmap.yaml's
+        Map<String, Map<String, String>> commented = commentedKeys(K8S.resolve("base/configmap.yaml"));
+        List<String> problems = new ArrayList<>();
+        Map<String, Map<String, String>> expected = new LinkedHashMap<>();   // ConfigMap -> variable -> its line
+        List<Workload> workloads = workloads(b);
+        for (Workload w : workloads) {
+            Map<String, ConfigDef.Key> byEnv = w.def().keys().stream().collect(Collectors.toMap(ConfigDef.Key::env, k -> k));
+            Map<String, List<String>> where = new LinkedHashMap<>();
+            Map<String, String> commentedHere = new LinkedHashMap<>();
+            List<String> envFrom = new ArrayList<>();
+            for (EnvFromSource f : w.container().getEnvFrom()) {
+                String cm = f.getConfigMapRef().getName();
+                envFrom.add(cm);
+                b.named(ConfigMap.class, cm).getData().keySet().forEach(v -> where.computeIfAbsent(v, x -> new ArrayList<>()).add(cm));
+                commented.getOrDefault(cm, Map.of()).forEach((v, dflt) -> {
+                    where.computeIfAbsent(v, x -> new ArrayList<>()).add(cm + " (commented)");
+                    commentedHere.put(v, dflt);
+                });
+            }
+            for (EnvVar e : w.container().getEnv()) {
+                String from = e.getValueFrom() == null ? "env value"
+                        : e.getValueFrom().getSecretKeyRef() != null ? "Secret " + e.getValueFrom().getSecretKeyRef().getName()
+                        : "ConfigMap " + e.getValueFrom().getConfigMapKeyRef().getName();
+                if (!e.getName().equals(JVM_OPTIONS)) {
+                    where.computeIfAbsent(e.getName(), x -> new ArrayList<>()).add(from);
+                }
+            }
+            where.keySet().stream().filter(v -> !byEnv.containsKey(v))
+                    .forEach(v -> problems.add(w.name() + ": " + v + " (" + where.get(v) + ") is not a key `queen-timers " + w.process() + "` declares"));
+            Map<String, String> required = new LinkedHashMap<>();
+            w.def().keys().stream().filter(ConfigDef.Key::required).forEach(k -> required.put(k.env(), "x"));
+            Config defaults = load(w, required);
+            for (ConfigDef.Key k : w.def().keys()) {
+                List<String> places = where.getOrDefault(k.env(), List.of());
+                String dflt = defaultText(w, k, defaults, required);
+                if (places.size() != 1) {
+                    problems.add(w.name() + ": " + k.env() + " should appear once (set, commented or a Secret reference), appears in " + places);
+                } else if (places.get(0).startsWith("Secret ")) {
+                    continue;
+                } else if (commentedHere.containsKey(k.env()) && !commentedHere.get(k.env()).equals(dflt)) {
+                    problems.add(w.name() + ": " + k.env() + " is commented at \"" + commentedHere.get(k.env()) + "\", its default is now \"" + dflt + "\"");
+                }
+                if (k.type() == ConfigDef.Type.PASSWORD) {
+                    if (places.size() != 1 || !places.get(0).startsWith("Secret ")) {
+                        problems.add(w.name() + ": " + k.env() + " is a secret: a Secret reference (env, secretKeyRef, optional unless required)");
+                    }
+                    continue;
+                }
+                // where the expected line goes: where it is now; else the shared ConfigMap if every process reading it declares the key
+                String cm = places.stream().filter(p -> !p.startsWith("Secret ") && !p.startsWith("env "))
+                        .map(p -> p.replace(" (commented)", "").replace("ConfigMap ", "")).findFirst().orElse(null);
+                if (cm == null && envFrom.isEmpty()) {
+                    problems.add(w.name() + ": reads no ConfigMap whole (envFrom), so " + k.env() + " has nowhere to be shown");
+                    continue;
+                }
+                if (cm == null) {
+                    String shared = envFrom.get(0);
+                    boolean everyReaderDeclares = workloads.stream().filter(o -> o.container().getEnvFrom().stream()
+                            .anyMatch(f -> f.getConfigMapRef().getName().equals(shared))).allMatch(o -> o.def().key(k.name()) != null);
+                    cm = everyReaderDeclares ? shared : envFrom.get(envFrom.size() - 1);
+                }
+                String set = b.named(ConfigMap.class, cm) == null ? null : b.named(ConfigMap.class, cm).getData().get(k.env());
+                expected.computeIfAbsent(cm, x -> new LinkedHashMap<>()).putIfAbsent(k.env(), set != null
+                        ? k.env() + ": " + JSON.writeValueAsString(set) + "   # set"
+                        : "# " + k.env() + ": " + JSON.writeValueAsString(dflt) + "   # " + oneLine(k.doc()));
+            }
+        }
+        commented.forEach((cm, keys) -> {
+            boolean read = workloads.stream().anyMatch(w -> w.container().getEnvFrom().stream().anyMatch(f -> f.getConfigMapRef().getName().equals(cm)));
+            if (!keys.isEmpty() && !read) {
+                problems.add("ConfigMap " + cm + " shows " + keys.keySet() + ", but no workload reads it whole (envFrom): uncommented, they would set nothing");
+            }
+        });
+        // the overlay generates the Secrets from secrets/*.env(.example): each one lists every variable taken from it
+        Build overlay = builds().skip(1).findFirst().orElseThrow();
+        for (Workload w : workloads(overlay)) {
+            w.container().getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null).forEach(e -> {
+                var ref = e.getValueFrom().getSecretKeyRef();
+                Secret s = overlay.named(Secret.class, ref.getName());
+                if (s == null || !s.getStringData().containsKey(ref.getKey())) {
+                    problems.add(w.name() + ": " + e.getName() + " from Secret " + ref.getName() + ", which overlays/example/secrets/*.env.example"
+                            + " does not list");
+                }
+            });
+        }
+        if (!problems.isEmpty()) {
+            StringBuilder out = new StringBuilder("# expected lines per ConfigMap, in the settings definitions' order\n");
+            expected.forEach((cm, lines) -> out.append("\n").append(cm).append(":\n").append(lines.values().stream()
+                    .map(l -> "  " + l).collect(Collectors.joining("\n"))).append("\n"));
+            Files.writeString(Path.of("target", "configmap-keys.yaml"), out);
+        }
+        assertThat(problems).as("see cli/target/configmap-keys.yaml for the expected lines").isEmpty();
+    }
+
+    /** A commented key: {@code # QUEEN_X: "<default>"   # <what it is>} (a JSON string, so an empty default shows). */
+    static final Pattern COMMENTED = Pattern.compile("#\\s*(QUEEN_[A-Z0-9_]+):\\s*(\"(?:[^\"\\\\]|\\\\.)*\")\\s+#\\s+\\S.*");
+
+    /** base/configmap.yaml's commented keys, per ConfigMap (the parsed model drops comments: read the text). */
+    static Map<String, Map<String, String>> commentedKeys(Path file) throws Exception {
+        Map<String, Map<String, String>> out = new LinkedHashMap<>();
+        for (String doc : KustomizeBuild.read(file).split("(?m)^---$")) {
+            Matcher name = Pattern.compile("(?m)^  name: (\\S+)$").matcher(doc);
+            if (!name.find()) {
+                continue;
+            }
+            Map<String, String> keys = out.computeIfAbsent(name.group(1), x -> new LinkedHashMap<>());
+            for (String line : doc.substring(Math.max(0, doc.indexOf("\ndata:"))).split("\n")) {
+                String l = line.strip();
+                if (l.matches("#\\s*QUEEN_.*")) {
+                    Matcher m = COMMENTED.matcher(l);
+                    assertThat(m.matches()).as("%s: a commented key is `# QUEEN_X: \"<default>\"   # <what it is>`: %s", file, l).isTrue();
+                    assertThat(keys.put(m.group(1), JSON.readValue(m.group(2), String.class))).as("%s: %s commented twice", file, m.group(1)).isNull();
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The settings as the process loads them from this environment (`migrate` through its own options: a pool of 4). */
+    static Config load(Workload w, Map<String, String> env) {
+        return w.process().equals("migrate") ? new DatabaseOptions().settings(env) : ConfigLoader.load(w.def(), null, env);
+    }
+
+    /** The key's default as the process applies it: the declared text, unless the process starts from another value. */
+    static String defaultText(Workload w, ConfigDef.Key k, Config defaults, Map<String, String> required) {
+        if (k.required()) {
+            return "";
+        }
+        Map<String, String> declared = new LinkedHashMap<>(required);
+        declared.put(k.env(), k.defaultValue());
+        Object applied = value(defaults, k);
+        if (value(load(w, declared), k).equals(applied)) {
+            return k.defaultValue();
+        }
+        return applied instanceof List<?> l ? l.stream().map(String::valueOf).collect(Collectors.joining(",")) : String.valueOf(applied);
+    }
+
+    static Object value(Config c, ConfigDef.Key k) {
+        return switch (k.type()) {
+            case STRING, PASSWORD -> c.string(k.name());
+            case INT -> c.intValue(k.name());
+            case LONG -> c.longValue(k.name());
+            case BOOLEAN -> c.bool(k.name());
+            case DURATION -> c.duration(k.name());
+            case LIST -> c.list(k.name());
+        };
+    }
+
+    /** The doc's first sentence, cut at a clause within 120 characters: the comment after a commented key (the README has it all). */
+    static String oneLine(String doc) {
+        Matcher m = Pattern.compile("(?<!e\\.g|i\\.e)\\.(\\s|$)").matcher(doc);
+        String s = (m.find() ? doc.substring(0, m.start() + 1) : doc).replace('\n', ' ');
+        if (s.length() <= 120) {
+            return s;
+        }
+        Matcher clause = Pattern.compile("[;:]\\s| \\(").matcher(s);
+        int cut = -1;
+        while (clause.find() && clause.start() <= 120) {
+            cut = clause.start();
+        }
+        String head = cut >= 50 ? s.substring(0, cut) : s.substring(0, s.lastIndexOf(' ', 120));
+        return head.endsWith("...") ? head : head + " ...";
+    }
+
     /** The PrometheusRule is the compose kit's alerts.yml, rule for rule (both read through the operator's typed model). */
     @ParameterizedTest(name = "{0}")
     @MethodSource("builds")
