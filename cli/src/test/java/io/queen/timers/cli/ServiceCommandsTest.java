@@ -108,17 +108,7 @@ class ServiceCommandsTest {
     }
 
     static Map<String, String> env(String commands, String audit, int port) {
-        Map<String, String> env = new HashMap<>();
-        env.put("QUEEN_JDBC_URL", db.jdbcUrl());
-        env.put("QUEEN_JDBC_USER", db.user());
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
-        env.put("QUEEN_JDBC_PASSWORD", db.password());
-        env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
-        env.put("QUEEN_COMMAND_TOPICS", commands);
-        env.put("QUEEN_BRIDGE_START_POSITION", "earliest"); // the test's own topic: commands sent before the first join are applied
-        env.put("QUEEN_AUDIT_TOPIC", audit);
-        env.put("QUEEN_HTTP_PORT", Integer.toString(port));
-        return env;
+        return BridgeEnv.of(db, commands, audit, port);
     }
 
     /** A subcommand running on its own thread, stopped by interrupting it (as SIGTERM would via the shutdown hook). */
