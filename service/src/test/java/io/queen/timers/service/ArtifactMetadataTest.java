@@ -44,6 +44,11 @@ class ArtifactMetadataTest {
             Element written = read(source).getDocumentElement();
             Element writtenParent = child(written, "parent"); // the BOM has none (see bom/pom.xml)
             assertThat(text(writtenParent == null ? written : writtenParent, "version")).as(source.toString()).isEqualTo("${revision}");
+            if (INTERNAL.contains(module)) {
+                // not published; and some (processes, e2e, bench, ...) come after this module in the reactor, so on a
+                // clean clone their flattened pom is not written yet when this test runs
+                continue;
+            }
             Path installed = ROOT.resolve(module).resolve(".flattened-pom.xml");
             assertThat(installed).as("flattened pom of %s (built?)", module).exists();
             assertThat(Files.readString(installed)).as(installed.toString()).doesNotContain("${revision}");
