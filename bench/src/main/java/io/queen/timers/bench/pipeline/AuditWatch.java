@@ -29,6 +29,15 @@ final class AuditWatch implements AutoCloseable {
         volatile long lastScheduledMs;
         volatile long lastFiredMs;
         final List<Long> lateMs = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Each fired event as {broker timestamp, lateMs}: the lateness of the timers fired inside a window (--backlog). */
+        final List<long[]> firedAt = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        /** The lateness of the timers whose fired event arrived within [fromMs, toMs], sorted. */
+        List<Long> lateBetween(long fromMs, long toMs) {
+            synchronized (firedAt) {
+                return firedAt.stream().filter(f -> f[0] >= fromMs && f[0] <= toMs).map(f -> f[1]).sorted().toList();
+            }
+        }
     }
 
     private final ObjectMapper json = new ObjectMapper();
@@ -73,6 +82,7 @@ final class AuditWatch implements AutoCloseable {
                         }
                         case "fired" -> {
                             ph.lateMs.add(e.path("lateMs").asLong());
+                            ph.firedAt.add(new long[] {r.timestamp(), e.path("lateMs").asLong()});
                             ph.fired.incrementAndGet();
                             ph.lastFiredMs = Math.max(ph.lastFiredMs, r.timestamp());
                         }

@@ -39,7 +39,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * mvn -B -q -pl bench -am package -DskipTests      # also builds cli/target/queen-timers.jar
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode burst [--count 200000] [--jfr]
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 5000 --seconds 60
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 600 --no-parts --pending 1000000
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 120 --no-parts --backlog 100000 --backlog-at 40
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 60 --cold
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode single --count 300 --no-parts
  * </pre>
+ *
+ * Issue 25's variants: {@code --pending N} stages N timers of a third tenant due a day out before the measured
+ * phase (the table and its indexes as a long-running install has them; inserted by SQL, unmeasured);
+ * {@code --backlog N --backlog-at S} has a second tenant send N timers due at once S seconds into the steady
+ * run, and prints the steady tenant's lateness while that backlog drains and the drain's rate; {@code --cold}
+ * skips the warm-up and the parts, so the steady phase begins the moment the services say they run;
+ * {@code --mode single} sends one timer due now at a time (linger 0) and waits for its {@code fired} event.
+ * Each headline number is also printed as a line {@code figure <label>.<name> <value> <unit>}, which
+ * {@code bench/run} appends to {@code bench/results/history.csv}; the label is {@code --label}, or the mode
+ * and rate.
  *
  * In one run, on one stack: <b>ingest alone</b> (N schedules due in an hour: first record produced → every
  * offset committed and every {@code scheduled} event on the audit topic), <b>fire alone</b> (those N rows
@@ -59,12 +73,15 @@ public final class PipelineBench {
     /** --mode flood: the quiet tenant's own command topic, and that tenant (its audit topic is the default name). */
     private static final String COMMANDS_QUIET = "bench.commands.quiet";
     private static final String QUIET_TENANT = "00000000-0000-0000-0000-00000000000b";
+    /** --pending: the tenant whose timers wait a day out (a tenant of its own, so the steady tenant's pending quota is its own). */
+    private static final String PENDING_TENANT = "00000000-0000-0000-0000-00000000000c";
     private static final int QUEUES = 100;
     private static final String GROUP = "queen-timers-bridge";
 
     private final Map<String, String> opts;
     private final Path workDir;
     private final long t0 = System.currentTimeMillis();
+    private String label;
     private PostgresProcess pg;
     private ManagedProcess broker;
     private ManagedProcess bridge;
@@ -107,16 +124,20 @@ public final class PipelineBench {
     private void run() throws Exception {
         String mode = opts.getOrDefault("mode", "burst");
         boolean jfr = opts.containsKey("jfr");
-        int count = Integer.parseInt(opts.getOrDefault("count", "200000"));
+        int count = Integer.parseInt(opts.getOrDefault("count", mode.equals("single") ? "300" : "200000"));
         int rate = Integer.parseInt(opts.getOrDefault("rate", "5000"));
         int seconds = Integer.parseInt(opts.getOrDefault("seconds", "60"));
         int partsCount = Integer.parseInt(opts.getOrDefault("parts-count", mode.equals("burst") ? Integer.toString(count) : "100000"));
-        boolean parts = !opts.containsKey("no-parts");
+        boolean cold = opts.containsKey("cold");
+        boolean parts = !opts.containsKey("no-parts") && !cold;
+        int pending = Integer.parseInt(opts.getOrDefault("pending", "0"));
+        label = opts.getOrDefault("label", (cold ? "cold" : mode) + (mode.equals("steady") ? Integer.toString(rate) : ""));
         Launcher launcher = new Launcher(Path.of(opts.getOrDefault("launcher", "cli/target/queen-timers.jar")));
 
         deleteTree(workDir);
         Files.createDirectories(workDir.resolve("logs"));
         log("PipelineBench " + mode + (mode.equals("burst") ? " " + count + " timers"
+                        : mode.equals("single") ? " " + count + " timers, one at a time"
                         : mode.equals("flood") ? " " + count + " back-dated timers of one tenant, " + opts.getOrDefault("quiet", "100")
                                 + " due 2 s after they are sent of another" : " " + rate + "/s for " + seconds + " s")
                 + "; ingest/fire alone on " + (parts ? partsCount : 0) + "; work dir " + workDir + "; load " + loadavg());
@@ -158,10 +179,17 @@ public final class PipelineBench {
         try (AuditWatch audit = new AuditWatch(bootstrap, AUDIT);
                 AuditWatch quietAudit = new AuditWatch(bootstrap, AUDIT + "." + QUIET_TENANT);
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer())) {
-            // warm-up: the JITs of every process, the group join, the queues' provisioning are not what is measured
-            Result warm = burst(producer, audit, "warm", 20_000);
-            log(String.format("warm-up: 20,000 timers end to end in %.1f s (not measured)", warm.seconds()));
-            vacuum();
+            if (cold) {
+                log("cold: no warm-up run; the measured phase begins now");
+            } else {
+                // warm-up: the JITs of every process, the group join, the queues' provisioning are not what is measured
+                Result warm = burst(producer, audit, "warm", 20_000);
+                log(String.format("warm-up: 20,000 timers end to end in %.1f s (not measured)", warm.seconds()));
+                vacuum();
+            }
+            if (pending > 0) {
+                stagePending(pending);
+            }
             double ingestRate = 0;
             double fireRate = 0;
             if (parts) {
@@ -179,7 +207,8 @@ public final class PipelineBench {
             Result main = switch (mode) {
                 case "burst" -> burst(producer, audit, "burst", count);
                 case "flood" -> flood(producer, audit, quietAudit, count, Integer.parseInt(opts.getOrDefault("quiet", "100")));
-                default -> steady(producer, audit, rate, seconds);
+                case "single" -> single(audit, count);
+                default -> steady(producer, audit, quietAudit, rate, seconds);
             };
             Instant to = Instant.now();
             report(main, ingestRate, fireRate);
@@ -249,19 +278,122 @@ public final class PipelineBench {
         return new Result(phase, n, seconds, logSeconds, new ArrayList<>(ph.lateMs), used, loadavg());
     }
 
-    /** R per second for T seconds, each due 1-10 s after it is produced. */
-    private Result steady(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, int rate, int seconds) throws Exception {
+    /**
+     * R per second for T seconds, each due 1-10 s after it is produced. With {@code --backlog N}, another tenant sends
+     * N timers due at once {@code --backlog-at} seconds in, on its own command topic, as fast as the producer takes them.
+     */
+    private Result steady(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, AuditWatch quietAudit, int rate, int seconds)
+            throws Exception {
+        int backlog = Integer.parseInt(opts.getOrDefault("backlog", "0"));
+        long backlogAtMs = Long.parseLong(opts.getOrDefault("backlog-at", Integer.toString(seconds / 3))) * 1000;
         Cpu c0 = cpu();
         int n = rate * seconds;
         Random random = new Random(42);
         long start = System.currentTimeMillis();
-        send(producer, n, i -> TimerCommand.schedule(queue("steady", i), "k" + i).delay(Duration.ofMillis(1_000 + random.nextInt(9_001)))
+        long[] backlogStart = new long[1];
+        AtomicReference<Exception> backlogFailed = new AtomicReference<>();
+        Thread backlogProducer = new Thread(() -> {
+            try {
+                Thread.sleep(backlogAtMs);
+                backlogStart[0] = System.currentTimeMillis();
+                Instant due = Instant.ofEpochMilli(backlogStart[0]);
+                send(producer, COMMANDS_QUIET, backlog, i -> TimerCommand.schedule(queue("backlog", i), "k" + i).at(due)
+                        .txn("txn-backlog-" + i).payload(payload(i)), "backlog", null);
+                log(String.format("backlog: %,d timers due at once produced in %.1f s by tenant %s", backlog,
+                        (System.currentTimeMillis() - backlogStart[0]) / 1000.0, QUIET_TENANT));
+            } catch (Exception e) {
+                backlogFailed.compareAndSet(null, e);
+            }
+        }, "backlog-producer");
+        if (backlog > 0) {
+            backlogProducer.start();
+        }
+        send(producer, COMMANDS, n, i -> TimerCommand.schedule(queue("steady", i), "k" + i).delay(Duration.ofMillis(1_000 + random.nextInt(9_001)))
                 .txn("txn-steady-" + i).payload(payload(i)), "steady", rate);
+        long sentMs = System.currentTimeMillis();
         AuditWatch.Phase ph = audit.phase("steady");
         audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
         Cpu used = cpu().minus(c0);
+        log(String.format("steady: %,d produced in %.1f s (%,.0f/s); the last fired event %.1f s after the last was produced (the last is due"
+                + " 1-10 s after it is produced)", n, (sentMs - start) / 1000.0, n * 1000.0 / (sentMs - start), (ph.lastFiredMs - sentMs) / 1000.0));
+        figure("produced_per_s", n * 1000.0 / (sentMs - start), "timers/s");
+        figure("last_fired_after_last_sent_s", (ph.lastFiredMs - sentMs) / 1000.0, "s");
+        if (backlog > 0) {
+            backlogProducer.join();
+            if (backlogFailed.get() != null) {
+                throw new IllegalStateException("producing the backlog failed", backlogFailed.get());
+            }
+            AuditWatch.Phase b = quietAudit.phase("backlog");
+            quietAudit.await("backlog fired", b.fired, backlog, Duration.ofMinutes(20));
+            double drain = (b.lastFiredMs - backlogStart[0]) / 1000.0;
+            List<Long> during = ph.lateBetween(backlogStart[0], b.lastFiredMs);
+            List<Long> before = ph.lateBetween(start, backlogStart[0]);
+            log(String.format("BACKLOG of %,d timers due at once (tenant %s), sent %.1f s into the run: drained in %.2f s = %,.0f timers/s;"
+                    + " the steady tenant's timers fired meanwhile (%,d): lateness p50 %d ms, p99 %d ms, p99.9 %d ms, max %d ms"
+                    + " (before it, %,d: p99 %d ms; target during: p99 <= 100 ms)", backlog, QUIET_TENANT, (backlogStart[0] - start) / 1000.0,
+                    drain, backlog / drain, during.size(), pct(during, 0.50), pct(during, 0.99), pct(during, 0.999), pct(during, 1.0),
+                    before.size(), pct(before, 0.99)));
+            figure("backlog_drain_per_s", backlog / drain, "timers/s");
+            figure("steady_p99_during_backlog_ms", pct(during, 0.99), "ms");
+            figure("steady_p999_during_backlog_ms", pct(during, 0.999), "ms");
+        }
         return new Result("steady", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("steady") - start) / 1000.0,
                 new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /**
+     * One timer at a time, due the instant it is produced, from a producer that does not linger: produced → its
+     * {@code fired} event (the relay's broker timestamp) and → its frame in the log (segment created_at). 100 ms apart.
+     */
+    private Result single(AuditWatch audit, int n) throws Exception {
+        Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.ACKS_CONFIG, "all");
+        List<Long> toFired = new ArrayList<>();
+        List<Long> toLog = new ArrayList<>();
+        AuditWatch.Phase ph = audit.phase("single");
+        Cpu c0 = cpu();
+        long start = System.currentTimeMillis();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < n; i++) {
+                long sent = System.currentTimeMillis();
+                producer.send(TimerCommand.schedule("single.q0", "k" + i).at(Instant.ofEpochMilli(sent)).txn("txn-single-" + i)
+                        .payload(payload(i)).envelope(COMMANDS)).get();
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (ph.fired.get() < i + 1) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("single timer " + i + " not fired within 30 s");
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                }
+                toFired.add(ph.lastFiredMs - sent);
+                toLog.add(lastFrameMs("single") - sent);
+                Thread.sleep(100);
+            }
+        }
+        Cpu used = cpu().minus(c0);
+        Collections.sort(toFired);
+        Collections.sort(toLog);
+        log(String.format("SINGLE: %d timers one at a time, due when produced: produced → frame in the log p50 %d ms, p99 %d ms;"
+                + " produced → fired event p50 %d ms, p99 %d ms, max %d ms (target p50 <= 15 ms)", n, pct(toLog, 0.5), pct(toLog, 0.99),
+                pct(toFired, 0.5), pct(toFired, 0.99), pct(toFired, 1.0)));
+        figure("to_log_p50_ms", pct(toLog, 0.5), "ms");
+        figure("to_fired_event_p50_ms", pct(toFired, 0.5), "ms");
+        figure("to_fired_event_p99_ms", pct(toFired, 0.99), "ms");
+        return new Result("single", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("single") - start) / 1000.0,
+                new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /** --pending: n timers of their own tenant due a day out (spread over a day), staged by SQL and vacuumed; not measured. */
+    private void stagePending(int n) throws SQLException {
+        long t = System.currentTimeMillis();
+        sql("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " SELECT '" + PENDING_TENANT + "', 'pending.q' || (g % " + QUEUES + "), 'k' || g,"
+                + " now() + interval '1 day' + g * interval '86 ms', 'txn-pending-' || g, gen_random_uuid(),"
+                + " convert_to(rpad('{\"n\":' || g || ',\"pad\":\"', 198, 'x') || '\"}', 'UTF8')"
+                + " FROM generate_series(1, " + n + ") g");
+        vacuum();
+        log(String.format("pending: %,d timers of tenant %s staged due a day out, in %.1f s (not measured)", n, PENDING_TENANT,
+                (System.currentTimeMillis() - t) / 1000.0));
     }
 
     /**
@@ -376,16 +508,38 @@ public final class PipelineBench {
         Collections.sort(late);
         log(String.format("%s: %,d timers, first record produced → last frame in the log %.2f s → last fired event on the audit topic"
                 + " %.2f s: END TO END %,.0f timers/s", r.phase().toUpperCase(), r.timers(), r.logSeconds(), r.seconds(), r.rate()));
-        log(String.format("  lateness (segment created_at − deliver_at, %,d fired): p50 %d ms, p95 %d ms, p99 %d ms, max %d ms",
-                late.size(), pct(late, 0.50), pct(late, 0.95), pct(late, 0.99), late.isEmpty() ? 0 : late.get(late.size() - 1)));
+        log(String.format("  lateness (segment created_at − deliver_at, %,d fired): p50 %d ms, p95 %d ms, p99 %d ms, p99.9 %d ms, max %d ms",
+                late.size(), pct(late, 0.50), pct(late, 0.95), pct(late, 0.99), pct(late, 0.999), late.isEmpty() ? 0 : late.get(late.size() - 1)));
         log("  CPU seconds per 10,000 timers: " + per10k(r.cpu(), r.timers()));
+        Cpu c = r.cpu();
+        // one timer per 100 ms: the single mode's rate and CPU per timer are the idle machine's, not figures
+        if (!r.phase().equals("single")) {
+            figure("end_to_end_per_s", r.rate(), "timers/s");
+            figure("cpu_us_per_timer", (c.broker() + c.bridge() + c.sweeper() + c.postgres()) * 1e6 / r.timers(), "us");
+            figure("cpu_us_per_timer_postgres", c.postgres() * 1e6 / r.timers(), "us");
+            figure("cpu_us_per_timer_bridge", c.bridge() * 1e6 / r.timers(), "us");
+            figure("cpu_us_per_timer_broker", c.broker() * 1e6 / r.timers(), "us");
+            figure("cpu_us_per_timer_sweeper", c.sweeper() * 1e6 / r.timers(), "us");
+            figure("p50_ms", pct(late, 0.50), "ms");
+            figure("p99_ms", pct(late, 0.99), "ms");
+            figure("p999_ms", pct(late, 0.999), "ms");
+            figure("max_ms", pct(late, 1.0), "ms");
+        }
         if (ingestRate > 0 && fireRate > 0) {
+            figure("ingest_alone_per_s", ingestRate, "timers/s");
+            figure("fire_alone_per_s", fireRate, "timers/s");
             double partsRate = 1 / (1 / ingestRate + 1 / fireRate);
             log(String.format("  parts in the same run: ingest alone %,.0f/s, fire alone %,.0f/s; pipeline / ingest %.2f, pipeline / fire %.2f,"
                     + " pipeline / min(parts) %.2f, pipeline / serial(parts) %.2f", ingestRate, fireRate, r.rate() / ingestRate,
                     r.rate() / fireRate, r.rate() / Math.min(ingestRate, fireRate), r.rate() / partsRate));
         }
         log("  load average at the end: " + r.load() + " (2 cores, shared)");
+    }
+
+    /** One headline number as bench/run reads it: {@code figure <label>.<name> <value> <unit>}. */
+    private void figure(String name, double value, String unit) {
+        System.out.printf(java.util.Locale.ROOT, "figure %s.%s %.1f %s%n", label, name, value, unit);
+        System.out.flush();
     }
 
     private static String per10k(Cpu c, long n) {
@@ -432,6 +586,10 @@ public final class PipelineBench {
 
     /** Sends n records (at {@code rate} per second, or as fast as the producer takes them); every send is checked. */
     private void send(KafkaProducer<byte[], byte[]> producer, int n, Render render, String phase, Integer rate) {
+        send(producer, COMMANDS, n, render, phase, rate);
+    }
+
+    private void send(KafkaProducer<byte[], byte[]> producer, String topic, int n, Render render, String phase, Integer rate) {
         AtomicReference<Exception> failed = new AtomicReference<>();
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
@@ -442,7 +600,7 @@ public final class PipelineBench {
                     java.util.concurrent.locks.LockSupport.parkNanos(wait);
                 }
             }
-            producer.send(render.command(i).envelope(COMMANDS), (m, e) -> {
+            producer.send(render.command(i).envelope(topic), (m, e) -> {
                 if (e != null) {
                     failed.compareAndSet(null, e);
                 }
