@@ -89,25 +89,6 @@ class SweepLoopTest {
         assertThat(LogContents.read(db.dataSource())).hasSize(1_000);
     }
 
-    /**
-     * Issue 25: a steady stream (here one timer due every 5 ms for a second) is claimed and fired once per
-     * sweeper.cycle.min, in one fire, not once per timer that comes due. Without the pace a loop that found work
-     * probes again at once and fires each timer, or each handful, in a transaction of its own (about 100-200 fires here).
-     */
-    @Test
-    void aSteadyStreamIsFiredOncePerCycleMinimumNotOncePerTimer() throws Exception {
-        for (int i = 0; i < 200; i++) {
-            staging.schedule(DEFAULT_TENANT, "steady", "k" + i, 1.0 + i * 0.005);
-        }
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.CYCLE_MIN, "200ms", SweeperSettings.WORKERS, "1"), registry)) {
-            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
-        }
-        assertThat(LogContents.read(db.dataSource())).hasSize(200);
-        // the stream spans 1 s: about 5 rounds of 200 ms, plus the first that found it and the last that ends it
-        assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isLessThanOrEqualTo(15);
-    }
-
     @Test
     void fireOrderInOneDestinationIsVisibleAtOrderAlsoAcrossABackoff() throws Exception {
         // b fails once (permanently) and backs off; when it is retried, its visible_at is later than c's

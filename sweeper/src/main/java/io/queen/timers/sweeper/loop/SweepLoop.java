@@ -12,7 +12,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,8 +28,7 @@ import org.slf4j.LoggerFactory;
  * {@code sweeper.cycle.claim.max}: without that bound a cycle under another tenant's flood claimed for
  * seconds (8 MiB of timers) before firing, so a quiet tenant's due timers, claimed in its first claim, were
  * a second late (TenantFloodBench, 2026-12-04); the bound makes the segments of a backlog smaller (more fire
- * transactions per timer). With no backlog the first claim comes back short and is fired at once, and the
- * next cycle waits for the rest of {@code sweeper.cycle.min} ({@link Pacer#afterWork}).
+ * transactions per timer). With no backlog the first claim comes back short and is fired at once.
  */
 public final class SweepLoop implements Runnable {
 
@@ -49,10 +47,6 @@ public final class SweepLoop implements Runnable {
     private final SuspectPolicy suspects;
     private volatile boolean stopping;
     private boolean deploymentBroken;
-    /** The last claim of the cycle under way came back full (or the cycle stopped on bytes): a backlog. */
-    private boolean backlog;
-    /** The sleep the last cycle asked for is {@code sweeper.cycle.min}'s pace, which a NOTIFY does not cut short. */
-    private boolean paced;
     /** What this loop has claimed in the cycle under way (keys and tokens, no payloads). */
     private final List<ClaimedTimer> inHand = new ArrayList<>();
     /** What a failed cycle left in this loop's hands: handed back before anything else (see {@link #handBackOwed}). */
@@ -85,9 +79,6 @@ public final class SweepLoop implements Runnable {
 
     /** One cycle; returns how long to sleep before the next. */
     Duration cycle() throws SQLException {
-        long began = System.nanoTime();
-        paced = false;
-        backlog = false;
         handBackOwed();
         inHand.clear();
         ProbeResult p = probe.probe();
@@ -114,9 +105,7 @@ public final class SweepLoop implements Runnable {
         }
         inHand.clear();   // delivered: fired, failed, released or handed back, each by our token
         report.throwIfNothingFired();
-        Duration sleep = pacer.afterWork(Duration.ofNanos(System.nanoTime() - began), backlog);
-        paced = !sleep.isZero();
-        return sleep;
+        return pacer.afterWork();
     }
 
     /**
@@ -169,7 +158,6 @@ public final class SweepLoop implements Runnable {
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < claimFor);
-        backlog = got >= claimer.fullClaim() || bytes >= maxFireBytes;
         long claimedAt = System.nanoTime();
         SuspectPolicy.Split split = suspects.split(claimed);
         Delivery.Report report;
@@ -240,11 +228,7 @@ public final class SweepLoop implements Runnable {
             }
             if (!sleep.isZero() && !stopping) {
                 try {
-                    if (paced) {
-                        TimeUnit.NANOSECONDS.sleep(sleep.toNanos());
-                    } else {
-                        wake.awaitChange(seen, sleep);
-                    }
+                    wake.awaitChange(seen, sleep);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
