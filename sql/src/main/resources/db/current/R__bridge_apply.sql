@@ -152,8 +152,9 @@ END
 $$;
 
 -- The quota's count (issue 24, point 8; tenant.max.pending, reject tenant_quota): each tenant's
--- pending timers, counted up to p_cap. The bridge calls it once per batch, only for the tenants that
--- schedule a key not staged yet, after bridge_lock_v1 (so the batch's own keys are already locked).
+-- pending timers, counted up to p_cap. The bridge calls it after bridge_lock_v1 (so the batch's own keys
+-- are already locked), only for the tenants that schedule a key not staged yet, and for each of them only
+-- when the batch could bring it to 90 % of the cap or its last count is a second old (PendingEstimates).
 --
 -- PRICE: per tenant, an index range scan of min(pending, p_cap) entries of a btree that leads with
 -- tenant_id (the primary key or idx_log_timers_visible's sibling idx_log_timers_tenant_visible, V125,

@@ -125,8 +125,9 @@ public record BridgeSettings(
                                 + " partition starts at its beginning either way.")
                 .define(TENANT_MAX_PENDING, INT, Integer.toString(DEFAULT_TENANT_MAX_PENDING), between(1, Integer.MAX_VALUE),
                         "Most pending timers one tenant may hold: a schedule of a key not staged yet for a tenant that holds this many"
-                                + " is rejected (tenant_quota); a reschedule or cancel of a staged key always passes. Counted once per batch"
-                                + " per tenant scheduling new keys, up to this number (queen.timer_tenant_pending_v1).")
+                                + " is rejected (tenant_quota); a reschedule or cancel of a staged key always passes. Counted up to this number"
+                                + " (queen.timer_tenant_pending_v1) for a tenant scheduling new keys: at every batch that could bring it to 90 %"
+                                + " of this, else at most once a second (between counts: the last count plus what this bridge admitted since).")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");

@@ -57,6 +57,7 @@ public final class BatchApplier {
     private final int zstdThreshold;
     private final QueueEncryption encryption;
     private final int tenantMaxPending;
+    private final PendingEstimates estimates;
     private final Telemetry telemetry;
 
     /**
@@ -81,9 +82,16 @@ public final class BatchApplier {
     /** @param telemetry where the span of each record applied goes (README "Tracing"); {@link Telemetry#off()} makes none */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
                         int tenantMaxPending, Telemetry telemetry) {
+        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, telemetry, System::nanoTime);
+    }
+
+    /** @param nanoTime the clock the pending estimates age by ({@link PendingEstimates}) */
+    BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
+                 int tenantMaxPending, Telemetry telemetry, java.util.function.LongSupplier nanoTime) {
         this.telemetry = telemetry;
         this.dataSource = dataSource;
         this.tenantMaxPending = tenantMaxPending;
+        this.estimates = new PendingEstimates(tenantMaxPending, nanoTime);
         this.groupId = groupId;
         this.wakeWithin = wakeWithin;
         this.zstdThreshold = zstdThreshold;
@@ -163,6 +171,7 @@ public final class BatchApplier {
                 decisions.add(rows.event(in, in.tenant(), r.kafkaKey(), Verdict.REJECTED, rejected(in, r), r));
             }
         }
+        pending.forEach((tenant, n) -> estimates.folded(tenant, n[0]));
         folds.forEach((id, f) -> {
             if (f.state == State.PENDING) {
                 byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
@@ -239,28 +248,40 @@ public final class BatchApplier {
     }
 
     /**
-     * The pending timers of each tenant that schedules a key not staged yet in this batch, counted once (up to
-     * tenant.max.pending) after the lock, and kept current by the fold. A tenant whose batch only touches staged keys
-     * is not counted: nothing it does here can make it hold more.
+     * The pending timers of each tenant that schedules a key not staged yet in this batch, counted (up to
+     * tenant.max.pending) after the lock or, far from the cap, this bridge's estimate ({@link PendingEstimates}),
+     * and kept current by the fold. A tenant whose batch only touches staged keys is not counted: nothing it does
+     * here can make it hold more.
      */
     private Map<UUID, long[]> pending(Connection c, List<Incoming> records, Map<TimerId, Existing> existing) throws SQLException {
-        Set<UUID> tenants = new LinkedHashSet<>();
+        Map<UUID, Integer> schedules = new HashMap<>();
         for (Incoming in : records) {
             if (in.parsed() instanceof Command cmd && cmd.op().upserts()
                     && !existing.containsKey(new TimerId(in.tenant(), cmd.queue(), cmd.timerKey()))) {
-                tenants.add(in.tenant());
+                schedules.merge(in.tenant(), 1, Integer::sum);
             }
         }
         Map<UUID, long[]> out = new HashMap<>();
-        if (tenants.isEmpty()) {
+        Set<UUID> toCount = new LinkedHashSet<>();
+        for (Map.Entry<UUID, Integer> e : schedules.entrySet()) {
+            long estimate = estimates.reusable(e.getKey(), e.getValue());
+            if (estimate >= 0) {
+                out.put(e.getKey(), new long[] {estimate});
+            } else {
+                toCount.add(e.getKey());
+            }
+        }
+        if (toCount.isEmpty()) {
             return out;
         }
         try (PreparedStatement st = c.prepareStatement(PENDING)) {
-            st.setArray(1, c.createArrayOf("uuid", tenants.toArray()));
+            st.setArray(1, c.createArrayOf("uuid", toCount.toArray()));
             st.setInt(2, tenantMaxPending);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.put(rs.getObject(1, UUID.class), new long[] {rs.getLong(2)});
+                    UUID tenant = rs.getObject(1, UUID.class);
+                    out.put(tenant, new long[] {rs.getLong(2)});
+                    estimates.counted(tenant, rs.getLong(2));
                 }
             }
         }

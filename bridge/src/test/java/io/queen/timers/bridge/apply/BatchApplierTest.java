@@ -160,7 +160,45 @@ class BatchApplierTest {
         }
     }
 
+    /**
+     * Issue 25: far from the cap a tenant's recent count stands for a new one (PendingEstimates), and a batch that could
+     * bring it near the cap is counted. The clock stands still, so the count never ages here; the timers another bridge
+     * staged meanwhile (inserted straight into the table) are what tells a reused count from a fresh one.
+     */
+    @Test
+    void farFromTheCapARecentCountStandsAndABatchThatCouldReachItIsCounted() throws Exception {
+        UUID tenant = UUID.randomUUID();
+        BatchApplier capped = new BatchApplier(db.dataSource(), "g", Duration.ofSeconds(30), 4096,
+                io.queen.timers.bridge.crypto.QueueEncryption.none(), 100, io.queen.timers.core.telemetry.Telemetry.off(), () -> 0L);
+        assertThat(applyTo(capped, schedules(tenant, "a", 10))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
+        exec("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " SELECT '" + tenant + "', 'q.other', 'o' || g, now() + interval '1 hour', 'txn-o' || g, gen_random_uuid(), '\\x31'"
+                + " FROM generate_series(1, 200) g");
+
+        // 10 admitted + 1: far below 100 - 10 by this bridge's estimate, so not counted (a count says 210)
+        assertThat(applyTo(capped, schedules(tenant, "b", 1))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
+        // 11 + 79 reaches 90: counted, and the tenant holds 211 of its 100
+        assertThat(applyTo(capped, schedules(tenant, "c", 79))).extracting(Decision::reason).containsOnly(RejectReason.TENANT_QUOTA);
+    }
+
     // ---- helpers ----------------------------------------------------------------------------------
+
+    private List<Decision> applyTo(BatchApplier a, List<Incoming> records) throws SQLException {
+        Long expected = stored();
+        long last = records.get(records.size() - 1).source().offset();
+        Outcome out = a.apply(records, List.of(new OffsetAdvance(topic, 0, expected, last + 1)));
+        assertThat(out).isInstanceOf(Outcome.Applied.class);
+        return ((Outcome.Applied) out).decisions();
+    }
+
+    private List<Incoming> schedules(UUID tenant, String prefix, int n) {
+        List<Incoming> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.SCHEDULE, "q.estimates", prefix + i,
+                    Command.DEFAULT_PARTITION, LATER, "txn-" + prefix + i, "1".getBytes(StandardCharsets.UTF_8))));
+        }
+        return out;
+    }
 
     private List<Decision> applyOk(Incoming... records) throws SQLException {
         Long expected = stored();
