@@ -89,6 +89,25 @@ class SweepLoopTest {
         assertThat(LogContents.read(db.dataSource())).hasSize(1_000);
     }
 
+    /**
+     * Issue 25: a loop that keeps finding work claims without probing first, until its last probe is
+     * sweeper.sleep.near old (30 s here, so never within this test): 1,000 due timers claimed 64 at a time take
+     * 16 or more cycles and 2 or 3 probes, the first and the ones that find the table empty. Without it, a probe per cycle.
+     */
+    @Test
+    void aLoopThatKeepsFindingWorkDoesNotProbeEveryCycle() throws Exception {
+        for (int i = 0; i < 1_000; i++) {
+            staging.schedule(DEFAULT_TENANT, "working", "k" + i, -1);
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
+                "sweeper.workers", "1", SweeperSettings.SLEEP_NEAR, "30s", SweeperSettings.IDLE_MAX, "30s"), registry)) {
+            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
+        assertThat(registry.get("queen.timers.probes").counter().count()).as("probes").isLessThanOrEqualTo(4);
+    }
+
     @Test
     void fireOrderInOneDestinationIsVisibleAtOrderAlsoAcrossABackoff() throws Exception {
         // b fails once (permanently) and backs off; when it is retried, its visible_at is later than c's

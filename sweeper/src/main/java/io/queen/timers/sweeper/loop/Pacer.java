@@ -29,6 +29,11 @@ public final class Pacer {
         this.idle = near;
     }
 
+    /** sweeper.sleep.near: also how old the last probe may be while the loop works ({@link SweepLoop}). */
+    public Duration near() {
+        return near;
+    }
+
     /** After a cycle that claimed something. */
     public Duration afterWork() {
         idle = near;

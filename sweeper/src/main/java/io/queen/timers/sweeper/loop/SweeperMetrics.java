@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code queen_timers_fire_failures_total{class="transient|permanent"}}: timers whose fire failed;</li>
  *   <li>{@code queen_timers_dead_lettered_total}: timers this process moved to queen.log_dlq;</li>
  *   <li>{@code queen_timers_dead_letters}: timers waiting in queen.log_dlq now (last count, {@link DeadLetterClock});</li>
- *   <li>{@code queen_timers_claim_duration_seconds}, {@code queen_timers_fire_duration_seconds}: histograms per call.</li>
+ *   <li>{@code queen_timers_claim_duration_seconds}, {@code queen_timers_fire_duration_seconds}: histograms per call;</li>
+ *   <li>{@code queen_timers_probes_total}: due probes (one per idle cycle; while working, one per sweeper.sleep.near).</li>
  * </ul>
  * The two call timers publish buckets so that percentiles over any interval can be computed from bucket
  * deltas (the soak rig does, README "Soak rig"): a mean hides the slow claims that dead index entries make.
@@ -35,6 +36,7 @@ public final class SweeperMetrics {
     private final Map<ErrorClass, Counter> failures = new EnumMap<>(ErrorClass.class);
     private final Timer lateness;
     private final Counter deadLettered;
+    private final Counter probes;
     private final Timer claimDuration;
     private final Timer fireDuration;
     private final AtomicLong due = new AtomicLong();
@@ -60,6 +62,7 @@ public final class SweeperMetrics {
         lateness = Timer.builder("queen.timers.fire.lateness").description("Segment created_at minus deliver_at, per fired timer")
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
                 .register(registry);
+        probes = Counter.builder("queen.timers.probes").description("Due probes (queen.timer_probe_v1 calls)").register(registry);
         deadLettered = Counter.builder("queen.timers.dead.lettered").description("Timers moved to queen.log_dlq").register(registry);
         claimDuration = Timer.builder("queen.timers.claim.duration").description("One claim call")
                 .publishPercentileHistogram().minimumExpectedValue(CALL_MIN).maximumExpectedValue(CALL_MAX).register(registry);
@@ -81,6 +84,7 @@ public final class SweeperMetrics {
     }
 
     public void probed(ProbeResult p) {
+        probes.increment();
         due.set(p.due());
         oldestLateMillis.set(p.oldestLateness().toMillis());
     }
