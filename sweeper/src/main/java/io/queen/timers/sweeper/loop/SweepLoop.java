@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +54,10 @@ public final class SweepLoop implements Runnable {
     private final SuspectPolicy suspects;
     private volatile boolean stopping;
     private boolean deploymentBroken;
+    /** The last claim of the cycle under way came back full (or the cycle stopped on bytes): a backlog. */
+    private boolean backlog;
+    /** The sleep the last cycle asked for is {@code sweeper.cycle.min}'s pace, which a NOTIFY does not cut short. */
+    private boolean paced;
     /** The last cycle claimed something, and when the last probe ran: see the class comment. */
     private boolean worked;
     private long probedAtNanos;
@@ -90,6 +95,9 @@ public final class SweepLoop implements Runnable {
 
     /** One cycle; returns how long to sleep before the next. */
     Duration cycle() throws SQLException {
+        long began = System.nanoTime();
+        paced = false;
+        backlog = false;
         handBackOwed();
         inHand.clear();
         if (!worked || System.nanoTime() - probedAtNanos >= probeEveryNanos) {
@@ -121,7 +129,12 @@ public final class SweepLoop implements Runnable {
         }
         inHand.clear();   // delivered: fired, failed, released or handed back, each by our token
         report.throwIfNothingFired();
-        return pacer.afterWork();
+        if (!worked) {
+            return Duration.ZERO; // the claim found nothing: the next cycle probes, and the probe paces
+        }
+        Duration sleep = pacer.afterWork(Duration.ofNanos(System.nanoTime() - began), backlog);
+        paced = !sleep.isZero();
+        return sleep;
     }
 
     /**
@@ -174,6 +187,7 @@ public final class SweepLoop implements Runnable {
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < claimFor);
+        backlog = got >= claimer.fullClaim() || bytes >= maxFireBytes;
         long claimedAt = System.nanoTime();
         SuspectPolicy.Split split = suspects.split(claimed);
         Delivery.Report report;
@@ -244,7 +258,11 @@ public final class SweepLoop implements Runnable {
             }
             if (!sleep.isZero() && !stopping) {
                 try {
-                    wake.awaitChange(seen, sleep);
+                    if (paced) {
+                        TimeUnit.NANOSECONDS.sleep(sleep.toNanos());
+                    } else {
+                        wake.awaitChange(seen, sleep);
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
