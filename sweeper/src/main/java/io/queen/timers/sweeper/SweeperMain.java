@@ -144,7 +144,7 @@ public final class SweeperMain implements AutoCloseable {
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
                         new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2), telemetry),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax(), s.cycleMin()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
+                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
                         s.cycleClaimMax()));
             }
             WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener"),

@@ -25,7 +25,6 @@ public record SweeperSettings(
         int batchSize,
         Duration lease,
         Duration cycleClaimMax,
-        Duration cycleMin,
         int perTenantPerShard,
         int maxAttempts,
         int maxFireBytes,
@@ -47,7 +46,6 @@ public record SweeperSettings(
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
     public static final String CYCLE_CLAIM_MAX = "sweeper.cycle.claim.max";
-    public static final String CYCLE_MIN = "sweeper.cycle.min";
     public static final String PER_TENANT_PER_SHARD = "sweeper.tenant.per.shard";
     public static final String MAX_ATTEMPTS = "sweeper.max.attempts";
     public static final String MAX_FIRE_BYTES = "sweeper.max.fire.bytes";
@@ -124,13 +122,6 @@ public record SweeperSettings(
                                 + " stops at sweeper.max.fire.bytes and at half the lease. Bounds how long a timer claimed first waits"
                                 + " for the others of its cycle under a backlog: a quiet tenant beside another's flood is fired within"
                                 + " about one cycle (TenantFloodBench, 2026-12-04: quiet p99 97 ms at 50ms, 163 ms at 100ms, 2,170 ms without the bound). Longer packs larger segments per fire under a backlog.")
-                .define(CYCLE_MIN, DURATION, "20ms", durationBetween(Duration.ZERO, Duration.ofSeconds(1)),
-                        "Shortest time from the start of a cycle that fired something to the start of the next, when its last claim"
-                                + " came back short (no backlog): a steady stream is then claimed and fired once per this much, in one"
-                                + " fire, instead of once per bridge commit (each a probe, a claim and a fire transaction for a handful"
-                                + " of timers). A NOTIFY does not cut it short. PRICE: up to this much lateness for a timer that comes"
-                                + " due just after a cycle began. Under a backlog (a full claim) the next cycle starts at once. 0 = the"
-                                + " next cycle at once, always.")
                 .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
                         "Most timers of one tenant per shard per claim (round-robin over tenants).")
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
@@ -186,7 +177,7 @@ public record SweeperSettings(
                     + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
         }
         return new SweeperSettings(
-                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.duration(CYCLE_MIN), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
+                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),

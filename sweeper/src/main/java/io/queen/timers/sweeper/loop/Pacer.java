@@ -7,10 +7,7 @@ import java.time.Duration;
  * How long a loop sleeps between cycles (README "The cycle"), always on PostgreSQL's clock (the probe's
  * {@code db_now} and {@code next_visible_at}):
  * <ul>
- *   <li>after a cycle that found work under a backlog (its last claim came back full): no sleep;</li>
- *   <li>after a cycle that found work and emptied what was due: the rest of {@code cycleMin} since that cycle
- *       began, so a steady stream is claimed and fired in rounds of {@code cycleMin}, not one round per bridge
- *       commit (see {@link #afterWork});</li>
+ *   <li>after a cycle that found work: no sleep, the next probe decides;</li>
  *   <li>work near (the next timer is due within {@code near}, or the last cycle found work): until the next
  *       due time, clamped to [{@code min}, {@code near}];</li>
  *   <li>idle: the sleep doubles from {@code near} up to {@code idleMax}, but never past the next due time.</li>
@@ -23,11 +20,9 @@ public final class Pacer {
     private final Duration min;
     private final Duration near;
     private final Duration idleMax;
-    private final Duration cycleMin;
     private Duration idle;
 
-    public Pacer(Duration min, Duration near, Duration idleMax, Duration cycleMin) {
-        this.cycleMin = cycleMin;
+    public Pacer(Duration min, Duration near, Duration idleMax) {
         this.min = min;
         this.near = near;
         this.idleMax = idleMax;
@@ -39,18 +34,10 @@ public final class Pacer {
         return near;
     }
 
-    /**
-     * After a cycle that claimed something and took {@code took}. Under a backlog the next cycle starts at once.
-     * Otherwise the loop waits out the rest of {@code cycleMin}, and a NOTIFY does not cut that wait short: at a
-     * steady rate the bridge notifies at every commit, and a cycle per commit pays a claim and a fire transaction
-     * (an fsync) for a handful of timers. PRICE: up to {@code cycleMin} of lateness.
-     */
-    public Duration afterWork(Duration took, boolean backlog) {
+    /** After a cycle that claimed something. */
+    public Duration afterWork() {
         idle = near;
-        if (backlog || took.compareTo(cycleMin) >= 0) {
-            return Duration.ZERO;
-        }
-        return cycleMin.minus(took);
+        return Duration.ZERO;
     }
 
     /** After a probe that found nothing due. */

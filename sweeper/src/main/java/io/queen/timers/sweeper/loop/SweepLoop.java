@@ -12,7 +12,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,10 +53,6 @@ public final class SweepLoop implements Runnable {
     private final SuspectPolicy suspects;
     private volatile boolean stopping;
     private boolean deploymentBroken;
-    /** The last claim of the cycle under way came back full (or the cycle stopped on bytes): a backlog. */
-    private boolean backlog;
-    /** The sleep the last cycle asked for is {@code sweeper.cycle.min}'s pace, which a NOTIFY does not cut short. */
-    private boolean paced;
     /** The last cycle claimed something, and when the last probe ran: see the class comment. */
     private boolean worked;
     private long probedAtNanos;
@@ -95,9 +90,6 @@ public final class SweepLoop implements Runnable {
 
     /** One cycle; returns how long to sleep before the next. */
     Duration cycle() throws SQLException {
-        long began = System.nanoTime();
-        paced = false;
-        backlog = false;
         handBackOwed();
         inHand.clear();
         if (!worked || System.nanoTime() - probedAtNanos >= probeEveryNanos) {
@@ -129,12 +121,7 @@ public final class SweepLoop implements Runnable {
         }
         inHand.clear();   // delivered: fired, failed, released or handed back, each by our token
         report.throwIfNothingFired();
-        if (!worked) {
-            return Duration.ZERO; // the claim found nothing: the next cycle probes, and the probe paces
-        }
-        Duration sleep = pacer.afterWork(Duration.ofNanos(System.nanoTime() - began), backlog);
-        paced = !sleep.isZero();
-        return sleep;
+        return pacer.afterWork();
     }
 
     /**
@@ -187,7 +174,6 @@ public final class SweepLoop implements Runnable {
             claimed.addAll(claim.timers());
             bytes += claim.heldBytes();
         } while (got >= claimer.fullClaim() && bytes < maxFireBytes && !stopping && System.nanoTime() - start < claimFor);
-        backlog = got >= claimer.fullClaim() || bytes >= maxFireBytes;
         long claimedAt = System.nanoTime();
         SuspectPolicy.Split split = suspects.split(claimed);
         Delivery.Report report;
@@ -258,11 +244,7 @@ public final class SweepLoop implements Runnable {
             }
             if (!sleep.isZero() && !stopping) {
                 try {
-                    if (paced) {
-                        TimeUnit.NANOSECONDS.sleep(sleep.toNanos());
-                    } else {
-                        wake.awaitChange(seen, sleep);
-                    }
+                    wake.awaitChange(seen, sleep);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
