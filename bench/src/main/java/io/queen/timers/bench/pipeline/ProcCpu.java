@@ -8,22 +8,22 @@ import java.util.stream.Stream;
 /**
  * CPU time of processes from /proc (utime + stime, clock ticks of 10 ms). PostgreSQL counts the postmaster,
  * every live child (backends, WAL writer, checkpointer, autovacuum) and, through the postmaster's
- * cutime/cstime, the children that already exited.
+ * cutime/cstime, the children that already exited. Public for the sweeper package's DbSchedulerSteadyBench.
  */
-final class ProcCpu {
+public final class ProcCpu {
 
     private static final double TICK_SECONDS = 0.01; // getconf CLK_TCK = 100 on Linux
 
     private ProcCpu() {}
 
     /** CPU seconds of one process (its threads included); 0 if it is gone. */
-    static double seconds(long pid) {
+    public static double seconds(long pid) {
         long[] f = fields(pid);
         return f == null ? 0 : (f[0] + f[1]) * TICK_SECONDS;
     }
 
     /** CPU seconds of a process and all its children, live and exited (PostgreSQL's process tree). */
-    static double treeSeconds(long rootPid) {
+    public static double treeSeconds(long rootPid) {
         long[] root = fields(rootPid);
         if (root == null) {
             return 0;
