@@ -44,6 +44,8 @@ class SqlFunctionsInUseTest {
             "timer_fire_v2", "the previous release's sweepers fire with it during a rolling restart (issue 24 moved the"
                     + " sweeper to timer_fire_v3, which refuses clear timers for encrypted queues); a thin wrapper over v3"
                     + " answering a refused segment `stale`, retired by the next release",
+            "timer_audit_wake_v1", "the outbox's insert trigger (timer_audit_outbox_wake) calls it: it wakes the"
+                    + " active audit relay at the commit that wrote the outbox",
             "log_push_v1", "Queen's own push (one segment per transaction), with Queen's signature: a Queen broker or"
                     + " client sharing the database calls it, and where we were first ours stands in until Queen's boot"
                     + " replaces its body; the log module's tests push through it");

@@ -40,6 +40,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.RetriableException;
+import org.postgresql.PGConnection;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -255,6 +256,7 @@ public final class AuditRelay implements AutoCloseable {
             meters.bindTo(registry);
             active.set(true);
             LOG.info("audit relay active (holds the relay lock of this database)");
+            listen(c);
             while (running.get()) {
                 int n = relayOnce(c, producer);
                 if (System.nanoTime() - backlogAtNanos >= 0) {
@@ -263,11 +265,12 @@ public final class AuditRelay implements AutoCloseable {
                 }
                 progress.completed();
                 if (n == 0) {
-                    pause(pollInterval);
+                    awaitOutbox(c, pollInterval);
                 }
                 progress.begin();
             }
         } finally {
+            unlisten(c);
             active.set(false);
             // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
             progress.impaired(null);
@@ -443,6 +446,41 @@ public final class AuditRelay implements AutoCloseable {
             } catch (SQLException | RuntimeException alreadyGone) {
                 // nothing left to drop
             }
+        }
+    }
+
+    /**
+     * While active the relay LISTENs on its lock connection for {@code queen_timers_audit}, which the outbox's insert
+     * trigger sends at the commit of every transaction that wrote it (R__timer_audit_relay.sql): an idle relay
+     * publishes a new event at once instead of at its next poll. A notification that arrives during a round waits in
+     * the driver and ends the next wait at once, so none is lost; the poll interval stays the bound when one is.
+     */
+    private static void listen(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("LISTEN queen_timers_audit");
+        }
+    }
+
+    /**
+     * The connection goes back to the pool after the tenure: it stops listening, and what the driver queued is dropped.
+     * A failure here is the connection's, and the unlock after it deals with a broken one.
+     */
+    private static void unlisten(Connection c) {
+        try (Statement st = c.createStatement()) {
+            st.execute("UNLISTEN queen_timers_audit");
+            c.unwrap(PGConnection.class).getNotifications();
+        } catch (SQLException e) {
+            LOG.debug("UNLISTEN at the end of the relay's tenure failed: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * Up to {@code d}, or until the outbox trigger's notification arrives. Blocks on the connection's socket, so a
+     * close() waits for the rest of it (at most audit.relay.poll.interval).
+     */
+    private void awaitOutbox(Connection c, Duration d) throws SQLException {
+        if (running.get()) {
+            c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis())));
         }
     }
 

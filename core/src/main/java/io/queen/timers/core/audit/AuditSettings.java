@@ -43,7 +43,8 @@ public final class AuditSettings {
                         "Audit events the relay publishes per round, then deletes their outbox rows. A round holds whole rows:"
                                 + " a fired segment's row (one event per timer) is never split, so one round may exceed it by a segment.")
                 .define(RELAY_POLL_INTERVAL, DURATION, "200ms", durationBetween(Duration.ofMillis(10), Duration.ofMinutes(1)),
-                        "Pause of the active relay when the outbox is empty.")
+                        "Longest pause of the active relay when the outbox is empty: the outbox trigger's NOTIFY queen_timers_audit"
+                                + " ends it at the commit that wrote a row, so this only bounds the wait when a notification is lost.")
                 .define(RELAY_STANDBY_INTERVAL, DURATION, "2s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
                         "How often a standing-by relay tries to become the active one.")
                 .define(TENANT_TOPICS, LIST, "", null,

@@ -75,6 +75,24 @@ class AuditRelayTest {
         assertThat(readAll(configured)).singleElement().satisfies(r -> assertThat(r.value().get("type").asText()).isEqualTo("absent"));
     }
 
+    /**
+     * Issue 25: an idle relay is woken by the commit that writes the outbox (its insert trigger's NOTIFY), not by its
+     * next poll: with a poll interval of a minute, the row is published within seconds.
+     */
+    @Test
+    void anIdleRelayIsWokenByTheCommitThatWritesTheOutbox() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        Map<String, String> s = settings(audit);
+        s.put("audit.relay.poll.interval", "60s");
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry()).start()) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.isActive() && count() == 0);
+            Thread.sleep(500); // its round found the outbox empty: it waits, for up to a minute
+            insert(DEFAULT, "q/woken", "scheduled", "{}");
+            await().atMost(Duration.ofSeconds(20)).until(() -> count() == 0);
+        }
+        assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/woken");
+    }
+
     @Test
     void onlyOneRelayPerDatabaseIsActiveAndAStandbyTakesOver() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
