@@ -1,5 +1,8 @@
 package io.queen.timers.bench.history;
 
+import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -7,10 +10,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.knowm.xchart.BitmapEncoder;
+import javax.imageio.ImageIO;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * Plots {@code bench/results/history.csv} (written by {@code bench/run}): one chart per figure, its value per run,
@@ -23,6 +27,9 @@ import org.knowm.xchart.CategorySeries;
  */
 public final class HistoryPlot {
 
+    private static final int WIDTH = 420;
+    private static final int HEIGHT = 260;
+
     private HistoryPlot() {}
 
     record Row(String utc, String commit, String figure, double value, String unit) {}
@@ -34,11 +41,12 @@ public final class HistoryPlot {
         List<CategoryChart> charts = new ArrayList<>();
         for (Map.Entry<String, List<Row>> e : byFigure.entrySet()) {
             List<Row> rows = e.getValue();
-            CategoryChart chart = new CategoryChartBuilder().width(420).height(260).title(e.getKey())
+            CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(e.getKey())
                     .yAxisTitle(rows.get(0).unit()).build();
             chart.getStyler().setDefaultSeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
             chart.getStyler().setLegendVisible(false);
             chart.getStyler().setXAxisLabelRotation(45);
+            chart.getStyler().setMarkerSize(7);
             List<String> xs = new ArrayList<>();
             List<Double> ys = new ArrayList<>();
             for (Row r : rows) {
@@ -46,15 +54,27 @@ public final class HistoryPlot {
                 xs.add(xs.size() + 1 + " " + r.commit());
                 ys.add(r.value());
             }
-            chart.addSeries(e.getKey(), xs, ys);
+            chart.addSeries(e.getKey(), xs, ys).setMarker(SeriesMarkers.CIRCLE); // a figure's first run is one point
             charts.add(chart);
         }
         if (charts.isEmpty()) {
             throw new IllegalStateException(csv + " holds no figure");
         }
+        // XChart's own grid (BitmapEncoder.saveBitmap(list, rows, cols, ...)) wants exactly rows x cols charts; the
+        // figures are any number, so each chart is painted into its cell of one image here
         int cols = Math.min(4, charts.size());
         int rowsOfCharts = (charts.size() + cols - 1) / cols;
-        BitmapEncoder.saveBitmap(charts, rowsOfCharts, cols, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+        BufferedImage image = new BufferedImage(cols * WIDTH, rowsOfCharts * HEIGHT, BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = image.createGraphics();
+        g.setColor(Color.WHITE);
+        g.fillRect(0, 0, image.getWidth(), image.getHeight());
+        for (int i = 0; i < charts.size(); i++) {
+            Graphics2D cell = (Graphics2D) g.create((i % cols) * WIDTH, (i / cols) * HEIGHT, WIDTH, HEIGHT);
+            charts.get(i).paint(cell, WIDTH, HEIGHT);
+            cell.dispose();
+        }
+        g.dispose();
+        ImageIO.write(image, "png", png.toFile());
         System.out.println("history: " + charts.size() + " figures plotted into " + png);
     }
 
