@@ -17,14 +17,19 @@ $$;
 
 -- Wakes the active audit relay at the commit of a transaction that wrote the outbox (issue 25): an idle
 -- relay otherwise finds a new row only at its next poll (audit.relay.poll.interval, 200 ms), which was the
--- typical wait of a lone timer's `fired` and `scheduled` events. One NOTIFY queen_timers_audit per writing
--- statement; PostgreSQL folds a transaction's identical notifications into one, sent at its commit. The
--- relay LISTENs on its lock connection while it is active (AuditRelay). Runs with the inserting function's
--- rights (the writers are SECURITY DEFINER functions); needs no grant.
--- PRICE: a notification per committing writer of the outbox (each bridge batch, each fire): PostgreSQL
--- serializes the commits of notifying transactions on one lock, which the bridge's queen_timers_wake already
--- takes at the same commits; and a replaced trigger is re-created here with a brief ACCESS EXCLUSIVE lock
--- on the outbox at migrate.
+-- typical wait of a lone timer's `fired` and `scheduled` events (PipelineBench --mode single: p50 94 -> 26 ms,
+-- bench/results/2026-12-04/single-*.txt). One NOTIFY queen_timers_audit per inserting statement; PostgreSQL
+-- folds a transaction's identical notifications into one, sent at its commit. A statement trigger also fires
+-- for an INSERT ... SELECT of no row; telling would need a transition table, which copies every inserted row,
+-- so such a transaction costs one relay round that finds nothing. The relay LISTENs on its lock
+-- connection while it is active (AuditRelay). Runs with the inserting function's rights (the writers are
+-- SECURITY DEFINER functions); needs no grant.
+-- PRICE: every commit that writes the outbox now notifies (each bridge batch, each fire, fail and
+-- dead-letter; before, only bridge batches with a timer due within bridge.wake.within), and PostgreSQL
+-- serializes the commits of notifying transactions cluster-wide (one lock, held through the commit's WAL
+-- flush), a Queen broker's notifying commits included. Measured with it: steady 2,000/s, p99 89 ms
+-- (bench/results/2026-12-04/steady2000-283b103.txt); and a round of the relay per commit while it keeps up
+-- (~180 rounds/s at 2,000 timers/s).
 CREATE OR REPLACE FUNCTION queen.timer_audit_wake_v1()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -35,7 +40,16 @@ BEGIN
 END
 $$;
 
-DROP TRIGGER IF EXISTS timer_audit_outbox_wake ON queen.timer_audit_outbox;
-CREATE TRIGGER timer_audit_outbox_wake
-    AFTER INSERT ON queen.timer_audit_outbox
-    FOR EACH STATEMENT EXECUTE FUNCTION queen.timer_audit_wake_v1();
+-- Created once, never re-created by a later run of this file: a DROP TRIGGER would take ACCESS EXCLUSIVE on
+-- the outbox until the whole migration commits, behind any fire in flight and ahead of every writer. A
+-- different trigger is a versioned migration's job.
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                    WHERE tgname = 'timer_audit_outbox_wake' AND tgrelid = 'queen.timer_audit_outbox'::regclass) THEN
+        CREATE TRIGGER timer_audit_outbox_wake
+            AFTER INSERT ON queen.timer_audit_outbox
+            FOR EACH STATEMENT EXECUTE FUNCTION queen.timer_audit_wake_v1();
+    END IF;
+END
+$$;

@@ -17,9 +17,10 @@ import java.util.function.LongSupplier;
  * while it plus every schedule of the tenant in the batch stays below the cap less a tenth: a batch that could reach
  * the cap is counted, so on one bridge no verdict differs from counting every batch.
  *
- * <p>PRICE: with several bridges, another bridge's admissions since this one's last count are not in its estimate.
- * Counting every batch already let concurrent bridges overshoot by a batch each; now a tenant below 90 % of the cap
- * can pass it only when the other bridges admit more than a tenth of the cap for it within one second.
+ * <p>PRICE: with several bridges, each reuses its own count, and another bridge's admissions since it are not in
+ * it. Counting every batch already let concurrent bridges overshoot by a batch each; now, within the second a count
+ * stands, the bridges together may admit for a tenant up to their own 90 % margins, so N bridges can pass the cap by
+ * what the others admitted in that second (at most (N - 1) x 90 % of the cap, for a tenant flooding them all).
  */
 final class PendingEstimates {
 

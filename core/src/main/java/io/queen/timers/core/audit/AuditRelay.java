@@ -41,6 +41,7 @@ import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
@@ -264,8 +265,12 @@ public final class AuditRelay implements AutoCloseable {
                     backlogAtNanos = System.nanoTime() + BACKLOG_EVERY.toNanos();
                 }
                 progress.completed();
-                if (n == 0) {
+                if (n == 0 && held.excludedTenants().isEmpty()) {
                     awaitOutbox(c, pollInterval);
+                } else if (n == 0) {
+                    // what is left belongs to held topics: a round per commit would re-read past their rows each time
+                    // (fetch.sql's PRICE), so the poll paces the rounds until the holds lift
+                    pause(pollInterval);
                 }
                 progress.begin();
             }
@@ -463,24 +468,39 @@ public final class AuditRelay implements AutoCloseable {
 
     /**
      * The connection goes back to the pool after the tenure: it stops listening, and what the driver queued is dropped.
-     * A failure here is the connection's, and the unlock after it deals with a broken one.
+     * When UNLISTEN fails the session is dropped instead (a listening session in the pool would queue notifications
+     * for its next user and hold back the server's notification queue); the unlock after it then finds it gone.
      */
     private static void unlisten(Connection c) {
         try (Statement st = c.createStatement()) {
             st.execute("UNLISTEN queen_timers_audit");
             c.unwrap(PGConnection.class).getNotifications();
         } catch (SQLException e) {
-            LOG.debug("UNLISTEN at the end of the relay's tenure failed: {}", e.getMessage());
+            LOG.debug("UNLISTEN at the end of the relay's tenure failed ({}); dropping the session", e.getMessage());
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException alreadyGone) {
+                // nothing left to drop
+            }
         }
     }
 
-    /**
-     * Up to {@code d}, or until the outbox trigger's notification arrives. Blocks on the connection's socket, so a
-     * close() waits for the rest of it (at most audit.relay.poll.interval).
-     */
+    /** How long one wait on the socket lasts at most, so that close() is seen within it whatever the poll interval. */
+    private static final long AWAIT_SLICE_MILLIS = 100;
+
+    /** Up to {@code d}, or until the outbox trigger's notification arrives, or close(). */
     private void awaitOutbox(Connection c, Duration d) throws SQLException {
-        if (running.get()) {
-            c.unwrap(PGConnection.class).getNotifications((int) Math.max(1, Math.min(Integer.MAX_VALUE, d.toMillis())));
+        PGConnection pg = c.unwrap(PGConnection.class);
+        long deadline = System.nanoTime() + d.toNanos();
+        while (running.get()) {
+            long left = (deadline - System.nanoTime()) / 1_000_000;
+            if (left <= 0) {
+                return;
+            }
+            PGNotification[] n = pg.getNotifications((int) Math.max(1, Math.min(AWAIT_SLICE_MILLIS, left)));
+            if (n != null && n.length > 0) {
+                return;
+            }
         }
     }
 

@@ -84,12 +84,18 @@ class AuditRelayTest {
         String audit = TestKafka.newTopic("audit", 1);
         Map<String, String> s = settings(audit);
         s.put("audit.relay.poll.interval", "60s");
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry()).start()) {
+        AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry()).start();
+        try {
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.isActive() && count() == 0);
             Thread.sleep(500); // its round found the outbox empty: it waits, for up to a minute
             insert(DEFAULT, "q/woken", "scheduled", "{}");
             await().atMost(Duration.ofSeconds(20)).until(() -> count() == 0);
+            Thread.sleep(500); // waiting again, for up to a minute
+        } finally {
+            relay.close();
         }
+        // close() is seen within the wait (its join gives up after 30 s, and a relay still waiting would hold the lock)
+        assertThat(relay.isActive()).isFalse();
         assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/woken");
     }
 
