@@ -77,14 +77,7 @@ class SweepLoopTest {
      */
     @Test
     void underABacklogACycleStopsClaimingAfterItsBoundAndFires() throws Exception {
-        for (int i = 0; i < 1_000; i++) {
-            staging.schedule(DEFAULT_TENANT, "backlog", "k" + i, -1);
-        }
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
-                "sweeper.workers", "1"), registry)) {
-            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
-        }
+        SimpleMeterRegistry registry = drainABacklogOneClaimPerCycle("backlog", Map.of());
         assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
         assertThat(LogContents.read(db.dataSource())).hasSize(1_000);
     }
@@ -96,16 +89,28 @@ class SweepLoopTest {
      */
     @Test
     void aLoopThatKeepsFindingWorkDoesNotProbeEveryCycle() throws Exception {
-        for (int i = 0; i < 1_000; i++) {
-            staging.schedule(DEFAULT_TENANT, "working", "k" + i, -1);
-        }
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
-                "sweeper.workers", "1", SweeperSettings.SLEEP_NEAR, "30s", SweeperSettings.IDLE_MAX, "30s"), registry)) {
-            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
-        }
+        SimpleMeterRegistry registry = drainABacklogOneClaimPerCycle("working",
+                Map.of(SweeperSettings.SLEEP_NEAR, "30s", SweeperSettings.IDLE_MAX, "30s"));
         assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
         assertThat(registry.get("queen.timers.probes").counter().count()).as("probes").isLessThanOrEqualTo(4);
+    }
+
+    /**
+     * 1,000 timers due in {@code queue}, swept by one loop that claims 64 at a time and fires after each claim
+     * (sweeper.cycle.claim.max shorter than one claim), with {@code settings} on top, until the table is empty.
+     */
+    private static SimpleMeterRegistry drainABacklogOneClaimPerCycle(String queue, Map<String, String> settings) throws Exception {
+        for (int i = 0; i < 1_000; i++) {
+            staging.schedule(DEFAULT_TENANT, queue, "k" + i, -1);
+        }
+        Map<String, String> all = new java.util.HashMap<>(Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
+                "sweeper.workers", "1"));
+        all.putAll(settings);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (SweeperMain sweeper = Sweepers.start(db, all, registry)) {
+            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        return registry;
     }
 
     @Test

@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 /**
@@ -87,7 +88,7 @@ public final class BatchApplier {
 
     /** @param nanoTime the clock the pending estimates age by ({@link PendingEstimates}) */
     BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
-                 int tenantMaxPending, Telemetry telemetry, java.util.function.LongSupplier nanoTime) {
+                 int tenantMaxPending, Telemetry telemetry, LongSupplier nanoTime) {
         this.telemetry = telemetry;
         this.dataSource = dataSource;
         this.tenantMaxPending = tenantMaxPending;

@@ -1,9 +1,9 @@
 package io.queen.timers.bridge.apply;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -28,7 +28,8 @@ final class PendingEstimates {
 
     private record Estimate(long pending, long countedAtNanos) {}
 
-    private final Map<UUID, Estimate> byTenant = new ConcurrentHashMap<>();
+    /** The bridge applies one batch at a time (its ingest loop is one thread): a plain map. */
+    private final Map<UUID, Estimate> byTenant = new HashMap<>();
     private final long cap;
     private final LongSupplier nanoTime;
 

@@ -40,10 +40,10 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.RetriableException;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -446,11 +446,7 @@ public final class AuditRelay implements AutoCloseable {
             st.setLong(1, LOCK_KEY);
             st.execute();
         } catch (SQLException e) {
-            try {
-                c.abort(Runnable::run);
-            } catch (SQLException | RuntimeException alreadyGone) {
-                // nothing left to drop
-            }
+            dropSession(c);
         }
     }
 
@@ -477,11 +473,16 @@ public final class AuditRelay implements AutoCloseable {
             c.unwrap(PGConnection.class).getNotifications();
         } catch (SQLException e) {
             LOG.debug("UNLISTEN at the end of the relay's tenure failed ({}); dropping the session", e.getMessage());
-            try {
-                c.abort(Runnable::run);
-            } catch (SQLException | RuntimeException alreadyGone) {
-                // nothing left to drop
-            }
+            dropSession(c);
+        }
+    }
+
+    /** Drops the session instead of handing it back to the pool in a state the next user must not inherit. */
+    private static void dropSession(Connection c) {
+        try {
+            c.abort(Runnable::run);
+        } catch (SQLException | RuntimeException alreadyGone) {
+            // nothing left to drop
         }
     }
 
