@@ -13,6 +13,11 @@ public enum EventType {
     FIRED("fired"),
     RETRYING("retrying"),
     DEAD_LETTERED("dead_lettered"),
+    /**
+     * A recurring timer's occurrence that was not delivered because its series' catchUp is {@code none} and a later
+     * occurrence was already due when the sweeper reached it (README "Recurring timers"); carries the next one.
+     */
+    SKIPPED("skipped"),
     /** An operator (`queen-timers offsets set`) or a new group's bridge.start.position=latest moved a stored offset. */
     OFFSET_MOVED("offset_moved"),
     /** An operator (`queen-timers dead-letters replay|drop`) removed a dead letter: replayed or given up. */

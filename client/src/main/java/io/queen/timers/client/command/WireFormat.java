@@ -25,7 +25,17 @@ public final class WireFormat {
     public static final String DELIVER_AT = "deliverAt";
     public static final String TXN = "txn";
     public static final String PAYLOAD = "payload";
-    public static final Set<String> FIELDS = Set.of(OP, QUEUE, TIMER_KEY, PARTITION, DELAY_MS, DELIVER_AT, TXN, PAYLOAD);
+    // A recurrence (README "Recurring timers"), instead of delayMs/deliverAt: cron (with zone) or every,
+    // and the optional window, count and catch-up policy of either.
+    public static final String CRON = "cron";
+    public static final String ZONE = "zone";
+    public static final String EVERY = "every";
+    public static final String START_AT = "startAt";
+    public static final String END_AT = "endAt";
+    public static final String MAX_OCCURRENCES = "maxOccurrences";
+    public static final String CATCH_UP = "catchUp";
+    public static final Set<String> FIELDS = Set.of(OP, QUEUE, TIMER_KEY, PARTITION, DELAY_MS, DELIVER_AT, TXN, PAYLOAD,
+            CRON, ZONE, EVERY, START_AT, END_AT, MAX_OCCURRENCES, CATCH_UP);
 
     // Headers form: a record with a queen-op header; the value is the payload.
     public static final String HEADER_PREFIX = "queen-";
@@ -36,9 +46,33 @@ public final class WireFormat {
     public static final String H_DELAY_MS = "queen-delay-ms";
     public static final String H_DELIVER_AT = "queen-deliver-at";
     public static final String H_TXN = "queen-txn";
+    public static final String H_CRON = "queen-cron";
+    public static final String H_ZONE = "queen-zone";
+    public static final String H_EVERY = "queen-every";
+    public static final String H_START_AT = "queen-start-at";
+    public static final String H_END_AT = "queen-end-at";
+    public static final String H_MAX_OCCURRENCES = "queen-max-occurrences";
+    public static final String H_CATCH_UP = "queen-catch-up";
     /** The producer's token on topics with {@code topic.<name>.auth=jwt} (README "Producer identity"); allowed in either form. */
     public static final String H_AUTH = "queen-auth";
-    public static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH);
+    public static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH,
+            H_CRON, H_ZONE, H_EVERY, H_START_AT, H_END_AT, H_MAX_OCCURRENCES, H_CATCH_UP);
+
+    /** catchUp's values: what a series does with occurrences an outage made it miss (README "Recurring timers"). */
+    public static final Set<String> CATCH_UP_POLICIES = Set.of("one", "all", "none");
+    public static final String DEFAULT_CATCH_UP = "one";
+    /** The shortest {@code every}: a series is a control-plane thing, and each occurrence is a fire. */
+    public static final java.time.Duration EVERY_MIN = java.time.Duration.ofSeconds(1);
+    /** catchUp {@code all} fires at most this many missed occurrences after one outage; older ones are skipped. */
+    public static final int CATCH_UP_ALL_MAX = 100;
+
+    /**
+     * The txn of one occurrence of a recurring timer: the series' txn, '@', the occurrence's instant as
+     * {@link Instant#toString()} writes it (UTC, ISO-8601). "Was it sent?" asks the log for this txn.
+     */
+    public static String occurrenceTxn(String seriesTxn, Instant occurrence) {
+        return seriesTxn + "@" + occurrence;
+    }
 
     /** W3C Trace Context header, read in either form; not a {@code queen-} header (README "Trace context"). */
     public static final String TRACEPARENT = "traceparent";
