@@ -94,6 +94,10 @@ public sealed interface AuditEvent {
     record DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
                         Instant deliverAt, int attempts, String error) implements AuditEvent {}
 
+    /** A recurring timer's missed occurrence that catchUp none did not deliver; {@code next} is null when the series ended. */
+    record Skipped(Meta meta, String queue, String timerKey, String partition, String txn, Instant occurrence, Instant next)
+            implements AuditEvent {}
+
     /**
      * A bridge group's stored offset was moved on purpose: by `queen-timers offsets set` (a backward move only with
      * {@code replay}: the records in between are applied again) or, for a new group, by bridge.start.position=latest.

@@ -84,6 +84,8 @@ public final class AuditEvents {
                     uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
             case DEAD_LETTERED -> new AuditEvent.DeadLettered(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"),
                     text(e, "txn"), uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
+            case SKIPPED -> new AuditEvent.Skipped(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
+                    instant(e, "occurrence"), e.hasNonNull("next") ? instant(e, "next") : null);
             case OFFSET_MOVED -> new AuditEvent.OffsetMoved(meta, text(e, "group"), text(e, "topic"), (int) number(e, "partition"),
                     e.hasNonNull("from") ? number(e, "from") : null, number(e, "to"), text(e, "reason"), bool(e, "replay"),
                     text(e, "by"), optionalText(e, "clientLabel"));

@@ -1,0 +1,338 @@
+package io.queen.timers.core.recur;
+
+import com.cronutils.model.Cron;
+import com.cronutils.model.CronType;
+import com.cronutils.model.definition.CronDefinitionBuilder;
+import com.cronutils.model.time.ExecutionTime;
+import com.cronutils.parser.CronParser;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.client.command.WireFormat;
+import java.io.IOException;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
+
+/**
+ * A recurring timer's rule (docs/recurring.md): which instants are its occurrences, and what follows an
+ * occurrence fired at a given clock under its catch-up policy. The one place that reads rules: the bridge
+ * parses with it (first occurrence, verdict), the sweeper plans with it (next occurrence), and the stored
+ * form ({@link #toJson}) is what {@code queen.log_timers.recurrence} holds.
+ *
+ * <p>Instants are whole milliseconds (startAt and endAt are cut to the millisecond, every must be whole
+ * milliseconds), so an occurrence survives PostgreSQL's microsecond timestamptz unchanged and the next one
+ * computed from the stored deliver_at is the same as from the instant it was staged for.
+ */
+public final class Recurrence {
+
+    /** What an outage's missed occurrences become (WireFormat.CATCH_UP_POLICIES). */
+    public enum CatchUp {
+        ONE, ALL, NONE;
+
+        public String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        static CatchUp fromWire(String s) {
+            for (CatchUp c : values()) {
+                if (c.wireName().equals(s)) {
+                    return c;
+                }
+            }
+            throw new RuleException("catchUp '" + s + "' is not one, all or none");
+        }
+    }
+
+    /** A rule that cannot be read (reject reason bad_rule); the message is the detail. */
+    public static final class RuleException extends RuntimeException {
+        public RuleException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * What the sweeper does with occurrence {@code occurrence} met at its clock: deliver it or not (catchUp
+     * none skips a missed one), the next occurrence to stage (null: the series ends), and the range of
+     * occurrences passed over (both null when none was).
+     */
+    public record Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo) {}
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
+    private static final CronParser SPRING = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING));
+
+    private final String cron;
+    private final ZoneId zone;
+    private final ExecutionTime execution;
+    private final Duration every;
+    private final Instant startAt;
+    private final Instant endAt;
+    private final Integer maxOccurrences;
+    private final CatchUp catchUp;
+    private final String txn;
+
+    private Recurrence(String cron, ZoneId zone, Duration every, Instant startAt, Instant endAt, Integer maxOccurrences,
+                       CatchUp catchUp, String txn) {
+        this.cron = cron;
+        this.zone = zone;
+        this.execution = cron == null ? null : ExecutionTime.forCron(parseCron(cron));
+        this.every = every;
+        this.startAt = startAt;
+        this.endAt = endAt;
+        this.maxOccurrences = maxOccurrences;
+        this.catchUp = catchUp;
+        this.txn = txn;
+    }
+
+    /**
+     * Reads a command's rule. Exactly one of {@code cron} and {@code every}; the others may be null.
+     * {@code defaultStart} (the record's timestamp) anchors a rule without startAt: a cron's first
+     * occurrence is at or after it, an every's first is one period after it.
+     *
+     * @throws RuleException for bad_rule
+     */
+    public static Recurrence of(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences,
+                                String catchUp, String txn, Instant defaultStart) {
+        if ((cron == null) == (every == null)) {
+            throw new RuleException("give exactly one of cron and every");
+        }
+        if (zone != null && cron == null) {
+            throw new RuleException("zone is only for cron");
+        }
+        ZoneId z = null;
+        if (cron != null) {
+            parseCron(cron);
+            try {
+                z = zone == null ? java.time.ZoneOffset.UTC : ZoneId.of(zone);
+            } catch (DateTimeException e) {
+                throw new RuleException("zone '" + zone + "' is not an IANA zone id");
+            }
+        }
+        Duration d = null;
+        if (every != null) {
+            try {
+                d = Duration.parse(every);
+            } catch (DateTimeException e) {
+                throw new RuleException("every '" + every + "' is not an ISO-8601 duration such as PT30S or P1D");
+            }
+            if (d.compareTo(WireFormat.EVERY_MIN) < 0) {
+                throw new RuleException("every " + d + " is shorter than " + WireFormat.EVERY_MIN);
+            }
+            if (!d.truncatedTo(ChronoUnit.MILLIS).equals(d)) {
+                throw new RuleException("every " + d + " is not whole milliseconds");
+            }
+        }
+        Instant start = startAt != null ? instant(startAt, "startAt")
+                : every != null ? defaultStart.truncatedTo(ChronoUnit.MILLIS).plus(d) : defaultStart.truncatedTo(ChronoUnit.MILLIS);
+        Instant end = endAt == null ? null : instant(endAt, "endAt");
+        if (end != null && end.isBefore(start)) {
+            throw new RuleException("endAt " + end + " is before startAt " + start);
+        }
+        if (maxOccurrences != null && (maxOccurrences < 1 || maxOccurrences > Integer.MAX_VALUE)) {
+            throw new RuleException("maxOccurrences must be an integer from 1 to " + Integer.MAX_VALUE);
+        }
+        CatchUp c = catchUp == null ? CatchUp.ONE : CatchUp.fromWire(catchUp);
+        return new Recurrence(cron, z, d, start, end, maxOccurrences == null ? null : maxOccurrences.intValue(), c, txn);
+    }
+
+    private static Instant instant(String text, String name) {
+        try {
+            Instant at = java.time.OffsetDateTime.parse(text).toInstant().truncatedTo(ChronoUnit.MILLIS);
+            if (at.isBefore(WireFormat.EARLIEST_DELIVERY) || at.isAfter(WireFormat.LATEST_DELIVERY)) {
+                throw new RuleException(name + " " + at + " is not between 1970 and " + WireFormat.LATEST_DELIVERY);
+            }
+            return at;
+        } catch (DateTimeException e) {
+            throw new RuleException(name + " '" + text + "' is not an ISO-8601 instant with offset");
+        }
+    }
+
+    private static Cron parseCron(String expression) {
+        String[] fields = expression.trim().split("\\s+");
+        CronParser parser = fields.length == 5 ? UNIX : fields.length == 6 ? SPRING : null;
+        if (parser == null) {
+            throw new RuleException("cron '" + expression + "' has " + fields.length + " fields, not 5 or 6");
+        }
+        try {
+            return parser.parse(expression).validate();
+        } catch (RuntimeException e) {
+            throw new RuleException("cron '" + expression + "' is not valid: " + e.getMessage());
+        }
+    }
+
+    /** The first occurrence, if the rule has one (else the verdict is no_occurrence). */
+    public Optional<Instant> first() {
+        return atOrAfter(startAt);
+    }
+
+    /** The first occurrence strictly after {@code t}, within the window (never counts maxOccurrences). */
+    public Optional<Instant> after(Instant t) {
+        if (t.isBefore(startAt)) {
+            return first();
+        }
+        Instant n;
+        if (every != null) {
+            long k = Duration.between(startAt, t).dividedBy(every) + 1;
+            n = startAt.plus(every.multipliedBy(k));
+        } else {
+            n = execution.nextExecution(ZonedDateTime.ofInstant(t.truncatedTo(ChronoUnit.SECONDS), zone))
+                    .map(ZonedDateTime::toInstant).orElse(null);
+        }
+        return inWindow(n);
+    }
+
+    /** The last occurrence at or before {@code t}, not before startAt (empty if none). */
+    public Optional<Instant> atOrBefore(Instant t) {
+        if (t.isBefore(startAt)) {
+            return Optional.empty();
+        }
+        Instant n;
+        if (every != null) {
+            n = startAt.plus(every.multipliedBy(Duration.between(startAt, t).dividedBy(every)));
+        } else {
+            ZonedDateTime s = ZonedDateTime.ofInstant(t.truncatedTo(ChronoUnit.SECONDS), zone);
+            n = execution.isMatch(s) ? s.toInstant() : execution.lastExecution(s).map(ZonedDateTime::toInstant).orElse(null);
+            if (n != null && n.isBefore(startAt)) {
+                n = null;
+            }
+        }
+        if (n != null && endAt != null && n.isAfter(endAt)) {
+            return atOrBefore(endAt);
+        }
+        return Optional.ofNullable(n);
+    }
+
+    private Optional<Instant> atOrAfter(Instant t) {
+        if (every != null) {
+            return inWindow(t.isAfter(startAt) ? after(t.minusMillis(1)).orElse(null) : startAt);
+        }
+        // cron occurrences are whole seconds: none lies between a fractional t and its next second
+        ZonedDateTime s = ZonedDateTime.ofInstant(t.truncatedTo(ChronoUnit.SECONDS), zone);
+        if (t.getNano() == 0 && execution.isMatch(s)) {
+            return inWindow(t);
+        }
+        return inWindow(execution.nextExecution(s).map(ZonedDateTime::toInstant).orElse(null));
+    }
+
+    private Optional<Instant> inWindow(Instant n) {
+        if (n == null || (endAt != null && n.isAfter(endAt)) || n.isAfter(WireFormat.LATEST_DELIVERY)) {
+            return Optional.empty();
+        }
+        return Optional.of(n);
+    }
+
+    /**
+     * What follows occurrence number {@code seq} (1-based, deliveries so far including this one), due at
+     * {@code occurrence}, met by the sweeper at {@code now} (docs/recurring.md "The fire of an occurrence").
+     */
+    public Plan plan(Instant occurrence, int seq, Instant now) {
+        Instant following = after(occurrence).orElse(null);
+        boolean missedSome = following != null && !following.isAfter(now);
+        if (!missedSome) {
+            return new Plan(true, ended(seq) ? null : following, null, null);
+        }
+        Instant lastDue = atOrBefore(now).orElse(following);
+        switch (catchUp) {
+            case ALL -> {
+                // fire every missed one, but at most CATCH_UP_ALL_MAX after one outage: the last ones
+                Instant from = following;
+                int n = 1;
+                for (Instant c = following; n <= WireFormat.CATCH_UP_ALL_MAX; n++) {
+                    Instant a = after(c).orElse(null);
+                    if (a == null || a.isAfter(now)) {
+                        return new Plan(true, ended(seq) ? null : following, null, null);
+                    }
+                    c = a;
+                }
+                Instant keep = lastDue;
+                for (int i = 1; i < WireFormat.CATCH_UP_ALL_MAX; i++) {
+                    keep = atOrBefore(keep.minusMillis(1)).orElse(keep);
+                }
+                Instant skippedTo = atOrBefore(keep.minusMillis(1)).orElse(from);
+                return new Plan(true, ended(seq) ? null : keep, from, skippedTo);
+            }
+            case ONE -> {
+                return new Plan(true, ended(seq) ? null : after(now).orElse(null), following, lastDue);
+            }
+            default -> {
+                // none: this occurrence is missed too; nothing is delivered, so seq does not move
+                return new Plan(false, after(now).orElse(null), occurrence, lastDue);
+            }
+        }
+    }
+
+    private boolean ended(int seq) {
+        return maxOccurrences != null && seq >= maxOccurrences;
+    }
+
+    /** The stored form (queen.log_timers.recurrence), with the occurrence's number. */
+    public String toJson(int seq) {
+        ObjectNode o = JSON.createObjectNode();
+        if (cron != null) {
+            o.put("cron", cron).put("zone", zone.getId());
+        } else {
+            o.put("every", every.toString());
+        }
+        o.put("startAt", startAt.toString());
+        if (endAt != null) {
+            o.put("endAt", endAt.toString());
+        }
+        if (maxOccurrences != null) {
+            o.put("maxOccurrences", maxOccurrences);
+        }
+        o.put("catchUp", catchUp.wireName()).put("txn", txn).put("seq", seq);
+        return o.toString();
+    }
+
+    /** A stored rule and its occurrence number, as {@link #toJson} wrote it. */
+    public record Stored(Recurrence rule, int seq) {}
+
+    /** Reads the stored form; a row the bridge wrote always reads. */
+    public static Stored fromJson(String json) {
+        JsonNode o;
+        try {
+            o = JSON.readTree(json);
+        } catch (IOException e) {
+            throw new RuleException("stored recurrence is not JSON: " + e.getMessage());
+        }
+        Recurrence r = of(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
+                o.hasNonNull("maxOccurrences") ? o.get("maxOccurrences").asLong() : null, text(o, "catchUp"), text(o, "txn"),
+                Instant.EPOCH);
+        return new Stored(r, o.path("seq").asInt(1));
+    }
+
+    private static String text(JsonNode o, String name) {
+        JsonNode n = o.get(name);
+        return n == null || n.isNull() ? null : n.asText();
+    }
+
+    public String txn() {
+        return txn;
+    }
+
+    public CatchUp catchUp() {
+        return catchUp;
+    }
+
+    public Instant startAt() {
+        return startAt;
+    }
+
+    /** One line for list/peek: "cron '30 2 * * *' Europe/Berlin" or "every PT1H", and the window's limits. */
+    public String describe() {
+        StringBuilder b = new StringBuilder(cron != null ? "cron '" + cron + "' " + zone.getId() : "every " + every);
+        b.append(", from ").append(startAt);
+        if (endAt != null) {
+            b.append(" to ").append(endAt);
+        }
+        if (maxOccurrences != null) {
+            b.append(", at most ").append(maxOccurrences);
+        }
+        return b.append(", catchUp ").append(catchUp.wireName()).toString();
+    }
+}

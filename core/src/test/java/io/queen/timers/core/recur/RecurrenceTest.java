@@ -1,0 +1,139 @@
+package io.queen.timers.core.recur;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.queen.timers.core.recur.Recurrence.Plan;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class RecurrenceTest {
+
+    private static final Instant T0 = Instant.parse("2026-12-04T10:00:00Z");
+
+    private static Recurrence every(String every, String start, Long max, String catchUp) {
+        return Recurrence.of(null, null, every, start, null, max, catchUp, "s", T0);
+    }
+
+    private static Recurrence cron(String cron, String zone, String start, String end) {
+        return Recurrence.of(cron, zone, null, start, end, null, "all", "s", T0);
+    }
+
+    private static List<Instant> occurrences(Recurrence r, int limit) {
+        List<Instant> out = new ArrayList<>();
+        Optional<Instant> o = r.first();
+        while (o.isPresent() && out.size() < limit) {
+            out.add(o.get());
+            o = r.after(o.get());
+        }
+        return out;
+    }
+
+    @Test
+    void everyStartsOnePeriodAfterTheRecordWithoutStartAtAndOnStartAtWithIt() {
+        assertThat(every("PT1H", null, null, null).first()).contains(T0.plusSeconds(3600));
+        assertThat(occurrences(every("PT30S", "2026-12-04T10:00:00.250Z", null, null), 3)).containsExactly(
+                Instant.parse("2026-12-04T10:00:00.250Z"), Instant.parse("2026-12-04T10:00:30.250Z"),
+                Instant.parse("2026-12-04T10:01:00.250Z"));
+    }
+
+    @Test
+    void badRulesAreRefusedWithAReason() {
+        assertThatThrownBy(() -> every("PT0.5S", null, null, null)).hasMessageContaining("shorter");
+        assertThatThrownBy(() -> every("1h", null, null, null)).hasMessageContaining("ISO-8601");
+        assertThatThrownBy(() -> cron("61 * * * *", null, null, null)).hasMessageContaining("not valid");
+        assertThatThrownBy(() -> cron("* * *", null, null, null)).hasMessageContaining("3 fields");
+        assertThatThrownBy(() -> cron("* * * * *", "Mars/Olympus", null, null)).hasMessageContaining("IANA");
+        assertThatThrownBy(() -> every("PT1S", null, null, "sometimes")).hasMessageContaining("catchUp");
+        assertThatThrownBy(() -> every("PT1S", null, 0L, null)).hasMessageContaining("maxOccurrences");
+        assertThatThrownBy(() -> Recurrence.of("* * * * *", null, "PT1S", null, null, null, null, "s", T0))
+                .hasMessageContaining("exactly one");
+    }
+
+    @Test
+    void aCronWithNoOccurrenceInItsWindowHasNoFirst() {
+        assertThat(cron("0 0 30 2 *", null, null, null).first()).isEmpty();
+        assertThat(cron("0 9 * * *", null, "2026-12-04T10:00:00Z", "2026-12-05T08:00:00Z").first()).isEmpty();
+    }
+
+    @Test
+    void newYorkSpringForwardHasNoDailyTwoThirtyAndHourlySkipsTheGap() {
+        // 2026-03-08 02:00 EST -> 03:00 EDT
+        assertThat(occurrences(cron("30 2 * * *", "America/New_York", "2026-03-07T00:00:00Z", "2026-03-10T00:00:00Z"), 10))
+                .containsExactly(Instant.parse("2026-03-07T07:30:00Z"), Instant.parse("2026-03-09T06:30:00Z"));
+        assertThat(occurrences(cron("30 * * * *", "America/New_York", "2026-03-08T05:00:00Z", "2026-03-08T08:00:00Z"), 10))
+                .containsExactly(Instant.parse("2026-03-08T05:30:00Z"), Instant.parse("2026-03-08T06:30:00Z"),
+                        Instant.parse("2026-03-08T07:30:00Z"));
+    }
+
+    @Test
+    void berlinFallBackFiresANamedHourOnceAndAnHourlyRuleInBothHours() {
+        // 2026-10-25 03:00 CEST -> 02:00 CET: 02:30 local exists twice (00:30Z and 01:30Z)
+        assertThat(occurrences(cron("30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", "2026-10-26T12:00:00Z"), 10))
+                .containsExactly(Instant.parse("2026-10-25T00:30:00Z"), Instant.parse("2026-10-26T01:30:00Z"));
+        assertThat(occurrences(cron("30 * * * *", "Europe/Berlin", "2026-10-24T23:00:00Z", "2026-10-25T02:00:00Z"), 10))
+                .containsExactly(Instant.parse("2026-10-24T23:30:00Z"), Instant.parse("2026-10-25T00:30:00Z"),
+                        Instant.parse("2026-10-25T01:30:00Z"));
+    }
+
+    @Test
+    void sixFieldsHaveSeconds() {
+        assertThat(occurrences(cron("*/20 * * * * *", "Europe/Berlin", "2026-12-04T10:00:01Z", null), 3)).containsExactly(
+                Instant.parse("2026-12-04T10:00:20Z"), Instant.parse("2026-12-04T10:00:40Z"), Instant.parse("2026-12-04T10:01:00Z"));
+    }
+
+    @Test
+    void onTimeTheNextIsTheRulesNextAndMaxOccurrencesEndsTheSeries() {
+        Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", 3L, null);
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        assertThat(r.plan(o1, 1, o1.plusMillis(30))).isEqualTo(new Plan(true, o1.plusSeconds(10), null, null));
+        assertThat(r.plan(o1.plusSeconds(20), 3, o1.plusSeconds(20))).isEqualTo(new Plan(true, null, null, null));
+    }
+
+    @Test
+    void lateAllFiresEveryMissedOneFromTheOccurrenceNotFromNow() {
+        Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", null, "all");
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        assertThat(r.plan(o1, 1, o1.plusSeconds(35))).isEqualTo(new Plan(true, o1.plusSeconds(10), null, null));
+    }
+
+    @Test
+    void allIsBoundedToTheLastHundredMissed() {
+        Recurrence r = every("PT1S", "2026-12-04T10:00:00Z", null, "all");
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        Plan p = r.plan(o1, 1, o1.plusSeconds(500));
+        // due after o1: 10:00:01 .. 10:08:20 (500); the last 100 are 10:06:41 .. 10:08:20
+        assertThat(p).isEqualTo(new Plan(true, o1.plusSeconds(401), o1.plusSeconds(1), o1.plusSeconds(400)));
+        assertThat(r.plan(o1, 1, o1.plusSeconds(100))).isEqualTo(new Plan(true, o1.plusSeconds(1), null, null));
+    }
+
+    @Test
+    void lateOneFiresThisOneAndResumesAfterNow() {
+        Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", null, "one");
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        assertThat(r.plan(o1, 1, o1.plusSeconds(35)))
+                .isEqualTo(new Plan(true, o1.plusSeconds(40), o1.plusSeconds(10), o1.plusSeconds(30)));
+    }
+
+    @Test
+    void lateNoneDeliversNothingAndResumesAfterNow() {
+        Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", 2L, "none");
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        assertThat(r.plan(o1, 1, o1.plusSeconds(35))).isEqualTo(new Plan(false, o1.plusSeconds(40), o1, o1.plusSeconds(30)));
+        // only late, not missed: it fires
+        assertThat(r.plan(o1, 1, o1.plusSeconds(5)).deliver()).isTrue();
+    }
+
+    @Test
+    void theStoredFormReadsBackTheSameRule() {
+        Recurrence r = Recurrence.of("30 2 * * *", "Europe/Berlin", null, "2026-10-24T12:00:00+02:00", "2026-11-01T00:00:00Z", 4L,
+                "none", "nightly", T0);
+        Recurrence.Stored back = Recurrence.fromJson(r.toJson(3));
+        assertThat(back.seq()).isEqualTo(3);
+        assertThat(back.rule().toJson(3)).isEqualTo(r.toJson(3));
+        assertThat(occurrences(back.rule(), 10)).isEqualTo(occurrences(r, 10));
+    }
+}
