@@ -352,6 +352,7 @@ AS $$
          WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(p_held) AS h
                                     WHERE h.seg IN (SELECT p.seg FROM unnest(p_pushed) AS p)))
         RETURNING t.ctid AS row_ctid, t.timer_key, t.txn, t.message_id, t.deliver_at, t.attempts, t.producer_sub, t.trace_context,
+                  t.recurrence IS NOT NULL AS recurring,
                   CASE WHEN t.recurrence IS NOT NULL THEN t END AS series)  -- the whole row of recurring timers only
     INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces, fired_recur)
     SELECT s.tenant_id, 'fired',
@@ -362,8 +363,9 @@ AS $$
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
            CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
            -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
-           CASE WHEN bool_or(g.series IS NOT NULL)
-                THEN array_agg(CASE WHEN g.series IS NOT NULL
+           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is)
+           CASE WHEN bool_or(g.recurring)
+                THEN array_agg(CASE WHEN g.recurring
                                     THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END
                                ORDER BY h.pos) END
       FROM gone g
