@@ -66,7 +66,7 @@ final class RecurringCheck {
 
         String name() {
             Intent in = cmd.intent();
-            return "series " + series.txn() + " (tenant " + in.tenant() + " " + in.queue() + "/" + in.key() + ", " + series.rule() + ")";
+            return "series " + series.txn() + " (tenant " + (in.tenant() == 0 ? "A" : "B") + " " + in.queue() + "/" + in.key() + ", " + series.rule() + ")";
         }
     }
 
@@ -308,8 +308,15 @@ final class RecurringCheck {
 
     /** The occurrences' UTC times of day (the date is the run's): short enough for a table row. */
     private static String times(List<Instant> instants) {
-        return instants.stream().map(t -> t.atOffset(ZoneOffset.UTC).toLocalTime().toString()).collect(Collectors.joining(" ", "[", "]"));
+        return instants.stream().map(RecurringCheck::timeOfDay).collect(Collectors.joining(" ", "[", "]"));
     }
+
+    private static String timeOfDay(Instant t) {
+        return (t.getNano() == 0 ? SECONDS : MILLIS).format(t.atOffset(ZoneOffset.UTC));
+    }
+
+    private static final java.time.format.DateTimeFormatter SECONDS = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss");
+    private static final java.time.format.DateTimeFormatter MILLIS = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
 
     /** The delivered occurrences by txn, in log order of first sight, a doubled one marked x2. */
     private static String seen(State st) {
@@ -318,7 +325,7 @@ final class RecurringCheck {
             int at = txn.indexOf('@');
             String t;
             try {
-                t = Instant.parse(txn.substring(at + 1)).atOffset(ZoneOffset.UTC).toLocalTime().toString();
+                t = timeOfDay(Instant.parse(txn.substring(at + 1)));
             } catch (RuntimeException notAnInstant) {
                 t = txn;
             }
