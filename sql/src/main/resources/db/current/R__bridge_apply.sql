@@ -20,6 +20,8 @@
 --    as "not before" (V025's expression is unchanged, so no table rewrite); without a token it is not in
 --    anybody's hands and cancellable, and timer_state_v1 calls it `due`. deliver_at stays what the
 --    producer said: the fired event's lateMs counts from it, and the fire is never earlier than it.
+--  * A recurring timer's row carries its rule (recurrence, V129; the key is read when present, so a
+--    bridge of the build before stages one-shot rows); a reschedule replaces it, NULL included.
 --  * Offsets: check-and-set against the offset the bridge sought to; a mismatch returns the number of
 --    partitions that did not advance and the caller rolls the whole batch back.
 --  * Rows with named fields (jsonb, checked by queen.json_rows_v1), not parallel arrays:
@@ -94,22 +96,24 @@ BEGIN
 
     INSERT INTO queen.log_timers AS t (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id,
                                        payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context,
-                                       claimed_until)
+                                       claimed_until, recurrence)
     SELECT u.tenant_id, u.queue, u.timer_key, u."partition", timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond',
            u.txn, u.message_id, decode(u.payload, 'base64'), u.payload_zstd, u.payload_bytes, u.encrypted, u.producer_sub,
            decode(u.trace_context, 'base64'),
            -- back-dated: not visible before its staging (visible_at = greatest(deliver_at, now())); no token
-           CASE WHEN timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond' < now() THEN now() END
+           CASE WHEN timestamptz 'epoch' + u.deliver_at_ms * interval '1 millisecond' < now() THEN now() END,
+           u.recurrence
       FROM jsonb_to_recordset(p_upserts)
            AS u(tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at_ms BIGINT, txn TEXT,
                 message_id UUID, payload TEXT, payload_zstd BOOLEAN, payload_bytes INT, encrypted BOOLEAN,
-                producer_sub TEXT, trace_context TEXT)
+                producer_sub TEXT, trace_context TEXT, recurrence JSONB)
      ORDER BY u.tenant_id, u.queue COLLATE "C", u.timer_key COLLATE "C"
     ON CONFLICT (tenant_id, queue, timer_key) DO UPDATE
        SET "partition" = EXCLUDED."partition", deliver_at = EXCLUDED.deliver_at, txn = EXCLUDED.txn,
            message_id = EXCLUDED.message_id, payload = EXCLUDED.payload, payload_zstd = EXCLUDED.payload_zstd,
            payload_bytes = EXCLUDED.payload_bytes,
            encrypted = EXCLUDED.encrypted, producer_sub = EXCLUDED.producer_sub, trace_context = EXCLUDED.trace_context,
+           recurrence = EXCLUDED.recurrence,  -- a reschedule replaces the rule (or makes the timer one-shot)
            attempts = 0, deaths = 0, held_alone = FALSE, last_error = NULL, claimed_until = EXCLUDED.claimed_until, claim_token = NULL,
            updated_at = now();
 

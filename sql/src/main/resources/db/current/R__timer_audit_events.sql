@@ -4,7 +4,8 @@
 -- queen.timer_audit_outbox (V026) holds one row per outcome, written in the same transaction as the
 -- change it reports, except `fired`: ONE row per fired segment, whose `fired` array holds one element
 -- per timer in frame order (each with its own event_id), with fired_subs (producer subs) and
--- fired_traces (trace contexts) aligned with it, NULL when no timer of the segment has one. This view
+-- fired_traces (trace contexts) and fired_recur (a recurring timer's occurrence fields, V129) aligned with
+-- it, NULL when no timer of the segment has one. This view
 -- expands `fired` rows into one event per timer, as the relay does in Java, for whoever reads the outbox
 -- directly; the relay reads it too (core's audit fetch).
 --
@@ -74,9 +75,10 @@ SELECT o.id, f.seq, f.event_id, o.tenant_id, (o.event->>'queue') || '/' || f.tim
            'lateMs', floor(extract(epoch FROM ((o.event->>'segmentCreatedAt')::timestamptz - f.deliver_at)) * 1000)::bigint,
            'attempts', f.attempts)
          || CASE WHEN f.producer_sub IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('producerSub', f.producer_sub) END
-         || queen.timer_trace_fields_v1(f.trace_context),
+         || queen.timer_trace_fields_v1(f.trace_context)
+         || coalesce(f.recur, '{}'::jsonb),
        o.created_at
   FROM queen.timer_audit_outbox o
- CROSS JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs), unnest(o.fired_traces))
-       WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, trace_context, seq)
+ CROSS JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs), unnest(o.fired_traces), unnest(o.fired_recur))
+       WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, trace_context, recur, seq)
  WHERE o.fired IS NOT NULL;

@@ -65,13 +65,15 @@
 --    reason spends no attempt unless that happens during its own lone fire; it is fired in smaller
 --    groups afterwards (docs/guarantees.md#a-death-alone-is-an-attempt).
 
--- The claim, returning trace_context for the frame and deaths for the sweeper's suspect groups.
-CREATE OR REPLACE FUNCTION queen.timer_claim_v4(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+-- The claim, returning trace_context for the frame, deaths for the sweeper's suspect groups and a
+-- recurring timer's rule (V129), from which the sweeper plans its successor.
+CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
                visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT)
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT,
+               recurrence JSONB)
 LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
@@ -184,18 +186,38 @@ claimed AS (
      WHERE t.ctid = ANY (ARRAY(SELECT p.row_ctid FROM picked p))
     RETURNING t.tenant_id, t.queue, t.timer_key, t."partition", t.deliver_at,
               t.txn, t.message_id, t.payload, t.payload_zstd, t.encrypted, t.producer_sub, t.attempts,
-              t.last_error, t.claim_token, t.claimed_until, t.trace_context, t.deaths
+              t.last_error, t.claim_token, t.claimed_until, t.trace_context, t.deaths, t.recurrence
 )
 SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible_at,
        c.txn, c.message_id, c.payload, c.payload_zstd, c.encrypted, c.producer_sub, c.attempts,
-       c.last_error, c.claim_token, c.claimed_until, p.held_bytes, c.trace_context, c.deaths::int
+       c.last_error, c.claim_token, c.claimed_until, p.held_bytes, c.trace_context, c.deaths::int, c.recurrence
   FROM claimed c
   JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
  ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
 $$;
 
--- The previous release's claim (same signature and columns as V090's), for its sweepers during a rolling
--- restart: the current claim without deaths. Retired by the next release (SqlFunctionsInUseTest.KEPT).
+-- The previous release's claim (V122's columns), for its sweepers during a rolling restart: the current
+-- claim without the rule. Such a sweeper fires a recurring timer without its plan, which the fire refuses
+-- to deliver (its segment goes back): a sweeper of this release fires it. Retired by the next release
+-- (SqlFunctionsInUseTest.KEPT).
+CREATE OR REPLACE FUNCTION queen.timer_claim_v4(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+                                                p_lone_oversize BOOLEAN)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
+               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
+               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT)
+LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+VOLATILE
+AS $$
+SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
+       c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
+       c.held_bytes, c.trace_context, c.deaths
+  FROM queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
+$$;
+
+-- The release before that's claim (same signature and columns as V090's): the current claim without
+-- deaths. Retired by the next release (SqlFunctionsInUseTest.KEPT).
 CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
@@ -209,5 +231,5 @@ AS $$
 SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
        c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
        c.held_bytes, c.trace_context
-  FROM queen.timer_claim_v4(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
+  FROM queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
 $$;

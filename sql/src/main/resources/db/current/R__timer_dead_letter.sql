@@ -2,7 +2,8 @@
 --
 -- queen.timer_dead_letter_v2(p_timers, p_max_attempts) takes rows with named fields
 -- [{"tenant_id", "queue", "timer_key", "payload"}] (payload: the decompressed bytes in base64, or null to
--- keep the stored form; every key present, queen.json_rows_v1) and moves the named timers that have
+-- keep the stored form; every key present, queen.json_rows_v1; a recurring timer's row adds "plan", its
+-- successor, which is staged in the same transaction: R__timer_series.sql) and moves the named timers that have
 -- attempts >= p_max_attempts and NO claim token into queen.log_dlq, deleting them from queen.log_timers
 -- with a `dead_lettered` audit row (queen.timer_event_v1), in one transaction.
 --
@@ -64,6 +65,7 @@ DECLARE
     a_queues   TEXT[];
     a_keys     TEXT[];
     a_payloads BYTEA[];
+    a_plans    JSONB[];
     v_ord   BIGINT[];
     v_ctid  TID[];
     v_t     UUID[];
@@ -78,11 +80,11 @@ DECLARE
     v_did   UUID[];
 BEGIN
     SELECT array_agg(r.tenant_id ORDER BY r.i), array_agg(r.queue ORDER BY r.i), array_agg(r.timer_key ORDER BY r.i),
-           array_agg(decode(r.payload, 'base64') ORDER BY r.i)
-      INTO a_tenants, a_queues, a_keys, a_payloads
+           array_agg(decode(r.payload, 'base64') ORDER BY r.i), array_agg(r.plan ORDER BY r.i)
+      INTO a_tenants, a_queues, a_keys, a_payloads, a_plans
       FROM ROWS FROM (jsonb_to_recordset(queen.json_rows_v1('timer_dead_letter_v2 timers', p_timers, '{tenant_id,queue,timer_key,payload}'))
-                      AS (tenant_id UUID, queue TEXT, timer_key TEXT, payload TEXT))
-           WITH ORDINALITY AS r(tenant_id, queue, timer_key, payload, i);
+                      AS (tenant_id UUID, queue TEXT, timer_key TEXT, payload TEXT, plan JSONB))
+           WITH ORDINALITY AS r(tenant_id, queue, timer_key, payload, plan, i);
     IF a_tenants IS NULL THEN
         RETURN;
     END IF;
@@ -101,6 +103,8 @@ BEGIN
              WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
                AND t.attempts >= p_max_attempts
                AND t.claim_token IS NULL
+               -- a recurring row needs its plan (its successor): a sweeper of the release before V129 leaves it
+               AND (t.recurrence IS NULL OR a_plans[n.ord::int] IS NOT NULL)
                FOR UPDATE OF t SKIP LOCKED) l;
     IF v_ord IS NULL THEN
         RETURN;
@@ -145,13 +149,17 @@ BEGIN
     SELECT u.dlq, u.t, u.q, u.k FROM unnest(v_dlq, v_t, v_q, v_k) AS u(dlq, t, q, k);
 
     -- 4. Delete (rows held since step 1, by TID) and write `dead_lettered` audit rows (leaf).
+    --    A recurring timer's successor is staged after its delete (R__timer_series.sql): the series goes on.
     WITH gone AS (
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (v_ctid)
-        RETURNING t AS timer)
+        RETURNING t.ctid AS row_ctid, t AS timer)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered', queen.timer_event_v1(g.timer)
+           || CASE WHEN (g.timer).recurrence IS NOT NULL
+                   THEN queen.timer_series_next_v1(g.timer, a_plans[u.ord::int]) ELSE '{}'::jsonb END
       FROM gone g
+      JOIN unnest(v_ord, v_ctid) AS u(ord, row_ctid) ON u.row_ctid = g.row_ctid
      ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key;
 
     RETURN QUERY

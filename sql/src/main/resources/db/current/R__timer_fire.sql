@@ -12,15 +12,17 @@
 --   6. timer_fire_refused_v1    the clear rows (encrypted = false) of live segments whose queue has
 --                               encryption_enabled: their segments are refused, never pushed
 --   7. timer_fire_push_v2       log_append_v1 per live segment that is not refused, in segment order
---   8. timer_fire_deliver_v2    delete the delivered rows and write their `fired` outbox rows, one statement
---   9. timer_fire_refuse_v1     dead-letter the refused rows: queen.log_dlq with error `encryption_unavailable`,
+--   8. timer_fire_deliver_v3    delete the delivered rows and write their `fired` outbox rows, one statement;
+--                               a recurring row's successor is staged there (R__timer_series.sql)
+--   9. timer_fire_refuse_v2     dead-letter the refused rows: queen.log_dlq with error `encryption_unavailable`,
 --                               delete, `dead_lettered` outbox rows, one statement
 --  10. timer_fire_release_v2    hand the held rows of stale and refused segments back (claimable in the
 --                               next cycle)
 --
 -- The call, queen.timer_fire_v3(p_segments, p_blobs, p_hashes):
 --   p_segments  [{"tenant_id", "queue", "partition", "blob_length",
---                 "timers": [{"timer_key", "claim_token"}, ...] in frame order}], in push order;
+--                 "timers": [{"timer_key", "claim_token"}, ...] in frame order}], in push order; a recurring
+--                 timer's element adds "plan", its successor (queen.timer_series_next_v1);
 --   p_blobs     the segments' blobs back to back (segment i's is the next blob_length bytes);
 --   p_hashes    the frames' txn hashes back to back, 16 bytes per timer, in the same order.
 -- Blobs and hashes stay binary (inside JSON they would be base64, a third larger). Every key must be
@@ -154,11 +156,11 @@ VOLATILE
 AS $$
     SELECT x.seg, x.pos, l.row_ctid
       FROM (SELECT s.seg::int AS seg, (r.pos - 1)::int AS pos, s.tenant_id, s.queue, s."partition",
-                   r.timer_key, r.claim_token
+                   r.timer_key, r.claim_token, r.plan
               FROM ROWS FROM (jsonb_to_recordset(p_segments) AS (tenant_id UUID, queue TEXT, "partition" TEXT, timers JSONB))
                    WITH ORDINALITY AS s(tenant_id, queue, "partition", timers, seg)
-             CROSS JOIN LATERAL ROWS FROM (jsonb_to_recordset(s.timers) AS (timer_key TEXT, claim_token UUID))
-                   WITH ORDINALITY AS r(timer_key, claim_token, pos)
+             CROSS JOIN LATERAL ROWS FROM (jsonb_to_recordset(s.timers) AS (timer_key TEXT, claim_token UUID, plan JSONB))
+                   WITH ORDINALITY AS r(timer_key, claim_token, plan, pos)
              ORDER BY s.tenant_id, s.queue COLLATE "C", r.timer_key COLLATE "C") x
      CROSS JOIN LATERAL (
             SELECT t.ctid AS row_ctid
@@ -169,6 +171,9 @@ AS $$
                AND t.claim_token = x.claim_token
                AND t.claimed_until > now()
                AND t."partition" = x."partition"
+               -- a recurring row needs its plan (the next occurrence): a caller that does not know
+               -- recurrences (a sweeper of the release before V129) leaves it to one that does
+               AND (t.recurrence IS NULL OR x.plan IS NOT NULL)
                FOR UPDATE OF t SKIP LOCKED) l
 $$;
 
@@ -332,9 +337,10 @@ $$;
 -- work_mem 64 MB (PRICE: up to 64 MB per sort or hash node) because a large fire's row set is about
 -- 10 MB and spilled to disk at 4 MB. Both only for this function.
 -- Lock order: timer rows held since step 1 (by TID: no new lock, no wait), then the outbox (leaf).
-CREATE OR REPLACE FUNCTION queen.timer_fire_deliver_v2(p_segments queen.timer_fire_segment_v2[],
+CREATE OR REPLACE FUNCTION queen.timer_fire_deliver_v3(p_segments queen.timer_fire_segment_v2[],
                                                        p_held queen.timer_fire_held_v2[],
-                                                       p_pushed queen.timer_fire_pushed_v2[])
+                                                       p_pushed queen.timer_fire_pushed_v2[],
+                                                       p_plans JSONB)
 RETURNS VOID
 LANGUAGE sql
 VOLATILE
@@ -345,15 +351,21 @@ AS $$
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(p_held) AS h
                                     WHERE h.seg IN (SELECT p.seg FROM unnest(p_pushed) AS p)))
-        RETURNING t.ctid AS row_ctid, t.timer_key, t.txn, t.message_id, t.deliver_at, t.attempts, t.producer_sub, t.trace_context)
-    INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces)
+        RETURNING t.ctid AS row_ctid, t.timer_key, t.txn, t.message_id, t.deliver_at, t.attempts, t.producer_sub, t.trace_context,
+                  CASE WHEN t.recurrence IS NOT NULL THEN t END AS series)  -- the whole row of recurring timers only
+    INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces, fired_recur)
     SELECT s.tenant_id, 'fired',
            jsonb_build_object('queue', s.queue, 'partition', s."partition",
                               'offset', p.base_offset, 'segmentCreatedAt', p.created_at),
            array_agg(ROW(gen_random_uuid(), g.timer_key, g.txn, g.message_id, g.deliver_at, g.attempts)::queen.timer_fired_v1
                      ORDER BY h.pos),
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
-           CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END
+           CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
+           -- a recurring timer's successor is staged here, after its delete (R__timer_series.sql)
+           CASE WHEN bool_or(g.series IS NOT NULL)
+                THEN array_agg(CASE WHEN g.series IS NOT NULL
+                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END
+                               ORDER BY h.pos) END
       FROM gone g
       JOIN unnest(p_held) AS h ON h.row_ctid = g.row_ctid
       JOIN unnest(p_pushed) AS p ON p.seg = h.seg
@@ -371,8 +383,9 @@ $$;
 -- refusal: no attempt is spent, no retry could succeed (the sweeper has no key to seal it with).
 -- Lock order: timer rows held since step 1 (by TID), partitions held since step 5; leaves
 -- (queen.log_dlq, queen.timer_dlq_keys, queen.timer_audit_outbox).
-CREATE OR REPLACE FUNCTION queen.timer_fire_refuse_v1(p_refused queen.timer_fire_held_v2[],
-                                                      p_destinations queen.timer_fire_pushed_v2[])
+CREATE OR REPLACE FUNCTION queen.timer_fire_refuse_v2(p_refused queen.timer_fire_held_v2[],
+                                                      p_destinations queen.timer_fire_pushed_v2[],
+                                                      p_plans JSONB)
 RETURNS VOID
 LANGUAGE sql
 VOLATILE
@@ -402,7 +415,10 @@ AS $$
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered',
            queen.timer_event_v1(g.timer) || jsonb_build_object('error', 'encryption_unavailable')
+           || CASE WHEN (g.timer).recurrence IS NOT NULL  -- the series goes on past a refused occurrence
+                   THEN queen.timer_series_next_v1(g.timer, p_plans -> (r.seg || ':' || r.pos)) ELSE '{}'::jsonb END
       FROM gone g
+      JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
      ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
 $$;
 
@@ -438,6 +454,7 @@ DECLARE
     v_destinations queen.timer_fire_pushed_v2[] := '{}';
     v_refused      queen.timer_fire_held_v2[] := '{}';
     v_pushed       queen.timer_fire_pushed_v2[] := '{}';
+    v_plans        JSONB;
 BEGIN
     v_segments := ARRAY(SELECT s FROM queen.timer_fire_segments_v2(p_segments, p_blobs, p_hashes) AS s);   -- 0. read
     IF cardinality(v_segments) = 0 THEN
@@ -445,6 +462,13 @@ BEGIN
     END IF;
     v_held := ARRAY(SELECT h FROM queen.timer_fire_hold_v2(p_segments) AS h);                            -- 1. hold
     v_live := queen.timer_fire_live_v2(v_segments, v_held);                                               -- 2. live
+    -- The recurring timers' plans by "<seg>:<pos>" (0-based pos), read only when the call has one.
+    IF jsonb_path_exists(p_segments, '$[*].timers[*].plan') THEN
+        v_plans := (SELECT jsonb_object_agg(s.seg || ':' || (r.pos - 1), r.t -> 'plan')
+                      FROM jsonb_array_elements(p_segments) WITH ORDINALITY AS s(e, seg)
+                     CROSS JOIN LATERAL jsonb_array_elements(s.e -> 'timers') WITH ORDINALITY AS r(t, pos)
+                     WHERE jsonb_typeof(r.t -> 'plan') = 'object');
+    END IF;
     -- 3. Two live segments for one destination are refused: if one went stale while the other fired, a
     -- later timer would enter the log before an earlier one (the sweeper never sends such a call).
     IF EXISTS (SELECT 1 FROM unnest(v_segments) AS s WHERE s.seg = ANY (v_live)
@@ -461,10 +485,10 @@ BEGIN
                                      WHERE d.seg NOT IN (SELECT r.seg FROM unnest(v_refused) AS r)),
                               p_blobs, p_hashes) AS p);
         IF cardinality(v_pushed) > 0 THEN
-            PERFORM queen.timer_fire_deliver_v2(v_segments, v_held, v_pushed);                            -- 8. deliver
+            PERFORM queen.timer_fire_deliver_v3(v_segments, v_held, v_pushed, v_plans);                   -- 8. deliver
         END IF;
         IF cardinality(v_refused) > 0 THEN
-            PERFORM queen.timer_fire_refuse_v1(v_refused, v_destinations);                                -- 9. refuse
+            PERFORM queen.timer_fire_refuse_v2(v_refused, v_destinations, v_plans);                       -- 9. refuse
         END IF;
     END IF;
     PERFORM queen.timer_fire_release_v2(v_held, v_pushed);                                                -- 10. release

@@ -1,5 +1,6 @@
 package io.queen.timers.bridge.apply;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.bridge.BridgeSettings;
@@ -319,6 +320,9 @@ public final class BatchApplier {
             f.producerSub = in.producerSub();
             ev.put("partition", cmd.partition()).put("txn", cmd.txn()).put("messageId", f.messageId.toString())
                     .put("deliverAt", cmd.deliverAt().toString());
+            if (cmd.recurrence() != null) {
+                ev.set("recurrence", Rows.recurrence(cmd)); // the rule as stored; deliverAt is its first occurrence
+            }
         } else if (f.state == State.PENDING) {
             v = Verdict.CANCELLED;
             ev.put("messageId", f.messageId.toString());
@@ -428,7 +432,7 @@ public final class BatchApplier {
      */
     private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
                              UUID messageId, byte[] payload, boolean payloadZstd, int payloadBytes, boolean encrypted,
-                             String producerSub, byte[] traceContext) {}
+                             String producerSub, byte[] traceContext, JsonNode recurrence) {}
 
     /** p_deletes: a timer that existed and ends the batch absent. */
     private record DeleteRow(UUID tenantId, String queue, String timerKey) {}
@@ -452,7 +456,19 @@ public final class BatchApplier {
             boolean zstd = payload.length > zstdThreshold;
             upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.deliverAt().toEpochMilli(),
                     cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, payload.length, sealed != null, sub,
-                    cmd.trace() == null ? null : cmd.trace().bytes()));
+                    cmd.trace() == null ? null : cmd.trace().bytes(), recurrence(cmd)));
+        }
+
+        /** A recurring timer's rule as queen.log_timers.recurrence stores it (V129), with its first occurrence's number. */
+        static JsonNode recurrence(Command cmd) {
+            if (cmd.recurrence() == null) {
+                return null;
+            }
+            try {
+                return JSON.readTree(cmd.recurrence().toJson(1));
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
         }
 
         void delete(UUID tenant, String queue, String key) {

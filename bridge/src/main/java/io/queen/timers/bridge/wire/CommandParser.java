@@ -9,6 +9,7 @@ import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.core.recur.Recurrence;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -131,7 +132,8 @@ public final class CommandParser {
             return c;
         }
         TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8), traceState(headers)).orElse(null);
-        return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace);
+        return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace,
+                c.recurrence());
     }
 
     /**
@@ -159,7 +161,15 @@ public final class CommandParser {
 
     /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */
     private record Fields(Object op, Object queue, Object timerKey, Object partition, Object delayMs, Object deliverAt,
-                          Object txn, byte[] payload, boolean hasPayload, boolean headersForm) {}
+                          Object txn, byte[] payload, boolean hasPayload, boolean headersForm, Rule rule) {}
+
+    /** A recurrence's fields as read from either form (docs/recurring.md), all null for a one-shot command. */
+    private record Rule(Object cron, Object zone, Object every, Object startAt, Object endAt, Object maxOccurrences, Object catchUp) {
+        boolean any() {
+            return cron != null || zone != null || every != null || startAt != null || endAt != null || maxOccurrences != null
+                    || catchUp != null;
+        }
+    }
 
     private Fields fromEnvelope(byte[] value) {
         if (value == null) {
@@ -187,7 +197,9 @@ public final class CommandParser {
         JsonNode payload = root.get(WireFormat.PAYLOAD);
         byte[] bytes = payload == null ? null : exact(() -> RawJson.field(value, WireFormat.PAYLOAD));
         return new Fields(root.get(WireFormat.OP), root.get(WireFormat.QUEUE), root.get(WireFormat.TIMER_KEY), root.get(WireFormat.PARTITION), root.get(WireFormat.DELAY_MS),
-                root.get(WireFormat.DELIVER_AT), root.get(WireFormat.TXN), bytes, payload != null, false);
+                root.get(WireFormat.DELIVER_AT), root.get(WireFormat.TXN), bytes, payload != null, false,
+                new Rule(root.get(WireFormat.CRON), root.get(WireFormat.ZONE), root.get(WireFormat.EVERY), root.get(WireFormat.START_AT),
+                        root.get(WireFormat.END_AT), root.get(WireFormat.MAX_OCCURRENCES), root.get(WireFormat.CATCH_UP)));
     }
 
     private Fields fromHeaders(Headers headers, byte[] value) {
@@ -220,7 +232,9 @@ public final class CommandParser {
             payload = exact(() -> RawJson.whole(value));
         }
         return new Fields(h.get(H_OP), h.get(H_QUEUE), h.get(H_TIMER_KEY), h.get(H_PARTITION), h.get(H_DELAY_MS),
-                h.get(H_DELIVER_AT), h.get(H_TXN), payload, hasPayload, true);
+                h.get(H_DELIVER_AT), h.get(H_TXN), payload, hasPayload, true,
+                new Rule(h.get(WireFormat.H_CRON), h.get(WireFormat.H_ZONE), h.get(WireFormat.H_EVERY), h.get(WireFormat.H_START_AT),
+                        h.get(WireFormat.H_END_AT), h.get(WireFormat.H_MAX_OCCURRENCES), h.get(WireFormat.H_CATCH_UP)));
     }
 
     private Command validate(Fields f, long timestampMs) {
@@ -241,7 +255,7 @@ public final class CommandParser {
         }
         if (op == Op.CANCEL) {
             String extra = f.delayMs != null ? "delayMs" : f.deliverAt != null ? "deliverAt" : f.txn != null ? "txn"
-                    : f.hasPayload ? "payload" : null;
+                    : f.hasPayload ? "payload" : f.rule.any() ? "recurrence" : null;
             if (extra != null) {
                 throw new Reject(RejectReason.UNKNOWN_FIELD, "cancel takes no " + extra);
             }
@@ -251,7 +265,8 @@ public final class CommandParser {
         if (!validText(txn, WireFormat.TXN_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_TXN, "txn is not 1-1024 characters without NUL");
         }
-        Instant deliverAt = deliverAt(f, timestampMs);
+        Recurrence rule = f.rule.any() ? rule(f, txn, timestampMs) : null;
+        Instant deliverAt = rule != null ? firstOccurrence(rule, timestampMs) : deliverAt(f, timestampMs);
         if (!f.hasPayload) {
             throw new Reject(RejectReason.MISSING_FIELD, f.headersForm ? "the record value (the payload) is empty"
                     : "missing field 'payload' (use null for none)");
@@ -260,7 +275,70 @@ public final class CommandParser {
             throw new Reject(RejectReason.PAYLOAD_TOO_LARGE, "payload is " + f.payload.length + " bytes, limit "
                     + limits.payloadMaxBytes() + " (bridge.payload.max.bytes)");
         }
+        if (rule != null) {
+            return new Command(op, queue, timerKey, partition, deliverAt, WireFormat.occurrenceTxn(txn, deliverAt), f.payload, null, rule);
+        }
         return new Command(op, queue, timerKey, partition, deliverAt, txn, f.payload);
+    }
+
+    /** A recurrence (docs/recurring.md): its fields read and checked by {@link Recurrence}, bad_rule for any it refuses. */
+    private Recurrence rule(Fields f, String txn, long timestampMs) {
+        if (f.delayMs != null || f.deliverAt != null) {
+            throw new Reject(RejectReason.BAD_RULE, "give exactly one of delayMs, deliverAt, cron and every");
+        }
+        if (f.rule.cron == null && f.rule.every == null) {
+            throw new Reject(RejectReason.BAD_RULE, "startAt, endAt, maxOccurrences, catchUp and zone need cron or every");
+        }
+        if (timestampMs < 0 && f.rule.startAt == null) {
+            throw new Reject(RejectReason.BAD_TIME, "a rule without startAt needs the record timestamp, and the record has none");
+        }
+        boolean h = f.headersForm;
+        try {
+            return Recurrence.of(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
+                    ruleText(f.rule.zone, h ? WireFormat.H_ZONE : WireFormat.ZONE, h),
+                    ruleText(f.rule.every, h ? WireFormat.H_EVERY : WireFormat.EVERY, h),
+                    ruleText(f.rule.startAt, h ? WireFormat.H_START_AT : WireFormat.START_AT, h),
+                    ruleText(f.rule.endAt, h ? WireFormat.H_END_AT : WireFormat.END_AT, h),
+                    maxOccurrences(f.rule.maxOccurrences),
+                    ruleText(f.rule.catchUp, h ? WireFormat.H_CATCH_UP : WireFormat.CATCH_UP, h),
+                    txn, Instant.ofEpochMilli(Math.max(timestampMs, 0)));
+        } catch (Recurrence.RuleException e) {
+            throw new Reject(RejectReason.BAD_RULE, printable(e.getMessage()));
+        }
+    }
+
+    /** The first occurrence: no_occurrence when the window holds none, horizon as for deliverAt. */
+    private Instant firstOccurrence(Recurrence rule, long timestampMs) {
+        Instant first = rule.first().orElseThrow(() -> new Reject(RejectReason.NO_OCCURRENCE,
+                "the rule has no occurrence at or after startAt " + rule.startAt() + " within its window"));
+        Duration horizon = limits.horizon();
+        if (timestampMs >= 0 && Duration.between(Instant.ofEpochMilli(timestampMs), first).compareTo(horizon) > 0) {
+            throw new Reject(RejectReason.HORIZON, "the first occurrence " + first + " is beyond the horizon of " + horizon
+                    + " after the record timestamp (bridge.horizon)");
+        }
+        return first;
+    }
+
+    /** A rule field: absent is null; present it must be text (JSON string or header). */
+    private static String ruleText(Object v, String name, boolean headersForm) {
+        return v == null ? null : text(v, name, headersForm);
+    }
+
+    private static Long maxOccurrences(Object v) {
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof JsonNode n) {
+            if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+                throw new Reject(RejectReason.BAD_RULE, "maxOccurrences must be an integer >= 1, got " + printable(n.toString()));
+            }
+            return n.longValue();
+        }
+        String s = (String) v;
+        if (!s.matches("[0-9]{1,18}")) {
+            throw new Reject(RejectReason.BAD_RULE, "header queen-max-occurrences must be an integer >= 1, got '" + printable(s) + "'");
+        }
+        return Long.parseLong(s);
     }
 
     private Instant deliverAt(Fields f, long timestampMs) {

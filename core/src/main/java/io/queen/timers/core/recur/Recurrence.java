@@ -60,7 +60,18 @@ public final class Recurrence {
      * none skips a missed one), the next occurrence to stage (null: the series ends), and the range of
      * occurrences passed over (both null when none was).
      */
-    public record Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo) {}
+    public record Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo) {
+
+        /** As the stored functions read it (queen.timer_series_next_v1): {"deliver", "next", "skippedFrom", "skippedTo"}. */
+        public ObjectNode toJson() {
+            ObjectNode o = JSON.createObjectNode().put("deliver", deliver);
+            o.put("next", next == null ? null : next.toString());
+            if (skippedFrom != null) {
+                o.put("skippedFrom", skippedFrom.toString()).put("skippedTo", skippedTo.toString());
+            }
+            return o;
+        }
+    }
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
@@ -231,13 +242,27 @@ public final class Recurrence {
      * {@code occurrence}, met by the sweeper at {@code now} (docs/recurring.md "The fire of an occurrence").
      */
     public Plan plan(Instant occurrence, int seq, Instant now) {
+        return plan(occurrence, seq, now, false);
+    }
+
+    /**
+     * {@link #plan(Instant, int, Instant)} for an occurrence that leaves the table delivered or dead-lettered
+     * whatever its policy says: catchUp none then reads as one (the occurrence is gone; the series resumes
+     * after now). The fire uses it for an occurrence the sweeper decided to deliver earlier in its cycle,
+     * the dead letter for one that failed.
+     */
+    public Plan planLeaving(Instant occurrence, int seq, Instant now) {
+        return plan(occurrence, seq, now, true);
+    }
+
+    private Plan plan(Instant occurrence, int seq, Instant now, boolean leaving) {
         Instant following = after(occurrence).orElse(null);
         boolean missedSome = following != null && !following.isAfter(now);
         if (!missedSome) {
             return new Plan(true, ended(seq) ? null : following, null, null);
         }
         Instant lastDue = atOrBefore(now).orElse(following);
-        switch (catchUp) {
+        switch (leaving && catchUp == CatchUp.NONE ? CatchUp.ONE : catchUp) {
             case ALL -> {
                 // fire every missed one, but at most CATCH_UP_ALL_MAX after one outage: the last ones
                 Instant from = following;

@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.claim;
 
+import io.queen.timers.core.recur.Recurrence;
 import java.time.Instant;
 import java.util.UUID;
 
@@ -27,7 +28,16 @@ public record ClaimedTimer(
         UUID claimToken,
         Instant claimedUntil,
         byte[] traceContext,
-        int deaths) {
+        int deaths,
+        String recurrence) {
+
+    /** A one-shot claimed timer (no recurrence, V129). */
+    public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
+                        String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
+                        int attempts, String lastError, UUID claimToken, Instant claimedUntil, byte[] traceContext, int deaths) {
+        this(tenantId, queue, timerKey, partition, deliverAt, visibleAt, txn, messageId, payload, payloadZstd, encrypted,
+                producerSub, attempts, lastError, claimToken, claimedUntil, traceContext, deaths, null);
+    }
 
     /** A claimed timer without trace context. */
     public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
@@ -61,6 +71,21 @@ public record ClaimedTimer(
      */
     public boolean suspect() {
         return deaths > 0;
+    }
+
+    /** Whether this is an occurrence of a recurring timer (its rule in {@code recurrence}, V129). */
+    public boolean recurring() {
+        return recurrence != null;
+    }
+
+    /**
+     * What follows this occurrence at {@code now} under its rule (docs/recurring.md); {@code leaving}: it
+     * leaves the table delivered or dead-lettered whatever its catch-up policy says
+     * ({@link Recurrence#planLeaving}). Only for a recurring timer.
+     */
+    public Recurrence.Plan plan(Instant now, boolean leaving) {
+        Recurrence.Stored s = Recurrence.fromJson(recurrence);
+        return leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now);
     }
 
     /** "tenant/queue/key": how a log line or an error names this timer. */

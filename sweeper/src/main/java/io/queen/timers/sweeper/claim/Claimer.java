@@ -100,7 +100,7 @@ public final class Claimer {
                                 rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
                                 rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
                                 rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
-                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19)));
+                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19), rs.getString(20)));
                     }
                 }
                 return new Claim(out, held);

@@ -1,5 +1,7 @@
 package io.queen.timers.sweeper.fail;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.sql.JsonRows;
 import io.queen.timers.sql.SqlFile;
@@ -9,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +33,7 @@ public final class Failer {
     private static final String RELEASE = SqlFile.load(Failer.class, "release.sql");
     private static final String HOLD_ALONE = SqlFile.load(Failer.class, "hold_alone.sql");
     private static final String DEAD_LETTER = SqlFile.load(Failer.class, "dead_letter.sql");
+    private static final String SKIP = SqlFile.load(Failer.class, "skip.sql");
 
     /** One timer and the error its fire (or its packing) met. */
     public record Failure(ClaimedTimer timer, String error) {}
@@ -126,7 +130,9 @@ public final class Failer {
             List<DeadLetterRow> rows = new ArrayList<>(timers.size());
             for (int i = 0; i < timers.size(); i++) {
                 ClaimedTimer t = timers.get(i);
-                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), payloads.get(i)));
+                // a recurring timer's successor is staged with its dead letter: the series goes on
+                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), payloads.get(i),
+                        t.recurring() ? t.plan(Instant.now(), true).toJson() : null));
             }
             st.setString(1, JsonRows.write(rows));
             st.setInt(2, maxAttempts);
@@ -141,11 +147,37 @@ public final class Failer {
         }
     }
 
+    /**
+     * Skips the missed occurrences of recurring timers whose catchUp is none (docs/recurring.md): each row
+     * still carrying our token is deleted, its successor staged after {@code now}, a {@code skipped} event
+     * written (queen.timer_skip_v1). Returns how many were skipped; the others are no longer ours.
+     */
+    public int skip(List<ClaimedTimer> timers, Instant now) throws SQLException {
+        if (timers.isEmpty()) {
+            return 0;
+        }
+        List<SkipRow> rows = new ArrayList<>(timers.size());
+        for (ClaimedTimer t : timers) {
+            rows.add(new SkipRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(), t.plan(now, false).toJson()));
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(SKIP)) {
+            st.setString(1, JsonRows.write(rows));
+            try (ResultSet rs = st.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** A row of timer_skip_v1 (V129): a missed occurrence this sweeper claimed, and its series' plan. */
+    private record SkipRow(UUID tenantId, String queue, String timerKey, UUID claimToken, JsonNode plan) {}
+
     /** A row of timer_fail_v2 / timer_release_v2 (V102): a timer this sweeper claimed, with its token. */
     private record HeldRow(UUID tenantId, String queue, String timerKey, UUID claimToken) {}
 
     /** A row of timer_dead_letter_v2 (V102): {@code payload} decompressed, or null to keep the stored form. */
-    private record DeadLetterRow(UUID tenantId, String queue, String timerKey, byte[] payload) {}
+    private record DeadLetterRow(UUID tenantId, String queue, String timerKey, byte[] payload,
+                                 @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode plan) {}
 
     private static String heldRows(List<ClaimedTimer> timers) {
         List<HeldRow> rows = new ArrayList<>(timers.size());

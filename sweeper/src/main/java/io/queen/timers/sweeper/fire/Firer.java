@@ -1,5 +1,7 @@
 package io.queen.timers.sweeper.fire;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.sql.JsonRows;
 import io.queen.timers.sql.SqlFile;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
@@ -12,6 +14,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -39,8 +42,12 @@ public final class Firer {
     /** p_segments of timer_fire_v3 (as of timer_fire_v2, V101): a segment's destination, its blob's length, its timers in frame order. */
     private record SegmentRow(UUID tenantId, String queue, String partition, int blobLength, List<TimerRow> timers) {}
 
-    /** A timer of a segment: the row to delete, if it still carries this claim token. */
-    private record TimerRow(String timerKey, UUID claimToken) {}
+    /**
+     * A timer of a segment: the row to delete, if it still carries this claim token; a recurring timer's
+     * plan (its successor, staged by the same fire), left out for a one-shot timer.
+     */
+    private record TimerRow(String timerKey, UUID claimToken,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode plan) {}
 
     /** One outcome per segment, in the batch's order. */
     public List<SegmentOutcome> fire(FireBatch batch) throws SQLException {
@@ -49,10 +56,12 @@ public final class Firer {
         List<SegmentRow> rows = new ArrayList<>(n);
         ByteArrayOutputStream blobs = new ByteArrayOutputStream((int) batch.blobBytes());
         ByteArrayOutputStream hashes = new ByteArrayOutputStream();
+        Instant now = Instant.now();
         for (Segment s : segs) {
             List<TimerRow> timers = new ArrayList<>(s.size());
             for (ClaimedTimer t : s.timers()) {
-                timers.add(new TimerRow(t.timerKey(), t.claimToken()));
+                // the cycle decided to deliver it (Delivery skipped the missed ones of catchUp none): leaving
+                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.plan(now, true).toJson() : null));
             }
             rows.add(new SegmentRow(s.destination().tenantId(), s.destination().queue(), s.destination().partition(),
                     s.packed().blob().length, timers));

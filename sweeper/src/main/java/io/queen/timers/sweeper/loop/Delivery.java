@@ -135,6 +135,7 @@ public final class Delivery {
     /** Delivers one claim. Fires not started when {@code stopping} turns true are released. */
     public Report deliver(List<ClaimedTimer> claimed, BooleanSupplier stopping) throws SQLException {
         Tally tally = new Tally(System.nanoTime() + splitBudget.toNanos());
+        claimed = skipMissed(claimed);
         List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.attempts() >= failer.maxAttempts()).toList();
         if (!exhausted.isEmpty()) {
             failer.release(exhausted);
@@ -169,6 +170,23 @@ public final class Delivery {
             }
         }
         return tally.report();
+    }
+
+    /**
+     * The occurrences of recurring timers with catchUp none that a later occurrence already overtook
+     * (docs/recurring.md): skipped, never delivered, their successors staged. Returns the rest of the claim.
+     */
+    private List<ClaimedTimer> skipMissed(List<ClaimedTimer> claimed) throws SQLException {
+        Instant now = Instant.now();
+        List<ClaimedTimer> missed = claimed.stream()
+                .filter(t -> t.recurring() && t.attempts() < failer.maxAttempts() && !t.plan(now, false).deliver())
+                .toList();
+        if (missed.isEmpty()) {
+            return claimed;
+        }
+        int skipped = failer.skip(missed, now);
+        LOG.info("skipped {} missed occurrences of recurring timers with catchUp none", skipped);
+        return claimed.stream().filter(t -> !missed.contains(t)).toList();
     }
 
     /** Like {@link #handBack}; returns how many still carried our token. */

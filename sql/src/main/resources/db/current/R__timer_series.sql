@@ -1,0 +1,93 @@
+-- Recurring timers (V129, docs/recurring.md): what every path that ends an occurrence does to its series.
+--
+-- queen.timer_series_next_v1(timer, plan): called once per recurring row by the statement that deletes
+-- it (the fire's deliver and refuse steps, the dead letter, the skip), after its delete. It stages the
+-- next occurrence the sweeper planned as a NEW row under the same key (deliver_at the instant, txn
+-- `<series txn>@<instant>`, a new message_id, attempts 0, recurrence with seq + 1 when this occurrence
+-- was delivered or dead-lettered, unchanged when it was skipped), and returns the fields the outcome's
+-- audit event adds: {"occurrence", "seq", "next", "skipped": {"from", "to"}}. Nothing is staged when the
+-- plan's next is null: the series ended (maxOccurrences, endAt), and the event says so (next null).
+--
+-- The plan is the sweeper's (io.queen.timers.core.recur.Recurrence#plan): {"deliver", "next",
+-- "skippedFrom", "skippedTo"}, instants as ISO-8601 text. The next instant is used as the sweeper wrote
+-- it for the txn (Java's Instant#toString, the form the docs promise) and as timestamptz for deliver_at.
+--
+-- Guarantees: the insert runs in the caller's transaction, after the caller's delete of the same key in
+-- the same statement (a data-modifying CTE deletes a row before returning it; the unique check sees a row
+-- deleted by its own transaction as gone), so the series is one row at every commit: the occurrence is
+-- delivered and its successor staged, or neither. A next instant already past is staged like a
+-- back-dated timer (claimed_until = now(), no token: visible_at = now(), R__bridge_apply.sql).
+-- Lock order: the new row only (the key is the caller's, held; no other row is touched).
+-- PRICE: one heap tuple and its index entries (primary key, visible, tenant, recurring) per occurrence
+-- that has a successor: recurring rows only.
+CREATE OR REPLACE FUNCTION queen.timer_series_next_v1(p_timer queen.log_timers, p_plan JSONB)
+RETURNS JSONB
+LANGUAGE plpgsql
+VOLATILE
+AS $$
+DECLARE
+    v_seq  INT := coalesce(((p_timer).recurrence ->> 'seq')::int, 1);
+    v_next TIMESTAMPTZ := (p_plan ->> 'next')::timestamptz;
+BEGIN
+    IF (p_timer).recurrence IS NULL OR p_plan IS NULL THEN
+        RAISE EXCEPTION 'timer_series_next_v1: % is not a recurring timer with a plan', (p_timer).timer_key USING ERRCODE = '22023';
+    END IF;
+    IF v_next IS NOT NULL THEN
+        IF v_next <= (p_timer).deliver_at THEN  -- a series only moves forward: never the same occurrence twice
+            RAISE EXCEPTION 'timer_series_next_v1: next % is not after %', v_next, (p_timer).deliver_at USING ERRCODE = '22023';
+        END IF;
+        INSERT INTO queen.log_timers (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id, payload,
+                                      payload_zstd, payload_bytes, encrypted, producer_sub, trace_context, claimed_until,
+                                      recurrence)
+        VALUES ((p_timer).tenant_id, (p_timer).queue, (p_timer).timer_key, (p_timer)."partition", v_next,
+                ((p_timer).recurrence ->> 'txn') || '@' || (p_plan ->> 'next'), gen_random_uuid(), (p_timer).payload,
+                (p_timer).payload_zstd, (p_timer).payload_bytes, (p_timer).encrypted, (p_timer).producer_sub,
+                (p_timer).trace_context, CASE WHEN v_next < now() THEN now() END,
+                jsonb_set((p_timer).recurrence, '{seq}',
+                          to_jsonb(v_seq + CASE WHEN (p_plan ->> 'deliver')::boolean IS FALSE THEN 0 ELSE 1 END)));
+    END IF;
+    RETURN jsonb_build_object('occurrence', (p_timer).deliver_at, 'seq', v_seq, 'next', to_jsonb(v_next))
+        || CASE WHEN p_plan ->> 'skippedFrom' IS NULL THEN '{}'::jsonb
+                ELSE jsonb_build_object('skipped', jsonb_build_object('from', (p_plan ->> 'skippedFrom')::timestamptz,
+                                                                       'to', (p_plan ->> 'skippedTo')::timestamptz)) END;
+END;
+$$;
+
+-- queen.timer_skip_v1(p_timers): catchUp none's missed occurrences, which the sweeper claimed and does
+-- not deliver. Rows [{"tenant_id", "queue", "timer_key", "claim_token", "plan"}]; each row still carrying
+-- the caller's token with a live lease is deleted, its successor staged (timer_series_next_v1) and a
+-- `skipped` event written, in one statement. A row lost to somebody else (token or lease gone) is left
+-- alone: whoever holds it now decides. Returns the keys skipped.
+-- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits),
+-- then the outbox (leaf).
+CREATE OR REPLACE FUNCTION queen.timer_skip_v1(p_timers JSONB)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT)
+LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+VOLATILE
+AS $$
+    WITH held AS (
+        SELECT l.row_ctid, x.plan
+          FROM (SELECT r.* FROM jsonb_to_recordset(queen.json_rows_v1('timer_skip_v1 timers', p_timers,
+                                                   '{tenant_id,queue,timer_key,claim_token,plan}'))
+                               AS r(tenant_id UUID, queue TEXT, timer_key TEXT, claim_token UUID, plan JSONB)
+                 ORDER BY r.tenant_id, r.queue COLLATE "C", r.timer_key COLLATE "C") x
+         CROSS JOIN LATERAL (
+                SELECT t.ctid AS row_ctid
+                  FROM queen.log_timers t
+                 WHERE t.tenant_id = x.tenant_id AND t.queue = x.queue COLLATE "C" AND t.timer_key = x.timer_key COLLATE "C"
+                   AND t.claim_token = x.claim_token AND t.claimed_until > now() AND t.recurrence IS NOT NULL
+                   FOR UPDATE OF t SKIP LOCKED) l),
+    gone AS (
+        DELETE FROM queen.log_timers t
+         WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))
+        RETURNING t.ctid AS row_ctid, t AS timer),
+    events AS (
+        INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
+        SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'skipped',
+               queen.timer_event_v1(g.timer) || queen.timer_series_next_v1(g.timer, h.plan)
+          FROM gone g JOIN held h ON h.row_ctid = g.row_ctid
+         ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
+        RETURNING 1)
+    SELECT (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key FROM gone g
+$$;
