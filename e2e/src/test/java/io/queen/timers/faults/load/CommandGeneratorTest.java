@@ -119,6 +119,26 @@ class CommandGeneratorTest {
         assertThat(shapes).hasSize(10);
     }
 
+    /** The bridge reads each series record as the oracle means it: first occurrence O1, staged as {@code <txn>@O1}, the series' payload. */
+    @Test
+    void seriesRecordsAreCommandsOfTheOraclesFirstOccurrence() throws Exception {
+        Instant now = Instant.now();
+        CommandGenerator g = new CommandGenerator(20261203, 50, 0.03, 0.005, 0.003, 1.0).clock(() -> now);
+        for (int seq = 0; seq < 500; seq++) {
+            GeneratedCommand c = g.next(seq);
+            Series s = c.intent().series();
+            ProducerRecord<byte[], byte[]> r = c.record();
+            Parsed parsed = parser.parse(r.key(), r.value(), r.headers(), now.toEpochMilli());
+            assertThat(parsed).as("seq %d: %s", seq, parsed).isInstanceOf(Command.class);
+            Command cmd = (Command) parsed;
+            assertThat(cmd.recurrence()).as("seq %d", seq).isNotNull();
+            assertThat(cmd.deliverAt()).as("seq %d %s", seq, s.rule()).isEqualTo(s.occurrences().get(0));
+            assertThat(cmd.txn()).isEqualTo(WireFormat.occurrenceTxn(s.txn(), s.occurrences().get(0)));
+            assertThat(cmd.partition()).isEqualTo(c.intent().partition());
+            assertThat(Intent.payloadHash(JSON.readTree(cmd.payload()))).isEqualTo(c.intent().payloadHash());
+        }
+    }
+
     @Test
     void seriesLeaveTheOneShotCommandsOfASeedAsTheyWere() {
         Instant now = Instant.parse("2026-12-03T10:00:00Z");
