@@ -3,7 +3,7 @@
 -- queen.timer_dead_letter_v2(p_timers, p_max_attempts) takes rows with named fields
 -- [{"tenant_id", "queue", "timer_key", "payload"}] (payload: the decompressed bytes in base64, or null to
 -- keep the stored form; every key present, queen.json_rows_v1; a recurring timer's row adds "plan", its
--- successor, which is staged in the same transaction: R__timer_series.sql) and moves the named timers that have
+-- successor, which is staged in the same transaction: R__timer_cadence.sql) and moves the named timers that have
 -- attempts >= p_max_attempts and NO claim token into queen.log_dlq, deleting them from queen.log_timers
 -- with a `dead_lettered` audit row (queen.timer_event_v1), in one transaction.
 --
@@ -149,7 +149,7 @@ BEGIN
     SELECT u.dlq, u.t, u.q, u.k FROM unnest(v_dlq, v_t, v_q, v_k) AS u(dlq, t, q, k);
 
     -- 4. Delete (rows held since step 1, by TID) and write `dead_lettered` audit rows (leaf).
-    --    A recurring timer's successor is staged after its delete (R__timer_series.sql): the series goes on.
+    --    A recurring timer's successor is staged after its delete (R__timer_cadence.sql): the series goes on.
     WITH gone AS (
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (v_ctid)

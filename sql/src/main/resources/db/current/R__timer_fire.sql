@@ -13,7 +13,7 @@
 --                               encryption_enabled: their segments are refused, never pushed
 --   7. timer_fire_push_v2       log_append_v1 per live segment that is not refused, in segment order
 --   8. timer_fire_deliver_v3    delete the delivered rows and write their `fired` outbox rows, one statement;
---                               a recurring row's successor is staged there (R__timer_series.sql)
+--                               a recurring row's successor is staged there (R__timer_cadence.sql)
 --   9. timer_fire_refuse_v2     dead-letter the refused rows: queen.log_dlq with error `encryption_unavailable`,
 --                               delete, `dead_lettered` outbox rows, one statement
 --  10. timer_fire_release_v2    hand the held rows of stale and refused segments back (claimable in the
@@ -361,7 +361,7 @@ AS $$
                      ORDER BY h.pos),
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
            CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
-           -- a recurring timer's successor is staged here, after its delete (R__timer_series.sql)
+           -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
            CASE WHEN bool_or(g.series IS NOT NULL)
                 THEN array_agg(CASE WHEN g.series IS NOT NULL
                                     THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END

@@ -175,11 +175,13 @@ final class AuditTail implements Runnable {
             } else if (e instanceof AuditEvent.Rejected v) {
                 s = v.reason().wireName() + ": " + v.error();
             } else if (e instanceof AuditEvent.Fired v) {
-                s = v.partition() + "@" + v.offset() + ", txn " + v.txn() + ", " + v.lateMs() + " ms late";
+                s = v.partition() + "@" + v.offset() + ", txn " + v.txn() + ", " + v.lateMs() + " ms late" + series(v.occurrence());
             } else if (e instanceof AuditEvent.Retrying v) {
                 s = "attempt " + v.attempts() + ": " + v.error();
             } else if (e instanceof AuditEvent.DeadLettered v) {
-                s = "after " + v.attempts() + " attempts: " + v.error();
+                s = "after " + v.attempts() + " attempts: " + v.error() + series(v.occurrence());
+            } else if (e instanceof AuditEvent.Skipped v) {
+                s = "txn " + v.txn() + " not delivered (catchUp none)" + series(v.occurrence());
             } else if (e instanceof AuditEvent.OffsetMoved v) {
                 s = v.group() + " " + v.topic() + "/" + v.partition() + " " + v.from() + " -> " + v.to() + " by " + v.by() + ": " + v.reason();
             } else if (e instanceof AuditEvent.DeadLetterRemoved v) {
@@ -189,6 +191,16 @@ final class AuditTail implements Runnable {
             }
             return Printable.line(s + (e instanceof AuditEvent.Verdict v ? "  [" + v.source().topic() + "/" + v.source().partition()
                     + "@" + v.source().offset() + "]" : ""));
+        }
+
+        /** A recurring timer's place in its series, so a tail shows where the series goes on; empty for a one-shot timer. */
+        static String series(AuditEvent.Occurrence o) {
+            if (o == null) {
+                return "";
+            }
+            return ", occurrence #" + o.seq() + " " + o.occurrence()
+                    + o.skippedRange().map(r -> ", skipped " + r.from() + " .. " + r.to()).orElse("")
+                    + o.nextOccurrence().map(n -> ", next " + n).orElse(", series ended");
         }
     }
 }

@@ -42,6 +42,20 @@ class ScheduleCancelCommandTest {
     }
 
     @Test
+    void aRecurringScheduleIsPublishedWithItsRule() throws Exception {
+        String topic = TestKafka.newTopic("cli-recurring", 1);
+        Cli s = Cli.run("schedule", "-b", TestKafka.bootstrapServers(), "-t", topic, "-q", "reports", "-k", "nightly",
+                "--cron", "30 2 * * *", "--zone", "Europe/Berlin", "--catch-up", "none");
+        assertThat(s.exitCode()).as(s.err()).isZero();
+        assertThat(s.out()).contains("sent schedule reports/nightly (cron '30 2 * * *' in Europe/Berlin, txn nightly)");
+        JsonNode n = Output.mapper().readTree(readAll(topic, 1).get(0).value());
+        assertThat(n.get("cron").asText()).isEqualTo("30 2 * * *");
+        assertThat(n.get("zone").asText()).isEqualTo("Europe/Berlin");
+        assertThat(n.get("catchUp").asText()).isEqualTo("none");
+        assertThat(n.has("delayMs")).isFalse();
+    }
+
+    @Test
     void aTokenTravelsInTheQueenAuthHeader() throws Exception {
         String topic = TestKafka.newTopic("cli-token", 1);
         Cli c = Cli.run("cancel", "-b", TestKafka.bootstrapServers(), "-t", topic, "-q", "q", "-k", "k", "--token", "eyJ.a.b");

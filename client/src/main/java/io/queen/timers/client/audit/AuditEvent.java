@@ -82,21 +82,76 @@ public sealed interface AuditEvent {
     /** The record is not a valid command; {@code error} says why in words. Its key is not read: it may be anything. */
     record Rejected(Meta meta, Source source, RejectReason reason, String error) implements Verdict {}
 
-    /** The timer's message is in the log at {@code offset} of its queue's {@code partition}. */
+    /**
+     * Where an event of a recurring timer's occurrence stands in its series (README "Recurring timers"): the occurrence's
+     * instant, its number in the series (1 for the first), the occurrence staged after it ({@code next}, null when the
+     * series ended with this one), and the range of occurrences the catch-up policy passed over (null when none).
+     */
+    record Occurrence(Instant occurrence, long seq, Instant next, Range skipped) {
+
+        /** The occurrence staged after this one; empty when the series ended with it. */
+        public Optional<Instant> nextOccurrence() {
+            return Optional.ofNullable(next);
+        }
+
+        /** The occurrences passed over, first and last; empty when none were. */
+        public Optional<Range> skippedRange() {
+            return Optional.ofNullable(skipped);
+        }
+    }
+
+    /** The first and the last of a run of occurrences, both included. */
+    record Range(Instant from, Instant to) {}
+
+    /**
+     * The timer's message is in the log at {@code offset} of its queue's {@code partition}. {@code occurrence} is null
+     * for a one-shot timer.
+     */
     record Fired(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
-                 long offset, long lateMs, int attempts) implements AuditEvent {}
+                 long offset, long lateMs, int attempts, Occurrence occurrence) implements AuditEvent {
+
+        /** A one-shot timer's fire (as written before recurring timers). */
+        public Fired(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
+                     long offset, long lateMs, int attempts) {
+            this(meta, queue, timerKey, partition, txn, messageId, deliverAt, offset, lateMs, attempts, null);
+        }
+
+        /** The series position when this fire was an occurrence of a recurring timer. */
+        public Optional<Occurrence> recurrence() {
+            return Optional.ofNullable(occurrence);
+        }
+    }
 
     /** A fire of this timer failed; it backs off and is tried again. */
     record Retrying(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
                     int attempts, String error) implements AuditEvent {}
 
-    /** The timer failed too often and moved to {@code queen.log_dlq}: it will not fire. */
+    /**
+     * The timer failed too often and moved to {@code queen.log_dlq}: it will not fire. For an occurrence of a recurring
+     * timer ({@code occurrence} not null) the series goes on at {@code occurrence.next()}.
+     */
     record DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
-                        Instant deliverAt, int attempts, String error) implements AuditEvent {}
+                        Instant deliverAt, int attempts, String error, Occurrence occurrence) implements AuditEvent {
 
-    /** A recurring timer's missed occurrence that catchUp none did not deliver; {@code next} is null when the series ended. */
-    record Skipped(Meta meta, String queue, String timerKey, String partition, String txn, Instant occurrence, Instant next)
-            implements AuditEvent {}
+        /** A one-shot timer's dead letter (as written before recurring timers). */
+        public DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
+                            Instant deliverAt, int attempts, String error) {
+            this(meta, queue, timerKey, partition, txn, messageId, deliverAt, attempts, error, null);
+        }
+
+        /** The series position when this was an occurrence of a recurring timer. */
+        public Optional<Occurrence> recurrence() {
+            return Optional.ofNullable(occurrence);
+        }
+    }
+
+    /**
+     * An occurrence of a recurring timer with catchUp {@code none} that was not delivered, because a later one was
+     * already due when the sweeper reached it: {@code occurrence.skipped()} names it and the last one missed, and the
+     * series resumes at {@code occurrence.next()}. {@code txn} is the occurrence's ({@code <series txn>@<instant>}).
+     */
+    record Skipped(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId, Instant deliverAt,
+                   Occurrence occurrence) implements AuditEvent {}
 
     /**
      * A bridge group's stored offset was moved on purpose: by `queen-timers offsets set` (a backward move only with

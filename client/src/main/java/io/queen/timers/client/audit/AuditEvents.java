@@ -79,13 +79,15 @@ public final class AuditEvents {
                         .orElseThrow(() -> new UnknownEvent("unknown reject reason '" + reason + "'")), optionalText(e, "error"));
             }
             case FIRED -> new AuditEvent.Fired(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
-                    uuid(e, "messageId"), instant(e, "deliverAt"), number(e, "offset"), number(e, "lateMs"), (int) number(e, "attempts"));
+                    uuid(e, "messageId"), instant(e, "deliverAt"), number(e, "offset"), number(e, "lateMs"), (int) number(e, "attempts"),
+                    optionalOccurrence(e));
             case RETRYING -> new AuditEvent.Retrying(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
                     uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
             case DEAD_LETTERED -> new AuditEvent.DeadLettered(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"),
-                    text(e, "txn"), uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"));
+                    text(e, "txn"), uuid(e, "messageId"), instant(e, "deliverAt"), (int) number(e, "attempts"), optionalText(e, "error"),
+                    optionalOccurrence(e));
             case SKIPPED -> new AuditEvent.Skipped(meta, text(e, "queue"), text(e, "timerKey"), text(e, "partition"), text(e, "txn"),
-                    instant(e, "occurrence"), e.hasNonNull("next") ? instant(e, "next") : null);
+                    uuid(e, "messageId"), instant(e, "deliverAt"), occurrence(e));
             case OFFSET_MOVED -> new AuditEvent.OffsetMoved(meta, text(e, "group"), text(e, "topic"), (int) number(e, "partition"),
                     e.hasNonNull("from") ? number(e, "from") : null, number(e, "to"), text(e, "reason"), bool(e, "replay"),
                     text(e, "by"), optionalText(e, "clientLabel"));
@@ -104,6 +106,24 @@ public final class AuditEvents {
             throw new MalformedEvent("audit event has no 'source' object");
         }
         return new AuditEvent.Source(text(s, "topic"), (int) number(s, "partition"), number(s, "offset"));
+    }
+
+    /** The series fields of a fired or dead_lettered event: absent (null) for a one-shot timer. */
+    private static AuditEvent.Occurrence optionalOccurrence(JsonNode e) {
+        return e.hasNonNull("occurrence") ? occurrence(e) : null;
+    }
+
+    private static AuditEvent.Occurrence occurrence(JsonNode e) {
+        AuditEvent.Range skipped = null;
+        JsonNode s = e.get("skipped");
+        if (s != null && !s.isNull()) {
+            if (!s.isObject()) {
+                throw new MalformedEvent("audit event field 'skipped' is not an object");
+            }
+            skipped = new AuditEvent.Range(instant(s, "from"), instant(s, "to"));
+        }
+        return new AuditEvent.Occurrence(instant(e, "occurrence"), number(e, "seq"),
+                e.hasNonNull("next") ? instant(e, "next") : null, skipped);
     }
 
     private static Op op(JsonNode e) {

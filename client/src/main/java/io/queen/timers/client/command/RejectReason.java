@@ -58,7 +58,8 @@ public enum RejectReason {
     /**
      * A recurrence that cannot be read: cron not 5 or 6 fields cron-utils accepts, zone not an IANA id, every not an ISO-8601
      * duration of at least 1 s, startAt/endAt not instants with offset, maxOccurrences not an integer >= 1, catchUp not one, all
-     * or none; both cron and every, or either with delayMs/deliverAt; zone without cron; a window field without a rule.
+     * or none; both cron and every, or either with delayMs/deliverAt; zone without cron; a window field without a rule;
+     * endAt before startAt.
      */
     BAD_RULE("bad_rule"),
     /** A valid recurrence with no occurrence: none at or after startAt before endAt (or before the year 10000). */

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.util.RawValue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -24,6 +25,13 @@ import org.apache.kafka.common.header.internals.RecordHeader;
  *         .envelope("queen.timers.commands");
  * }</pre>
  *
+ * A recurring timer names a rule instead of a time ({@link #cron} or {@link #every}, README "Recurring timers"):
+ *
+ * <pre>{@code
+ * TimerCommand.schedule("reports", "nightly").cron("30 2 * * *", ZoneId.of("Europe/Berlin")).catchUp(CatchUp.NONE)
+ *         .txn("nightly").payload("{}").envelope("queen.timers.commands");
+ * }</pre>
+ *
  * Nothing but the shape is checked here (a missing txn or time fails at build): the bridge validates
  * and answers every record with a verdict on the audit topic. The payload is sent exactly as given.
  */
@@ -37,6 +45,13 @@ public final class TimerCommand {
     private String partition;
     private Long delayMs;
     private Instant deliverAt;
+    private String cron;
+    private ZoneId zone;
+    private Duration every;
+    private Instant startAt;
+    private Instant endAt;
+    private Integer maxOccurrences;
+    private CatchUp catchUp;
     private String txn;
     private String payloadJson;
     private String traceparent;
@@ -77,6 +92,54 @@ public final class TimerCommand {
     public TimerCommand at(Instant deliverAt) {
         this.deliverAt = Objects.requireNonNull(deliverAt, "deliverAt");
         this.delayMs = null;
+        return this;
+    }
+
+    /** Recur at every instant the cron expression (5 or 6 fields, README "Recurring timers") names in {@code zone}. Replaces {@link #every}. */
+    public TimerCommand cron(String expression, ZoneId zone) {
+        this.cron = Objects.requireNonNull(expression, "expression");
+        this.zone = Objects.requireNonNull(zone, "zone");
+        this.every = null;
+        return this;
+    }
+
+    /** Recur at every instant the cron expression names, read in UTC (the bridge's default: no zone is sent). Replaces {@link #every}. */
+    public TimerCommand cron(String expression) {
+        this.cron = Objects.requireNonNull(expression, "expression");
+        this.zone = null;
+        this.every = null;
+        return this;
+    }
+
+    /** Recur every {@code period} of elapsed time (at least 1 s; a day is 24 h), from {@link #startAt}. Replaces {@link #cron}. */
+    public TimerCommand every(Duration period) {
+        this.every = Objects.requireNonNull(period, "period");
+        this.cron = null;
+        this.zone = null;
+        return this;
+    }
+
+    /** A recurring timer's first occurrence is at or after this instant (default: the record's timestamp). */
+    public TimerCommand startAt(Instant startAt) {
+        this.startAt = Objects.requireNonNull(startAt, "startAt");
+        return this;
+    }
+
+    /** A recurring timer has no occurrence after this instant. */
+    public TimerCommand endAt(Instant endAt) {
+        this.endAt = Objects.requireNonNull(endAt, "endAt");
+        return this;
+    }
+
+    /** A recurring timer ends after this many deliveries (>= 1; the bridge judges the value). */
+    public TimerCommand maxOccurrences(int maxOccurrences) {
+        this.maxOccurrences = maxOccurrences;
+        return this;
+    }
+
+    /** What a recurring timer does with occurrences an outage missed (default {@link CatchUp#ONE}). */
+    public TimerCommand catchUp(CatchUp catchUp) {
+        this.catchUp = Objects.requireNonNull(catchUp, "catchUp");
         return this;
     }
 
@@ -153,6 +216,27 @@ public final class TimerCommand {
         if (deliverAt != null) {
             n.put(WireFormat.DELIVER_AT, deliverAt.toString());
         }
+        if (cron != null) {
+            n.put(WireFormat.CRON, cron);
+        }
+        if (zone != null) {
+            n.put(WireFormat.ZONE, zone.getId());
+        }
+        if (every != null) {
+            n.put(WireFormat.EVERY, every.toString());
+        }
+        if (startAt != null) {
+            n.put(WireFormat.START_AT, startAt.toString());
+        }
+        if (endAt != null) {
+            n.put(WireFormat.END_AT, endAt.toString());
+        }
+        if (maxOccurrences != null) {
+            n.put(WireFormat.MAX_OCCURRENCES, maxOccurrences.intValue());
+        }
+        if (catchUp != null) {
+            n.put(WireFormat.CATCH_UP, catchUp.wireName());
+        }
         if (txn != null) {
             n.put(WireFormat.TXN, txn);
         }
@@ -176,6 +260,13 @@ public final class TimerCommand {
         add(h, WireFormat.H_PARTITION, partition);
         add(h, WireFormat.H_DELAY_MS, delayMs == null ? null : delayMs.toString());
         add(h, WireFormat.H_DELIVER_AT, deliverAt == null ? null : deliverAt.toString());
+        add(h, WireFormat.H_CRON, cron);
+        add(h, WireFormat.H_ZONE, zone == null ? null : zone.getId());
+        add(h, WireFormat.H_EVERY, every == null ? null : every.toString());
+        add(h, WireFormat.H_START_AT, startAt == null ? null : startAt.toString());
+        add(h, WireFormat.H_END_AT, endAt == null ? null : endAt.toString());
+        add(h, WireFormat.H_MAX_OCCURRENCES, maxOccurrences == null ? null : maxOccurrences.toString());
+        add(h, WireFormat.H_CATCH_UP, catchUp == null ? null : catchUp.wireName());
         add(h, WireFormat.H_TXN, txn);
         byte[] value = payloadJson == null ? new byte[0] : payloadJson.getBytes(StandardCharsets.UTF_8);
         return record(topic, value, h);
@@ -195,9 +286,20 @@ public final class TimerCommand {
     }
 
     private void checkShape() {
+        boolean oneShot = delayMs != null || deliverAt != null;
+        boolean rule = cron != null || every != null;
+        boolean window = startAt != null || endAt != null || maxOccurrences != null || catchUp != null;
         if (op.upserts()) {
-            if (delayMs == null && deliverAt == null) {
-                throw new IllegalStateException(op.wireName() + " " + key() + ": give delay(...) or at(...)");
+            if (!oneShot && !rule) {
+                throw new IllegalStateException(op.wireName() + " " + key() + ": give delay(...), at(...), cron(...) or every(...)");
+            }
+            // delay/at and cron/every replace each other within their kind; across kinds the intent is unclear, so neither wins
+            if (oneShot && rule) {
+                throw new IllegalStateException(op.wireName() + " " + key() + ": a rule (cron/every) and a time (delay/at) exclude each other");
+            }
+            if (window && !rule) {
+                throw new IllegalStateException(op.wireName() + " " + key()
+                        + ": startAt, endAt, maxOccurrences and catchUp belong to a rule: give cron(...) or every(...)");
             }
             if (txn == null) {
                 throw new IllegalStateException(op.wireName() + " " + key() + ": give txn(...)");
@@ -210,8 +312,9 @@ public final class TimerCommand {
             } catch (JsonProcessingException e) {
                 throw new IllegalArgumentException("payload of " + key() + " is not JSON: " + e.getOriginalMessage(), e);
             }
-        } else if (delayMs != null || deliverAt != null || txn != null || payloadJson != null) {
-            throw new IllegalStateException("cancel " + key() + " takes no time, txn or payload");
+        } else if (oneShot || rule || window || txn != null || payloadJson != null) {
+            // a cancel stops a whole series: it names nothing of the rule
+            throw new IllegalStateException("cancel " + key() + " takes no time, rule, txn or payload");
         }
     }
 }

@@ -1,4 +1,6 @@
 -- Recurring timers (V129, docs/recurring.md): what every path that ends an occurrence does to its series.
+-- (Named "cadence" so Flyway, which runs repeatable files by name, creates it before R__timer_fire.sql,
+-- whose LANGUAGE sql deliver step names timer_series_next_v1 and is checked at creation.)
 --
 -- queen.timer_series_next_v1(timer, plan): called once per recurring row by the statement that deletes
 -- it (the fire's deliver and refuse steps, the dead letter, the skip), after its delete. It stages the
@@ -85,7 +87,8 @@ AS $$
     events AS (
         INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
         SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'skipped',
-               queen.timer_event_v1(g.timer) || queen.timer_series_next_v1(g.timer, h.plan)
+               -- the timer's fields without attempts and error: nothing was attempted
+               (queen.timer_event_v1(g.timer) - 'attempts' - 'error') || queen.timer_series_next_v1(g.timer, h.plan)
           FROM gone g JOIN held h ON h.row_ctid = g.row_ctid
          ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
         RETURNING 1)
