@@ -73,7 +73,7 @@ public final class FaultHarness {
         log("fault harness: seed " + o.seed() + " (replay with --seed " + o.seed() + "), " + o.commands() + " commands over "
                 + o.keys() + " keys x " + CommandGenerator.QUEUES + " queues x 2 tenants in " + o.produceMs() / 1000 + " s, faults "
                 + o.faults() + " in " + o.faultWindowMs() / 1000 + " s, hostile " + o.hostileFraction() + ", poisoned "
-                + o.poisonFraction() + ", large " + o.largeFraction() + "; work dir " + o.workDir());
+                + o.poisonFraction() + ", large " + o.largeFraction() + ", recurring " + o.recurringFraction() + "; work dir " + o.workDir());
         if (!Files.isRegularFile(o.launcherJar())) {
             throw new IllegalStateException("launcher jar " + o.launcherJar() + " not found: build it first (README \"Fault harness\")");
         }
@@ -95,7 +95,8 @@ public final class FaultHarness {
             log("services: " + o.bridges() + " bridges, " + o.sweepers() + " sweepers started from " + o.launcherJar()
                     + " (a supervisor restarts any that exits on its own, and counts it)");
 
-            CommandGenerator generator = new CommandGenerator(o.seed(), o.keys(), o.hostileFraction(), o.poisonFraction(), o.largeFraction());
+            CommandGenerator generator = new CommandGenerator(o.seed(), o.keys(), o.hostileFraction(), o.poisonFraction(), o.largeFraction(),
+                    o.recurringFraction());
             Producing producing = new Producing(generator, stack.postgres(), stack.bootstrap(), o.commands(), this::log);
             FaultInjector injector = new FaultInjector(stack, o.seed(), o.faults(), this::log);
             AtomicReference<Exception> producerError = new AtomicReference<>();

@@ -51,7 +51,8 @@ import org.apache.kafka.common.header.Header;
  * Each message must end exactly one way — one frame in its queue's log, or cancelled, or (poisoned) one
  * DLQ row — and a frame must carry the txn and payload of the message's last applied command, be in the
  * right tenant's queue and partition, and not be earlier than that command's own time (the record's
- * timestamp + delayMs, or its deliverAt).
+ * timestamp + delayMs, or its deliverAt). Recurring series are judged by {@link RecurringCheck}: one delivery per
+ * occurrence of the rule the generator sent.
  */
 public final class Checker {
 
@@ -155,6 +156,7 @@ public final class Checker {
     private final Map<UUID, Msg> messages = new HashMap<>();
     private final List<Long> lateness = new ArrayList<>();
     private final List<OutcomeEvent> outcomeEvents = new ArrayList<>();
+    private final RecurringCheck recurring;
 
     /**
      * @param intents    what the generator sent, by seq
@@ -181,6 +183,7 @@ public final class Checker {
                 "dead-lettered with another txn than its last schedule")) {
             f.declare(v);
         }
+        recurring = new RecurringCheck(f);
     }
 
     public Findings check() throws SQLException {
@@ -276,7 +279,7 @@ public final class Checker {
                     if (!verdict(id, ev, new Pos(r.partition(), r.offset()))) {
                         sameIdRepeats[0]++;
                     }
-                } else if ("fired".equals(type) || "dead_lettered".equals(type)) {
+                } else if ("fired".equals(type) || "dead_lettered".equals(type) || "skipped".equals(type)) {
                     // Messages are built after the whole audit is read; judged then.
                     outcomeEvent(tenant, ev, new Pos(r.partition(), r.offset()));
                 }
@@ -307,6 +310,10 @@ public final class Checker {
     }
 
     void outcomeEvent(int tenant, JsonNode ev, Pos pos) {
+        if (RecurringCheck.isOccurrenceEvent(ev)) {
+            recurring.event(tenant, ev);
+            return;
+        }
         outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("messageId").asText(), pos));
     }
 
@@ -355,6 +362,10 @@ public final class Checker {
             }
             if ("rejected".equals(type)) {
                 f.violation("valid records rejected", id + " (seq " + c.seq() + ") got " + v);
+                continue;
+            }
+            if (c.intent().recurring()) {
+                recurring.verdict(c, id, v);
                 continue;
             }
             replay(c, id, v, live, delivered);
@@ -556,8 +567,17 @@ public final class Checker {
     }
 
     void fire(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame, String where) {
-        Msg m = messages.get(frame.messageId());
         String at = where + " offset " + offset + " message " + frame.messageId() + " txn " + frame.txn();
+        long hash;
+        try {
+            hash = Intent.payloadHash(JSON.readTree(frame.payload()));
+        } catch (Exception e) {
+            hash = -1;
+        }
+        if (recurring.fire(tenant, queue, partition, createdAt, frame, hash, at)) {
+            return;
+        }
+        Msg m = messages.get(frame.messageId());
         if (m == null) {
             f.violation("unknown messages in the log", at);
             return;
@@ -565,12 +585,6 @@ public final class Checker {
         m.fires++;
         if (m.tenant != tenant || !m.queue.equals(queue)) {
             f.violation("tenant crossings", at + " belongs to " + m.name());
-        }
-        long hash;
-        try {
-            hash = Intent.payloadHash(JSON.readTree(frame.payload()));
-        } catch (Exception e) {
-            hash = -1;
         }
         if (!m.partition.equals(partition) || !m.txn.equals(frame.txn()) || hash != m.payloadHash) {
             f.violation("fired with another payload or txn than its last schedule", at + " (" + m.name() + ", expected partition "
@@ -602,6 +616,9 @@ public final class Checker {
     void dlqRow(UUID mid, String txn, String tenantId, String queue) {
         Msg m = messages.get(mid);
         String at = "DLQ row of message " + mid + " txn " + txn + " tenant " + tenantId + " queue " + queue;
+        if (m == null && recurring.dlqRow(mid, txn, at)) {
+            return;
+        }
         if (m == null) {
             f.violation("unknown messages in the log", at);
             return;
@@ -664,6 +681,7 @@ public final class Checker {
         f.fact("lateness max ms (own time not in the past)", lateness.isEmpty() ? 0 : lateness.get(lateness.size() - 1));
         f.fact("lateness p99 ms", lateness.isEmpty() ? 0 : lateness.get((int) Math.min(lateness.size() - 1, Math.ceil(lateness.size() * 0.99) - 1)));
         f.fact("lateness p50 ms", lateness.isEmpty() ? 0 : lateness.get(lateness.size() / 2));
+        recurring.judge();
     }
 
     private void staged() throws SQLException {

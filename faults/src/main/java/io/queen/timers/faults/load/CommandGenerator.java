@@ -5,11 +5,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -22,6 +26,11 @@ import org.apache.kafka.common.header.internals.RecordHeader;
  * schedules (own keys, a txn the destination refuses), some large payloads. Every record carries a
  * {@code faults-seq} header (not a {@code queen-} header, so the bridge ignores it) for the checker.
  *
+ * <p>A fraction of commands are recurring series instead ({@link #series}): each on a key of its own, so the checker
+ * judges a series by its occurrences alone, catchUp {@code all}, so every occurrence must be delivered exactly once
+ * whatever the faults did. Their draws come from a random of their own, and the one-shot command they replace is drawn
+ * all the same: a seed gives the same one-shot commands at every other seq whatever the series fraction.
+ *
  * <p>Same seed, same stream (what the broker makes of it under faults is the run's business).
  */
 public final class CommandGenerator {
@@ -30,6 +39,11 @@ public final class CommandGenerator {
     public static final int QUEUES = 4;
     public static final String[] PARTITIONS = {"Default", "p1", "p2"};
     public static final String POISON_TXN_PREFIX = "poison-";
+    /** Series' keys and txns: never a one-shot's, so no one-shot command meets a series. */
+    public static final String SERIES_KEY_PREFIX = "rec-";
+    public static final String SERIES_TXN_PREFIX = "r-";
+    /** A zone with daylight-saving time, so the cron is read in a zone that is not UTC (whole-hour offsets: same seconds). */
+    public static final ZoneId SERIES_ZONE = ZoneId.of("Europe/Berlin");
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -38,16 +52,41 @@ public final class CommandGenerator {
     private final double hostileFraction;
     private final double poisonFraction;
     private final double largeFraction;
+    private final double recurringFraction;
+    private final SplittableRandom seriesRandom;
+    private Supplier<Instant> clock = Instant::now;
 
     public CommandGenerator(long seed, int keys, double hostileFraction, double poisonFraction, double largeFraction) {
+        this(seed, keys, hostileFraction, poisonFraction, largeFraction, 0);
+    }
+
+    /** @param recurringFraction the share of commands that are a recurring series (the harness's default: 1 in 500) */
+    public CommandGenerator(long seed, int keys, double hostileFraction, double poisonFraction, double largeFraction, double recurringFraction) {
         this.random = new SplittableRandom(seed);
         this.keys = keys;
         this.hostileFraction = hostileFraction;
         this.poisonFraction = poisonFraction;
         this.largeFraction = largeFraction;
+        this.recurringFraction = recurringFraction;
+        // Not random.split(): that would draw from the one-shot stream.
+        this.seriesRandom = new SplittableRandom(seed ^ 0x2828_2828_2828_2828L);
+    }
+
+    /** The clock absolute times are drawn against (deliverAt, startAt); a simulated run gives its virtual one. */
+    public CommandGenerator clock(Supplier<Instant> now) {
+        this.clock = now;
+        return this;
     }
 
     public GeneratedCommand next(long seq) {
+        GeneratedCommand oneShot = oneShot(seq);
+        if (recurringFraction > 0 && seriesRandom.nextDouble() < recurringFraction) {
+            return series(seq);
+        }
+        return oneShot;
+    }
+
+    private GeneratedCommand oneShot(long seq) {
         boolean tenantB = random.nextBoolean();
         int tenant = tenantB ? 1 : 0;
         String topic = tenantB ? Stack.COMMANDS_B : Stack.COMMANDS_A;
@@ -65,7 +104,7 @@ public final class CommandGenerator {
             long delay = random.nextInt(2000);
             ObjectNode cmd = JSON.createObjectNode().put("op", "schedule").put("queue", queue).put("timerKey", "px-" + seq)
                     .put("partition", partition).put("delayMs", delay).put("txn", txn);
-            ObjectNode payload = payload(seq, key, false);
+            ObjectNode payload = payload(random, seq, key, false);
             cmd.set("payload", payload);
             Intent intent = new Intent(seq, CommandKind.POISON, tenant, "schedule", queue, "px-" + seq, partition, txn, delay, null,
                     Intent.payloadHash(payload), null);
@@ -88,7 +127,7 @@ public final class CommandGenerator {
         }
         String opName = op < 0.75 ? "schedule" : "reschedule";
         String txn = "t-" + seq;
-        ObjectNode payload = payload(seq, key, random.nextDouble() < largeFraction);
+        ObjectNode payload = payload(random, seq, key, random.nextDouble() < largeFraction);
         long hash = Intent.payloadHash(payload);
         if (random.nextInt(5) == 0) {
             long delay = random.nextInt(3_000);
@@ -101,9 +140,9 @@ public final class CommandGenerator {
         Instant at = null;
         // Whole milliseconds: the timer stores its time in milliseconds, so the oracle's time is exactly the stored one.
         if (when == 0) {
-            at = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusMillis(random.nextInt(5_000));
+            at = clock.get().truncatedTo(ChronoUnit.MILLIS).minusMillis(random.nextInt(5_000));
         } else if (when == 1) {
-            at = Instant.now().truncatedTo(ChronoUnit.MILLIS).plusMillis(random.nextInt(3_000));
+            at = clock.get().truncatedTo(ChronoUnit.MILLIS).plusMillis(random.nextInt(3_000));
         } else {
             delay = (long) random.nextInt(3_000);
         }
@@ -118,7 +157,95 @@ public final class CommandGenerator {
         return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
     }
 
-    private ObjectNode payload(long seq, String key, boolean large) {
+    /**
+     * A recurring series on a key of its own: {@code every} PT1S or PT2S from a startAt 2-5 s ahead, or a seconds-field cron
+     * in {@link #SERIES_ZONE}; 3-8 occurrences, ended by maxOccurrences or by an endAt (sometimes exactly on the last
+     * occurrence: the window includes its end); catchUp {@code all}; half in the envelope, half in the headers form.
+     * startAt is always sent, so the oracle knows the grid without the record's timestamp.
+     */
+    private GeneratedCommand series(long seq) {
+        SplittableRandom r = seriesRandom;
+        int tenant = r.nextBoolean() ? 1 : 0;
+        String topic = tenant == 1 ? Stack.COMMANDS_B : Stack.COMMANDS_A;
+        String queue = "faults.q" + r.nextInt(QUEUES);
+        String key = SERIES_KEY_PREFIX + seq;
+        String partition = PARTITIONS[r.nextInt(PARTITIONS.length)];
+        String txn = SERIES_TXN_PREFIX + seq;
+        int n = 3 + r.nextInt(6);
+        boolean byEnd = r.nextBoolean();
+        Instant startAt = clock.get().truncatedTo(ChronoUnit.MILLIS).plusMillis(2_000 + r.nextInt(3_000));
+        String cron = null;
+        Duration every = null;
+        if (r.nextBoolean()) {
+            every = Duration.ofSeconds(1 + r.nextInt(2));
+        } else {
+            cron = Series.cronOf(Series.CRON_SECONDS[r.nextInt(Series.CRON_SECONDS.length)]);
+            if (r.nextBoolean()) {
+                startAt = startAt.truncatedTo(ChronoUnit.SECONDS); // a whole second, now and then on the grid: "at or after"
+            }
+        }
+        ZoneId zone = cron == null ? null : SERIES_ZONE;
+        Series counted = Series.of(txn, cron, zone, every, startAt, null, n);
+        Series s = counted;
+        if (byEnd) {
+            Instant last = counted.occurrences().get(n - 1);
+            long gap = Duration.between(last, counted.nextAfter(last)).toMillis();
+            Instant endAt = last.plusMillis(r.nextInt(4) == 0 ? 0 : r.nextLong(gap));
+            s = Series.of(txn, cron, zone, every, startAt, endAt, null);
+        }
+        if (s.occurrences().size() != n) {
+            throw new IllegalStateException("series " + txn + " has " + s.occurrences().size() + " occurrences, meant " + n + ": " + s.rule());
+        }
+        ObjectNode payload = payload(r, seq, key, false);
+        Intent intent = new Intent(seq, CommandKind.VALID, tenant, "schedule", queue, key, partition, txn, null, null,
+                Intent.payloadHash(payload), null, s);
+        // Both spellings of an instant the wire allows: UTC and Berlin's offset.
+        boolean utc = r.nextBoolean();
+        java.util.function.Function<Instant, String> time = t -> utc ? t.toString()
+                : DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(t.atZone(SERIES_ZONE).toOffsetDateTime());
+        if (r.nextBoolean()) {
+            ObjectNode cmd = JSON.createObjectNode().put(WireFormat.OP, "schedule").put(WireFormat.QUEUE, queue).put(WireFormat.TIMER_KEY, key)
+                    .put(WireFormat.PARTITION, partition);
+            if (cron != null) {
+                cmd.put(WireFormat.CRON, cron).put(WireFormat.ZONE, zone.getId());
+            } else {
+                cmd.put(WireFormat.EVERY, every.toString());
+            }
+            cmd.put(WireFormat.START_AT, time.apply(startAt));
+            if (s.endAt() != null) {
+                cmd.put(WireFormat.END_AT, time.apply(s.endAt()));
+            }
+            if (s.maxOccurrences() != null) {
+                cmd.put(WireFormat.MAX_OCCURRENCES, s.maxOccurrences());
+            }
+            cmd.put(WireFormat.CATCH_UP, "all").put(WireFormat.TXN, txn);
+            cmd.set(WireFormat.PAYLOAD, payload);
+            return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
+        }
+        List<Header> headers = new ArrayList<>();
+        headers.add(header(WireFormat.H_OP, "schedule"));
+        headers.add(header(WireFormat.H_QUEUE, queue));
+        headers.add(header(WireFormat.H_TIMER_KEY, key));
+        headers.add(header(WireFormat.H_PARTITION, partition));
+        if (cron != null) {
+            headers.add(header(WireFormat.H_CRON, cron));
+            headers.add(header(WireFormat.H_ZONE, zone.getId()));
+        } else {
+            headers.add(header(WireFormat.H_EVERY, every.toString()));
+        }
+        headers.add(header(WireFormat.H_START_AT, time.apply(startAt)));
+        if (s.endAt() != null) {
+            headers.add(header(WireFormat.H_END_AT, time.apply(s.endAt())));
+        }
+        if (s.maxOccurrences() != null) {
+            headers.add(header(WireFormat.H_MAX_OCCURRENCES, Integer.toString(s.maxOccurrences())));
+        }
+        headers.add(header(WireFormat.H_CATCH_UP, "all"));
+        headers.add(header(WireFormat.H_TXN, txn));
+        return new GeneratedCommand(seq, intent, record(seq, topic, utf8(WireFormat.key(queue, key)), utf8(payload.toString()), headers), null);
+    }
+
+    private ObjectNode payload(SplittableRandom random, long seq, String key, boolean large) {
         ObjectNode p = JSON.createObjectNode().put("seq", seq).put("key", key).put("note", "äö ✓ \"quoted\"");
         int padLength = large ? 8_000 + random.nextInt(56_000) : random.nextInt(200);
         StringBuilder pad = new StringBuilder(padLength);

@@ -16,18 +16,35 @@ import java.time.Instant;
  * @param deliverAt  the time a schedule gives instead, or null
  * @param payloadHash {@link #payloadHash} of the payload a schedule carries
  * @param rejectReason for a hostile record, the reason the bridge must give (README "Reject reasons (closed list)")
+ * @param series     for a recurring schedule (no delayMs, no deliverAt), its rule and occurrences; else null
  */
 public record Intent(long seq, CommandKind kind, int tenant, String op, String queue, String key, String partition, String txn,
-                     Long delayMs, Instant deliverAt, long payloadHash, String rejectReason) {
+                     Long delayMs, Instant deliverAt, long payloadHash, String rejectReason, Series series) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** A one-shot command or a hostile record. */
+    public Intent(long seq, CommandKind kind, int tenant, String op, String queue, String key, String partition, String txn,
+                  Long delayMs, Instant deliverAt, long payloadHash, String rejectReason) {
+        this(seq, kind, tenant, op, queue, key, partition, txn, delayMs, deliverAt, payloadHash, rejectReason, null);
+    }
+
+    public boolean recurring() {
+        return series != null;
+    }
 
     public boolean cancel() {
         return "cancel".equals(op);
     }
 
-    /** The delivery time this command names, from the record's timestamp for a delay (README "Two forms", its time rules). */
+    /**
+     * The delivery time this command names, from the record's timestamp for a delay (README "Two forms", its time rules);
+     * a series' first occurrence.
+     */
     public Instant due(long recordTimestampMs) {
+        if (series != null) {
+            return series.occurrences().get(0);
+        }
         return deliverAt != null ? deliverAt : Instant.ofEpochMilli(recordTimestampMs + delayMs);
     }
 

@@ -26,6 +26,12 @@ class CheckerMutationTest {
         assertThat(r.verdicts()).containsKeys("scheduled", "rescheduled", "cancelled", "absent", "too_late", "rejected", "fired", "dead_lettered");
         assertThat(r.verdicts().get("too_late")).isGreaterThan(5);
         assertThat(r.verdicts().get("cancelled")).isGreaterThan(20);
+        // Series of both rule kinds, every occurrence delivered once: the recurring mutants below have fires to break.
+        assertThat(((Number) r.findings().facts().get("recurring series (scheduled verdicts)")).intValue()).isGreaterThanOrEqualTo(15);
+        assertThat(r.findings().facts().get("recurring occurrences fired (frames in the log)"))
+                .isEqualTo(r.findings().facts().get("recurring occurrences expected"));
+        assertThat(r.findings().facts().values()).anySatisfy(v -> assertThat(v.toString()).contains("every PT"))
+                .anySatisfy(v -> assertThat(v.toString()).contains("cron '"));
     }
 
     @ParameterizedTest
@@ -42,6 +48,11 @@ class CheckerMutationTest {
             case WRONG_REJECT_REASON -> "hostile records rejected for another reason than intended";
             case FIRES_FIRST_PAYLOAD -> "fired with another payload or txn than its last schedule";
             case SEND_FAILED -> "producer send failures";
+            case OCCURRENCE_MISSING -> "recurring: occurrences lost";
+            case OCCURRENCE_PUSHED_TWICE -> "recurring: occurrences doubled";
+            case NEXT_FROM_NOW -> "recurring: fires off the rule";
+            case EVENT_SEQ_FROM_ZERO -> "recurring: fired events wrong";
+            case OCCURRENCE_EARLY -> "recurring: occurrences early";
             case NONE -> throw new AssertionError();
         };
         assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();

@@ -7,6 +7,8 @@ import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.GeneratedCommand;
 import io.queen.timers.faults.load.Intent;
+import io.queen.timers.faults.load.Series;
+import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +57,17 @@ final class SimulatedRun {
          * A schedule of a timer whose message was just fired answers rescheduled, naming that message (the bridge read
          * the row as it was before the fire's delete), and stages it again: a verdict after the delivery.
          */
-        RESCHEDULES_FIRED
+        RESCHEDULES_FIRED,
+        /** A recurring series' fire stages the occurrence after the next one: an occurrence is never delivered. */
+        OCCURRENCE_MISSING,
+        /** An occurrence's segment is pushed twice. */
+        OCCURRENCE_PUSHED_TWICE,
+        /** The next occurrence is the fire's clock plus the rule's gap, not the rule's instant after the fired occurrence. */
+        NEXT_FROM_NOW,
+        /** The fired event of an occurrence counts seq from 0. */
+        EVENT_SEQ_FROM_ZERO,
+        /** An occurrence is claimed a second before its instant. */
+        OCCURRENCE_EARLY
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -63,11 +75,22 @@ final class SimulatedRun {
     private static final long STEP_MS = 5;
     /** How long a claimed timer is "firing" before its segment commits: commands in between are too_late. */
     private static final long FIRE_MS = 30;
+    /** One command in 100 a recurring series: ~30 in a run, so each broken rule of series has occurrences to break. */
+    static final double RECURRING_FRACTION = 0.01;
 
+    /**
+     * A staged timer; a series' occurrence has its rule, the occurrence's instant ({@code due}) and number (from 1).
+     */
     private record Timer(UUID id, int tenant, String queue, String key, boolean poison, String txn, JsonNode payload,
-                         String partition, long due, long claimedAt) {
+                         String partition, long due, long claimedAt, Series series, int seq) {
         Timer claimed(long at) {
-            return new Timer(id, tenant, queue, key, poison, txn, payload, partition, due, at);
+            return new Timer(id, tenant, queue, key, poison, txn, payload, partition, due, at, series, seq);
+        }
+
+        /** The occurrence {@code at} of the same series, number {@code n}: a new row, so a new message id. */
+        Timer occurrence(Instant at, int n) {
+            return new Timer(UUID.randomUUID(), tenant, queue, key, poison, WireFormat.occurrenceTxn(series.txn(), at), payload, partition,
+                    at.toEpochMilli(), -1, series, n);
         }
     }
 
@@ -83,6 +106,7 @@ final class SimulatedRun {
     private final List<LogFrame> frames = new ArrayList<>();
     private final List<Object[]> dlq = new ArrayList<>();
     private int fires;
+    private int seriesFires;
     private boolean skipped;
     /** The last fired message of each timer, and when (RESCHEDULES_FIRED answers for it shortly after). */
     private final Map<String, Timer> lastFired = new HashMap<>();
@@ -102,10 +126,16 @@ final class SimulatedRun {
 
     /** Runs {@code n} seeded commands with {@code mutant} and returns what the checker found. */
     static Result run(long seed, int n, Mutant mutant) {
-        CommandGenerator gen = new CommandGenerator(seed, 10, 0.05, 0.01, 0);
+        // The generator draws its absolute times (deliverAt, a series' startAt) on the run's virtual clock, as the real
+        // producer draws them just before it sends.
+        long t0 = Instant.now().toEpochMilli();
+        long[] generating = {0};
+        CommandGenerator gen = new CommandGenerator(seed, 10, 0.05, 0.01, 0, RECURRING_FRACTION)
+                .clock(() -> Instant.ofEpochMilli(t0 + generating[0] * STEP_MS));
         List<GeneratedCommand> cmds = new ArrayList<>();
         Intent[] intents = new Intent[n];
         for (int i = 0; i < n; i++) {
+            generating[0] = i;
             GeneratedCommand c = gen.next(i);
             cmds.add(c);
             intents[i] = c.intent();
@@ -113,7 +143,6 @@ final class SimulatedRun {
         long sendFailed = mutant == Mutant.SEND_FAILED ? n / 3 : -1;
         Set<Long> failed = sendFailed < 0 ? Set.of() : Set.of(sendFailed);
         SimulatedRun sim = new SimulatedRun(mutant, intents, failed, new java.util.Random(seed));
-        long t0 = Instant.now().toEpochMilli();
         long now = t0;
         for (GeneratedCommand c : cmds) {
             now = t0 + c.seq() * STEP_MS;
@@ -146,6 +175,15 @@ final class SimulatedRun {
             return;
         }
         String timer = in.tenant() + "/" + in.queue() + "/" + in.key();
+        if (in.recurring()) {
+            // A key of its own: nothing is live, so the series is scheduled; its row is the first occurrence's.
+            Instant first = in.series().occurrences().get(0);
+            Timer row = new Timer(null, in.tenant(), in.queue(), in.key(), false, null, payload(g), in.partition(), 0, -1, in.series(), 0)
+                    .occurrence(first, 1);
+            timers.put(timer, row);
+            verdict(id, in, at, "scheduled", row.id).put("txn", row.txn).put("partition", in.partition()).put("deliverAt", first.toString());
+            return;
+        }
         Timer t = timers.get(timer);
         boolean firing = t != null && t.claimedAt >= 0;
         if (in.cancel()) {
@@ -178,7 +216,7 @@ final class SimulatedRun {
         UUID mid = t == null ? UUID.randomUUID() : t.id;
         boolean keepFirst = t != null && mutant == Mutant.FIRES_FIRST_PAYLOAD;
         timers.put(timer, new Timer(mid, in.tenant(), in.queue(), in.key(), in.kind() == CommandKind.POISON,
-                keepFirst ? t.txn : in.txn(), keepFirst ? t.payload : payload, in.partition(), due, -1));
+                keepFirst ? t.txn : in.txn(), keepFirst ? t.payload : payload, in.partition(), due, -1, null, 0));
         verdict(id, in, at, t == null ? "scheduled" : "rescheduled", mid).put("txn", in.txn()).put("partition", in.partition())
                 .put("deliverAt", Instant.ofEpochMilli(due).toString());
     }
@@ -190,12 +228,16 @@ final class SimulatedRun {
             Timer t = e.getValue();
             if (t.claimedAt >= 0 && now >= t.claimedAt + FIRE_MS) {
                 done.add(t);
-            } else if (t.claimedAt < 0 && t.due <= now) {
+            } else if (t.claimedAt < 0 && t.due <= now + (mutant == Mutant.OCCURRENCE_EARLY && t.series != null ? 1_000 : 0)) {
                 e.setValue(t.claimed(now));
             }
         }
         for (Timer t : done) {
             timers.remove(t.tenant + "/" + t.queue + "/" + t.key);
+            if (t.series != null) {
+                fireOccurrence(t, now);
+                continue;
+            }
             if (t.poison) {
                 dlq.add(new Object[] {t.id, t.txn, t.tenant == 0 ? Stack.TENANT_A : Stack.TENANT_B, t.queue});
                 outcome(t, "dead_lettered");
@@ -211,6 +253,38 @@ final class SimulatedRun {
             }
             outcome(t, "fired");
         }
+    }
+
+    /**
+     * The fire of an occurrence (docs/recurring.md, catchUp all): push it, then stage the rule's next occurrence after it
+     * under the same key in the same step, unless the series ended (maxOccurrences reached, or past endAt).
+     */
+    private void fireOccurrence(Timer t, long now) {
+        Series s = t.series;
+        Instant o = Instant.ofEpochMilli(t.due);
+        seriesFires++;
+        boolean broken = seriesFires % 7 == 3; // some occurrences, in several series, meet the mutant
+        push(t, now);
+        if (mutant == Mutant.OCCURRENCE_PUSHED_TWICE && broken) {
+            push(t, now);
+        }
+        Instant next = s.nextAfter(o);
+        if (mutant == Mutant.OCCURRENCE_MISSING && broken) {
+            next = s.nextAfter(next);
+        } else if (mutant == Mutant.NEXT_FROM_NOW) {
+            next = Instant.ofEpochMilli(now).plus(java.time.Duration.between(o, next));
+        }
+        boolean ended = (s.maxOccurrences() != null && t.seq >= s.maxOccurrences()) || (s.endAt() != null && next.isAfter(s.endAt()));
+        ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired")
+                .put("messageId", t.id.toString()).put("txn", t.txn).put("occurrence", o.toString())
+                .put("seq", mutant == Mutant.EVENT_SEQ_FROM_ZERO ? t.seq - 1 : t.seq);
+        if (ended) {
+            ev.putNull("next");
+        } else {
+            ev.put("next", next.toString());
+            timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1));
+        }
+        audit.get(t.tenant).add(new Object[] {null, ev});
     }
 
     private void push(Timer t, long at) {
