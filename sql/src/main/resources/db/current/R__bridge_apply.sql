@@ -46,10 +46,60 @@
 --    reltuples = 0 and the planner then turned the lock into a semi join that read the whole key per
 --    call (PipelineBench "ingest alone", 2026-12-03: about 1,000 commands/s instead of about 7,900).
 
+-- bridge_lock_v1 locks in two statements. The first locks every staged key of the batch, waiting for a
+-- fire that holds one. A fire of a recurring timer deletes the row and inserts its successor under the same
+-- key (R__timer_cadence.sql): the first statement, whose snapshot predates that commit, finds the row gone
+-- and cannot see the successor, and the batch would answer `absent` to a cancel while the series goes on.
+-- So the keys the first statement did not return are locked again by a second statement, with a snapshot
+-- taken after any wait. PRICE: one more primary-key probe per key not staged (new keys, mostly); keys
+-- found are not probed twice.
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    f_tenant UUID[];
+    f_queue  TEXT[];
+    f_key    TEXT[];
+    f_msg    UUID[];
+    f_hands  BOOLEAN[];
+    m_tenant UUID[];
+    m_queue  TEXT[];
+    m_key    TEXT[];
+BEGIN
+    SELECT coalesce(array_agg(t.tenant_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.queue ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.timer_key ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.message_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.in_hands ORDER BY t.tenant_id, t.queue, t.timer_key), '{}')
+      INTO f_tenant, f_queue, f_key, f_msg, f_hands
+      FROM queen.bridge_lock_keys_v1(p_tenant, p_queue, p_key) t;
+    IF cardinality(f_key) < (SELECT count(DISTINCT (k.tenant_id, k.queue, k.timer_key))
+                               FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)) THEN
+        SELECT array_agg(k.tenant_id), array_agg(k.queue), array_agg(k.timer_key)
+          INTO m_tenant, m_queue, m_key
+          FROM (SELECT DISTINCT k.tenant_id, k.queue, k.timer_key
+                  FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
+                EXCEPT
+                SELECT f.tenant_id, f.queue, f.timer_key FROM unnest(f_tenant, f_queue, f_key) AS f(tenant_id, queue, timer_key)) k;
+    END IF;
+    RETURN QUERY
+        SELECT x.tenant_id, x.queue, x.timer_key, x.message_id, x.in_hands
+          FROM (SELECT f.* FROM unnest(f_tenant, f_queue, f_key, f_msg, f_hands) AS f(tenant_id, queue, timer_key, message_id, in_hands)
+                UNION ALL
+                SELECT m.* FROM queen.bridge_lock_keys_v1(m_tenant, m_queue, m_key) m WHERE m_key IS NOT NULL) x
+         ORDER BY x.tenant_id, x.queue COLLATE "C", x.timer_key COLLATE "C";
+END
+$$;
+
+-- One statement of bridge_lock_v1: the staged rows of the keys, locked FOR UPDATE in key order (each probe a
+-- LATERAL primary-key lookup), with whether each is in a sweeper's hands.
+CREATE OR REPLACE FUNCTION queen.bridge_lock_keys_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
+LANGUAGE sql VOLATILE
 SET enable_seqscan = off
 AS $$
     SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
@@ -89,10 +139,19 @@ BEGIN
     p_events  := queen.json_rows_v1('bridge_apply_v4 events', p_events, '{tenant_id,kafka_key,type,event}');
     v_offsets := jsonb_array_length(p_offsets);
 
-    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order.
+    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order. A delete row
+    --    with stop_series is a cancel that met the timer in a sweeper's hands (too_late): nothing is deleted,
+    --    but a recurring timer's rule is dropped, so its fire stages no successor (docs/recurring.md).
     DELETE FROM queen.log_timers t
-     USING jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT)
-     WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key;
+     USING jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT, stop_series BOOLEAN)
+     WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key AND d.stop_series IS NOT TRUE;
+    IF jsonb_path_exists(p_deletes, '$[*] ? (@.stop_series == true)') THEN
+        UPDATE queen.log_timers t
+           SET recurrence = NULL, updated_at = now()
+          FROM jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT, stop_series BOOLEAN)
+         WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key AND d.stop_series
+           AND t.recurrence IS NOT NULL;
+    END IF;
 
     INSERT INTO queen.log_timers AS t (tenant_id, queue, timer_key, "partition", deliver_at, txn, message_id,
                                        payload, payload_zstd, payload_bytes, encrypted, producer_sub, trace_context,

@@ -111,6 +111,8 @@ public final class BatchApplier {
         UUID messageId;
         Command command;
         String producerSub;
+        /** A cancel met the timer in a sweeper's hands: too late for that occurrence, but a series ends with it. */
+        boolean stopSeries;
 
         Fold(boolean existed, State state, UUID messageId) {
             this.existed = existed;
@@ -179,7 +181,9 @@ public final class BatchApplier {
                 byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
                 rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold);
             } else if (f.state == State.ABSENT && f.existed) {
-                rows.delete(id.tenant(), id.queue(), id.timerKey());
+                rows.delete(id.tenant(), id.queue(), id.timerKey(), false);
+            } else if (f.state == State.IN_HANDS && f.stopSeries) {
+                rows.delete(id.tenant(), id.queue(), id.timerKey(), true);
             }
         });
         int fenced = write(c, rows, offsets);
@@ -307,6 +311,9 @@ public final class BatchApplier {
         if (f.state == State.IN_HANDS) {
             v = Verdict.TOO_LATE;
             ev.put("messageId", f.messageId.toString());
+            if (cmd.op() == Op.CANCEL) {
+                f.stopSeries = true;   // docs/recurring.md: the occurrence in hands goes out, no successor follows
+            }
         } else if (cmd.op().upserts()) {
             v = f.state == State.ABSENT ? Verdict.SCHEDULED : Verdict.RESCHEDULED;
             if (f.state == State.ABSENT) {
@@ -435,7 +442,7 @@ public final class BatchApplier {
                              String producerSub, byte[] traceContext, JsonNode recurrence) {}
 
     /** p_deletes: a timer that existed and ends the batch absent. */
-    private record DeleteRow(UUID tenantId, String queue, String timerKey) {}
+    private record DeleteRow(UUID tenantId, String queue, String timerKey, boolean stopSeries) {}
 
     /** p_events: one outbox row per record, in Kafka order. */
     private record EventRow(UUID tenantId, String kafkaKey, String type, ObjectNode event) {}
@@ -471,8 +478,9 @@ public final class BatchApplier {
             }
         }
 
-        void delete(UUID tenant, String queue, String key) {
-            deletes.add(new DeleteRow(tenant, queue, key));
+        /** @param stopSeries not a delete: the timer is in a sweeper's hands; a recurring one is to have no successor */
+        void delete(UUID tenant, String queue, String key, boolean stopSeries) {
+            deletes.add(new DeleteRow(tenant, queue, key, stopSeries));
         }
 
         Decision event(Incoming in, UUID tenant, String kafkaKey, Verdict v, ObjectNode ev, Rejection r) {

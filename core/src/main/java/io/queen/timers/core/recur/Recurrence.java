@@ -264,7 +264,11 @@ public final class Recurrence {
         Instant lastDue = atOrBefore(now).orElse(following);
         switch (leaving && catchUp == CatchUp.NONE ? CatchUp.ONE : catchUp) {
             case ALL -> {
-                // fire every missed one, but at most CATCH_UP_ALL_MAX after one outage: the last ones
+                // fire every missed one, but at most CATCH_UP_ALL_MAX after one outage: the last ones. A series
+                // with no more deliveries than that left (maxOccurrences) fires them all, whatever the outage.
+                if (maxOccurrences != null && (long) maxOccurrences - seq <= WireFormat.CATCH_UP_ALL_MAX) {
+                    return new Plan(true, ended(seq) ? null : following, null, null);
+                }
                 Instant from = following;
                 int n = 1;
                 for (Instant c = following; n <= WireFormat.CATCH_UP_ALL_MAX; n++) {

@@ -111,6 +111,15 @@ class RecurrenceTest {
     }
 
     @Test
+    void aSeriesWithFewerOccurrencesLeftThanTheBoundFiresThemAllHoweverLongTheOutage() {
+        // six occurrences in all, the first met 500 s late: the bound counts what the series will still deliver
+        Recurrence r = every("PT1S", "2026-12-04T10:00:00Z", 6L, "all");
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        assertThat(r.plan(o1, 1, o1.plusSeconds(500))).isEqualTo(new Plan(true, o1.plusSeconds(1), null, null));
+        assertThat(r.plan(o1.plusSeconds(5), 6, o1.plusSeconds(500))).isEqualTo(new Plan(true, null, null, null));
+    }
+
+    @Test
     void lateOneFiresThisOneAndResumesAfterNow() {
         Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", null, "one");
         Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
