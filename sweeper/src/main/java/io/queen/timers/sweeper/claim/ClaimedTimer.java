@@ -2,6 +2,7 @@ package io.queen.timers.sweeper.claim;
 
 import io.queen.timers.core.recur.Recurrence;
 import java.time.Instant;
+import org.slf4j.LoggerFactory;
 import java.util.UUID;
 
 /**
@@ -84,8 +85,16 @@ public record ClaimedTimer(
      * ({@link Recurrence#planLeaving}). Only for a recurring timer.
      */
     public Recurrence.Plan plan(Instant now, boolean leaving) {
-        Recurrence.Stored s = Recurrence.fromJson(recurrence);
-        return leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now);
+        try {
+            Recurrence.Stored s = Recurrence.fromJson(recurrence);
+            return leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now);
+        } catch (RuntimeException e) {
+            // A rule that cannot be planned (a row edited by hand, a cron the library cannot step) must not stop the
+            // sweeper: this occurrence is delivered and the series ends with it, which its event says (next null).
+            LoggerFactory.getLogger(ClaimedTimer.class).error("timer {}: its recurrence {} cannot be planned ({}): the series ends"
+                    + " with this occurrence", name(), recurrence, e.toString());
+            return new Recurrence.Plan(true, null, null, null);
+        }
     }
 
     /** "tenant/queue/key": how a log line or an error names this timer. */
