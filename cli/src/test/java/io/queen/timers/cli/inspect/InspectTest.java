@@ -105,6 +105,20 @@ class InspectTest {
     }
 
     @Test
+    void aRuleThatDoesNotReadIsShownAsSuchAndTheListingGoesOn() throws Exception {
+        staging.schedule(DEFAULT_TENANT, "q", "broken", 600);
+        staging.schedule(DEFAULT_TENANT, "q", "fine", 600);
+        staging.execute("UPDATE queen.log_timers SET recurrence = '{\"every\": \"soon\", \"txn\": \"t\", \"seq\": 1}'::jsonb"
+                + " WHERE timer_key = 'broken'");
+
+        List<TimerSummary> page = inspector.list(DEFAULT_TENANT, "q", null, 10);
+        assertThat(page).extracting(TimerSummary::timerKey).containsExactly("broken", "fine");
+        assertThat(page.get(0).recurring().rule()).startsWith("unreadable rule (every 'soon' is not an ISO-8601 duration")
+                .endsWith("{\"seq\": 1, \"txn\": \"t\", \"every\": \"soon\"}");
+        assertThat(inspector.peek(DEFAULT_TENANT, "q", "broken").orElseThrow().recurring()).isEqualTo(page.get(0).recurring());
+    }
+
+    @Test
     void seriesFindsThePendingOccurrenceBySeriesTxnThroughThePartialIndex() throws Exception {
         for (int i = 0; i < 300; i++) {
             staging.schedule(DEFAULT_TENANT, "q", String.format("one-shot-%03d", i), 600);
