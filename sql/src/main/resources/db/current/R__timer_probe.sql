@@ -1,4 +1,4 @@
--- The sweeper's due probe: when to wake up, how much is due, how late.
+-- The sweeper's due probe: when to wake up, how much is due, how late. And its count of recurring series (below).
 --
 -- queen.timer_probe_v1(p_due_cap) answers in ONE read (STABLE: every statement sees the calling
 -- statement's snapshot):
@@ -60,4 +60,21 @@ BEGIN
 
     RETURN QUERY SELECT v_now, v_next, v_due;
 END;
+$$;
+
+-- queen.timer_recurring_count_v1(p_cap): the recurring series with a pending occurrence, counted up to
+-- p_cap, for the sweeper's queen_timers_recurring_series gauge (docs/recurring.md). A series keeps exactly
+-- one row, its pending occurrence, so its rows are its series. Its own function because the sweeper's
+-- role reads no table of timers (db/least-privilege.sql).
+-- PRICE: `recurrence IS NOT NULL` is the predicate of the partial index idx_log_timers_recurring (V129),
+-- so this reads that index (index-only where the visibility map allows), never a one-shot row; it stops
+-- at the cap. It runs every few seconds on a thread of its own, never on the fire path. Locks: none.
+CREATE OR REPLACE FUNCTION queen.timer_recurring_count_v1(p_cap INT)
+RETURNS BIGINT
+LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+STABLE
+AS $$
+    -- Lock order: none (read only).
+    SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t WHERE t.recurrence IS NOT NULL LIMIT greatest(p_cap, 0)) r
 $$;

@@ -373,7 +373,7 @@ final class DeadLettersCommand implements Runnable {
         /** 'pending' or 'fired' when the timer is back already (a run before this one sent it); null when it is not. */
         private static String evidence(DataSource ds, Letter l, String timerKey) throws SQLException {
             try (Connection c = ds.getConnection();
-                    PreparedStatement st = c.prepareStatement("SELECT txn FROM queen.timer_peek_v1(?, ?, ?)")) {
+                    PreparedStatement st = c.prepareStatement("SELECT txn FROM queen.timer_peek_v2(?, ?, ?)")) {
                 st.setObject(1, l.tenant(), Types.OTHER);
                 st.setString(2, l.queue());
                 st.setString(3, timerKey);

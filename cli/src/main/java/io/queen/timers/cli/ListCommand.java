@@ -22,7 +22,9 @@ import picocli.CommandLine.Spec;
 /** A queue's pending timers by key, one page at a time (keyset: --after the last key shown). */
 @Command(name = "list", mixinStandardHelpOptions = true,
         description = {"List a queue's pending timers, one page at a time.",
-            "Key order, no payloads. The next page starts --after the last key printed."},
+            "Key order, no payloads. The next page starts --after the last key printed.",
+            "A recurring timer's line ends with its rule, the series' txn and the pending occurrence's number",
+            "(its delivery time and txn are that occurrence's)."},
         footer = {"", "Example:", "  queen-timers list -q orders.reminders --limit 50",
             "  queen-timers list -q orders.reminders --limit 50 --after order-49"})
 final class ListCommand implements Callable<Integer> {
@@ -60,9 +62,11 @@ final class ListCommand implements Callable<Integer> {
             f.put("attempts", t.attempts());
             f.put("lastError", t.lastError());
             f.put("payloadBytes", t.payloadBytes());
-            output.print(out, String.format("%-30s %-8s %s  partition %s  txn %s  attempts %d%s", Printable.line(t.timerKey()),
+            f.put("recurring", t.recurring() == null ? null : t.recurring().fields(t.deliverAt()));
+            output.print(out, String.format("%-30s %-8s %s  partition %s  txn %s  attempts %d%s%s", Printable.line(t.timerKey()),
                     f.get("state"), t.deliverAt(), Printable.line(t.partition()), Printable.line(t.txn()), t.attempts(),
-                    t.lastError() == null ? "" : "  last error " + Printable.line(t.lastError())), f);
+                    t.lastError() == null ? "" : "  last error " + Printable.line(t.lastError()),
+                    t.recurring() == null ? "" : "  " + t.recurring().text(t.deliverAt())), f);
         }
         if (!output.json()) {
             if (page.isEmpty()) {

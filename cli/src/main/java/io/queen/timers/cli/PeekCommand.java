@@ -28,8 +28,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "peek", mixinStandardHelpOptions = true,
         description = {"Show one pending timer.",
             "State (waiting, due, claimed, backoff), delivery time, txn, message id, attempts, last error,",
-            "lease, payload. Exit code 3 when it is not pending (never scheduled, cancelled,",
-            "or already fired: `queen-timers find` asks the log)."},
+            "lease, payload; for a recurring timer also its rule, the series' txn and the pending",
+            "occurrence (its number; the delivery time is its instant). Exit code 3 when it is not pending",
+            "(never scheduled, cancelled, or already fired: `queen-timers find` asks the log)."},
         footer = {"", "Example:", "  queen-timers peek -q orders.reminders -k order-42"})
 final class PeekCommand implements Callable<Integer> {
 
@@ -77,6 +78,7 @@ final class PeekCommand implements Callable<Integer> {
         f.put("payload", payload);
         f.put("payloadZstd", t.payloadZstd());
         f.put("encrypted", t.encrypted());
+        f.put("recurring", t.recurring() == null ? null : t.recurring().fields(t.deliverAt()));
         Duration in = Duration.between(t.dbNow(), t.deliverAt());
         output.print(out, String.join("\n",
                 Printable.line(t.queue()) + "/" + Printable.line(t.timerKey()) + "  " + f.get("state") + "  deliver at " + t.deliverAt()
@@ -84,7 +86,8 @@ final class PeekCommand implements Callable<Integer> {
                 "  partition " + Printable.line(t.partition()) + "  txn " + Printable.line(t.txn()) + "  message " + t.messageId(),
                 "  attempts " + t.attempts() + "  last error " + (t.lastError() == null ? "-" : Printable.line(t.lastError()))
                         + "  claimed until " + (t.claimedUntil() == null ? "-" : t.claimedUntil()),
-                "  payload " + Printable.line(payload)), f);
+                "  payload " + Printable.line(payload))
+                + (t.recurring() == null ? "" : "\n  " + t.recurring().text(t.deliverAt())), f);
         return 0;
     }
 

@@ -15,7 +15,7 @@ class PeekPayloadTextTest {
     private static TimerView stored(byte[] payload, boolean zstd) {
         Instant t = Instant.EPOCH;
         return new TimerView(UUID.randomUUID(), "q", "k", "Default", t, t, TimerState.WAITING, "txn", UUID.randomUUID(),
-                payload, zstd, false, null, 0, null, null, t, t, t);
+                payload, zstd, false, null, 0, null, null, t, t, t, null);
     }
 
     @Test

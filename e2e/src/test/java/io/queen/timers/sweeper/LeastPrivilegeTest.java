@@ -112,6 +112,11 @@ class LeastPrivilegeTest {
             assertRefused(c, "DELETE FROM queen.timer_audit_outbox");
             assertRefused(c, "UPDATE queen.bridge_offsets SET next_offset = 0");
             assertRefused(c, "SELECT count(*) FROM queen.bridge_offsets");
+            assertRefused(c, "SELECT count(*) FROM queen.log_timers WHERE recurrence IS NOT NULL");
+            // the recurring-series gauge counts through its function, which the role may call
+            try (Statement st = c.createStatement()) {
+                st.executeQuery("SELECT queen.timer_recurring_count_v1(10)").close();
+            }
         }
     }
 

@@ -47,6 +47,10 @@ class SqlFunctionsInUseTest {
             "timer_fire_v2", "the previous release's sweepers fire with it during a rolling restart (issue 24 moved the"
                     + " sweeper to timer_fire_v3, which refuses clear timers for encrypted queues); a thin wrapper over v3"
                     + " answering a refused segment `stale`, retired by the next release",
+            "timer_peek_v1", "the previous release's CLI peeks with it during an upgrade (V129's CLI peeks with timer_peek_v2,"
+                    + " which returns a recurring timer's rule); a thin wrapper over v2, retired by the next release",
+            "timer_list_v1", "the previous release's CLI lists with it during an upgrade (V129's CLI lists with timer_list_v2,"
+                    + " which returns a recurring timer's rule); a thin wrapper over v2, retired by the next release",
             "timer_audit_wake_v1", "the outbox's insert trigger (timer_audit_outbox_wake) calls it: it wakes the"
                     + " active audit relay at the commit that wrote the outbox",
             "log_push_v1", "Queen's own push (one segment per transaction), with Queen's signature: a Queen broker or"

@@ -21,6 +21,7 @@ import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.loop.CleanupClock;
 import io.queen.timers.sweeper.loop.DeadLetterClock;
+import io.queen.timers.sweeper.loop.RecurringSeriesClock;
 import io.queen.timers.sweeper.loop.Delivery;
 import io.queen.timers.sweeper.loop.FireGate;
 import io.queen.timers.sweeper.loop.Pacer;
@@ -30,6 +31,7 @@ import io.queen.timers.sweeper.loop.WakeListener;
 import io.queen.timers.sweeper.loop.WakeSignal;
 import io.queen.timers.sweeper.pack.Packer;
 import io.queen.timers.sweeper.probe.DeadLetterCount;
+import io.queen.timers.sweeper.probe.RecurringSeriesCount;
 import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -56,6 +58,9 @@ public final class SweeperMain implements AutoCloseable {
     /** The dead-letter gauge: counted this often (a scan of queen.log_dlq up to the cap) — a slow signal, read by people. */
     private static final Duration DEAD_LETTERS_EVERY = Duration.ofSeconds(15);
     private static final int DEAD_LETTERS_CAP = 100_000;
+    /** The recurring-series gauge: the same slow cadence (one range of a partial index up to the cap). */
+    private static final Duration RECURRING_SERIES_EVERY = DEAD_LETTERS_EVERY;
+    private static final int RECURRING_SERIES_CAP = 1_000_000;
 
     private final HikariDataSource dataSource;
     private final List<SweepLoop> loops;
@@ -64,18 +69,21 @@ public final class SweeperMain implements AutoCloseable {
     private final WakeListener listener;
     private final CleanupClock cleanup;
     private final DeadLetterClock deadLetters;
+    private final RecurringSeriesClock recurringSeries;
     private final AuditRelay relay;
     private final Health health;
     private final CountDownLatch closed = new CountDownLatch(1);
 
     private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, List<LoopProgress> progress, WakeSignal wake,
-                        WakeListener listener, CleanupClock cleanup, DeadLetterClock deadLetters, AuditRelay relay, Health health) {
+                        WakeListener listener, CleanupClock cleanup, DeadLetterClock deadLetters, RecurringSeriesClock recurringSeries,
+                        AuditRelay relay, Health health) {
         this.dataSource = dataSource;
         this.loops = loops;
         this.wake = wake;
         this.listener = listener;
         this.cleanup = cleanup;
         this.deadLetters = deadLetters;
+        this.recurringSeries = recurringSeries;
         this.relay = relay;
         this.health = health;
         this.threads = new ArrayList<>();
@@ -153,8 +161,11 @@ public final class SweeperMain implements AutoCloseable {
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
             DeadLetterClock deadLetters = new DeadLetterClock(new DeadLetterCount(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
+            RecurringSeriesClock recurringSeries = new RecurringSeriesClock(new RecurringSeriesCount(dataSource, RECURRING_SERIES_CAP),
+                    metrics, RECURRING_SERIES_EVERY);
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
-            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, relay, health);
+            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, recurringSeries, relay,
+                    health);
             sweeper.threads.forEach(Thread::start);
             return sweeper;
         } catch (RuntimeException e) {
@@ -221,6 +232,7 @@ public final class SweeperMain implements AutoCloseable {
             cleanup.close();
         }
         deadLetters.close();
+        recurringSeries.close();
         if (relay != null) {
             relay.close();
         }

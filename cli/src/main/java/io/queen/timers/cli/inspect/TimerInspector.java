@@ -15,7 +15,8 @@ import javax.sql.DataSource;
 
 /**
  * The operators' read-only view of queen.log_timers (V036), for the CLI: {@link #peek} one timer with its
- * payload, {@link #list} a queue's timers by keyset without payloads. Plain reads: they never block a fire.
+ * payload, {@link #list} a queue's timers by keyset without payloads, {@link #series} the recurring series
+ * scheduled with a txn (V129). A recurring timer's row carries its rule. Plain reads: they never block a fire.
  */
 public final class TimerInspector {
 
@@ -24,6 +25,7 @@ public final class TimerInspector {
 
     private static final String PEEK = SqlFile.load(TimerInspector.class, "peek.sql");
     private static final String LIST = SqlFile.load(TimerInspector.class, "list.sql");
+    private static final String SERIES = SqlFile.load(TimerInspector.class, "series.sql");
 
     private final DataSource dataSource;
 
@@ -44,7 +46,7 @@ public final class TimerInspector {
                 return Optional.of(new TimerView(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
                         instant(rs, 5), instant(rs, 6), TimerState.of(rs.getString(7)), rs.getString(8), rs.getObject(9, UUID.class),
                         rs.getBytes(10), rs.getBoolean(11), rs.getBoolean(12), rs.getString(13), rs.getInt(14), rs.getString(15),
-                        instant(rs, 16), instant(rs, 17), instant(rs, 18), instant(rs, 19)));
+                        instant(rs, 16), instant(rs, 17), instant(rs, 18), instant(rs, 19), Recurring.of(rs.getString(20))));
             }
         }
     }
@@ -66,7 +68,28 @@ public final class TimerInspector {
                     out.add(new TimerSummary(rs.getString(1), rs.getString(2), instant(rs, 3), instant(rs, 4),
                             TimerState.of(rs.getString(5)), rs.getString(6), rs.getObject(7, UUID.class), rs.getInt(8),
                             rs.getBoolean(9), rs.getBoolean(10), rs.getString(11), rs.getInt(12), rs.getString(13),
-                            instant(rs, 14), instant(rs, 15), instant(rs, 16)));
+                            instant(rs, 14), instant(rs, 15), instant(rs, 16), Recurring.of(rs.getString(17))));
+                }
+            }
+            return out;
+        }
+    }
+
+    /**
+     * The pending occurrence of each recurring series of the queue that was scheduled with {@code seriesTxn}
+     * (its occurrences' txns are {@code <seriesTxn>@<instant>}), in key order; empty when none is pending
+     * (never such a series, or it ended or was cancelled).
+     */
+    public List<PendingSeries> series(UUID tenantId, String queue, String seriesTxn) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(SERIES)) {
+            st.setObject(1, tenantId);
+            st.setString(2, queue);
+            st.setString(3, seriesTxn);
+            List<PendingSeries> out = new ArrayList<>();
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    out.add(new PendingSeries(rs.getString(1), instant(rs, 2), rs.getString(3), TimerState.of(rs.getString(5)),
+                            Recurring.of(rs.getString(4))));
                 }
             }
             return out;

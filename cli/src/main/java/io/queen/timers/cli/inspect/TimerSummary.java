@@ -3,7 +3,10 @@ package io.queen.timers.cli.inspect;
 import java.time.Instant;
 import java.util.UUID;
 
-/** One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size). */
+/**
+ * One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size).
+ * {@code recurring}: the rule of a recurring timer, whose pending occurrence this row is; null for a one-shot timer.
+ */
 public record TimerSummary(
         String timerKey,
         String partition,
@@ -20,4 +23,5 @@ public record TimerSummary(
         String lastError,
         Instant claimedUntil,
         Instant createdAt,
-        Instant updatedAt) {}
+        Instant updatedAt,
+        Recurring recurring) {}

@@ -3,7 +3,10 @@ package io.queen.timers.cli.inspect;
 import java.time.Instant;
 import java.util.UUID;
 
-/** One staged timer with its payload as stored ({@code payloadZstd}: compressed; never decrypted). */
+/**
+ * One staged timer with its payload as stored ({@code payloadZstd}: compressed; never decrypted).
+ * {@code recurring}: the rule of a recurring timer, whose pending occurrence this row is; null for a one-shot timer.
+ */
 public record TimerView(
         UUID tenantId,
         String queue,
@@ -23,4 +26,5 @@ public record TimerView(
         Instant claimedUntil,
         Instant createdAt,
         Instant updatedAt,
-        Instant dbNow) {}
+        Instant dbNow,
+        Recurring recurring) {}

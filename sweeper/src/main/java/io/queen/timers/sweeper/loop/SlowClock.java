@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One daemon thread that runs a task at a fixed delay, off the fire path: the sweeper's slow clocks
- * ({@link CleanupClock}, {@link DeadLetterClock}) each own one. The task handles its own failures; one that
+ * ({@link CleanupClock}, {@link DeadLetterClock}, {@link RecurringSeriesClock}) each own one. The task handles its own failures; one that
  * escaped would end the schedule, so the owners catch everything.
  */
 final class SlowClock implements AutoCloseable {

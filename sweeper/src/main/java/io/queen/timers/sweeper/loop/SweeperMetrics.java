@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code queen_timers_fire_failures_total{class="transient|permanent"}}: timers whose fire failed;</li>
  *   <li>{@code queen_timers_dead_lettered_total}: timers this process moved to queen.log_dlq;</li>
  *   <li>{@code queen_timers_dead_letters}: timers waiting in queen.log_dlq now (last count, {@link DeadLetterClock});</li>
+ *   <li>{@code queen_timers_recurring_series}: recurring series with a pending occurrence (last count, {@link RecurringSeriesClock});</li>
  *   <li>{@code queen_timers_claim_duration_seconds}, {@code queen_timers_fire_duration_seconds}: histograms per call;</li>
  *   <li>{@code queen_timers_probes_total}: due probes (one per idle cycle; while working, one per sweeper.sleep.near).</li>
  * </ul>
@@ -42,12 +43,13 @@ public final class SweeperMetrics {
     private final AtomicLong due = new AtomicLong();
     private final AtomicLong oldestLateMillis = new AtomicLong();
     private final AtomicLong deadLetters = new AtomicLong(UNKNOWN);
+    private final AtomicLong recurringSeries = new AtomicLong(UNKNOWN);
 
     /** The call histograms' bounds (Micrometer's percentile buckets between them, about 60 per timer). */
     static final Duration CALL_MIN = Duration.ofMillis(1);
     static final Duration CALL_MAX = Duration.ofSeconds(30);
 
-    /** A dead-letter count not taken yet, or failed: the gauge shows NaN, not a number that may be wrong. */
+    /** A count (dead letters, recurring series) not taken yet, or failed: the gauge shows NaN, not a number that may be wrong. */
     private static final long UNKNOWN = -1;
 
     public SweeperMetrics(MeterRegistry registry) {
@@ -73,6 +75,16 @@ public final class SweeperMetrics {
                 .description("How long the oldest visible timer has waited for a sweeper (last probe)").register(registry);
         Gauge.builder("queen.timers.dead.letters", deadLetters, v -> v.get() == UNKNOWN ? Double.NaN : v.get())
                 .description("Timers waiting in queen.log_dlq (last count; saturates at its cap)").register(registry);
+        Gauge.builder("queen.timers.recurring.series", recurringSeries, v -> v.get() == UNKNOWN ? Double.NaN : v.get())
+                .description("Recurring series with a pending occurrence (last count; saturates at its cap)").register(registry);
+    }
+
+    public void recurringSeries(long series) {
+        recurringSeries.set(series);
+    }
+
+    public void recurringSeriesUnknown() {
+        recurringSeries.set(UNKNOWN);
     }
 
     public void deadLetters(long timers) {
