@@ -29,7 +29,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
  * <p>A fraction of commands are recurring series instead ({@link #series}): each on a key of its own, so the checker
  * judges a series by its occurrences alone, catchUp {@code all}, so every occurrence must be delivered exactly once
  * whatever the faults did. Their draws come from a random of their own, and the one-shot command they replace is drawn
- * all the same: a seed gives the same one-shot commands at every other seq whatever the series fraction.
+ * all the same: one --seed value gives the same one-shot commands at every other seq whatever the series fraction.
  *
  * <p>Same seed, same stream (what the broker makes of it under faults is the run's business).
  */
