@@ -39,13 +39,15 @@ class StagingTableContractTest {
         List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
         // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: README "Trace context") and
         // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts), V122's deaths and
-        // held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is counted).
-        assertThat(ours).hasSize(23);
+        // held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is counted), V129's recurrence
+        // (nullable, no default: a recurring timer's rule beside the contracted columns, docs/recurring.md).
+        assertThat(ours).hasSize(24);
         assertThat(ours.subList(0, 19)).containsExactlyElementsOf(contract);
         assertThat(ours.get(19)).isEqualTo(new Catalog.Column("trace_context", "bytea", false, "", "", ""));
         assertThat(ours.get(20)).isEqualTo(new Catalog.Column("payload_bytes", "integer", false, "", "", ""));
         assertThat(ours.get(21)).isEqualTo(new Catalog.Column("deaths", "smallint", true, "", "", "0"));
         assertThat(ours.get(22)).isEqualTo(new Catalog.Column("held_alone", "boolean", true, "", "", "false"));
+        assertThat(ours.get(23)).isEqualTo(new Catalog.Column("recurrence", "jsonb", false, "", "", ""));
     }
 
     @Test
@@ -64,15 +66,19 @@ class StagingTableContractTest {
     /**
      * The contract's two indexes, plus one beyond it: V125's partial (tenant_id, visible_at), the per-tenant slices of the claim and
      * the skip scan over tenants (issue 24, point 8: one tenant's flood must not starve the others; its write price is in
-     * V125's header). Any other index fails here.
+     * V125's header), and V129's partial (tenant_id) over recurring rows only, the dashboard's count of series (one-shot rows
+     * never enter it). Any other index fails here.
      */
     @Test
-    void primaryKeyAndTheVisibleIndexAreTheOnlyIndexesBesidesTheTenantFairnessOne() throws SQLException {
+    void primaryKeyAndTheVisibleIndexAreTheOnlyIndexesBesidesTheTenantFairnessAndRecurringOnes() throws SQLException {
         List<Catalog.Index> all = Catalog.indexes(db.dataSource(), "queen.log_timers");
-        assertThat(all).hasSize(3);
+        assertThat(all).hasSize(4);
         assertThat(all).filteredOn(i -> i.name().equals("queen.idx_log_timers_tenant_visible")).singleElement()
                 .satisfies(i -> assertThat(i.definition()).endsWith("USING btree (tenant_id, visible_at) WHERE (claim_token IS NULL)"));
-        List<Catalog.Index> ours = all.stream().filter(i -> !i.name().equals("queen.idx_log_timers_tenant_visible")).toList();
+        assertThat(all).filteredOn(i -> i.name().equals("queen.idx_log_timers_recurring")).singleElement()
+                .satisfies(i -> assertThat(i.definition()).endsWith("USING btree (tenant_id) WHERE (recurrence IS NOT NULL)"));
+        List<Catalog.Index> ours = all.stream().filter(i -> !i.name().equals("queen.idx_log_timers_tenant_visible")
+                && !i.name().equals("queen.idx_log_timers_recurring")).toList();
         Catalog.Index pk = ours.stream().filter(Catalog.Index::primary).findFirst().orElseThrow();
         assertThat(pk.definition()).endsWith("USING btree (tenant_id, queue, timer_key)");
         Catalog.Index visible = ours.stream().filter(i -> !i.primary()).findFirst().orElseThrow();
