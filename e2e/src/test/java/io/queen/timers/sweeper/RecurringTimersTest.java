@@ -156,6 +156,61 @@ class RecurringTimersTest {
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
     }
 
+    /**
+     * Point 4 and the verdicts, end to end: a series scheduled through Kafka is shown by peek, list and find (its rule,
+     * series txn and next occurrence) and counted by the sweeper's gauge; a rule that cannot be read and one with no
+     * occurrence get one `rejected` verdict each, with their reasons.
+     */
+    @Test
+    void aSeriesIsShownByTheToolsAndCountedAndBadRulesAreRejected() throws Exception {
+        Instant start = Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.SECONDS);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (BridgeMain bridge = bridge(); SweeperMain sweeper = Sweepers.start(db, Map.of(), registry)) {
+            send(envelope("schedule", "recur.q", "shown", "s-shown", "\"every\":\"PT1H\",\"startAt\":\"" + start + "\""));
+            send(envelope("schedule", "recur.q", "bad", "s-bad", "\"cron\":\"61 * * * *\""));
+            send(envelope("schedule", "recur.q", "never", "s-never", "\"cron\":\"0 0 30 2 *\""));
+            assertThat(awaitEvents("shown", "scheduled", 1)).hasSize(1);
+            assertThat(awaitRejection("recur.q/bad")).isEqualTo("bad_rule");
+            assertThat(awaitRejection("recur.q/never")).isEqualTo("no_occurrence");
+
+            var inspector = new io.queen.timers.cli.inspect.TimerInspector(db.dataSource());
+            var peeked = inspector.peek(DEFAULT_TENANT, "recur.q", "shown").orElseThrow();
+            assertThat(peeked.deliverAt()).isEqualTo(start);
+            assertThat(peeked.txn()).isEqualTo("s-shown@" + start);
+            assertThat(peeked.recurring().rule()).contains("every PT1H");
+            assertThat(peeked.recurring().seriesTxn()).isEqualTo("s-shown");
+            assertThat(peeked.recurring().seq()).isEqualTo(1);
+            assertThat(inspector.list(DEFAULT_TENANT, "recur.q", null, 10)).singleElement()
+                    .satisfies(t -> assertThat(t.recurring().seriesTxn()).isEqualTo("s-shown"));
+            assertThat(inspector.series(DEFAULT_TENANT, "recur.q", "s-shown")).singleElement()
+                    .satisfies(p -> assertThat(p.nextOccurrence()).isEqualTo(start));
+            await().atMost(60, TimeUnit.SECONDS)
+                    .until(() -> registry.get("queen.timers.recurring.series").gauge().value() == 1.0);
+        }
+    }
+
+    /** The reason of the one `rejected` verdict of the record with this Kafka key. */
+    private String awaitRejection(String kafkaKey) {
+        Map<String, Object> props = TestKafka.consumerProps("unused");
+        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+            TopicPartition tp = new TopicPartition(audit, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            while (System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    JsonNode e = read(r.value());
+                    if ("rejected".equals(e.path("type").asText()) && r.key() != null
+                            && kafkaKey.equals(new String(r.key(), StandardCharsets.UTF_8))) {
+                        return e.get("reason").asText();
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no rejected verdict for " + kafkaKey);
+    }
+
     /** catchUp all: an outage of the sweeper across five occurrences; each fires once after it, in order. */
     @Test
     void afterAnOutageCatchUpAllFiresEveryMissedOccurrence() throws Exception {
