@@ -30,8 +30,7 @@ import io.queen.timers.sweeper.loop.SweeperMetrics;
 import io.queen.timers.sweeper.loop.WakeListener;
 import io.queen.timers.sweeper.loop.WakeSignal;
 import io.queen.timers.sweeper.pack.Packer;
-import io.queen.timers.sweeper.probe.DeadLetterCount;
-import io.queen.timers.sweeper.probe.RecurringSeriesCount;
+import io.queen.timers.sweeper.probe.CappedCount;
 import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -160,8 +159,8 @@ public final class SweeperMain implements AutoCloseable {
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
-            DeadLetterClock deadLetters = new DeadLetterClock(new DeadLetterCount(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
-            RecurringSeriesClock recurringSeries = new RecurringSeriesClock(new RecurringSeriesCount(dataSource, RECURRING_SERIES_CAP),
+            DeadLetterClock deadLetters = new DeadLetterClock(CappedCount.deadLetters(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
+            RecurringSeriesClock recurringSeries = new RecurringSeriesClock(CappedCount.recurringSeries(dataSource, RECURRING_SERIES_CAP),
                     metrics, RECURRING_SERIES_EVERY);
             AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
             SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, recurringSeries, relay,

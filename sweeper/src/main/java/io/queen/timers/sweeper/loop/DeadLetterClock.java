@@ -1,12 +1,12 @@
 package io.queen.timers.sweeper.loop;
 
-import io.queen.timers.sweeper.probe.DeadLetterCount;
+import io.queen.timers.sweeper.probe.CappedCount;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Counts the dead letters ({@link DeadLetterCount}) on a slow clock of its own, for the
+ * Counts the dead letters ({@link CappedCount#deadLetters}) on a slow clock of its own, for the
  * {@code queen_timers_dead_letters} gauge: the dead-lettered counter says what this process moved since it
  * started, this says what waits in the table now, whoever moved it and whatever was replayed since. A
  * failed count leaves the gauge unknown (NaN) rather than stale; it is not a readiness matter (the sweep
@@ -18,7 +18,7 @@ public final class DeadLetterClock implements AutoCloseable {
 
     private final SlowClock clock;
 
-    public DeadLetterClock(DeadLetterCount count, SweeperMetrics metrics, Duration interval) {
+    public DeadLetterClock(CappedCount count, SweeperMetrics metrics, Duration interval) {
         this.clock = new SlowClock("sweeper-dead-letters", Duration.ZERO, interval, () -> {
             try {
                 metrics.deadLetters(count.count());

@@ -1,12 +1,12 @@
 package io.queen.timers.sweeper.loop;
 
-import io.queen.timers.sweeper.probe.RecurringSeriesCount;
+import io.queen.timers.sweeper.probe.CappedCount;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Counts the recurring series with a pending occurrence ({@link RecurringSeriesCount}) on a slow clock of its
+ * Counts the recurring series with a pending occurrence ({@link CappedCount#recurringSeries}) on a slow clock of its
  * own, for the {@code queen_timers_recurring_series} gauge, as {@link DeadLetterClock} counts the dead letters:
  * what the database holds now, whoever scheduled or cancelled. A failed count leaves the gauge unknown (NaN)
  * rather than stale; it is not a readiness matter.
@@ -17,7 +17,7 @@ public final class RecurringSeriesClock implements AutoCloseable {
 
     private final SlowClock clock;
 
-    public RecurringSeriesClock(RecurringSeriesCount count, SweeperMetrics metrics, Duration interval) {
+    public RecurringSeriesClock(CappedCount count, SweeperMetrics metrics, Duration interval) {
         this.clock = new SlowClock("sweeper-recurring-series", Duration.ZERO, interval, () -> {
             try {
                 metrics.recurringSeries(count.count());

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.Staging;
-import io.queen.timers.sweeper.probe.RecurringSeriesCount;
+import io.queen.timers.sweeper.probe.CappedCount;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.lang.reflect.Proxy;
 import java.sql.SQLException;
@@ -37,13 +37,13 @@ class RecurringSeriesClockTest {
         staging.execute("UPDATE queen.log_timers SET recurrence = jsonb_build_object('every', 'PT1H', 'startAt', '2026-01-01T00:00:00Z',"
                 + " 'catchUp', 'one', 'txn', timer_key, 'seq', 1) WHERE timer_key IN ('hourly', 'daily')");
 
-        assertThat(new RecurringSeriesCount(db.dataSource(), 100).count()).isEqualTo(3);
-        assertThat(new RecurringSeriesCount(db.dataSource(), 2).count()).as("saturates at the cap").isEqualTo(2);
+        assertThat(CappedCount.recurringSeries(db.dataSource(), 100).count()).isEqualTo(3);
+        assertThat(CappedCount.recurringSeries(db.dataSource(), 2).count()).as("saturates at the cap").isEqualTo(2);
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         SweeperMetrics metrics = new SweeperMetrics(registry);
         assertThat(gauge(registry)).as("unknown before the first count").isNaN();
-        try (RecurringSeriesClock clock = new RecurringSeriesClock(new RecurringSeriesCount(db.dataSource(), 100), metrics,
+        try (RecurringSeriesClock clock = new RecurringSeriesClock(CappedCount.recurringSeries(db.dataSource(), 100), metrics,
                 Duration.ofMillis(50))) {
             await().atMost(Duration.ofSeconds(10)).until(() -> gauge(registry) == 3.0);
             staging.execute("DELETE FROM queen.log_timers WHERE timer_key = 'daily'");   // a series cancelled
@@ -60,7 +60,7 @@ class RecurringSeriesClockTest {
                 (proxy, method, args) -> {
                     throw new SQLException("connection refused", "08001");
                 });
-        try (RecurringSeriesClock clock = new RecurringSeriesClock(new RecurringSeriesCount(down, 100), metrics, Duration.ofMillis(50))) {
+        try (RecurringSeriesClock clock = new RecurringSeriesClock(CappedCount.recurringSeries(down, 100), metrics, Duration.ofMillis(50))) {
             await().atMost(Duration.ofSeconds(10)).until(() -> Double.isNaN(gauge(registry)));
         }
     }
