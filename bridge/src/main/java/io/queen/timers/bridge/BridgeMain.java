@@ -155,7 +155,9 @@ public final class BridgeMain implements AutoCloseable {
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
                     settings.tenantMaxPending(), telemetry);
             LoopProgress ingest = health.loop("ingest");
-            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)), settings.commandTopics(),
+            Map<String, Object> probeProps = probeProps(config, settings);
+            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)),
+                    () -> new KafkaConsumer<>(probeProps), settings.commandTopics(),
                     routes, parser, applier, offsets, settings.pollTimeout(), settings.batchMaxBytes(),
                     settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), timestamps, settings.startPosition(), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
@@ -207,6 +209,22 @@ public final class BridgeMain implements AutoCloseable {
         // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
         p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
+        return p;
+    }
+
+    /**
+     * The consumer that reads past a record the Kafka client cannot decode (IngestLoop's salvage): the consumer's settings
+     * (security, isolation, fetch sizes) without a group, since it is assigned the one partition it reads, and one record
+     * per poll, so that the poll that fails names the record.
+     */
+    static Map<String, Object> probeProps(Config config, BridgeSettings settings) {
+        Map<String, Object> p = consumerProps(config, settings);
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        p.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
+        p.remove(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, p.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-probe");
         return p;
     }
 

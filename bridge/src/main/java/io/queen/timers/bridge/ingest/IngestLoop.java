@@ -38,6 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -97,6 +98,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Timer applyTimer;
     private final Counter retries;
     private final Counter isolations;
+    private final Counter unreadableAnswered;
+    private final UnreadableRecords unreadable;
+    /** What a gathering poll threw when it met a record the client cannot read: handled once the batch in hand is applied. */
+    private Throwable unreadableMet;
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
@@ -124,8 +129,11 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      *                        no topic checks tokens
      * @param startPosition   bridge.start.position ({@code earliest}, {@code latest}) or null: where a partition with no
      *                        stored offset starts when it holds records; null keeps it paused
+     * @param probes          makes a consumer of the same settings without a group and with max.poll.records 1, which reads
+     *                        past a record the client cannot decode ({@link UnreadableRecords})
      */
-    public IngestLoop(Consumer<byte[], byte[]> consumer, List<String> topics, TopicRoutes routes, CommandParser parser,
+    public IngestLoop(Consumer<byte[], byte[]> consumer, Supplier<Consumer<byte[], byte[]>> probes, List<String> topics,
+                      TopicRoutes routes, CommandParser parser,
                       BatchApplier applier, OffsetStore offsets, Duration pollTimeout, long batchMaxBytes, int batchMaxRecords,
                       Duration maxBackoff, TopicTimestamps timestamps, String startPosition, MeterRegistry registry,
                       LoopProgress progress) {
@@ -149,6 +157,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 .description("Batches not committed (database error or fenced) and read again from the stored offsets").register(registry);
         this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
                 .description("Batches split in two because one of their records' values made the apply fail").register(registry);
+        this.unreadableAnswered = Counter.builder("queen.timers.bridge.records.unreadable")
+                .description("Offsets answered rejected/unreadable_record: records the Kafka client could not decode (a declared"
+                        + " size beyond the heap, a batch that does not parse) and the rest of their compressed batch").register(registry);
+        this.unreadable = new UnreadableRecords(probes, pollTimeout);
         Gauge.builder("queen.timers.bridge.partitions.stopped", this, l -> l.stopped.size() + l.unstarted.size())
                 .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
                         + " or because the group has none there and bridge.start.position is not set").register(registry);
@@ -184,6 +196,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 } catch (OffsetOutOfRangeException e) {
                     stop(e.offsetOutOfRangePartitions());
                     continue;
+                } catch (RuntimeException | OutOfMemoryError e) {
+                    if (!UnreadableRecords.isUnreadable(e)) {
+                        throw e;
+                    }
+                    salvage(e);
+                    continue;
                 }
                 if ((!stopped.isEmpty() || !unstarted.isEmpty()) && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
                     // re-reads the stored offsets: a stopped (or unstarted) partition resumes once an operator set its offset
@@ -193,6 +211,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 }
                 if (!records.isEmpty()) {
                     apply(gather(records));
+                    if (unreadableMet != null) {
+                        Throwable e = unreadableMet;
+                        unreadableMet = null;
+                        if (!resync) { // after a failed apply the resync's poll meets the record again
+                            salvage(e);
+                        }
+                    }
                 }
                 measureLag();
                 // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
@@ -243,6 +268,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 more = consumer.poll(Duration.ZERO);
             } catch (NoOffsetForPartitionException | OffsetOutOfRangeException e) {
                 break; // the next cycle's poll meets it again and handles it
+            } catch (RuntimeException | OutOfMemoryError e) {
+                if (!UnreadableRecords.isUnreadable(e)) {
+                    throw e;
+                }
+                // the batch in hand is whole (its records were handed over); the record that failed waits for salvage()
+                unreadableMet = e;
+                break;
             }
             if (more.isEmpty()) {
                 break;
@@ -271,6 +303,124 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             backoff = MIN_BACKOFF;
             problem.set(null);
         }
+    }
+
+    /**
+     * A poll met a record the Kafka client cannot decode ({@link UnreadableRecords}): the consumer would meet it again at every
+     * poll. Each partition is read from its stored offset one record per poll by a probe consumer, for at most
+     * bridge.batch.max.records offsets: what it reads is applied as usual, in order; an unreadable run is answered
+     * {@code rejected}/{@code unreadable_record}, one verdict per offset, and the stored offset moves past it. Then every
+     * partition resyncs to its stored offset. A database failure on the way stops the salvage where it is (the apply paused
+     * and resyncs): the next poll meets the record again and salvage goes on from the stored offsets.
+     */
+    private void salvage(Throwable cause) {
+        LOG.error("a poll met a record the Kafka client cannot read ({}); reading every partition one record per poll from"
+                + " its stored offset, to answer it", Printable.line(String.valueOf(cause)));
+        consumer.pause(consumer.assignment());
+        try {
+            for (TopicPartition tp : List.copyOf(consumer.assignment())) {
+                Long from = expected.get(tp);
+                if (from == null || stopped.containsKey(tp) || unstarted.containsKey(tp) || held.contains(tp.topic())) {
+                    continue; // never polled: not where the record was met
+                }
+                if (!salvage(tp, from) || !running.get()) {
+                    return;
+                }
+            }
+        } catch (RuntimeException e) {
+            // the broker did not answer the probe (or refused it): nothing was skipped; the next poll meets the record again
+            LOG.warn("reading past an unreadable record stopped: {}; retrying in {} ms", Printable.line(String.valueOf(e)),
+                    backoff.toMillis());
+            problem.set("kafka: " + Printable.line(String.valueOf(e.getMessage())));
+            pauseAndResync(backoff);
+            backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            return;
+        }
+        pauseAndResync(Duration.ZERO);
+    }
+
+    /** One partition of {@link #salvage(Throwable)}; false when an apply failed (it paused and resyncs). */
+    private boolean salvage(TopicPartition tp, long from) {
+        TopicRoutes.Route route = routes.route(tp.topic());
+        try (UnreadableRecords.Scan scan = unreadable.scan(tp)) {
+            long end = scan.end();
+            long until = Math.min(end, from + batchMaxRecords);
+            List<Incoming> batch = new ArrayList<>();
+            long bytes = 0;
+            long at = from;
+            long retried = -1;
+            while (at < until && running.get()) {
+                ConsumerRecord<byte[], byte[]> r;
+                try {
+                    r = scan.next(at);
+                } catch (RuntimeException | OutOfMemoryError e) {
+                    if (!UnreadableRecords.isUnreadable(e)) {
+                        throw e;
+                    }
+                    // an OutOfMemoryError may be the heap's moment, not the record: a fresh probe reads it once more
+                    scan.fresh();
+                    if (retried != at && scan.probe(at) == UnreadableRecords.Probe.READABLE) {
+                        retried = at;
+                        continue;
+                    }
+                    if (!batch.isEmpty() && !commit(batch)) {
+                        return false;
+                    }
+                    batch = new ArrayList<>();
+                    bytes = 0;
+                    long runEnd = scan.endOfRun(at, end);
+                    if (!answerUnreadable(tp, route, at, runEnd, e)) {
+                        return false;
+                    }
+                    at = runEnd;
+                    continue;
+                }
+                if (r == null) {
+                    long next = scan.position();
+                    if (next == at) {
+                        break; // nothing came: the bridge's consumer goes on from here
+                    }
+                    at = next; // control records, or an aborted transaction's
+                    continue;
+                }
+                batch.add(incoming(r, route));
+                bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+                at = r.offset() + 1;
+                if (batch.size() >= batchMaxRecords || bytes >= batchMaxBytes) {
+                    if (!commit(batch)) {
+                        return false;
+                    }
+                    batch = new ArrayList<>();
+                    bytes = 0;
+                }
+            }
+            return batch.isEmpty() || commit(batch);
+        }
+    }
+
+    /** Offsets {@code first..end-1} of {@code tp} answered rejected/unreadable_record, in chunks of bridge.batch.max.records. */
+    private boolean answerUnreadable(TopicPartition tp, TopicRoutes.Route route, long first, long end, Throwable cause) {
+        Source head = new Source(tp.topic(), tp.partition(), first);
+        LOG.error("records {}..{} of {} cannot be read by the Kafka client ({}): each is answered rejected (unreadable_record)"
+                + " and the stored offset moves to {}", first, end - 1, tp, Printable.line(String.valueOf(cause)), end);
+        String why = "the Kafka client cannot read this record (" + Printable.line(String.valueOf(cause))
+                + "): it declares a size beyond what the bridge holds, or its batch does not parse";
+        String after = "the Kafka client cannot read this record: it follows the unreadable record " + head
+                + " in one compressed producer batch, which the client reads as one stream";
+        for (long o = first; o < end; ) {
+            long to = Math.min(end, o + batchMaxRecords);
+            List<Incoming> answers = new ArrayList<>((int) (to - o));
+            for (long x = o; x < to; x++) {
+                answers.add(new Incoming(new Source(tp.topic(), tp.partition(), x), route.tenant(), route.producerSub(),
+                        new Rejection(RejectReason.UNREADABLE_RECORD, x == first ? why : after, null)));
+            }
+            if (!commit(answers)) {
+                return false;
+            }
+            unreadableAnswered.increment(to - o);
+            o = to;
+        }
+        return true;
     }
 
     /**

@@ -63,7 +63,13 @@ public enum RejectReason {
      */
     BAD_RULE("bad_rule"),
     /** A valid recurrence with no occurrence: none at or after startAt before endAt (or before the year 10000). */
-    NO_OCCURRENCE("no_occurrence");
+    NO_OCCURRENCE("no_occurrence"),
+    /**
+     * The Kafka client cannot decode this record: it declares a size beyond what the bridge can hold (up to 2 GiB in a few KB
+     * of zstd) or its batch does not parse; also each later record of the same compressed producer batch, which the client
+     * reads as one stream. Decided by the client, not by the command's content.
+     */
+    UNREADABLE_RECORD("unreadable_record");
 
     private final String wireName;
 

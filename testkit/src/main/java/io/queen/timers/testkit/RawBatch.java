@@ -1,0 +1,184 @@
+package io.queen.timers.testkit;
+
+import com.github.luben.zstd.ZstdOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+/**
+ * One zstd producer batch built byte by byte (Kafka's record batch v2, as its protocol documentation lays it out) and sent
+ * as a raw Produce request: what a hostile producer can send and the Java producer would not build, such as a record whose
+ * value is hundreds of MB of one letter among small records, a few KB on the wire. The big value is streamed through the
+ * compressor, never held. Plaintext listeners only.
+ */
+public final class RawBatch {
+
+    /** One record of the batch: key, headers (name, value pairs), and a value given as bytes or as a run of one byte. */
+    public record Rec(byte[] key, List<String[]> headers, byte[] value, long runLength, byte runByte) {
+        public static Rec of(byte[] key, byte[] value, List<String[]> headers) {
+            return new Rec(key, headers, value, -1, (byte) 0);
+        }
+
+        /** A value of {@code length} times {@code b}: its declared size is {@code length}. */
+        public static Rec run(byte[] key, long length, byte b, List<String[]> headers) {
+            return new Rec(key, headers, null, length, b);
+        }
+    }
+
+    private RawBatch() {}
+
+    /** Builds the batch (zstd, CreateTime {@code timestampMs}) and produces it to {@code topic}/{@code partition}; acks=all. */
+    public static void send(String bootstrap, String topic, int partition, long timestampMs, List<Rec> records) throws IOException {
+        ByteBuffer batch = build(timestampMs, records);
+        Node leader = leader(bootstrap, topic, partition);
+        short v = 9; // topics named (v13 names them by id); every broker of Kafka 3.x and 4.x takes it
+        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName(topic)
+                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(partition)
+                        .setRecords(MemoryRecords.readableRecords(batch))));
+        data.topicData().add(t);
+        ByteBuffer req = new ProduceRequest.Builder(v, v, data).build(v)
+                .serializeWithHeader(new RequestHeader(ApiKeys.PRODUCE, v, "raw-batch", 1));
+        try (Socket s = new Socket(leader.host(), leader.port())) {
+            s.setSoTimeout(60_000);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(req.remaining());
+            out.write(req.array(), req.arrayOffset() + req.position(), req.remaining());
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            byte[] resp = new byte[in.readInt()];
+            in.readFully(resp);
+            ByteBuffer rb = ByteBuffer.wrap(resp);
+            ResponseHeader.parse(rb, ApiKeys.PRODUCE.responseHeaderVersion(v));
+            ProduceResponse pr = ProduceResponse.parse(new ByteBufferAccessor(rb), v);
+            for (ProduceResponseData.TopicProduceResponse tr : pr.data().responses()) {
+                for (ProduceResponseData.PartitionProduceResponse p : tr.partitionResponses()) {
+                    if (p.errorCode() != 0) {
+                        throw new IOException("produce refused: error " + p.errorCode() + " " + p.errorMessage());
+                    }
+                }
+            }
+        }
+    }
+
+    /** The batch's bytes: the 61-byte header, then the records through one zstd stream. */
+    public static ByteBuffer build(long timestampMs, List<Rec> records) throws IOException {
+        ByteArrayOutputStream compressed = new ByteArrayOutputStream();
+        try (ZstdOutputStream z = new ZstdOutputStream(compressed)) {
+            DataOutputStream out = new DataOutputStream(z);
+            for (int i = 0; i < records.size(); i++) {
+                writeRecord(out, i, records.get(i));
+            }
+        }
+        byte[] body = compressed.toByteArray();
+        ByteBuffer b = ByteBuffer.allocate(61 + body.length);
+        b.putLong(0); // base offset: the broker assigns
+        b.putInt(61 - 12 + body.length); // batch length: after this field
+        b.putInt(-1); // partition leader epoch
+        b.put((byte) 2); // magic
+        int crcAt = b.position();
+        b.putInt(0);
+        b.putShort((short) 4); // attributes: zstd, CreateTime, not transactional
+        b.putInt(records.size() - 1); // last offset delta
+        b.putLong(timestampMs);
+        b.putLong(timestampMs);
+        b.putLong(-1L); // producer id
+        b.putShort((short) -1);
+        b.putInt(-1); // base sequence
+        b.putInt(records.size());
+        b.put(body);
+        CRC32C crc = new CRC32C();
+        crc.update(b.array(), crcAt + 4, b.capacity() - crcAt - 4);
+        b.putInt(crcAt, (int) crc.getValue());
+        b.flip();
+        return b;
+    }
+
+    private static void writeRecord(DataOutputStream out, int offsetDelta, Rec r) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        head.write(0); // attributes
+        varlong(head, 0); // timestamp delta
+        varlong(head, offsetDelta);
+        bytesField(head, r.key());
+        long valueLength = r.value() != null ? r.value().length : r.runLength();
+        varlong(head, valueLength);
+        byte[] before = head.toByteArray();
+        ByteArrayOutputStream tail = new ByteArrayOutputStream();
+        List<String[]> headers = r.headers() == null ? List.of() : r.headers();
+        varlong(tail, headers.size());
+        for (String[] h : headers) {
+            bytesField(tail, h[0].getBytes(StandardCharsets.UTF_8));
+            bytesField(tail, h[1] == null ? null : h[1].getBytes(StandardCharsets.UTF_8));
+        }
+        byte[] after = tail.toByteArray();
+        long bodySize = before.length + Math.max(0, valueLength) + after.length;
+        if (bodySize > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a record body is at most 2 GiB");
+        }
+        varlong(out, bodySize);
+        out.write(before);
+        if (r.value() != null) {
+            out.write(r.value());
+        } else {
+            byte[] chunk = new byte[1 << 16];
+            java.util.Arrays.fill(chunk, r.runByte());
+            for (long left = r.runLength(); left > 0; left -= chunk.length) {
+                out.write(chunk, 0, (int) Math.min(left, chunk.length));
+            }
+        }
+        out.write(after);
+    }
+
+    private static void bytesField(OutputStream out, byte[] b) throws IOException {
+        if (b == null) {
+            varlong(out, -1);
+        } else {
+            varlong(out, b.length);
+            out.write(b);
+        }
+    }
+
+    /** Zigzag varint, as Kafka's records write every length and delta. */
+    private static void varlong(OutputStream out, long v) throws IOException {
+        long z = (v << 1) ^ (v >> 63);
+        while ((z & ~0x7FL) != 0) {
+            out.write((int) ((z & 0x7F) | 0x80));
+            z >>>= 7;
+        }
+        out.write((int) z);
+    }
+
+    private static Node leader(String bootstrap, String topic, int partition) throws IOException {
+        try (Admin admin = Admin.create(java.util.Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            List<TopicPartitionInfo> parts = new ArrayList<>(admin.describeTopics(List.of(topic)).allTopicNames().get()
+                    .get(topic).partitions());
+            return parts.stream().filter(p -> p.partition() == partition).findFirst().orElseThrow().leader();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
+    }
+}
