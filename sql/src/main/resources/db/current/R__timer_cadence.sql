@@ -2,11 +2,33 @@
 -- (Named "cadence" so Flyway, which runs repeatable files by name, creates it before R__timer_fire.sql,
 -- whose LANGUAGE sql deliver step names timer_series_next_v1 and is checked at creation.)
 --
+-- queen.timer_uuidv7_v1(at): a UUIDv7 (RFC 9562 §5.7) whose 48-bit Unix milliseconds are `at`'s (floored, so
+-- the id's time is never after `at`), version 7, variant 10, and the other 74 bits gen_random_uuid()'s
+-- random ones (no randomness of our own). Why here: every message id in the log is a UUIDv7 minted when
+-- its message is staged (docs/formats.md, docs/recurring.md); the bridge mints the first occurrence's in
+-- Java (io.queen.timers.log.codec.UuidV7), a successor is staged by SQL, and PostgreSQL before 18 has no
+-- uuidv7(). Unlike the Java one it keeps no sequence: ids minted in one millisecond (successors staged by
+-- one fire) sort by their random bits, not in mint order: RFC 9562 allows it, and nothing orders by them.
+-- Internal: called by timer_series_next_v1 only, granted to no role (db/least-privilege.sql).
+-- PRICE: one gen_random_uuid() and a few byte operations per successor staged (microseconds).
+CREATE OR REPLACE FUNCTION queen.timer_uuidv7_v1(p_at TIMESTAMPTZ)
+RETURNS UUID
+LANGUAGE sql
+VOLATILE STRICT PARALLEL SAFE
+AS $$
+    SELECT encode(set_byte(set_byte(r.b, 6, (get_byte(r.b, 6) & 15) | 112),  -- version 7 (0111) above rand_a
+                           8, (get_byte(r.b, 8) & 63) | 128), 'hex')::uuid   -- variant 10
+      FROM (SELECT overlay(uuid_send(gen_random_uuid())
+                           PLACING substring(int8send(floor(extract(epoch FROM p_at) * 1000)::bigint) FROM 3)
+                           FROM 1 FOR 6) AS b) r
+$$;
+
 -- queen.timer_series_next_v1(timer, plan): called once per recurring row by the statement that deletes
 -- it (the fire's deliver and refuse steps, the dead letter, the skip), after its delete. It stages the
 -- next occurrence the sweeper planned as a NEW row under the same key (deliver_at the instant, txn
--- `<series txn>@<instant>`, a new message_id, attempts 0, recurrence with seq + 1 when this occurrence
--- was delivered or dead-lettered, unchanged when it was skipped), and returns the fields the outcome's
+-- `<series txn>@<instant>`, a new message_id: a UUIDv7 of this transaction's now(), the moment it is
+-- staged; attempts 0, recurrence with seq + 1 when this occurrence was delivered or dead-lettered,
+-- unchanged when it was skipped), and returns the fields the outcome's
 -- audit event adds: {"occurrence", "seq", "next", "skipped": {"from", "to"}}. Nothing is staged when the
 -- plan's next is null: the series ended (maxOccurrences, endAt), and the event says so (next null).
 --
@@ -42,7 +64,7 @@ BEGIN
                                       payload_zstd, payload_bytes, encrypted, producer_sub, trace_context, claimed_until,
                                       recurrence)
         VALUES ((p_timer).tenant_id, (p_timer).queue, (p_timer).timer_key, (p_timer)."partition", v_next,
-                ((p_timer).recurrence ->> 'txn') || '@' || (p_plan ->> 'next'), gen_random_uuid(), (p_timer).payload,
+                ((p_timer).recurrence ->> 'txn') || '@' || (p_plan ->> 'next'), queen.timer_uuidv7_v1(now()), (p_timer).payload,
                 (p_timer).payload_zstd, (p_timer).payload_bytes, (p_timer).encrypted, (p_timer).producer_sub,
                 (p_timer).trace_context, CASE WHEN v_next < now() THEN now() END,
                 jsonb_set((p_timer).recurrence, '{seq}',

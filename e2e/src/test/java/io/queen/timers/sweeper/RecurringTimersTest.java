@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -30,6 +32,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -60,6 +63,20 @@ class RecurringTimersTest {
         audit = TestKafka.newTopic("recur-audit", 1);
     }
 
+    /**
+     * Issue 43: every message id in the log is a UUIDv7 minted when its occurrence was staged, the first by the bridge
+     * and every successor by the sweeper's fire, dead letter or catch-up (timer_series_next_v1), so its time is never
+     * after the created_at of the segment that delivered it.
+     */
+    @AfterEach
+    void everyFrameInTheLogHasAUuidV7MintedNoLaterThanItsSegment() {
+        assertThat(LogContents.read(db.dataSource())).allSatisfy(m -> {
+            assertThat(m.frame().messageId().version()).as("the message id of %s", m.txn()).isEqualTo(7);
+            assertThat(UuidV7.unixMillis(m.frame().messageId())).as("the message id's time of %s", m.txn())
+                    .isLessThanOrEqualTo(m.createdAt().toEpochMilli());
+        });
+    }
+
     @Test
     void anEverySeriesFiresEachOccurrenceOnceWithItsTxnAndEndsAfterMaxOccurrences() {
         Instant start = Instant.now().plusSeconds(2).truncatedTo(ChronoUnit.SECONDS);
@@ -83,6 +100,20 @@ class RecurringTimersTest {
             JsonNode scheduled = awaitEvents("every", "scheduled", 1).get(0);
             assertThat(scheduled.get("txn").asText()).isEqualTo("s-every@" + start);
             assertThat(scheduled.at("/recurrence/every").asText()).isEqualTo("PT1S");
+            assertThat(scheduled.get("messageId").asText()).isEqualTo(fired.get(0).get("messageId").asText());
+            // each occurrence its own UUIDv7, the successors' minted when the previous occurrence's fire staged them
+            Map<String, UUID> logged = LogContents.read(db.dataSource()).stream()
+                    .collect(Collectors.toMap(LogContents.Message::txn, m -> m.frame().messageId()));
+            for (int i = 0; i < 3; i++) {
+                UUID id = UUID.fromString(fired.get(i).get("messageId").asText());
+                assertThat(id.version()).as("occurrence %d", i + 1).isEqualTo(7);
+                assertThat(logged.get(fired.get(i).get("txn").asText())).isEqualTo(id);
+                if (i > 0) {
+                    assertThat(UuidV7.unixMillis(id)).as("occurrence %d staged by the fire of the one before", i + 1)
+                            .isGreaterThanOrEqualTo(start.plusSeconds(i - 1).toEpochMilli());
+                }
+            }
+            assertThat(logged.values()).doesNotHaveDuplicates();
         }
         assertThat(LogContents.txnCounts(db.dataSource())).containsOnlyKeys("s-every@" + start, "s-every@" + start.plusSeconds(1),
                 "s-every@" + start.plusSeconds(2)).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
@@ -132,6 +163,32 @@ class RecurringTimersTest {
                     .containsExactly("s-new@" + start, "s-new@" + start.plusSeconds(2));
         }
         assertThat(LogContents.txnCounts(db.dataSource())).hasSize(2);
+    }
+
+    /**
+     * A reschedule of a pending successor keeps its message id (as for any pending timer): the rescheduled and fired events
+     * and the log name the UUIDv7 the previous occurrence's fire staged it with (issue 43).
+     */
+    @Test
+    void aRescheduledSuccessorKeepsTheUuidV7ItWasStagedWith() {
+        Instant start = Instant.now().plusSeconds(2).truncatedTo(ChronoUnit.SECONDS);
+        UUID id;
+        try (BridgeMain bridge = bridge(); SweeperMain sweeper = sweeper()) {
+            send(envelope("schedule", "recur.q", "moved", "s-moved", "\"every\":\"PT5S\",\"startAt\":\"" + start + "\""));
+            JsonNode first = awaitEvents("moved", "fired", 1).get(0);
+            // the successor is due 5 s after the first: pending, not in hands, when this arrives
+            send(envelope("reschedule", "recur.q", "moved", "s-moved-once", "\"delayMs\":0"));
+            JsonNode rescheduled = awaitEvents("moved", "rescheduled", 1).get(0);
+            JsonNode fired = awaitEvents("moved", "fired", 2).get(1);
+            id = UUID.fromString(rescheduled.get("messageId").asText());
+            assertThat(id.version()).isEqualTo(7);
+            assertThat(id.toString()).isNotEqualTo(first.get("messageId").asText());
+            assertThat(UuidV7.unixMillis(id)).as("staged by the first occurrence's fire").isGreaterThanOrEqualTo(start.toEpochMilli());
+            assertThat(fired.get("txn").asText()).isEqualTo("s-moved-once");
+            assertThat(fired.get("messageId").asText()).isEqualTo(id.toString());
+        }
+        assertThat(LogContents.read(db.dataSource())).filteredOn(m -> m.txn().equals("s-moved-once")).singleElement()
+                .satisfies(m -> assertThat(m.frame().messageId()).isEqualTo(id));
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.queen.timers.sweeper;
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
@@ -11,10 +12,14 @@ import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.fire.SegmentOutcome;
 import io.queen.timers.sweeper.pack.Packer;
 import io.queen.timers.testkit.PostgresDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -52,6 +57,17 @@ class SeriesFireTest {
         Instant o2 = o1.plusSeconds(10);
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE txn = 's@" + o2 + "' AND deliver_at = '" + o2
                 + "' AND (recurrence->>'seq')::int = 2 AND attempts = 0")).isEqualTo(1);
+        // issue 43: the successor's message id is a UUIDv7 of the fire that staged it: the fire's now(), which is never
+        // after the created_at of the segment it pushed in the same transaction (the database's clock, both)
+        UUID next;
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT message_id FROM queen.log_timers WHERE txn = 's@" + o2 + "'")) {
+            assertThat(rs.next()).isTrue();
+            next = rs.getObject(1, UUID.class);
+        }
+        long pushedAt = LogContents.read(db.dataSource()).get(0).createdAt().toEpochMilli();
+        assertThat(next.version()).isEqualTo(7);
+        assertThat(UuidV7.unixMillis(next)).isBetween(pushedAt - 10_000, pushedAt);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event->>'txn' = 's@" + o1
                 + "' AND (event->>'seq')::int = 1 AND (event->>'next')::timestamptz = '" + o2 + "'")).isEqualTo(1);
     }
