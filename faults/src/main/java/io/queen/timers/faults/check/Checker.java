@@ -142,7 +142,7 @@ public final class Checker {
     }
 
     private final String bootstrap;
-    private final PostgresProcess postgres;
+    private final Database postgres;
     private final Intent[] intents;
     private final Set<Long> failedSeqs;
     private final long tooLateSlackMs;
@@ -166,6 +166,20 @@ public final class Checker {
      *                   waited for row locks up to the bridge's statement timeout; plus {@link #CLOCK_SLACK_MS}
      */
     public Checker(String bootstrap, PostgresProcess postgres, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
+        this(postgres == null ? null : postgres::connect, bootstrap, intents, failedSeqs, tooLateSlackMs);
+    }
+
+    /** Where the checker's SQL goes: the harness's PostgreSQL process, or a test's database. */
+    interface Database {
+        Connection connect() throws SQLException;
+    }
+
+    /** A checker on a test's database (the log's reading is tested against real segment rows). */
+    static Checker on(Database db, Intent[] intents) {
+        return new Checker(db, null, intents, Set.of(), CLOCK_SLACK_MS);
+    }
+
+    private Checker(Database postgres, String bootstrap, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
         this.bootstrap = bootstrap;
         this.postgres = postgres;
         this.intents = intents;
@@ -511,7 +525,7 @@ public final class Checker {
         return java.time.OffsetDateTime.parse(text).toInstant();
     }
 
-    private void decodeLog() throws SQLException {
+    void decodeLog() throws SQLException {
         long segments = 0;
         long frames = 0;
         try (Connection c = postgres.connect()) {
