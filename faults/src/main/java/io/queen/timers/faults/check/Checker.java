@@ -7,8 +7,7 @@ import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.processes.PostgresProcess;
 import io.queen.timers.faults.stack.Stack;
-import io.queen.timers.log.codec.Frame;
-import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.faults.decode.DecodedFrame;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,7 +29,8 @@ import org.apache.kafka.common.header.Header;
 
 /**
  * The checks, from what is observable outside the services only: the command topics and the audit
- * topics read with a plain consumer, the log decoded with the project's codec, {@code queen.log_dlq},
+ * topics read with a plain consumer, the log decoded by the harness's own decoder (written from docs/formats.md, and
+ * compared with the product's codec: {@link TwoDecoders}), {@code queen.log_dlq},
  * {@code queen.log_timers} and the audit outbox. Never a service's counter.
  *
  * <p>The oracle is the generator's record of what it sent ({@link Intent}), never the bridge's reading of
@@ -51,7 +51,7 @@ import org.apache.kafka.common.header.Header;
  * Each message must end exactly one way — one frame in its queue's log, or cancelled, or (poisoned) one
  * DLQ row — and a frame must carry the txn and payload of the message's last applied command, be in the
  * right tenant's queue and partition, and not be earlier than that command's own time (the record's
- * timestamp + delayMs, or its deliverAt). Recurring series are judged by {@link RecurringCheck}: one delivery per
+ * timestamp + delayMs, or its deliverAt); every message id in the log is a UUIDv7. Recurring series are judged by {@link RecurringCheck}: one delivery per
  * occurrence of the rule the generator sent.
  */
 public final class Checker {
@@ -142,7 +142,7 @@ public final class Checker {
     }
 
     private final String bootstrap;
-    private final PostgresProcess postgres;
+    private final Database postgres;
     private final Intent[] intents;
     private final Set<Long> failedSeqs;
     private final long tooLateSlackMs;
@@ -166,6 +166,20 @@ public final class Checker {
      *                   waited for row locks up to the bridge's statement timeout; plus {@link #CLOCK_SLACK_MS}
      */
     public Checker(String bootstrap, PostgresProcess postgres, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
+        this(postgres == null ? null : postgres::connect, bootstrap, intents, failedSeqs, tooLateSlackMs);
+    }
+
+    /** Where the checker's SQL goes: the harness's PostgreSQL process, or a test's database. */
+    interface Database {
+        Connection connect() throws SQLException;
+    }
+
+    /** A checker on a test's database (the log's reading is tested against real segment rows). */
+    static Checker on(Database db, Intent[] intents) {
+        return new Checker(db, null, intents, Set.of(), CLOCK_SLACK_MS);
+    }
+
+    private Checker(Database postgres, String bootstrap, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
         this.bootstrap = bootstrap;
         this.postgres = postgres;
         this.intents = intents;
@@ -180,7 +194,8 @@ public final class Checker {
                 "verdicts the semantics do not allow", "verdict time is not the command's own time",
                 "hostile records rejected for another reason than intended", "producer send failures",
                 "acknowledged commands missing from the topics", "records the generator did not write",
-                "dead-lettered with another txn than its last schedule")) {
+                "dead-lettered with another txn than its last schedule", "undecodable segments", "segments the decoders disagree on",
+                "message ids not UUIDv7")) {
             f.declare(v);
         }
         recurring = new RecurringCheck(f);
@@ -510,7 +525,7 @@ public final class Checker {
         return java.time.OffsetDateTime.parse(text).toInstant();
     }
 
-    private void decodeLog() throws SQLException {
+    void decodeLog() throws SQLException {
         long segments = 0;
         long frames = 0;
         try (Connection c = postgres.connect()) {
@@ -544,7 +559,17 @@ public final class Checker {
                                 f.violation("offset gaps", where + ": segment at " + base + ", expected " + expected);
                             }
                             expected = end + 1;
-                            List<Frame> fs = SegmentCodec.unpack(rs.getBytes(4));
+                            String segment = where + " segment " + base + ".." + end;
+                            TwoDecoders read = TwoDecoders.decode(rs.getBytes(4));
+                            if (!read.agree()) {
+                                f.violation("segments the decoders disagree on", segment + ": " + read.difference());
+                            }
+                            if (read.frames() == null) {
+                                // Its frames are unknown to the oracle: their messages count as lost, which they are to a reader.
+                                f.violation("undecodable segments", segment + ": " + read.independentError());
+                                continue;
+                            }
+                            List<DecodedFrame> fs = read.frames();
                             if (fs.size() != end - base + 1) {
                                 f.violation("offset gaps", where + ": segment " + base + ".." + end + " holds " + fs.size() + " frames");
                             }
@@ -566,8 +591,12 @@ public final class Checker {
         f.fact("log frames decoded", frames);
     }
 
-    void fire(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame, String where) {
+    void fire(int tenant, String queue, String partition, long offset, Instant createdAt, DecodedFrame frame, String where) {
         String at = where + " offset " + offset + " message " + frame.messageId() + " txn " + frame.txn();
+        if (!DecodedFrame.isUuidV7(frame.messageId())) {
+            // Issue 43: ids are minted as UUIDv7 at schedule (their time orders them); another version came from another minter.
+            f.violation("message ids not UUIDv7", at + " is version " + frame.messageId().version() + " variant " + frame.messageId().variant());
+        }
         long hash;
         try {
             hash = Intent.payloadHash(JSON.readTree(frame.payload()));

@@ -2,9 +2,9 @@ package io.queen.timers.faults.check;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.faults.decode.DecodedFrame;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.load.Series;
-import io.queen.timers.log.codec.Frame;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -121,7 +121,7 @@ final class RecurringCheck {
     }
 
     /** A frame of the log; false when it is not a series' (the one-shot checks take it). */
-    boolean fire(int tenant, String queue, String partition, Instant createdAt, Frame frame, long payloadHash, String where) {
+    boolean fire(int tenant, String queue, String partition, Instant createdAt, DecodedFrame frame, long payloadHash, String where) {
         State st = seriesOf(frame.txn());
         if (st == null) {
             st = byFirstMessage.get(frame.messageId());

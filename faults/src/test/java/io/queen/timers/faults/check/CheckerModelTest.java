@@ -8,7 +8,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.stack.Stack;
-import io.queen.timers.log.codec.Frame;
+import io.queen.timers.faults.decode.DecodedFrame;
+import io.queen.timers.log.codec.UuidV7;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Set;
@@ -43,6 +44,17 @@ class CheckerModelTest {
         fire(0, m, "{\"v\":1}", T.plusSeconds(1));
         fire(0, m, "{\"v\":1}", T.plusSeconds(2));
         assertThat(judge().count("duplicate fires")).isEqualTo(1);
+    }
+
+    @Test
+    void aFrameWhoseMessageIdIsNotAUuidV7IsReported() throws Exception {
+        // Issue 43: every id in the log is a UUIDv7; a version 4 id (gen_random_uuid()) was minted by another path.
+        UUID v4 = UUID.fromString("2f1c7a4e-9b3d-4c2a-8e5f-0a1b2c3d4e5f");
+        upsert(0, "k", v4, "{\"v\":1}", T, "scheduled");
+        fire(0, v4, "{\"v\":1}", T.plusSeconds(1));
+        assertThat(judge().count("message ids not UUIDv7")).isEqualTo(1);
+        assertThat(judge().violations().entrySet().stream().filter(e -> e.getValue() > 0).map(java.util.Map.Entry::getKey))
+                .containsExactly("message ids not UUIDv7");
     }
 
     @Test
@@ -112,7 +124,7 @@ class CheckerModelTest {
         checker.outcomeEvent(0, fired, pos());                  // the fire's batch of the failed round
         checker.verdict(rescheduleId, rescheduled, pos());      // the round again: the reschedule,
         checker.outcomeEvent(0, fired, pos());                  // then the fire's repeat
-        Frame frame = Frame.of(m, "t-r", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
+        DecodedFrame frame = DecodedFrame.of(m, "t-r", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
         frames.add(() -> checker.fire(0, "q", "Default", 0, T.plusSeconds(2), frame, "test"));
         assertThat(judge().clean()).as(judge().violations().toString()).isTrue();
     }
@@ -130,7 +142,7 @@ class CheckerModelTest {
         // The outbox: scheduled M, fired M, scheduled M2 (the timer was gone). The fire's batch was lost, the new
         // message's landed; the round went out again.
         UUID m = schedule(0, "k", "{\"v\":1}", T);
-        UUID m2 = UUID.randomUUID();
+        UUID m2 = UuidV7.next();
         checker.command(cmd(0, "k", "t-2", "{\"v\":2}", T.plusSeconds(5), CommandKind.VALID));
         ObjectNode scheduled = event(0, "scheduled", "k").put("messageId", m2.toString()).put("txn", "t-2")
                 .put("partition", "Default").put("deliverAt", T.plusSeconds(5).toString());
@@ -138,8 +150,8 @@ class CheckerModelTest {
         checker.verdict(lastId(0), scheduled, pos());
         checker.outcomeEvent(0, fired, pos());
         checker.verdict(lastId(0), scheduled, pos());
-        Frame first = Frame.of(m, "t-0", "{\"v\":1}".getBytes(StandardCharsets.UTF_8));
-        Frame second = Frame.of(m2, "t-2", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
+        DecodedFrame first = DecodedFrame.of(m, "t-0", "{\"v\":1}".getBytes(StandardCharsets.UTF_8));
+        DecodedFrame second = DecodedFrame.of(m2, "t-2", "{\"v\":2}".getBytes(StandardCharsets.UTF_8));
         frames.add(() -> checker.fire(0, "q", "Default", 0, T.plusSeconds(1), first, "test"));
         frames.add(() -> checker.fire(0, "q", "Default", 1, T.plusSeconds(6), second, "test"));
         checker.outcomeEvent(0, JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired")
@@ -148,7 +160,7 @@ class CheckerModelTest {
     }
 
     private UUID schedule(int tenant, String key, String payload, Instant deliverAt) throws Exception {
-        UUID m = UUID.randomUUID();
+        UUID m = UuidV7.next();
         upsert(tenant, key, m, payload, deliverAt, "scheduled");
         return m;
     }
@@ -170,7 +182,7 @@ class CheckerModelTest {
 
     private void fire(int tenant, UUID m, String payload, Instant createdAt) {
         long at = offset++;
-        Frame frame = Frame.of(m, lastTxn, payload.getBytes(StandardCharsets.UTF_8));
+        DecodedFrame frame = DecodedFrame.of(m, lastTxn, payload.getBytes(StandardCharsets.UTF_8));
         frames.add(() -> checker.fire(tenant, "q", "Default", at, createdAt, frame, "test"));
         checker.outcomeEvent(tenant, JSON.createObjectNode().put("type", "fired").put("messageId", m.toString()), pos());
     }

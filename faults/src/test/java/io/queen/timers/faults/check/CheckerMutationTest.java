@@ -53,6 +53,7 @@ class CheckerMutationTest {
             case NEXT_FROM_NOW -> "recurring: fires off the rule";
             case EVENT_SEQ_FROM_ZERO -> "recurring: fired events wrong";
             case OCCURRENCE_EARLY -> "recurring: occurrences early";
+            case SUCCESSOR_ID_NOT_V7 -> "message ids not UUIDv7";
             case NONE -> throw new AssertionError();
         };
         assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();

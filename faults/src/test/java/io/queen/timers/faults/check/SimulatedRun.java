@@ -10,7 +10,8 @@ import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.load.Series;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
-import io.queen.timers.log.codec.Frame;
+import io.queen.timers.faults.decode.DecodedFrame;
+import io.queen.timers.log.codec.UuidV7;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -67,7 +68,9 @@ final class SimulatedRun {
         /** The fired event of an occurrence counts seq from 0. */
         EVENT_SEQ_FROM_ZERO,
         /** An occurrence is claimed a second before its instant. */
-        OCCURRENCE_EARLY
+        OCCURRENCE_EARLY,
+        /** A series' successor occurrence gets a random (version 4) message id, as gen_random_uuid() mints one. */
+        SUCCESSOR_ID_NOT_V7
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -88,13 +91,13 @@ final class SimulatedRun {
         }
 
         /** The occurrence {@code at} of the same series, number {@code n}: a new row, so a new message id. */
-        Timer occurrence(Instant at, int n) {
-            return new Timer(UUID.randomUUID(), tenant, queue, key, poison, WireFormat.occurrenceTxn(series.txn(), at), payload, partition,
+        Timer occurrence(Instant at, int n, UUID id) {
+            return new Timer(id, tenant, queue, key, poison, WireFormat.occurrenceTxn(series.txn(), at), payload, partition,
                     at.toEpochMilli(), -1, series, n);
         }
     }
 
-    private record LogFrame(int tenant, String queue, String partition, long offset, Instant createdAt, Frame frame) {
+    private record LogFrame(int tenant, String queue, String partition, long offset, Instant createdAt, DecodedFrame frame) {
     }
 
     private final Mutant mutant;
@@ -179,7 +182,7 @@ final class SimulatedRun {
             // A key of its own: nothing is live, so the series is scheduled; its row is the first occurrence's.
             Instant first = in.series().occurrences().get(0);
             Timer row = new Timer(null, in.tenant(), in.queue(), in.key(), false, null, payload(g), in.partition(), 0, -1, in.series(), 0)
-                    .occurrence(first, 1);
+                    .occurrence(first, 1, UuidV7.next());
             timers.put(timer, row);
             verdict(id, in, at, "scheduled", row.id).put("txn", row.txn).put("partition", in.partition()).put("deliverAt", first.toString());
             return;
@@ -213,7 +216,7 @@ final class SimulatedRun {
         }
         long due = in.deliverAt() != null ? in.deliverAt().toEpochMilli() : ts + (mutant == Mutant.IGNORES_DELAY_MS ? 0 : in.delayMs());
         JsonNode payload = payload(g);
-        UUID mid = t == null ? UUID.randomUUID() : t.id;
+        UUID mid = t == null ? UuidV7.next() : t.id;
         boolean keepFirst = t != null && mutant == Mutant.FIRES_FIRST_PAYLOAD;
         timers.put(timer, new Timer(mid, in.tenant(), in.queue(), in.key(), in.kind() == CommandKind.POISON,
                 keepFirst ? t.txn : in.txn(), keepFirst ? t.payload : payload, in.partition(), due, -1, null, 0));
@@ -282,7 +285,8 @@ final class SimulatedRun {
             ev.putNull("next");
         } else {
             ev.put("next", next.toString());
-            timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1));
+            timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1,
+                    mutant == Mutant.SUCCESSOR_ID_NOT_V7 ? UUID.randomUUID() : UuidV7.next()));
         }
         audit.get(t.tenant).add(new Object[] {null, ev});
     }
@@ -291,7 +295,7 @@ final class SimulatedRun {
         String log = t.tenant + "/" + t.queue + "/" + t.partition;
         long offset = logOffsets.merge(log, 1L, Long::sum) - 1;
         byte[] payload = t.payload.toString().getBytes(StandardCharsets.UTF_8);
-        frames.add(new LogFrame(t.tenant, t.queue, t.partition, offset, Instant.ofEpochMilli(at), Frame.of(t.id, t.txn, payload)));
+        frames.add(new LogFrame(t.tenant, t.queue, t.partition, offset, Instant.ofEpochMilli(at), DecodedFrame.of(t.id, t.txn, payload)));
     }
 
     private ObjectNode verdict(String id, Intent in, long at, String type, UUID mid) {
