@@ -27,7 +27,6 @@ import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import java.time.Clock;
-import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -144,8 +143,16 @@ public final class BridgeMain implements AutoCloseable {
             CommandParser parser = new CommandParser(settings.wireLimits());
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
                     EncryptionSettings.cipher(config));
-            encryption.checkAtStart(dataSource);
-            encryption.publishPatterns(dataSource, group);
+            // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (fault harness,
+            // seed 20261203, 2026-12-05: a fast stop during checkAtStart made the bridge exit "cannot read queen.queues")
+            startup.retry("check the queues that require encryption", () -> {
+                encryption.checkAtStart(dataSource);
+                return null;
+            });
+            startup.retry("publish this group's sealed queue patterns", () -> {
+                encryption.publishPatterns(dataSource, group);
+                return null;
+            });
             OffsetStore offsets = new OffsetStore(dataSource, group);
             // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant
             startup.retry("register the command topics' tenants", () -> {
@@ -172,9 +179,6 @@ public final class BridgeMain implements AutoCloseable {
             BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health, timestamps);
             bridge.loopThread.start();
             return bridge;
-        } catch (SQLException e) {
-            dataSource.close();
-            throw new IllegalStateException("cannot read queen.queues at start: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;

@@ -13,14 +13,14 @@ import java.util.Map;
 record HarnessOptions(long seed, int commands, int keys, long produceMs, long faultWindowMs, Map<FaultKind, Integer> faults,
                       double hostileFraction, double poisonFraction, double largeFraction, double recurringFraction, int bridges, int sweepers,
                       Path launcherJar, Path workDir, boolean keep, long settleTimeoutMs, boolean strictExits,
-                      boolean strictFaults) {
+                      boolean strictFaults, boolean durable) {
 
     static final String USAGE = """
             usage: fault-harness [--seed N] [--commands N] [--keys K] [--produce-seconds S] [--fault-window-seconds S]
                                  [--faults kind=count,...] [--no-faults] [--hostile-fraction F] [--poison-fraction F]
                                  [--large-fraction F] [--recurring-fraction F] [--bridges N] [--sweepers N] [--jar cli/target/queen-timers.jar]
                                  [--work-dir DIR] [--keep] [--settle-timeout-seconds S] [--strict-exits]
-                                 [--strict-faults]
+                                 [--strict-faults] [--durable]
             fault kinds: kill-bridge kill-sweeper pg-immediate pg-fast pg-terminate broker-kill broker-outage pause""";
 
     /**
@@ -57,6 +57,7 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
         long settleMs = 180_000;
         boolean strictExits = false;
         boolean strictFaults = false;
+        boolean durable = false;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -84,6 +85,7 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
                 case "--settle-timeout-seconds" -> settleMs = Long.parseLong(args[++i]) * 1000;
                 case "--strict-exits" -> strictExits = true;
                 case "--strict-faults" -> strictFaults = true;
+                case "--durable" -> durable = true;
                 case "-h", "--help" -> throw new IllegalArgumentException(USAGE);
                 default -> throw new IllegalArgumentException("unknown flag " + a + "\n" + USAGE);
             }
@@ -93,6 +95,6 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
         }
         return new HarnessOptions(seed, commands, keys == null ? Math.max(10, commands / 100) : keys, produceMs,
                 windowMs == null ? produceMs : windowMs, faults, hostile, poison, large, recurring, bridges, sweepers, jar, work, keep, settleMs, strictExits,
-                strictFaults);
+                strictFaults, durable);
     }
 }

@@ -41,6 +41,10 @@ public final class FaultInjector {
     private final Map<FaultKind, AtomicInteger> failed = new EnumMap<>(FaultKind.class);
     private final Map<FaultKind, AtomicInteger> skipped = new EnumMap<>(FaultKind.class);
     private final Map<String, Object> processLocks = new ConcurrentHashMap<>();
+    /** Kills whose process was not working again {@link #BACK_WITHIN_MS} later: each a violation of the run. */
+    private final List<String> notBack = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** How long a killed (and restarted) service has to work again: a JVM start on a loaded 2-core machine takes 5-20 s. */
+    public static final long BACK_WITHIN_MS = 120_000;
     private final Object postgresLock = new Object();
     private final Object brokerLock = new Object();
     private final long t0 = System.currentTimeMillis();
@@ -78,6 +82,11 @@ public final class FaultInjector {
 
     public int failed(FaultKind k) {
         return failed.get(k).get();
+    }
+
+    /** What each kill whose process did not come back working in time left: the run fails on each. */
+    public List<String> notBack() {
+        return List.copyOf(notBack);
     }
 
     /** Faults not injected because their resource was still busy with earlier ones when the window (plus a grace) was over. */
@@ -223,9 +232,12 @@ public final class FaultInjector {
             // The next fault on this service waits until it works again: killing a JVM that never gets
             // past its start-up tests start-up only (on a loaded machine a start takes 5-20 s).
             long t = System.currentTimeMillis();
-            boolean up = stack.awaitRunning(p, 120_000);
+            boolean up = stack.awaitRunning(p, BACK_WITHIN_MS);
             String what = p.name() + " killed, restarted after " + downMs + " ms, " + (up ? "working again after " + (System.currentTimeMillis() - t) + " ms"
-                    : "NOT working 120 s later (see its log)");
+                    : "NOT working " + BACK_WITHIN_MS / 1000 + " s later (see its log)");
+            if (!up) {
+                notBack.add(what + " at " + String.format("%.1f s", (System.currentTimeMillis() - t0) / 1000.0));
+            }
             return new Outcome(what, !wasRunning ? "it was not running when killed" : !up ? "it did not come back working" : null);
         }
     }
@@ -327,7 +339,8 @@ public final class FaultInjector {
      * SIGSTOP past the lease or the session. It bit when the process held work: a bridge held command partitions
      * (its group member, by client id) and lost them during the pause; a sweeper had a transaction open or a
      * statement running in PostgreSQL at the stop (its connections, by client port; frozen while it is stopped).
-     * The pause waits (up to BUSY_WAIT_MS) for such a moment: a bridge holding partitions, a sweeper at work.
+     * The pause waits (up to BUSY_WAIT_MS) for such a moment: a bridge holding partitions; a sweeper is stopped and
+     * looked at until it is frozen inside a transaction (each miss a stop of a few ms).
      */
     private Outcome pause(ManagedProcess p, long pauseMs) throws Exception {
         synchronized (lockOf(p)) {
@@ -336,16 +349,33 @@ public final class FaultInjector {
             Probe probe = new Probe(p);
             try {
                 long until = System.currentTimeMillis() + BUSY_WAIT_MS;
-                // A sweeper's statements last milliseconds: it is sampled every few; a bridge's partitions change slowly.
-                while (System.currentTimeMillis() < until && !(bridge ? probe.partitions() > 0 : busy(probe.backends()))) {
-                    Thread.sleep(bridge ? 250 : 3);
-                }
-                int heldBefore = bridge ? probe.partitions() : 0;
-                if (!p.pause()) {
-                    throw new IllegalStateException(p.name() + " is not running");
+                int heldBefore = 0;
+                List<String> atStop = List.of();
+                if (bridge) {
+                    // a bridge's partitions change slowly: wait until it holds some, then stop it
+                    while (System.currentTimeMillis() < until && probe.partitions() <= 0) {
+                        Thread.sleep(250);
+                    }
+                    heldBefore = probe.partitions();
+                    if (!p.pause()) {
+                        throw new IllegalStateException(p.name() + " is not running");
+                    }
+                } else {
+                    // A sweeper's transactions last milliseconds: sampled first, most end before the stop lands. So it is
+                    // stopped, then looked at, and let go at once (a stop of a few ms) unless it is frozen inside one.
+                    while (true) {
+                        if (!p.pause()) {
+                            throw new IllegalStateException(p.name() + " is not running");
+                        }
+                        atStop = probe.backends();
+                        if (busy(atStop) || System.currentTimeMillis() >= until) {
+                            break;
+                        }
+                        p.resume();
+                        Thread.sleep(20);
+                    }
                 }
                 String notBitten;
-                List<String> atStop = bridge ? List.of() : probe.backends();
                 try {
                     Thread.sleep(pauseMs);
                     if (bridge) {

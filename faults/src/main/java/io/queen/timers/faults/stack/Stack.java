@@ -65,11 +65,16 @@ public final class Stack implements AutoCloseable {
     private Supervisor supervisor;
     private boolean closed;
 
-    public Stack(Path workDir, Path launcherJar, Consumer<String> log) {
+    /**
+     * @param durable PostgreSQL with fsync on, as users run it (the long run, {@code --durable}); off otherwise: the machine
+     *                never crashes in a run, only processes do, so fsync adds time and proves nothing more
+     */
+    public Stack(Path workDir, Path launcherJar, boolean durable, Consumer<String> log) {
         this.workDir = workDir;
         this.launcher = new Launcher(launcherJar);
         this.log = log;
-        this.postgres = new PostgresProcess(workDir, Launcher.freePort(), PostgresProcess.Durability.FSYNC_OFF,
+        this.postgres = new PostgresProcess(workDir, Launcher.freePort(),
+                durable ? PostgresProcess.Durability.DURABLE : PostgresProcess.Durability.FSYNC_OFF,
                 Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
         this.kafkaPort = Launcher.freePort();
     }
