@@ -17,9 +17,10 @@ import org.knowm.xchart.CategorySeries;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * Plots {@code bench/results/history.csv} (written by {@code bench/run}): one chart per figure, its value per run,
- * each run labelled with its commit, all charts in one PNG. The CSV's columns are
- * {@code utc,commit,figure,value,unit,source}; source is the results file the figure was read from.
+ * Plots {@code bench/results/history.csv} (written by {@code bench/run}) as the few charts a person reads: the headline
+ * figures over commits, each chart with the series a reader compares side by side (ours against db-scheduler's in the
+ * same run, 2,000/s against 5,000/s), each run labelled with its commit. The other figures stay in the CSV and in the
+ * raw result files it names. The CSV's columns are {@code utc,commit,figure,value,unit,source}.
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar io.queen.timers.bench.history.HistoryPlot bench/results/history.csv bench/results/history.png
@@ -27,8 +28,20 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  */
 public final class HistoryPlot {
 
-    private static final int WIDTH = 420;
-    private static final int HEIGHT = 260;
+    private static final int WIDTH = 640;
+    private static final int HEIGHT = 400;
+
+    /** One headline chart: its title, its unit, and the figures (CSV names) drawn in it with their legend labels. */
+    record Headline(String title, String unit, boolean logarithmic, Map<String, String> series) {}
+
+    /** The headline figures (issue 39): what the README's benchmark table leads with. */
+    static final List<Headline> HEADLINES = List.of(
+            new Headline("CPU per timer at a steady 2,000/s, all processes", "µs", false,
+                    ordered("steady2000.cpu_us_per_timer", "queen-timers (per timer)", "dbs2000.cpu_us_per_task", "db-scheduler (per task)")),
+            new Headline("Lateness p99 at steady rates (log scale)", "ms", true,
+                    ordered("steady2000.p99_ms", "2,000/s", "steady5000.p99_ms", "5,000/s", "dbs2000.p99_ms", "db-scheduler 2,000/s")),
+            new Headline("Burst of 100,000, end to end", "timers/s", false, ordered("burst.end_to_end_per_s", "end to end")),
+            new Headline("One timer alone: produced → fired event, p50", "ms", false, ordered("single.to_fired_event_p50_ms", "p50")));
 
     private HistoryPlot() {}
 
@@ -37,32 +50,12 @@ public final class HistoryPlot {
     public static void main(String[] args) throws IOException {
         Path csv = Path.of(args.length > 0 ? args[0] : "bench/results/history.csv");
         Path png = Path.of(args.length > 1 ? args[1] : "bench/results/history.png");
-        Map<String, List<Row>> byFigure = read(csv);
-        List<CategoryChart> charts = new ArrayList<>();
-        for (Map.Entry<String, List<Row>> e : byFigure.entrySet()) {
-            List<Row> rows = e.getValue();
-            CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(e.getKey())
-                    .yAxisTitle(rows.get(0).unit()).build();
-            chart.getStyler().setDefaultSeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
-            chart.getStyler().setLegendVisible(false);
-            chart.getStyler().setXAxisLabelRotation(45);
-            chart.getStyler().setMarkerSize(7);
-            List<String> xs = new ArrayList<>();
-            List<Double> ys = new ArrayList<>();
-            for (Row r : rows) {
-                // a commit measured twice keeps both runs apart on the axis
-                xs.add(xs.size() + 1 + " " + r.commit());
-                ys.add(r.value());
-            }
-            chart.addSeries(e.getKey(), xs, ys).setMarker(SeriesMarkers.CIRCLE); // a figure's first run is one point
-            charts.add(chart);
-        }
+        List<CategoryChart> charts = charts(read(csv));
         if (charts.isEmpty()) {
-            throw new IllegalStateException(csv + " holds no figure");
+            throw new IllegalStateException(csv + " holds no headline figure");
         }
-        // XChart's own grid (BitmapEncoder.saveBitmap(list, rows, cols, ...)) wants exactly rows x cols charts; the
-        // figures are any number, so each chart is painted into its cell of one image here
-        int cols = Math.min(4, charts.size());
+        // two columns; each chart painted into its cell of one image (XChart's own grid wants exactly rows x cols charts)
+        int cols = Math.min(2, charts.size());
         int rowsOfCharts = (charts.size() + cols - 1) / cols;
         BufferedImage image = new BufferedImage(cols * WIDTH, rowsOfCharts * HEIGHT, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
@@ -75,7 +68,59 @@ public final class HistoryPlot {
         }
         g.dispose();
         ImageIO.write(image, "png", png.toFile());
-        System.out.println("history: " + charts.size() + " figures plotted into " + png);
+        System.out.println("history: " + charts.size() + " headline charts plotted into " + png);
+    }
+
+    /**
+     * One chart per headline with any data: its x axis the commits that measured any of its figures, in the order they were
+     * first measured; a commit measured twice shows its last run; a figure a commit did not measure is a gap.
+     */
+    static List<CategoryChart> charts(Map<String, List<Row>> byFigure) {
+        List<CategoryChart> charts = new ArrayList<>();
+        for (Headline h : HEADLINES) {
+            List<String> commits = new ArrayList<>();
+            for (String figure : h.series().keySet()) {
+                for (Row r : byFigure.getOrDefault(figure, List.of())) {
+                    if (!commits.contains(r.commit())) {
+                        commits.add(r.commit());
+                    }
+                }
+            }
+            if (commits.isEmpty()) {
+                continue;
+            }
+            CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(h.title()).yAxisTitle(h.unit())
+                    .xAxisTitle("commit").build();
+            chart.getStyler().setDefaultSeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
+            chart.getStyler().setLegendVisible(h.series().size() > 1);
+            chart.getStyler().setMarkerSize(8);
+            chart.getStyler().setOverlapped(true); // the series of one commit share its place on the axis
+            if (h.logarithmic()) {
+                chart.getStyler().setYAxisLogarithmic(true); // 2,000/s and 5,000/s differ by two orders of magnitude
+            } else {
+                chart.getStyler().setYAxisMin(0.0); // a bar of change against zero, never a zoom into noise
+            }
+            for (Map.Entry<String, String> s : h.series().entrySet()) {
+                Map<String, Double> last = new LinkedHashMap<>();
+                byFigure.getOrDefault(s.getKey(), List.of()).forEach(r -> last.put(r.commit(), r.value()));
+                if (last.isEmpty()) {
+                    continue;
+                }
+                List<Double> ys = new ArrayList<>();
+                commits.forEach(c -> ys.add(last.get(c)));
+                chart.addSeries(s.getValue(), commits, ys).setMarker(SeriesMarkers.CIRCLE); // a run alone is one point
+            }
+            charts.add(chart);
+        }
+        return charts;
+    }
+
+    private static Map<String, String> ordered(String... figureThenLabel) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < figureThenLabel.length; i += 2) {
+            m.put(figureThenLabel[i], figureThenLabel[i + 1]);
+        }
+        return m;
     }
 
     /** The CSV's rows grouped by figure, in file order (the file is appended to, so that is time order). */
