@@ -56,6 +56,12 @@ public final class DataSources {
         // /health/ready says why. Failing the constructor would turn an outage into a crash loop.
         c.setInitializationFailTimeout(-1);
         c.setConnectionTimeout(connectionTimeoutMs);
+        // Named, never detected: HikariCP reads the driver's default from the pool's first connection, and when that read
+        // fails (PostgreSQL ending connections as it restarts) it keeps -1 and every later connection fails to set it
+        // ("Transaction isolation level -1 not supported", HikariCP issues 1944 and 2269): a pool broken for good. The fault
+        // harness saw a sweeper started during a restart wait 2 minutes on it (2026-12-05). READ COMMITTED is
+        // PostgreSQL's default and what every statement here is written for.
+        c.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         if (registry != null) {
             c.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
         }
