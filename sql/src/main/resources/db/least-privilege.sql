@@ -28,7 +28,7 @@ DECLARE
     can_create BOOLEAN;
     grants CONSTANT TEXT[][] := ARRAY[
         -- role, function (every overload of the name)
-        ['queen_bridge', 'bridge_apply_v4'], ['queen_bridge', 'bridge_lock_v1'],
+        ['queen_bridge', 'bridge_apply_v4'], ['queen_bridge', 'bridge_lock_v2'], ['queen_bridge', 'bridge_lock_v1'],
         ['queen_bridge', 'timer_audit_delete_v1'], ['queen_bridge', 'timer_trace_fields_v1'],
         ['queen_bridge', 'bridge_topics_register_v1'], ['queen_bridge', 'bridge_offset_start_v1'],
         ['queen_bridge', 'bridge_sealed_queues_set_v1'], ['queen_bridge', 'timer_tenant_pending_v1'],

@@ -115,6 +115,74 @@ AS $$
      ORDER BY t.tenant_id, t.queue, t.timer_key
 $$;
 
+-- bridge_lock_v2 (issue 37, point 3): bridge_lock_v1 with each staged row's producer_sub, the timer's owner the
+-- fold checks a command from a jwt topic against (README "Producer identity"). Same two statements, same lock
+-- order, same price; v1 stays for a bridge of the release before, which calls it (docs/decisions.md: a
+-- replaced function is retired a release later).
+CREATE OR REPLACE FUNCTION queen.bridge_lock_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    f_tenant UUID[];
+    f_queue  TEXT[];
+    f_key    TEXT[];
+    f_msg    UUID[];
+    f_hands  BOOLEAN[];
+    f_sub    TEXT[];
+    m_tenant UUID[];
+    m_queue  TEXT[];
+    m_key    TEXT[];
+BEGIN
+    SELECT coalesce(array_agg(t.tenant_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.queue ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.timer_key ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.message_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.in_hands ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
+           coalesce(array_agg(t.producer_sub ORDER BY t.tenant_id, t.queue, t.timer_key), '{}')
+      INTO f_tenant, f_queue, f_key, f_msg, f_hands, f_sub
+      FROM queen.bridge_lock_keys_v2(p_tenant, p_queue, p_key) t;
+    IF cardinality(f_key) < (SELECT count(DISTINCT (k.tenant_id, k.queue, k.timer_key))
+                               FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)) THEN
+        SELECT array_agg(k.tenant_id), array_agg(k.queue), array_agg(k.timer_key)
+          INTO m_tenant, m_queue, m_key
+          FROM (SELECT DISTINCT k.tenant_id, k.queue, k.timer_key
+                  FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
+                EXCEPT
+                SELECT f.tenant_id, f.queue, f.timer_key FROM unnest(f_tenant, f_queue, f_key) AS f(tenant_id, queue, timer_key)) k;
+    END IF;
+    RETURN QUERY
+        SELECT x.tenant_id, x.queue, x.timer_key, x.message_id, x.in_hands, x.producer_sub
+          FROM (SELECT f.* FROM unnest(f_tenant, f_queue, f_key, f_msg, f_hands, f_sub)
+                                AS f(tenant_id, queue, timer_key, message_id, in_hands, producer_sub)
+                UNION ALL
+                SELECT m.* FROM queen.bridge_lock_keys_v2(m_tenant, m_queue, m_key) m WHERE m_key IS NOT NULL) x
+         ORDER BY x.tenant_id, x.queue COLLATE "C", x.timer_key COLLATE "C";
+END
+$$;
+
+-- One statement of bridge_lock_v2: bridge_lock_keys_v1 with producer_sub.
+CREATE OR REPLACE FUNCTION queen.bridge_lock_keys_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
+LANGUAGE sql VOLATILE
+SET enable_seqscan = off
+AS $$
+    SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
+           (t.claim_token IS NOT NULL AND t.claimed_until > now()), t.producer_sub
+      FROM (SELECT DISTINCT k.tenant_id, k.queue COLLATE "C" AS queue, k.timer_key COLLATE "C" AS timer_key
+              FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
+             ORDER BY 1, 2, 3) k
+     CROSS JOIN LATERAL (
+            SELECT r.tenant_id, r.queue, r.timer_key, r.message_id, r.claim_token, r.claimed_until, r.producer_sub
+              FROM queen.log_timers r
+             WHERE r.tenant_id = k.tenant_id AND r.queue = k.queue AND r.timer_key = k.timer_key
+               FOR UPDATE) t
+     ORDER BY t.tenant_id, t.queue, t.timer_key
+$$;
+
 CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_group       TEXT,
     p_offsets     JSONB,
@@ -138,6 +206,32 @@ BEGIN
     p_deletes := queen.json_rows_v1('bridge_apply_v4 deletes', p_deletes, '{tenant_id,queue,timer_key}');
     p_events  := queen.json_rows_v1('bridge_apply_v4 events', p_events, '{tenant_id,kafka_key,type,event}');
     v_offsets := jsonb_array_length(p_offsets);
+
+    -- 0. Ownership (issue 37, point 3; README "Producer identity"): the bridge folds a jwt topic's commands
+    --    against the owner bridge_lock_v2 returned and rejects another sub's (not_owner). A timer row it saw
+    --    is locked since, so that view holds; a key it saw absent is not (FOR UPDATE locks no missing row),
+    --    and another bridge may have staged it since. A row the bridge decided on an owner check carries
+    --    owner_staged (did the key exist when locked) and owner_sub (its producer_sub then); when the table
+    --    says otherwise now, the decision was made on a stale view, and the batch fails with 40001 (the
+    --    bridge retries it from the stored offsets: its lock then sees the row and folds not_owner). Rows
+    --    without these keys (a bridge of the release before, or no check) are written as before. PRICE: one
+    --    primary-key probe per checked row, all of them on rows this transaction has locked or just missed.
+    IF EXISTS (SELECT 1
+                 FROM (SELECT w.tenant_id, w.queue, w.timer_key, w.owner_staged, w.owner_sub
+                         FROM jsonb_to_recordset(p_upserts)
+                              AS w(tenant_id UUID, queue TEXT, timer_key TEXT, owner_staged BOOLEAN, owner_sub TEXT)
+                       UNION ALL
+                       SELECT w.tenant_id, w.queue, w.timer_key, w.owner_staged, w.owner_sub
+                         FROM jsonb_to_recordset(p_deletes)
+                              AS w(tenant_id UUID, queue TEXT, timer_key TEXT, owner_staged BOOLEAN, owner_sub TEXT)) w
+                 LEFT JOIN queen.log_timers t
+                        ON t.tenant_id = w.tenant_id AND t.queue = w.queue AND t.timer_key = w.timer_key
+                WHERE w.owner_staged IS NOT NULL
+                  AND (w.owner_staged <> (t.timer_key IS NOT NULL)
+                       OR (t.timer_key IS NOT NULL AND t.producer_sub IS DISTINCT FROM w.owner_sub))) THEN
+        RAISE EXCEPTION 'bridge_apply_v4: a timer changed owner after the batch was folded (another bridge staged it); retry the batch'
+              USING ERRCODE = '40001';
+    END IF;
 
     -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order. A delete row
     --    with stop_series is a cancel that met the timer in a sweeper's hands (too_late): nothing is deleted,

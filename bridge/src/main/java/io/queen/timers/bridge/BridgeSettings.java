@@ -59,6 +59,9 @@ public record BridgeSettings(
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
     public static final String START_POSITION = "bridge.start.position";
     public static final String TENANT_MAX_PENDING = "tenant.max.pending";
+    public static final String AUTH_ADMIN_CLAIM = "auth.admin.claim";
+    /** JWT claims that carry something else: never an admin flag. */
+    static final List<String> NOT_ADMIN_CLAIMS = List.of("sub", "iss", "aud", "exp", "nbf", "iat", "jti", "tenant");
     /**
      * The default of {@link #TENANT_MAX_PENDING}: 1,000,000 pending timers, 10x the largest backlog the project measures
      * (ScaleBench's million is all tenants together; LatenessBench's burst 100,000), so no honest producer meets it, while a
@@ -128,6 +131,14 @@ public record BridgeSettings(
                                 + " is rejected (tenant_quota); a reschedule or cancel of a staged key always passes. Counted up to this number"
                                 + " (queen.timer_tenant_pending_v1) for a tenant scheduling new keys: at every batch that could bring it to 90 %"
                                 + " of this, else at most once a second (between counts: the last count plus what this bridge admitted since).")
+                .define(AUTH_ADMIN_CLAIM, STRING, "", (key, value) -> {
+                            if (NOT_ADMIN_CLAIMS.contains(String.valueOf(value).trim())) {
+                                throw new ConfigException("setting " + key + " = '" + value + "' names a claim that means something else");
+                            }
+                        },
+                        "On topics with auth=jwt: the name of a token claim that, when it is JSON true, lets the token reschedule or"
+                                + " cancel (or schedule over) any timer of its tenant, not only those its sub scheduled (else rejected"
+                                + " not_owner). Empty: no token is an admin. Topics with auth=none promise no ownership either way.")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");

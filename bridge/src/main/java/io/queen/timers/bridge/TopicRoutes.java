@@ -105,7 +105,7 @@ public record TopicRoutes(Map<String, Route> routes) {
             if (producerSub != null && producerSub.getBytes(StandardCharsets.UTF_8).length > 65535) {
                 throw new ConfigException("setting " + PREFIX + topic + PRODUCER_SUB + " is longer than 65535 UTF-8 bytes");
             }
-            TokenVerifier auth = auth(perTopic, topic);
+            TokenVerifier auth = auth(perTopic, topic, config.string(BridgeSettings.AUTH_ADMIN_CLAIM).trim());
             if (auth != null && producerSub != null) {
                 throw new ConfigException("settings topic." + topic + ".auth=jwt and topic." + topic + ".producer.sub contradict each other: "
                         + "with a token, the producer sub is the token's sub; remove topic." + topic + ".producer.sub");
@@ -142,7 +142,7 @@ public record TopicRoutes(Map<String, Route> routes) {
         }
     }
 
-    private static TokenVerifier auth(Map<String, Object> perTopic, String topic) {
+    private static TokenVerifier auth(Map<String, Object> perTopic, String topic, String adminClaim) {
         String mode = text(perTopic, topic + AUTH);
         if (mode == null || mode.equalsIgnoreCase("none")) {
             return null;
@@ -171,7 +171,7 @@ public record TopicRoutes(Map<String, Route> routes) {
         }
         try {
             return new TokenVerifier(new TokenVerifier.Rules(topic, Path.of(file), "true".equalsIgnoreCase(hs), audience, issuer, skew,
-                    maxLifetime, tenantClaim));
+                    maxLifetime, tenantClaim, adminClaim.isEmpty() ? null : adminClaim));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }

@@ -156,7 +156,7 @@ class PoisonTest {
                 .isEqualTo(Verdict.RESCHEDULED);
         var failer = new io.queen.timers.sweeper.fail.Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5);
         var timer = new io.queen.timers.sweeper.claim.ClaimedTimer(DEFAULT_TENANT, "orders", "k", "Default", null, null, "txn-k",
-                UUID.randomUUID(), new byte[0], false, false, null, 5, "boom", null, null);
+                io.queen.timers.log.codec.UuidV7.next(), new byte[0], false, false, null, 5, "boom", null, null);
 
         assertThat(failer.deadLetter(List.of(timer), java.util.Arrays.asList((byte[]) null))).isEmpty();
         assertThat(staging.row(DEFAULT_TENANT, "orders", "k").attempts()).isZero();

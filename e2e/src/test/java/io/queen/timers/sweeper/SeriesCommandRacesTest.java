@@ -62,7 +62,7 @@ class SeriesCommandRacesTest {
             fire.setAutoCommit(false);
             st.execute("DELETE FROM queen.log_timers WHERE timer_key = 'k'");
             st.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload, recurrence)"
-                    + " VALUES ('" + DEFAULT_TENANT + "', 'q', 'k', now() + interval '10 seconds', 's@next', gen_random_uuid(), '\\x7b7d', "
+                    + " VALUES ('" + DEFAULT_TENANT + "', 'q', 'k', now() + interval '10 seconds', 's@next', queen.timer_uuidv7_v1(now()), '\\x7b7d', "
                     + RULE + "::jsonb)");
             CompletableFuture<Verdict> cancel = CompletableFuture.supplyAsync(() -> {
                 try {

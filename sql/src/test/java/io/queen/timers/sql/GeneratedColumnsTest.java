@@ -53,7 +53,7 @@ class GeneratedColumnsTest {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
             st.execute("""
                     INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)
-                    SELECT 'q.shards', 'k-' || g, now(), 't-' || g, gen_random_uuid(), '\\x00'::bytea
+                    SELECT 'q.shards', 'k-' || g, now(), 't-' || g, queen.timer_uuidv7_v1(now()), '\\x00'::bytea
                       FROM generate_series(1, 2000) g""");
             try (ResultSet rs = st.executeQuery(
                     "SELECT min(shard), max(shard), count(DISTINCT shard) FROM queen.log_timers WHERE queue = 'q.shards'")) {
@@ -85,7 +85,7 @@ class GeneratedColumnsTest {
         try (Connection c = db.dataSource().getConnection();
                 PreparedStatement st = c.prepareStatement("""
                         INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload, claimed_until)
-                        VALUES ('q.visible', ?, ?, 'txn', gen_random_uuid(), '\\x00'::bytea, ?)""")) {
+                        VALUES ('q.visible', ?, ?, 'txn', queen.timer_uuidv7_v1(now()), '\\x00'::bytea, ?)""")) {
             st.setString(1, key);
             st.setObject(2, DELIVER);
             st.setObject(3, claimedUntil);

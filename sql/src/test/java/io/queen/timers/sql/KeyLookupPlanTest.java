@@ -75,7 +75,7 @@ class KeyLookupPlanTest {
 
     private static String insert(UUID tenant, String keyPrefix) {
         return "INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT '" + tenant + "', 'q', '" + keyPrefix + "' || i, now() + interval '1 hour', 't' || i, gen_random_uuid(), '\\x7b7d'"
+                + " SELECT '" + tenant + "', 'q', '" + keyPrefix + "' || i, now() + interval '1 hour', 't' || i, queen.timer_uuidv7_v1(now()), '\\x7b7d'"
                 + " FROM generate_series(1, 20000) i";
     }
 

@@ -36,7 +36,7 @@ class NamedRowsTest {
                 {"tenant_id": "%s", "queue": "named.q", "%s": "%s", "partition": "p-1", "deliver_at_ms": 1893456000000,
                  "txn": %s, "message_id": "%s", "payload": "aGVsbG8=", "payload_zstd": false, "encrypted": true,
                  "producer_sub": "svc-a", "trace_context": "%s"}"""
-                .formatted(TENANT, timerKeyField, key, txn == null ? "null" : "\"" + txn + "\"", UUID.randomUUID(),
+                .formatted(TENANT, timerKeyField, key, txn == null ? "null" : "\"" + txn + "\"", MessageIds.v7(),
                         java.util.Base64.getEncoder().encodeToString(new byte[24]));
     }
 
@@ -175,7 +175,7 @@ class NamedRowsTest {
     private static void claimed(String key, String queue, UUID token) throws SQLException {
         try (Connection c = db.dataSource().getConnection(); PreparedStatement st = c.prepareStatement("""
                 INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload, claim_token, claimed_until)
-                VALUES (?, ?, now(), ?, gen_random_uuid(), '\\x7b7d'::bytea, ?, now() + interval '1 minute')""")) {
+                VALUES (?, ?, now(), ?, queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea, ?, now() + interval '1 minute')""")) {
             st.setString(1, queue);
             st.setString(2, key);
             st.setString(3, "txn-" + key);

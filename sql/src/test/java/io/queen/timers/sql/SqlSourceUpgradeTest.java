@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -112,7 +111,7 @@ class SqlSourceUpgradeTest {
                 {"tenant_id": "%s", "queue": "%s", "timer_key": "%s", "partition": "Default", "deliver_at_ms": %d,
                  "txn": "txn-%s", "message_id": "%s", "payload": "e30=", "payload_zstd": false, "encrypted": false,
                  "producer_sub": null, "trace_context": null}"""
-                .formatted(TENANT, queue, key, deliverAtMs, key, UUID.randomUUID());
+                .formatted(TENANT, queue, key, deliverAtMs, key, MessageIds.v7());
     }
 
     private static void apply(DataSource ds, int offset, String upserts) throws SQLException {

@@ -64,7 +64,7 @@ class TimerUuidV7Test {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
             st.execute("DELETE FROM queen.log_timers");
             st.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload, recurrence)"
-                    + " VALUES ('" + TENANT + "', 'uuid.q', 'k', '2026-01-01T00:00:00Z', 's@2026-01-01T00:00:00Z', gen_random_uuid(),"
+                    + " VALUES ('" + TENANT + "', 'uuid.q', 'k', '2026-01-01T00:00:00Z', 's@2026-01-01T00:00:00Z', queen.timer_uuidv7_v1(now()),"
                     + " '\\x7b7d'::bytea, '{\"every\":\"PT1H\",\"startAt\":\"2026-01-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"s\",\"seq\":1}')");
             c.setAutoCommit(false);
             long stagedAt;

@@ -58,7 +58,7 @@ class ClaimTest {
     void oneTenantFillsAtMost64TimesItsShareSoThatIsWhatAFullClaimMeans() throws Exception {
         staging.execute("""
                 INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)
-                SELECT 'q', 'k' || g, now() - interval '1 second', 'txn-' || g, gen_random_uuid(), '\\x7b7d'::bytea
+                SELECT 'q', 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea
                   FROM generate_series(1, 3000) g""");
         assertThat(staging.count("SELECT min(n) FROM (SELECT count(*) AS n FROM queen.log_timers GROUP BY shard) s"))
                 .isGreaterThanOrEqualTo(16);   // every shard holds more than one slice of batch 1024
@@ -134,10 +134,10 @@ class ClaimTest {
         // both tenants due at the same instant; without round-robin the cut to the batch would take the
         // tenant that sorts first, 20 of 20
         staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT '" + second + "', 'q', 'b' || g, now() - interval '10 s', 't' || g, gen_random_uuid(), '\\x7b7d'"
+                + " SELECT '" + second + "', 'q', 'b' || g, now() - interval '10 s', 't' || g, queen.timer_uuidv7_v1(now()), '\\x7b7d'"
                 + " FROM generate_series(1, 5) g");
         staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT '" + first + "', 'q', 'a' || g, now() - interval '10 s', 't' || g, gen_random_uuid(), '\\x7b7d'"
+                + " SELECT '" + first + "', 'q', 'a' || g, now() - interval '10 s', 't' || g, queen.timer_uuidv7_v1(now()), '\\x7b7d'"
                 + " FROM generate_series(1, 1000) g");
 
         List<ClaimedTimer> claimed = claimer(20).claim();
@@ -156,9 +156,9 @@ class ClaimTest {
         UUID quiet = UUID.fromString("ffffffff-0000-0000-0000-0000000000bb");
         staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
                 + " SELECT '" + flooder + "', 'q', 'f' || g, now() - interval '1 hour' + g * interval '1 ms', 't' || g,"
-                + " gen_random_uuid(), '\\x7b7d' FROM generate_series(1, 5000) g");
+                + " queen.timer_uuidv7_v1(now()), '\\x7b7d' FROM generate_series(1, 5000) g");
         staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " VALUES ('" + quiet + "', 'q', 'due', now() - interval '1 second', 't', gen_random_uuid(), '\\x7b7d')");
+                + " VALUES ('" + quiet + "', 'q', 'due', now() - interval '1 second', 't', queen.timer_uuidv7_v1(now()), '\\x7b7d')");
         assertThat(staging.count("SELECT min(n) FROM (SELECT count(*) AS n FROM queen.log_timers WHERE tenant_id = '" + flooder
                 + "' GROUP BY shard) s")).isGreaterThan(8);   // every shard's slice of batch 64 is the flood's alone
 

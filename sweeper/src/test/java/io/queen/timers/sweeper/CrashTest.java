@@ -48,7 +48,7 @@ class CrashTest {
     void afterKillNineAndLeaseExpiryAnotherSweeperDeliversEachTimerExactlyOnce() throws Exception {
         Staging staging = new Staging(db.dataSource());
         staging.execute("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT 'crash.q' || (g % 5), 'k' || g, now() - interval '1 second', 'txn-' || g, gen_random_uuid(), '\\x7b7d'"
+                + " SELECT 'crash.q' || (g % 5), 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()), '\\x7b7d'"
                 + " FROM generate_series(1, 100) g");
         Path config = Files.createTempFile("sweeper-crash", ".properties");
         Path out = Path.of("target", "crash-test-sweeper.log");

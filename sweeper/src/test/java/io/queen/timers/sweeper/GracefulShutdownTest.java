@@ -27,7 +27,7 @@ class GracefulShutdownTest {
     void closeMidBacklogReleasesOnlyItsOwnClaimsAndLeavesNoHalfFiredBatch() throws Exception {
         Staging staging = new Staging(db.dataSource());
         staging.execute("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT 'stop.q' || (g % 20), 'k' || g, now() - interval '1 second', 'txn-' || g, gen_random_uuid(),"
+                + " SELECT 'stop.q' || (g % 20), 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()),"
                 + " convert_to(rpad('{\"n\":' || g || '}', 200, ' '), 'UTF8') FROM generate_series(1, 20000) g");
         // somebody else (another sweeper) holds 50 timers
         List<ClaimedTimer> theirs = new Claimer(db.dataSource(), 50, Duration.ofMinutes(10), 8).claim();

@@ -16,7 +16,8 @@ import javax.sql.DataSource;
 
 /**
  * Everything in the log, decoded: every segment of every partition unpacked with the log's codec. Tests
- * check deliveries against this (what a consumer would read), never against row counts.
+ * check deliveries against this (what a consumer would read), never against row counts. Reading fails on a
+ * frame whose message id is not a UUIDv7.
  */
 public final class LogContents {
 
@@ -41,6 +42,12 @@ public final class LogContents {
                     throw new AssertionError("segment at " + base + " holds " + frames.size() + " frames, its offsets say otherwise");
                 }
                 for (int i = 0; i < frames.size(); i++) {
+                    // Issue 43: every message id in the log is a UUIDv7 minted at staging, fixtures' included,
+                    // so every test that reads the log checks it.
+                    if (frames.get(i).messageId().version() != 7) {
+                        throw new AssertionError("offset " + (base + i) + " of " + rs.getString(2) + " has message id "
+                                + frames.get(i).messageId() + ", not a UUIDv7");
+                    }
                     out.add(new Message(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getObject(4, UUID.class),
                             base + i, rs.getTimestamp(7).toInstant(), frames.get(i)));
                 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.PackedSegment;
 import io.queen.timers.log.codec.SegmentCodec;
+import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestPostgres;
@@ -104,7 +105,7 @@ class QueenCoexistenceTest {
 
     /** One segment pushed by Queen's own log_push_one_v1 (frames packed by our codec, which is Queen's format). */
     private static void queensPush(DataSource ds, String queue, String partition, List<String> txns) throws SQLException {
-        PackedSegment packed = SegmentCodec.pack(txns.stream().map(t -> Frame.of(UUID.randomUUID(), t, Staging.json(t))).toList());
+        PackedSegment packed = SegmentCodec.pack(txns.stream().map(t -> Frame.of(UuidV7.next(), t, Staging.json(t))).toList());
         try (Connection c = ds.getConnection(); PreparedStatement st = c.prepareStatement(
                 "SELECT queen.log_push_one_v1(?, ?, ?, ?, -1, ?, NULL, NULL, ?::uuid)->>'status'")) {
             st.setString(1, queue);

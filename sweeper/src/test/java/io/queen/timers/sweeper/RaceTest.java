@@ -29,7 +29,7 @@ class RaceTest {
     void fourSweepersDeliverFiftyThousandTimersIntoFiveHundredQueuesExactlyOnce() throws Exception {
         Staging staging = new Staging(db.dataSource());
         staging.execute("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT 'race.q' || (g % 500), 'k' || g, now() - interval '1 second', 'txn-' || g, gen_random_uuid(),"
+                + " SELECT 'race.q' || (g % 500), 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()),"
                 + " convert_to('{\"n\":' || g || '}', 'UTF8') FROM generate_series(1, 50000) g");
 
         List<SweeperMain> sweepers = new ArrayList<>();

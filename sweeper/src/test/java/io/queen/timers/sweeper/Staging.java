@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper;
 
+import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.testkit.WireSchemas;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -51,7 +52,7 @@ public final class Staging {
             st.setString(4, partition);
             st.setDouble(5, delaySeconds);
             st.setString(6, txn);
-            st.setObject(7, UUID.randomUUID());
+            st.setObject(7, UuidV7.next());   // as the bridge mints it: every id in the log is a UUIDv7
             st.setBytes(8, payload);
             st.setBoolean(9, zstd);
             st.executeUpdate();

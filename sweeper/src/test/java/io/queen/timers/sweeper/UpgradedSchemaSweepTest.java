@@ -4,6 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.nio.file.Files;
@@ -43,7 +44,7 @@ class UpgradedSchemaSweepTest {
         for (int i = 0; i < 6; i++) {
             staging.execute("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, \"partition\", deliver_at, txn, message_id,"
                     + " payload, payload_zstd) VALUES ('" + DEFAULT_TENANT + "', 'upgraded." + (i % 2) + "', 'k" + i + "', 'Default',"
-                    + " now() + make_interval(secs => " + (i - 3) + "), 'txn-k" + i + "', gen_random_uuid(), convert_to('{}', 'UTF8'), false)");
+                    + " now() + make_interval(secs => " + (i - 3) + "), 'txn-k" + i + "', '" + UuidV7.next() + "', convert_to('{}', 'UTF8'), false)");
         }
         assertThat(staging.count("SELECT count(*) FROM pg_proc WHERE proname = 'timer_fire_v1'")).isEqualTo(1);
 

@@ -45,6 +45,17 @@ import javax.sql.DataSource;
  * that has not been delivered yet; its id was announced in the {@code scheduled} event, and keeping
  * it means every event of that timer names the message that will be delivered. A schedule after a
  * cancel (or after the fire) is a new message and gets a new id.
+ *
+ * <p>Ownership (README "Producer identity", issue 37): a timer belongs to the producer sub that staged it. A command
+ * from a token ({@link Incoming.Authority#OWNER}) on a key staged by another sub, pending or in a sweeper's hands, is
+ * rejected {@code not_owner} and changes nothing: a cancel, a reschedule, and a schedule too (on a staged key a
+ * schedule IS a reschedule: it would replace the payload and time under the id another producer announced). A
+ * key not staged belongs to nobody, so the first schedule makes its sub the owner; an admin token, or a topic with
+ * auth=none, acts on any key of its tenant and becomes the producer_sub of what it writes. The owner is the
+ * locked row's producer_sub (bridge_lock_v2), so a row seen cannot change before the commit; a key seen absent
+ * can be staged meanwhile by another bridge, which bridge_apply_v4 checks and answers with 40001 (the batch is
+ * retried). PRICE: a producer whose token's sub changes (a renamed service) can no longer touch its timers, only
+ * an admin token can.
  */
 public final class BatchApplier {
 
@@ -113,15 +124,32 @@ public final class BatchApplier {
         String producerSub;
         /** A cancel met the timer in a sweeper's hands: too late for that occurrence, but a series ends with it. */
         boolean stopSeries;
+        /** The staged row's producer_sub as locked (null when not staged, or staged with none). */
+        final String stagedOwner;
+        /** The owner now, as the batch folds: the staged one, then whoever wrote it last in this batch (null when absent). */
+        String owner;
+        /** A command from a token ({@code OWNER}) was accepted on the staged state: bridge_apply_v4 re-checks that state. */
+        boolean ownerChecked;
 
-        Fold(boolean existed, State state, UUID messageId) {
+        Fold(boolean existed, State state, UUID messageId, String stagedOwner) {
             this.existed = existed;
             this.state = state;
             this.messageId = messageId;
+            this.stagedOwner = stagedOwner;
+            this.owner = stagedOwner;
+        }
+
+        /** The guard bridge_apply_v4 checks against the table: did the key exist, and whose was it, when the fold read it. */
+        Boolean ownerStaged() {
+            return ownerChecked ? existed : null;
+        }
+
+        String ownerSub() {
+            return ownerChecked ? stagedOwner : null;
         }
     }
 
-    private record Existing(UUID messageId, boolean inHands) {}
+    private record Existing(UUID messageId, boolean inHands, String producerSub) {}
 
     /** @param records the batch in poll order; @param offsets one entry per Kafka partition in it */
     public Outcome apply(List<Incoming> records, List<OffsetAdvance> offsets) throws SQLException {
@@ -158,8 +186,8 @@ public final class BatchApplier {
         Map<TimerId, Existing> existing = lock(c, folds.keySet());
         folds.replaceAll((id, none) -> {
             Existing e = existing.get(id);
-            return e == null ? new Fold(false, State.ABSENT, null)
-                    : new Fold(true, e.inHands() ? State.IN_HANDS : State.PENDING, e.messageId());
+            return e == null ? new Fold(false, State.ABSENT, null, null)
+                    : new Fold(true, e.inHands() ? State.IN_HANDS : State.PENDING, e.messageId(), e.producerSub());
         });
 
         Map<UUID, long[]> pending = pending(c, records, existing);
@@ -177,13 +205,13 @@ public final class BatchApplier {
         }
         pending.forEach((tenant, n) -> estimates.folded(tenant, n[0]));
         folds.forEach((id, f) -> {
-            if (f.state == State.PENDING) {
+            if (f.state == State.PENDING && f.command != null) {   // no command: every one was rejected (not_owner), the row stays
                 byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
-                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold);
+                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold, f);
             } else if (f.state == State.ABSENT && f.existed) {
-                rows.delete(id.tenant(), id.queue(), id.timerKey(), false);
+                rows.delete(id.tenant(), id.queue(), id.timerKey(), false, f);
             } else if (f.state == State.IN_HANDS && f.stopSeries) {
-                rows.delete(id.tenant(), id.queue(), id.timerKey(), true);
+                rows.delete(id.tenant(), id.queue(), id.timerKey(), true, f);
             }
         });
         int fenced = write(c, rows, offsets);
@@ -308,6 +336,18 @@ public final class BatchApplier {
                     + " of a pending one passes", cmd.kafkaKey());
             return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
         }
+        if (in.authority() == Incoming.Authority.OWNER && f.state != State.ABSENT) {
+            if (!java.util.Objects.equals(f.owner, in.producerSub())) {
+                // the owner is not named: the event goes to whoever reads the audit topic, the sender included
+                Rejection r = new Rejection(RejectReason.NOT_OWNER, "timer " + cmd.queue() + "/" + cmd.timerKey() + " was scheduled by"
+                        + " another producer: only its sub, or a token with the admin claim (auth.admin.claim), may " + cmd.op().wireName()
+                        + " it; it is unchanged", cmd.kafkaKey());
+                return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
+            }
+        }
+        if (in.authority() == Incoming.Authority.OWNER) {
+            f.ownerChecked = true;
+        }
         if (f.state == State.IN_HANDS) {
             v = Verdict.TOO_LATE;
             ev.put("messageId", f.messageId.toString());
@@ -325,6 +365,7 @@ public final class BatchApplier {
             f.state = State.PENDING;
             f.command = cmd;
             f.producerSub = in.producerSub();
+            f.owner = in.producerSub();
             ev.put("partition", cmd.partition()).put("txn", cmd.txn()).put("messageId", f.messageId.toString())
                     .put("deliverAt", cmd.deliverAt().toString());
             if (cmd.recurrence() != null) {
@@ -339,6 +380,7 @@ public final class BatchApplier {
             f.state = State.ABSENT;
             f.command = null;
             f.messageId = null;
+            f.owner = null;
         } else {
             v = Verdict.ABSENT;
         }
@@ -392,7 +434,7 @@ public final class BatchApplier {
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     out.put(new TimerId(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3)),
-                            new Existing(rs.getObject(4, UUID.class), rs.getBoolean(5)));
+                            new Existing(rs.getObject(4, UUID.class), rs.getBoolean(5), rs.getString(6)));
                 }
             }
         }
@@ -439,10 +481,13 @@ public final class BatchApplier {
      */
     private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
                              UUID messageId, byte[] payload, boolean payloadZstd, int payloadBytes, boolean encrypted,
-                             String producerSub, byte[] traceContext, JsonNode recurrence) {}
+                             String producerSub, byte[] traceContext, JsonNode recurrence, Boolean ownerStaged, String ownerSub) {}
 
-    /** p_deletes: a timer that existed and ends the batch absent. */
-    private record DeleteRow(UUID tenantId, String queue, String timerKey, boolean stopSeries) {}
+    /**
+     * p_deletes: a timer that existed and ends the batch absent. {@code ownerStaged}/{@code ownerSub} (both rows): null, or
+     * the staged state an owner check was decided on, which bridge_apply_v4 re-checks against the table.
+     */
+    private record DeleteRow(UUID tenantId, String queue, String timerKey, boolean stopSeries, Boolean ownerStaged, String ownerSub) {}
 
     /** p_events: one outbox row per record, in Kafka order. */
     private record EventRow(UUID tenantId, String kafkaKey, String type, ObjectNode event) {}
@@ -458,12 +503,12 @@ public final class BatchApplier {
         }
 
         /** @param sealed the payload's encryption envelope, or null to store the payload as it is */
-        void upsert(UUID tenant, Command cmd, UUID messageId, String sub, byte[] sealed, int zstdThreshold) {
+        void upsert(UUID tenant, Command cmd, UUID messageId, String sub, byte[] sealed, int zstdThreshold, Fold f) {
             byte[] payload = sealed != null ? sealed : cmd.payload();
             boolean zstd = payload.length > zstdThreshold;
             upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.deliverAt().toEpochMilli(),
                     cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, payload.length, sealed != null, sub,
-                    cmd.trace() == null ? null : cmd.trace().bytes(), recurrence(cmd)));
+                    cmd.trace() == null ? null : cmd.trace().bytes(), recurrence(cmd), f.ownerStaged(), f.ownerSub()));
         }
 
         /** A recurring timer's rule as queen.log_timers.recurrence stores it (V129), with its first occurrence's number. */
@@ -479,8 +524,8 @@ public final class BatchApplier {
         }
 
         /** @param stopSeries not a delete: the timer is in a sweeper's hands; a recurring one is to have no successor */
-        void delete(UUID tenant, String queue, String key, boolean stopSeries) {
-            deletes.add(new DeleteRow(tenant, queue, key, stopSeries));
+        void delete(UUID tenant, String queue, String key, boolean stopSeries, Fold f) {
+            deletes.add(new DeleteRow(tenant, queue, key, stopSeries, f.ownerStaged(), f.ownerSub()));
         }
 
         Decision event(Incoming in, UUID tenant, String kafkaKey, Verdict v, ObjectNode ev, Rejection r) {

@@ -55,6 +55,8 @@ import org.apache.kafka.common.header.Headers;
  * opts out), and no {@code crit} header parameter nimbus does not understand (RFC 7515 4.1.11). Parsing
  * and signature checks are nimbus-jose-jwt's; {@code alg=none} is never accepted. Refusal details name
  * which check failed, never another tenant, audience or key id (they land in audit events others may read).
+ * A token whose claim named by auth.admin.claim is JSON true is verified as an admin: it may act on any timer of
+ * its tenant (BatchApplier checks ownership).
  * Thread-safe.
  */
 public final class TokenVerifier {
@@ -77,7 +79,7 @@ public final class TokenVerifier {
      * the key signed for another purpose would be accepted here.
      */
     public record Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew,
-            Duration maxLifetime, TenantClaim tenantClaim) {
+            Duration maxLifetime, TenantClaim tenantClaim, String adminClaim) {
         public Rules {
             if (audience == null || audience.isBlank() || issuer == null || issuer.isBlank()) {
                 throw new IllegalArgumentException("topic " + topic + ": a jwt topic needs an audience and an issuer");
@@ -85,6 +87,12 @@ public final class TokenVerifier {
             java.util.Objects.requireNonNull(skew);
             java.util.Objects.requireNonNull(maxLifetime);
             java.util.Objects.requireNonNull(tenantClaim);
+        }
+
+        /** Without an admin claim (auth.admin.claim unset): no token acts on another producer's timers. */
+        public Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew,
+                Duration maxLifetime, TenantClaim tenantClaim) {
+            this(topic, keysFile, allowHs256, audience, issuer, skew, maxLifetime, tenantClaim, null);
         }
     }
 
@@ -256,7 +264,8 @@ public final class TokenVerifier {
             // neither the claimed tenant nor this topic's is named: the event may be read by either
             return forbidden("token not valid for this topic: its " + TENANT_CLAIM + " claim is not this topic's tenant");
         }
-        return new AuthResult.Verified(sub);
+        // auth.admin.claim: JSON true only (not "true", not 1), so a claim some issuer fills with other data is no admin flag
+        return new AuthResult.Verified(sub, rules.adminClaim() != null && Boolean.TRUE.equals(all.get(rules.adminClaim())));
     }
 
     private static AuthResult forbidden(String detail) {

@@ -520,6 +520,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
         Source source = new Source(r.topic(), r.partition(), r.offset());
         String sub = route.producerSub();
+        Incoming.Authority authority = Incoming.Authority.TENANT;   // auth=none: no ownership (README "Producer identity")
         if (route.auth() != null) {
             // the token first: the body of a record whose producer is not who it must be is never parsed
             AuthResult auth;
@@ -534,8 +535,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 return new Incoming(source, route.tenant(), sub, new Rejection(refused.reason(), refused.detail(), CommandParser.auditKey(r.key())));
             }
             sub = v.sub();
+            authority = v.admin() ? Incoming.Authority.ADMIN : Incoming.Authority.OWNER;
         }
-        return new Incoming(source, route.tenant(), sub, parser.parse(r.key(), r.value(), r.headers(), r.timestamp()));
+        return new Incoming(source, route.tenant(), sub, authority, parser.parse(r.key(), r.value(), r.headers(), r.timestamp()));
     }
 
     /**

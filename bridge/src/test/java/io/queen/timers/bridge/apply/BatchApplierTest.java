@@ -172,7 +172,7 @@ class BatchApplierTest {
                 io.queen.timers.bridge.crypto.QueueEncryption.none(), 100, io.queen.timers.core.telemetry.Telemetry.off(), () -> 0L);
         assertThat(applyTo(capped, schedules(tenant, "a", 10))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
         exec("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT '" + tenant + "', 'q.other', 'o' || g, now() + interval '1 hour', 'txn-o' || g, gen_random_uuid(), '\\x31'"
+                + " SELECT '" + tenant + "', 'q.other', 'o' || g, now() + interval '1 hour', 'txn-o' || g, queen.timer_uuidv7_v1(now()), '\\x31'"
                 + " FROM generate_series(1, 200) g");
 
         // 10 admitted + 1: far below 100 - 10 by this bridge's estimate, so not counted (a count says 210)

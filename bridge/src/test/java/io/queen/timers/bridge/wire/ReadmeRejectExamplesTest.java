@@ -23,7 +23,7 @@ class ReadmeRejectExamplesTest {
 
     /** Decided by a database error or by topic and queue settings, not by the record: no example. */
     static final Set<RejectReason> NOT_BY_THE_RECORD = EnumSet.of(RejectReason.INTERNAL, RejectReason.UNAUTHENTICATED,
-            RejectReason.FORBIDDEN, RejectReason.ENCRYPTION_UNAVAILABLE, RejectReason.TENANT_QUOTA,
+            RejectReason.FORBIDDEN, RejectReason.ENCRYPTION_UNAVAILABLE, RejectReason.TENANT_QUOTA, RejectReason.NOT_OWNER,
             RejectReason.UNREADABLE_RECORD);
     /** What a schema cannot say: the horizon and the payload size are settings. */
     static final Set<RejectReason> BEYOND_THE_SCHEMAS = EnumSet.of(RejectReason.HORIZON, RejectReason.PAYLOAD_TOO_LARGE,

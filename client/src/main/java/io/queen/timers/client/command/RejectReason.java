@@ -56,6 +56,12 @@ public enum RejectReason {
      */
     TENANT_QUOTA("tenant_quota"),
     /**
+     * On a topic with auth=jwt, a schedule, reschedule or cancel of a key staged (pending or in a sweeper's hands) by another
+     * producer: only the token sub that scheduled it, or a token carrying the admin claim (auth.admin.claim), may act on it.
+     * The staged timer is unchanged. Not decided on topics with auth=none, which promise no ownership.
+     */
+    NOT_OWNER("not_owner"),
+    /**
      * A recurrence that cannot be read: cron not 5 or 6 fields cron-utils accepts, zone not an IANA id, every not an ISO-8601
      * duration of at least 1 s, startAt/endAt not instants with offset, maxOccurrences not an integer >= 1, catchUp not one, all
      * or none; both cron and every, or either with delayMs/deliverAt; zone without cron; a window field without a rule;
