@@ -114,4 +114,21 @@ class RecurringSchemasTest {
         assertThatThrownBy(() -> event(HEAD + ",\"type\":\"skipped\",\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":4,\"next\":null}"))
                 .as("a skipped event names what it skipped").isInstanceOf(AssertionError.class);
     }
+
+    @Test
+    void aScheduledSeriesCarriesItsRuleAsTheBridgeStoresIt() {
+        String scheduled = HEAD + ",\"type\":\"scheduled\",\"op\":\"schedule\",\"source\":{\"topic\":\"t\",\"partition\":0,\"offset\":7}";
+        // Recurrence.toJson(1): the rule, the series' txn and the occurrence number of this event's messageId
+        assertThat(WireSchemas.auditEventErrors(scheduled + ",\"recurrence\":{\"cron\":\"30 7 * * *\",\"zone\":\"Europe/Paris\","
+                + "\"startAt\":\"2026-03-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"nightly\",\"seq\":1}}")).isEmpty();
+        assertThat(WireSchemas.auditEventErrors(scheduled + ",\"recurrence\":{\"every\":\"PT1H\",\"startAt\":\"2026-03-01T00:00:00Z\","
+                + "\"endAt\":\"2026-04-01T00:00:00Z\",\"maxOccurrences\":5,\"catchUp\":\"all\",\"txn\":\"t\",\"seq\":1}}")).isEmpty();
+        for (String bad : List.of(
+                "{\"startAt\":\"2026-03-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"t\",\"seq\":1}",                       // no rule
+                "{\"cron\":\"0 * * * *\",\"startAt\":\"2026-03-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"t\",\"seq\":1}", // cron without zone
+                "{\"every\":\"PT1H\",\"startAt\":\"2026-03-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"t\",\"seq\":0}",    // seq from 1
+                "{\"every\":\"PT1H\",\"startAt\":\"2026-03-01T00:00:00Z\",\"catchUp\":\"one\",\"txn\":\"t\",\"seq\":1,\"x\":1}")) {
+            assertThat(WireSchemas.auditEventErrors(scheduled + ",\"recurrence\":" + bad + "}")).as(bad).isNotEmpty();
+        }
+    }
 }
