@@ -780,6 +780,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                LOG.info("partitions revoked by a rebalance: {}", partitions);
+            }
             expected.keySet().removeAll(partitions);
             stopped.keySet().removeAll(partitions);
             unstarted.keySet().removeAll(partitions);
@@ -787,6 +790,11 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            // the group gave them to another member while this one was away (a pause, a long collection, a network
+            // cut) longer than its session: its next apply is fenced by the stored offsets, never applied twice
+            if (!partitions.isEmpty()) {
+                LOG.warn("partitions LOST: this consumer was out of the group longer than its session: {}", partitions);
+            }
             expected.keySet().removeAll(partitions);
             stopped.keySet().removeAll(partitions);
             unstarted.keySet().removeAll(partitions);
