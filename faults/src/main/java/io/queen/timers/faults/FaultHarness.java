@@ -124,7 +124,7 @@ public final class FaultHarness {
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
             Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
-                    Stack.BRIDGE_STATEMENT_TIMEOUT_MS + Checker.CLOCK_SLACK_MS).check();
+                    Checker.HARNESS_TOO_LATE_SLACK_MS).check();
             findings.fact("commands acknowledged by the broker", producing.acknowledged());
             findings.declare("unplanned service exits" + (o.strictExits() ? "" : " (reported, not failing: --strict-exits)"));
             if (o.strictExits()) {

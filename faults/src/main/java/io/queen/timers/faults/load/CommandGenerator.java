@@ -21,7 +21,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 /**
  * The seeded command stream: schedule / reschedule / cancel over {@code keys} keys in {@link #QUEUES}
  * queues and {@link #PARTITIONS} log partitions, for two tenants that use the same queue and key names
- * (one command topic each); delays 0..3 s, a few deliverAt in the past; a fraction of hostile records
+ * (one command topic each); delays 0..3 s (one in ten 30..60 s: {@link #FAR_FRACTION}), a few deliverAt in the past; a fraction of hostile records
  * (every reject reason the bridge knows, and shapes meant to hurt a parser), a fraction of poisoned
  * schedules (own keys, a txn the destination refuses), some large payloads. Every record carries a
  * {@code faults-seq} header (not a {@code queen-} header, so the bridge ignores it) for the checker.
@@ -44,6 +44,14 @@ public final class CommandGenerator {
     public static final String SERIES_TXN_PREFIX = "r-";
     /** A zone with daylight-saving time, so the cron is read in a zone that is not UTC (whole-hour offsets: same seconds). */
     public static final ZoneId SERIES_ZONE = ZoneId.of("Europe/Berlin");
+    /**
+     * The share of delayMs schedules due far out ({@link #FAR_MIN_MS}..{@link #FAR_MAX_MS}) instead of 0-3 s: a later cancel
+     * or reschedule of such a timer arrives while nobody can have claimed it, so a {@code too_late} there is a lost
+     * command the checker judges (its {@code too_late} window is the bridge's statement timeout plus clock slack, ~11 s).
+     */
+    public static final double FAR_FRACTION = 0.1;
+    public static final int FAR_MIN_MS = 30_000;
+    public static final int FAR_MAX_MS = 60_000;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -54,6 +62,8 @@ public final class CommandGenerator {
     private final double largeFraction;
     private final double recurringFraction;
     private final SplittableRandom seriesRandom;
+    /** Whether a schedule is due far out: a random of its own, so every other draw of a seed is what it was before. */
+    private final SplittableRandom farRandom;
     private Supplier<Instant> clock = Instant::now;
 
     public CommandGenerator(long seed, int keys, double hostileFraction, double poisonFraction, double largeFraction) {
@@ -70,6 +80,7 @@ public final class CommandGenerator {
         this.recurringFraction = recurringFraction;
         // Not random.split(): that would draw from the one-shot stream.
         this.seriesRandom = new SplittableRandom(seed ^ 0x2828_2828_2828_2828L);
+        this.farRandom = new SplittableRandom(seed ^ 0x3838_3838_3838_3838L);
     }
 
     /** The clock absolute times are drawn against (deliverAt, startAt); a simulated run gives its virtual one. */
@@ -130,7 +141,7 @@ public final class CommandGenerator {
         ObjectNode payload = payload(random, seq, key, random.nextDouble() < largeFraction);
         long hash = Intent.payloadHash(payload);
         if (random.nextInt(5) == 0) {
-            long delay = random.nextInt(3_000);
+            long delay = far(random.nextInt(3_000));
             Intent intent = new Intent(seq, CommandKind.VALID, tenant, opName, queue, key, partition, txn, delay, null, hash, null);
             return new GeneratedCommand(seq, intent, headersForm(seq, topic, queue, key, opName, txn, payload, partition, delay), null);
         }
@@ -144,7 +155,7 @@ public final class CommandGenerator {
         } else if (when == 1) {
             at = clock.get().truncatedTo(ChronoUnit.MILLIS).plusMillis(random.nextInt(3_000));
         } else {
-            delay = (long) random.nextInt(3_000);
+            delay = far(random.nextInt(3_000));
         }
         if (at != null) {
             cmd.put("deliverAt", at.toString());
@@ -155,6 +166,11 @@ public final class CommandGenerator {
         cmd.set("payload", payload);
         Intent intent = new Intent(seq, CommandKind.VALID, tenant, opName, queue, key, partition, txn, delay, at, hash, null);
         return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
+    }
+
+    /** {@code drawn}, or (one delayMs schedule in ten) a delay of 30-60 s. */
+    private long far(int drawn) {
+        return farRandom.nextDouble() < FAR_FRACTION ? FAR_MIN_MS + farRandom.nextInt(FAR_MAX_MS - FAR_MIN_MS + 1) : drawn;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.queen.timers.faults.check;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queen.timers.faults.check.SimulatedRun.Mutant;
+import io.queen.timers.faults.load.CommandGenerator;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -41,7 +42,7 @@ class CheckerMutationTest {
         assertThat(f.clean()).as(mutant + " must FAIL").isFalse();
         String expected = switch (mutant) {
             case IGNORES_DELAY_MS -> "verdict time is not the command's own time";
-            case CANCEL_ABSENT_WHILE_LIVE, SCHEDULE_ANSWERED_CANCELLED, TOO_LATE_WHILE_NOT_FIRING, RESCHEDULES_FIRED ->
+            case CANCEL_ABSENT_WHILE_LIVE, SCHEDULE_ANSWERED_CANCELLED, LOST_CANCEL, LOST_RESCHEDULE, TOO_LATE_WITHOUT_AT, RESCHEDULES_FIRED ->
                     "verdicts the semantics do not allow";
             case FIRE_WITHOUT_TOKEN_RECHECK, SEGMENT_PUSHED_TWICE -> "duplicate fires";
             case RECORD_SKIPPED -> "records without a verdict";
@@ -57,6 +58,25 @@ class CheckerMutationTest {
             case NONE -> throw new AssertionError();
         };
         assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Mutant.class, names = {"LOST_CANCEL", "LOST_RESCHEDULE"})
+    void aLostCancelOrRescheduleIsCaughtByItsTimeUnderTheHarnesssOwnWindow(Mutant mutant) {
+        // The window is CI's (the harness bridges' statement timeout + clock slack): the timers due 30-60 s out
+        // (CommandGenerator.FAR_FRACTION) are what a too_late cannot excuse.
+        assertThat(Checker.HARNESS_TOO_LATE_SLACK_MS).isLessThan(CommandGenerator.FAR_MIN_MS);
+        Findings f = SimulatedRun.run(SEED, COMMANDS, mutant).findings();
+        assertThat(f.examples().get("verdicts the semantics do not allow")).as(examples(f))
+                .allSatisfy(e -> assertThat(e).contains("answered too_late").contains("a timer is claimed only when due"));
+        assertThat(f.count("verdicts the semantics do not allow")).isGreaterThan(5);
+    }
+
+    @Test
+    void aTooLateWithoutItsTimeIsAViolation() {
+        Findings f = SimulatedRun.run(SEED, COMMANDS, Mutant.TOO_LATE_WITHOUT_AT).findings();
+        assertThat(f.examples().get("verdicts the semantics do not allow")).as(examples(f))
+                .allSatisfy(e -> assertThat(e).contains("without an at"));
     }
 
     @Test
