@@ -1,5 +1,6 @@
 package io.queen.timers.faults;
 
+import io.queen.timers.faults.check.AuditWatch;
 import io.queen.timers.faults.check.Checker;
 import io.queen.timers.faults.check.Findings;
 import io.queen.timers.faults.check.TopicReader;
@@ -84,10 +85,13 @@ public final class FaultHarness {
         boolean clean = false;
         // Ctrl-C or SIGTERM must not leave seven processes behind.
         Thread stopper = new Thread(stack::close, "stop-stack");
+        AuditWatch watch = null;
         Runtime.getRuntime().addShutdownHook(stopper);
         try {
             stack.startInfrastructure();
             createTopics(stack.bootstrap());
+            // The harness's own clock on the audit topics, for the lateness bound (docs/fault-harness.md "Lateness").
+            watch = AuditWatch.start(stack.bootstrap(), List.of(Stack.AUDIT, Stack.AUDIT_B));
             try (Connection c = stack.postgres().connect()) {
                 Poison.install(c);
             }
@@ -111,6 +115,7 @@ public final class FaultHarness {
             long loadStart = System.currentTimeMillis();
             producer.start();
             injector.run(o.faultWindowMs());
+            long faultsEnded = o.faults().values().stream().allMatch(n -> n == 0) ? Long.MIN_VALUE : System.currentTimeMillis();
             producer.join();
             if (producerError.get() != null) {
                 throw producerError.get();
@@ -124,7 +129,7 @@ public final class FaultHarness {
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
             Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
-                    Checker.HARNESS_TOO_LATE_SLACK_MS).check();
+                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), faultsEnded).check();
             findings.fact("commands acknowledged by the broker", producing.acknowledged());
             findings.declare("unplanned service exits" + (o.strictExits() ? "" : " (reported, not failing: --strict-exits)"));
             if (o.strictExits()) {
@@ -154,6 +159,9 @@ public final class FaultHarness {
             print(findings, injector, exits, settled);
             return clean ? 0 : 1;
         } finally {
+            if (watch != null) {
+                watch.close();
+            }
             stack.close();
             try {
                 Runtime.getRuntime().removeShutdownHook(stopper);

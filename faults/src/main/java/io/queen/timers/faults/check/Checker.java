@@ -101,7 +101,7 @@ public final class Checker {
     }
 
     /** A fired or dead_lettered event, read from the audit topic of {@code tenant}. */
-    private record OutcomeEvent(int tenant, String type, String messageId, Pos pos) {
+    private record OutcomeEvent(int tenant, String type, String eventId, String messageId, Pos pos) {
     }
 
     /** The fields of a verdict event the checks use (a whole JSON tree per event would not fit a million). */
@@ -135,6 +135,9 @@ public final class Checker {
         int dlq;
         boolean firedEvent;
         boolean deadLetteredEvent;
+        /** The eventId of the verdict that last staged it, and of its first fired event: the harness observed both. */
+        String stagedBy;
+        String firedEventId;
 
         Msg(UUID id, int tenant, String queue, String key, boolean poison) {
             this.id = id;
@@ -165,6 +168,9 @@ public final class Checker {
     private final List<Long> lateness = new ArrayList<>();
     private final List<OutcomeEvent> outcomeEvents = new ArrayList<>();
     private final RecurringCheck recurring;
+    private final Lateness late;
+    /** Failed attempts of each one-shot message, by messageId: the distinct eventIds of its {@code retrying} events. */
+    private final Map<String, Set<String>> retries = new HashMap<>();
 
     /**
      * @param intents    what the generator sent, by seq
@@ -206,7 +212,18 @@ public final class Checker {
                 "message ids not UUIDv7")) {
             f.declare(v);
         }
-        recurring = new RecurringCheck(f);
+        late = new Lateness(f);
+        recurring = new RecurringCheck(f, late);
+    }
+
+    /**
+     * The harness's own observation of the run ({@link AuditWatch}): when it first read each audit event, by eventId, and
+     * when the last fault ended ({@code Long.MIN_VALUE}: no faults). With it, every fire's lateness is judged against the
+     * declared bound (docs/fault-harness.md "Lateness"); without it, lateness is only reported from created_at.
+     */
+    public Checker observed(Map<String, Long> readAt, long faultsEndedMs) {
+        late.observed(readAt, faultsEndedMs);
+        return this;
     }
 
     public Findings check() throws SQLException {
@@ -302,6 +319,8 @@ public final class Checker {
                     if (!verdict(id, ev, new Pos(r.partition(), r.offset()))) {
                         sameIdRepeats[0]++;
                     }
+                } else if ("retrying".equals(type) && !RecurringCheck.isOccurrenceEvent(ev)) {
+                    retrying(ev);
                 } else if ("fired".equals(type) || "dead_lettered".equals(type) || "skipped".equals(type)) {
                     // Messages are built after the whole audit is read; judged then.
                     outcomeEvent(tenant, ev, new Pos(r.partition(), r.offset()));
@@ -337,7 +356,12 @@ public final class Checker {
             recurring.event(tenant, ev);
             return;
         }
-        outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("messageId").asText(), pos));
+        outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("eventId").asText(), ev.path("messageId").asText(), pos));
+    }
+
+    /** A failed attempt of a one-shot timer: the lateness bound grants it a backoff. */
+    void retrying(JsonNode ev) {
+        retries.computeIfAbsent(ev.path("messageId").asText(), k -> new java.util.HashSet<>()).add(ev.path("eventId").asText());
     }
 
     Findings findings() {
@@ -403,6 +427,9 @@ public final class Checker {
                                 + ", which no scheduled verdict of that tenant announced");
             } else if ("fired".equals(oe.type())) {
                 m.firedEvent = true;
+                if (m.firedEventId == null) {
+                    m.firedEventId = oe.eventId();
+                }
             } else {
                 m.deadLetteredEvent = true;
             }
@@ -527,6 +554,7 @@ public final class Checker {
                     + " + delayMs " + in.delayMs() + ")" : " (its deliverAt)"));
         }
         m.partition = in.partition();
+        m.stagedBy = v.eventId();
         m.txn = in.txn();
         m.payloadHash = in.payloadHash();
         m.due = due;
@@ -713,6 +741,10 @@ public final class Checker {
             if (m.fires == 0 && m.firedEvent) {
                 f.violation("fired events without a fire", at);
             }
+            if (m.fires > 0 && m.firedEvent) {
+                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.firedEventId,
+                        retries.getOrDefault(m.id.toString(), Set.of()).size());
+            }
         }
         f.fact("messages scheduled (scheduled verdicts)", messages.size());
         f.fact("fires (frames in the log)", fired);
@@ -723,6 +755,7 @@ public final class Checker {
         f.fact("lateness p99 ms", lateness.isEmpty() ? 0 : lateness.get((int) Math.min(lateness.size() - 1, Math.ceil(lateness.size() * 0.99) - 1)));
         f.fact("lateness p50 ms", lateness.isEmpty() ? 0 : lateness.get(lateness.size() / 2));
         recurring.judge();
+        late.summarize();
     }
 
     private void staged() throws SQLException {

@@ -35,7 +35,8 @@ final class RecurringCheck {
     static final String SKIPPED = "recurring: occurrences skipped or dead-lettered";
     static final String WRONG_CONTENT = "recurring: fired with another payload or partition than the series";
     static final String SHARED_ID = "recurring: occurrences sharing a message id";
-    static final List<String> KINDS = List.of(LOST, DOUBLED, OFF_RULE, EARLY, EVENTS_WRONG, SKIPPED, WRONG_CONTENT, SHARED_ID);
+    static final String LATE = "recurring: occurrences late (beyond the declared bound)";
+    static final List<String> KINDS = List.of(LOST, DOUBLED, OFF_RULE, EARLY, EVENTS_WRONG, SKIPPED, WRONG_CONTENT, SHARED_ID, LATE);
 
     private static final int EXAMPLE_SERIES = 3;
 
@@ -52,16 +53,19 @@ final class RecurringCheck {
         final Checker.Cmd cmd;
         final Series series;
         final UUID firstMessageId;
+        /** The eventId of the series' scheduled verdict: the harness's read of it starts the first occurrences' lateness. */
+        final String stagedBy;
         final Map<String, List<SeenFire>> fires = new LinkedHashMap<>();
         /** Fired events by occurrence txn, then by eventId (copies of one event are one event: at-least-once). */
         final Map<String, Map<String, OccurrenceEvent>> fired = new HashMap<>();
         final List<OccurrenceEvent> otherEvents = new ArrayList<>();
         boolean violated;
 
-        State(Checker.Cmd cmd, UUID firstMessageId) {
+        State(Checker.Cmd cmd, UUID firstMessageId, String stagedBy) {
             this.cmd = cmd;
             this.series = cmd.intent().series();
             this.firstMessageId = firstMessageId;
+            this.stagedBy = stagedBy;
         }
 
         String name() {
@@ -71,13 +75,15 @@ final class RecurringCheck {
     }
 
     private final Findings f;
+    private final Lateness late;
     private final Map<String, State> byTxn = new LinkedHashMap<>();
     private final Map<UUID, State> byFirstMessage = new HashMap<>();
     private final List<OccurrenceEvent> events = new ArrayList<>();
     private final List<Long> lateness = new ArrayList<>();
 
-    RecurringCheck(Findings f) {
+    RecurringCheck(Findings f, Lateness late) {
         this.f = f;
+        this.late = late;
         KINDS.forEach(f::declare);
     }
 
@@ -115,7 +121,7 @@ final class RecurringCheck {
         if (v.deliverAt() == null || !OffsetDateTime.parse(v.deliverAt()).toInstant().equals(first)) {
             f.violation("verdict time is not the command's own time", at + ": deliverAt " + v.deliverAt() + ", the first occurrence is " + first);
         }
-        State st = new State(c, UUID.fromString(v.messageId()));
+        State st = new State(c, UUID.fromString(v.messageId()), v.eventId());
         byTxn.put(s.txn(), st);
         byFirstMessage.put(st.firstMessageId, st);
     }
@@ -260,6 +266,10 @@ final class RecurringCheck {
             violation(st, EVENTS_WRONG, at + ": " + evs.size() + " fired events (distinct eventIds), expected 1");
         }
         Instant next = st.series.expectedNext(i);
+        if (!evs.isEmpty()) {
+            // From Oi, or from the harness's read of the series' verdict if later, to its first read of this fired event.
+            late.fire(LATE, at, st.series.occurrences().get(i).toEpochMilli(), st.stagedBy, evs.keySet().iterator().next(), 0);
+        }
         for (OccurrenceEvent e : evs.values()) {
             List<String> wrong = new ArrayList<>();
             if (!instant(e.occurrence(), st.series.occurrences().get(i))) {

@@ -36,6 +36,8 @@ public final class Stack implements AutoCloseable {
     public static final String AUDIT_B = AUDIT + "." + TENANT_B;
     /** The sweepers' lease: a pause longer than this lets another sweeper claim the paused one's timers. */
     public static final long LEASE_MS = 3_000;
+    /** The sweepers' longest backoff after a failed attempt (default 30 s): the checker's lateness bound adds it per failure. */
+    public static final long SWEEPER_BACKOFF_MAX_MS = 1_000;
     /** The bridges' consumer session: a pause longer than this makes the group move its partitions (a zombie). */
     public static final long SESSION_MS = 6_000;
     /** The services' Kafka request timeout: a broker outage longer than this times their clients out. */
@@ -368,7 +370,7 @@ public final class Stack implements AutoCloseable {
         p.put("sweeper.lease", LEASE_MS + "ms");
         // Poisoned timers reach the DLQ after 5 attempts in ~2 s instead of ~30 s.
         p.put("sweeper.backoff.base", "100ms");
-        p.put("sweeper.backoff.max", "1s");
+        p.put("sweeper.backoff.max", SWEEPER_BACKOFF_MAX_MS + "ms");
         p.put("sweeper.transient.backoff", "500ms");
         // After a PostgreSQL restart the LISTEN connection is gone until re-established: sweep on a short clock.
         p.put("sweeper.idle.max", "2s");

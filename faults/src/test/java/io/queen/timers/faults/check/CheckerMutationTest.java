@@ -55,6 +55,8 @@ class CheckerMutationTest {
             case EVENT_SEQ_FROM_ZERO -> "recurring: fired events wrong";
             case OCCURRENCE_EARLY -> "recurring: occurrences early";
             case SUCCESSOR_ID_NOT_V7 -> "message ids not UUIDv7";
+            case FIRES_LATE -> Lateness.LATE;
+            case OCCURRENCE_LATE -> RecurringCheck.LATE;
             case NONE -> throw new AssertionError();
         };
         assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();
@@ -70,6 +72,24 @@ class CheckerMutationTest {
         assertThat(f.examples().get("verdicts the semantics do not allow")).as(examples(f))
                 .allSatisfy(e -> assertThat(e).contains("answered too_late").contains("a timer is claimed only when due"));
         assertThat(f.count("verdicts the semantics do not allow")).isGreaterThan(5);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Mutant.class, names = {"FIRES_LATE", "OCCURRENCE_LATE"})
+    void minutesLateFailsUnderFaultsTooAndTheCorrectModelMeetsTheBound(Mutant mutant) {
+        // Taken as under faults: the bound is lease + backoff of the failures + a minute, and 150 s is past it.
+        assertThat(SimulatedRun.run(SEED, COMMANDS, Mutant.NONE, true).findings().clean()).isTrue();
+        Findings f = SimulatedRun.run(SEED, COMMANDS, mutant, true).findings();
+        String kind = mutant == Mutant.FIRES_LATE ? Lateness.LATE : RecurringCheck.LATE;
+        assertThat(f.count(kind)).as(examples(f)).isPositive();
+        assertThat(f.examples().get(kind)).allSatisfy(e -> assertThat(e).contains("bound: lease"));
+    }
+
+    @Test
+    void theCorrectModelsLatenessIsJudgedOnTheHarnesssOwnReads() {
+        Findings f = SimulatedRun.run(SEED, COMMANDS, Mutant.NONE).findings();
+        assertThat((Integer) f.facts().get("observed lateness fault-free: fires judged")).isGreaterThan(500);
+        assertThat(f.count(Lateness.UNOBSERVED)).isZero();
     }
 
     @Test

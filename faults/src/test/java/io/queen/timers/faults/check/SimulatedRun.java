@@ -74,7 +74,11 @@ final class SimulatedRun {
         /** An occurrence is claimed a second before its instant. */
         OCCURRENCE_EARLY,
         /** A series' successor occurrence gets a random (version 4) message id, as gen_random_uuid() mints one. */
-        SUCCESSOR_ID_NOT_V7
+        SUCCESSOR_ID_NOT_V7,
+        /** One timer in twenty is fired minutes late: its fire commits 150 s after its claim (commands meanwhile: too_late). */
+        FIRES_LATE,
+        /** Some occurrences are claimed 150 s after their instant (catchUp all: those staged after them are late too). */
+        OCCURRENCE_LATE
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -82,6 +86,10 @@ final class SimulatedRun {
     private static final long STEP_MS = 5;
     /** How long a claimed timer is "firing" before its segment commits: commands in between are too_late. */
     private static final long FIRE_MS = 30;
+    /** How late FIRES_LATE and OCCURRENCE_LATE are: minutes, past any bound the checker declares. */
+    private static final long LATE_MS = 150_000;
+    /** How long after its commit the harness's consumer reads an event (the audit watch polls; the relay publishes). */
+    private static final long READ_MS = 3;
     /** One command in 100 a recurring series: ~30 in a run, so each broken rule of series has occurrences to break. */
     static final double RECURRING_FRACTION = 0.01;
 
@@ -119,6 +127,8 @@ final class SimulatedRun {
     private final Map<String, Timer> lastFired = new HashMap<>();
     private final Map<String, Long> lastFiredAt = new HashMap<>();
     private final java.util.Random relay;
+    /** When the harness's consumer first read each event, by eventId (the checker's lateness is judged on these). */
+    private final Map<String, Long> readAt = new HashMap<>();
 
     private SimulatedRun(Mutant mutant, Intent[] intents, Set<Long> failed, java.util.Random relay) {
         this.mutant = mutant;
@@ -132,8 +142,13 @@ final class SimulatedRun {
     record Result(Findings findings, Map<String, Long> verdicts) {
     }
 
-    /** Runs {@code n} seeded commands with {@code mutant} and returns what the checker found. */
+    /** Runs {@code n} seeded commands with {@code mutant} and returns what the checker found; no faults: all fault-free. */
     static Result run(long seed, int n, Mutant mutant) {
+        return run(seed, n, mutant, false);
+    }
+
+    /** As above; {@code underFaults}: the checker takes every fire as made under faults (its looser bound). */
+    static Result run(long seed, int n, Mutant mutant, boolean underFaults) {
         // The generator draws its absolute times (deliverAt, a series' startAt) on the run's virtual clock, as the real
         // producer draws them just before it sends.
         long t0 = Instant.now().toEpochMilli();
@@ -163,6 +178,7 @@ final class SimulatedRun {
             now += 10;
             sim.sweep(now);
         }
+        sim.checker.observed(sim.readAt, underFaults ? now : Long.MIN_VALUE);
         return new Result(sim.judge(), sim.verdictTypes());
     }
 
@@ -234,9 +250,10 @@ final class SimulatedRun {
         List<Timer> done = new ArrayList<>();
         for (Map.Entry<String, Timer> e : timers.entrySet()) {
             Timer t = e.getValue();
-            if (t.claimedAt >= 0 && now >= t.claimedAt + FIRE_MS) {
+            if (t.claimedAt >= 0 && now >= t.claimedAt + FIRE_MS + (mutant == Mutant.FIRES_LATE && late(t) ? LATE_MS : 0)) {
                 done.add(t);
-            } else if (t.claimedAt < 0 && t.due <= now + (mutant == Mutant.OCCURRENCE_EARLY && t.series != null ? 1_000 : 0)) {
+            } else if (t.claimedAt < 0 && t.due <= now + (mutant == Mutant.OCCURRENCE_EARLY && t.series != null ? 1_000 : 0)
+                    - (mutant == Mutant.OCCURRENCE_LATE && t.series != null && t.seq == 2 ? LATE_MS : 0)) {
                 e.setValue(t.claimed(now));
             }
         }
@@ -248,7 +265,7 @@ final class SimulatedRun {
             }
             if (t.poison) {
                 dlq.add(new Object[] {t.id, t.txn, t.tenant == 0 ? Stack.TENANT_A : Stack.TENANT_B, t.queue});
-                outcome(t, "dead_lettered");
+                outcome(t, "dead_lettered", now);
                 continue;
             }
             fires++;
@@ -259,7 +276,7 @@ final class SimulatedRun {
                 // the second claimant's fire (lease expired), or the same segment again
                 push(t, mutant == Mutant.SEGMENT_PUSHED_TWICE ? now : now + 3_000);
             }
-            outcome(t, "fired");
+            outcome(t, "fired", now);
         }
     }
 
@@ -293,7 +310,13 @@ final class SimulatedRun {
             timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1,
                     mutant == Mutant.SUCCESSOR_ID_NOT_V7 ? UUID.randomUUID() : UuidV7.next()));
         }
+        readAt.put(ev.path("eventId").asText(), now + READ_MS);
         audit.get(t.tenant).add(new Object[] {null, ev});
+    }
+
+    /** One timer in twenty, by its id. */
+    private static boolean late(Timer t) {
+        return t.series == null && Math.floorMod(t.id.getLeastSignificantBits(), 20) == 0;
     }
 
     private void push(Timer t, long at) {
@@ -313,6 +336,7 @@ final class SimulatedRun {
     private ObjectNode verdict(String id, Intent in, long at, String type, UUID mid) {
         ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", type)
                 .put("tenant", in.tenant() == 0 ? Stack.TENANT_A : Stack.TENANT_B).put("at", Instant.ofEpochMilli(at).toString());
+        readAt.put(ev.path("eventId").asText(), at + READ_MS);
         if (mid != null) {
             ev.put("messageId", mid.toString());
         }
@@ -320,9 +344,10 @@ final class SimulatedRun {
         return ev;
     }
 
-    private void outcome(Timer t, String type) {
+    private void outcome(Timer t, String type, long now) {
         ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", type)
                 .put("messageId", t.id.toString());
+        readAt.put(ev.path("eventId").asText(), now + READ_MS);
         audit.get(t.tenant).add(new Object[] {null, ev});
     }
 
