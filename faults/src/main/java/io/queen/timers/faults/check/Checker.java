@@ -153,6 +153,9 @@ public final class Checker {
     }
 
     private final String bootstrap;
+    /** The topics read (the harness's; a test gives topics of its own). Record ids in reports keep the harness's names. */
+    private String[] commandTopics = COMMAND_TOPICS;
+    private String[] auditTopics = AUDIT_TOPICS;
     private final Database postgres;
     private final Intent[] intents;
     private final Set<Long> failedSeqs;
@@ -191,6 +194,14 @@ public final class Checker {
     /** A checker on a test's database (the log's reading is tested against real segment rows). */
     static Checker on(Database db, Intent[] intents) {
         return new Checker(db, null, intents, Set.of(), CLOCK_SLACK_MS);
+    }
+
+    /** A checker on a test's database and broker, reading these command and audit topics (index: tenant A, B). */
+    static Checker on(Database db, String bootstrap, String[] commandTopics, String[] auditTopics, Intent[] intents) {
+        Checker c = new Checker(db, bootstrap, intents, Set.of(), HARNESS_TOO_LATE_SLACK_MS);
+        c.commandTopics = commandTopics;
+        c.auditTopics = auditTopics;
+        return c;
     }
 
     private Checker(Database postgres, String bootstrap, Intent[] intents, Set<Long> failedSeqs, long tooLateSlackMs) {
@@ -243,7 +254,7 @@ public final class Checker {
         long[] seen = {0};
         for (int t = 0; t < 2; t++) {
             int tenant = t;
-            seen[0] += TopicReader.readAll(bootstrap, COMMAND_TOPICS[t], r -> {
+            seen[0] += TopicReader.readAll(bootstrap, commandTopics[t], r -> {
                 Cmd c = command(tenant, r);
                 if (c == null) {
                     return;
@@ -297,7 +308,7 @@ public final class Checker {
         Map<String, Long> byType = new LinkedHashMap<>();
         for (int t = 0; t < 2; t++) {
             int tenant = t;
-            events[0] += TopicReader.readAll(bootstrap, AUDIT_TOPICS[t], r -> {
+            events[0] += TopicReader.readAll(bootstrap, auditTopics[t], r -> {
                 JsonNode ev;
                 try {
                     ev = JSON.readTree(r.value());
@@ -312,10 +323,10 @@ public final class Checker {
                 }
                 if (ev.has("source")) {
                     JsonNode src = ev.get("source");
-                    if (!COMMAND_TOPICS[tenant].equals(src.path("topic").asText())) {
+                    if (!commandTopics[tenant].equals(src.path("topic").asText())) {
                         f.violation("tenant crossings", "audit topic " + AUDIT_TOPICS[tenant] + " answers a record of " + src.path("topic").asText());
                     }
-                    String id = id(topicIndex(src.path("topic").asText()), src.path("partition").asInt(), src.path("offset").asLong());
+                    String id = id(List.of(commandTopics).indexOf(src.path("topic").asText()), src.path("partition").asInt(), src.path("offset").asLong());
                     if (!verdict(id, ev, new Pos(r.partition(), r.offset()))) {
                         sameIdRepeats[0]++;
                     }
@@ -778,10 +789,6 @@ public final class Checker {
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    }
-
-    private static int topicIndex(String topic) {
-        return Stack.COMMANDS_A.equals(topic) ? 0 : Stack.COMMANDS_B.equals(topic) ? 1 : -1;
     }
 
     static String id(int tenant, int partition, long offset) {
