@@ -65,12 +65,21 @@ public final class Checker {
     public static final long CLOCK_SLACK_MS = 1_000;
 
     /**
-     * How long before a timer's own time the harness's bridges may answer {@code too_late} for it: their statement timeout
-     * (the longest the lock statement that found the timer claimed can have waited after the verdict's time, its
-     * transaction's start) plus {@link #CLOCK_SLACK_MS}. The simulated run of the mutation test uses the same, so a mutant
-     * caught there is caught under CI's settings.
+     * How long a bridge of the harness may stand still between its transaction's start (the verdict's {@code at}) and its
+     * lock statement: a {@code pause} stops a bridge up to its session + 2 s (8 s; FaultInjector), at any moment, also
+     * mid-transaction (PostgreSQL and the broker faults end the transaction instead: no verdict); plus 5 s for a JVM not
+     * scheduled on a loaded two-core machine.
      */
-    public static final long HARNESS_TOO_LATE_SLACK_MS = Stack.BRIDGE_STATEMENT_TIMEOUT_MS + CLOCK_SLACK_MS;
+    public static final long HARNESS_BRIDGE_STALL_MS = Stack.SESSION_MS + 2_000 + 5_000;
+
+    /**
+     * How long before a timer's own time the harness's bridges may answer {@code too_late} for it: the verdict's time is
+     * its transaction's start; the bridge may then have stood still ({@link #HARNESS_BRIDGE_STALL_MS}) and its lock
+     * statement, which found the timer claimed, may have waited up to their statement timeout; plus
+     * {@link #CLOCK_SLACK_MS}: 24 s, below the 30-60 s of the far timers (CommandGenerator.FAR_MIN_MS). The simulated
+     * run of the mutation test uses the same, so a mutant caught there is caught under CI's settings.
+     */
+    public static final long HARNESS_TOO_LATE_SLACK_MS = Stack.BRIDGE_STATEMENT_TIMEOUT_MS + HARNESS_BRIDGE_STALL_MS + CLOCK_SLACK_MS;
 
     /** One command record as it landed in its topic, with what the generator meant it to be. */
     record Cmd(int tenant, int partition, long offset, long timestamp, long seq, Intent intent) {

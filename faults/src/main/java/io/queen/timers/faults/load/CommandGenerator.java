@@ -47,7 +47,7 @@ public final class CommandGenerator {
     /**
      * The share of delayMs schedules due far out ({@link #FAR_MIN_MS}..{@link #FAR_MAX_MS}) instead of 0-3 s: a later cancel
      * or reschedule of such a timer arrives while nobody can have claimed it, so a {@code too_late} there is a lost
-     * command the checker judges (its {@code too_late} window is the bridge's statement timeout plus clock slack, ~11 s).
+     * command the checker judges (its {@code too_late} window: Checker.HARNESS_TOO_LATE_SLACK_MS, 24 s).
      */
     public static final double FAR_FRACTION = 0.1;
     public static final int FAR_MIN_MS = 30_000;
