@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
+import io.queen.timers.faults.load.Series;
+import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.faults.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
@@ -25,6 +27,7 @@ import java.sql.ResultSet;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -69,14 +72,24 @@ class CheckerReadersTest {
         /** A timer left staged after the run settled. */
         LEFT_STAGED,
         /** A healthy timer dead-lettered instead of fired. */
-        HEALTHY_DEAD_LETTERED
+        HEALTHY_DEAD_LETTERED,
+        /** A timer's fired event read by the harness's own consumer 150 s after its time (fault-free: bound 6 s). */
+        FIRED_LATE,
+        /** A series' second occurrence's fired event read 150 s after it. */
+        OCCURRENCE_LATE
     }
+
+    /** Where the harness's consumer reads everything, and where it reads what a *_LATE mutant delivers late. */
+    private static final long READ_AT = 50_000;
+    private static final long LATE_READ_AT = 200_000;
 
     private final List<Intent> intents = new ArrayList<>();
     private final List<ProducerRecord<byte[], byte[]>> commands = new ArrayList<>();
     private final List<ObjectNode> events = new ArrayList<>();
     private final List<Object[]> fires = new ArrayList<>();
     private final List<Object[]> deadLetters = new ArrayList<>();
+    /** The events the harness's consumer reads late (the *_LATE mutants). */
+    private final java.util.Set<String> late = new java.util.HashSet<>();
     private String commandTopic;
     private final long t0 = Instant.now().toEpochMilli() - 120_000;
 
@@ -86,7 +99,8 @@ class CheckerReadersTest {
         Findings f = run(broken);
         if (broken == Broken.NONE) {
             assertThat(f.clean()).as(examples(f)).isTrue();
-            assertThat(f.facts()).containsEntry("log frames decoded", 3L).containsEntry("DLQ rows", 1L);
+            assertThat(f.facts()).containsEntry("log frames decoded", 6L).containsEntry("DLQ rows", 1L)
+                    .containsEntry("recurring occurrences fired (frames in the log)", 3L).containsEntry("observed lateness: fires judged", 6);
             return;
         }
         String expected = switch (broken) {
@@ -96,6 +110,8 @@ class CheckerReadersTest {
             case WRONG_QUEUE -> "tenant crossings";
             case LEFT_STAGED -> "timers left staged";
             case HEALTHY_DEAD_LETTERED -> "healthy timers dead-lettered";
+            case FIRED_LATE -> Lateness.LATE;
+            case OCCURRENCE_LATE -> RecurringCheck.LATE;
             case NONE -> throw new AssertionError();
         };
         assertThat(f.clean()).as(broken + " must FAIL").isFalse();
@@ -126,6 +142,7 @@ class CheckerReadersTest {
             answer(resched, "rescheduled", m4).put("txn", "t-5").put("partition", "Default").put("deliverAt", time(5, 500));
         }
         UUID m6 = schedule(6, "px-6", 100, "Default", "{\"seq\":6}", true);
+        series(7, b == Broken.OCCURRENCE_LATE);
 
         // The fires, as the product writes them (or as each broken product would).
         String m1Txn = b == Broken.RESCHEDULE_OTHER_KEY ? "t-5" : "t-0";
@@ -134,6 +151,9 @@ class CheckerReadersTest {
             deadLetter(m1, "t-0");
         } else {
             fire(m1, b == Broken.WRONG_QUEUE ? "faults.q1" : Q, "Default", m1Txn, m1Payload);
+            if (b == Broken.FIRED_LATE) {
+                late.add(events.get(events.size() - 1).path("eventId").asText());
+            }
         }
         if (b == Broken.DUPLICATE_AFTER_REPLAY) {
             events.add(events.get(0).deepCopy()); // the replayed record's verdict again (same eventId: an allowed repeat)
@@ -152,8 +172,14 @@ class CheckerReadersTest {
             DataSource ds = db.newDataSource(4);
             Migrations.migrate(ds);
             write(ds, b);
-            publish(audit[0]);
-            return Checker.on(ds::getConnection, TestKafka.bootstrapServers(), cmd, audit, intents.toArray(new Intent[0])).check();
+            java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(t0 + READ_AT);
+            Map<String, Long> readAt;
+            try (AuditWatch watch = AuditWatch.start(TestKafka.bootstrapServers(), List.of(audit), clock::get)) {
+                publish(audit[0], watch, clock);
+                readAt = watch.stop(java.time.Duration.ofSeconds(60));
+            }
+            return Checker.on(ds::getConnection, TestKafka.bootstrapServers(), cmd, audit, intents.toArray(new Intent[0]))
+                    .observed(readAt, Long.MIN_VALUE).check();
         }
     }
 
@@ -262,14 +288,75 @@ class CheckerReadersTest {
         }
     }
 
-    private void publish(String auditTopic) throws Exception {
+    /**
+     * The commands, then the audit events; the harness's consumer reads them at {@link #READ_AT} after t0, except those a
+     * *_LATE mutant delivers late: published once the others were read, and read at {@link #LATE_READ_AT}.
+     */
+    private void publish(String auditTopic, AuditWatch watch, java.util.concurrent.atomic.AtomicLong clock) throws Exception {
         try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(TestKafka.producerProps(), new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ProducerRecord<byte[], byte[]> r : commands) {
                 p.send(r).get();
             }
             for (ObjectNode ev : events) {
-                p.send(new ProducerRecord<>(auditTopic, 0, null, (Q + "/" + ev.path("timerKey").asText("x")).getBytes(StandardCharsets.UTF_8),
-                        ev.toString().getBytes(StandardCharsets.UTF_8))).get();
+                if (!late.contains(ev.path("eventId").asText())) {
+                    send(p, auditTopic, ev);
+                }
+            }
+            String lastOnTime = events.get(events.size() - 1).path("eventId").asText();
+            if (!late.isEmpty()) {
+                long deadline = System.nanoTime() + 30_000_000_000L;
+                while (!watch.hasRead(lastOnTime)) {
+                    assertThat(System.nanoTime()).as("the watch reads the events on time").isLessThan(deadline);
+                    Thread.sleep(20);
+                }
+                clock.set(t0 + LATE_READ_AT);
+                for (ObjectNode ev : events) {
+                    if (late.contains(ev.path("eventId").asText())) {
+                        send(p, auditTopic, ev);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void send(KafkaProducer<byte[], byte[]> p, String topic, ObjectNode ev) throws Exception {
+        p.send(new ProducerRecord<>(topic, 0, null, (Q + "/" + ev.path("timerKey").asText("x")).getBytes(StandardCharsets.UTF_8),
+                ev.toString().getBytes(StandardCharsets.UTF_8))).get();
+    }
+
+    /**
+     * A series on key rec-{@code seq}: every PT1S from 10 s after t0, 3 occurrences; scheduled, each occurrence fired once
+     * with its own v7 id (the first the verdict's), its fired event naming the occurrence, its number and the next.
+     */
+    private void series(int seq, boolean secondLate) throws Exception {
+        String key = CommandGenerator.SERIES_KEY_PREFIX + seq;
+        String txn = CommandGenerator.SERIES_TXN_PREFIX + seq;
+        String payload = "{\"seq\":" + seq + "}";
+        Series s = Series.of(txn, null, null, java.time.Duration.ofSeconds(1), Instant.ofEpochMilli(t0 + 10_000), null, 3);
+        intents.add(new Intent(seq, CommandKind.VALID, 0, "schedule", Q, key, "Default", txn, null, null,
+                Intent.payloadHash(JSON.readTree(payload)), null, s));
+        commands.add(new ProducerRecord<>(commandTopic, 0, t0 + seq * 1_000L, (Q + "/" + key).getBytes(StandardCharsets.UTF_8),
+                payload.getBytes(StandardCharsets.UTF_8),
+                List.of(new RecordHeader(CommandGenerator.SEQ_HEADER, Integer.toString(seq).getBytes(StandardCharsets.UTF_8)))));
+        UUID first = UuidV7.next();
+        answer(JSON.createObjectNode().put("timerKey", key), "scheduled", first).put("txn", txn).put("partition", "Default")
+                .put("deliverAt", s.occurrences().get(0).toString());
+        for (int i = 0; i < 3; i++) {
+            Instant o = s.occurrences().get(i);
+            String otxn = WireFormat.occurrenceTxn(txn, o);
+            UUID id = i == 0 ? first : UuidV7.next();
+            fires.add(new Object[] {id, Q, "Default", otxn, payload});
+            ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired").put("tenant", Stack.TENANT_A)
+                    .put("messageId", id.toString()).put("queue", Q).put("timerKey", key).put("txn", otxn).put("occurrence", o.toString())
+                    .put("seq", i + 1);
+            if (i < 2) {
+                ev.put("next", s.occurrences().get(i + 1).toString());
+            } else {
+                ev.putNull("next");
+            }
+            events.add(ev);
+            if (secondLate && i == 1) {
+                late.add(ev.path("eventId").asText());
             }
         }
     }
