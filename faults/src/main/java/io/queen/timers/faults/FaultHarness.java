@@ -140,6 +140,14 @@ public final class FaultHarness {
             findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
             for (FaultKind k : FaultKind.values()) {
                 int planned = o.faults().getOrDefault(k, 0);
+                if (k == FaultKind.PAUSE && injector.done(k) >= planned && injector.effective(k) < planned) {
+                    // A pause's bite is still seen too rarely to judge on (docs/fault-harness.md#faults-that-count): a sweeper
+                    // with no due work holds no transaction to be frozen in, and a bridge's loss of its partitions shows
+                    // late or not at all while the broker has faults of its own. Judged on attempts, and the bites printed.
+                    log("pause: " + injector.effective(k) + " of " + planned + " seen to bite (" + injector.done(k)
+                            + " attempted); judged on attempts until its bite can be observed reliably");
+                    continue;
+                }
                 if (injector.effective(k) < planned) {
                     String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
                             + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
