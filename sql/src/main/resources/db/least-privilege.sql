@@ -45,7 +45,9 @@ DECLARE
         ['queen_bridge', 'bridge_offsets'], ['queen_bridge', 'queues'],
         ['queen_bridge', 'timer_audit_outbox'], ['queen_bridge', 'timer_audit_events'],
         ['queen_sweeper', 'log_dlq'], ['queen_sweeper', 'timer_audit_outbox'], ['queen_sweeper', 'timer_audit_events'],
-        ['queen_operator', 'bridge_offsets'], ['queen_operator', 'queues'], ['queen_operator', 'log_partitions'],
+        ['queen_operator', 'bridge_offsets'], ['queen_operator', 'queues'],
+        -- `dead-letters replay` sends to the topic registered for the dead letter's tenant, and refuses another's
+        ['queen_operator', 'bridge_topics'], ['queen_operator', 'log_partitions'],
         ['queen_operator', 'log_txns'], ['queen_operator', 'log_segments']];
     queens_own CONSTANT TEXT[] := ARRAY['log_push_v1', 'log_provision_v1', 'log_lock_partitions_v1', 'log_append_v1'];
     roles CONSTANT TEXT[] := ARRAY['queen_bridge', 'queen_sweeper', 'queen_operator'];

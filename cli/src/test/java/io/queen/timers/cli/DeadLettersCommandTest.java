@@ -61,12 +61,35 @@ class DeadLettersCommandTest {
             assertThat(show.out()).contains("dl.q/k1", "txn t-1", "payload {\"orderId\": 1}");
             assertThat(Cli.run(env, "dead-letters", "show", "00000000-0000-0000-0000-0000000000ff").exitCode()).isEqualTo(3);
 
-            // No verdict (nobody reads that topic): the dead letter stays.
-            Cli lost = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", TestKafka.newTopic("dl-nobody", 1), "--wait", "3s");
+            // Issue 37, point 4: the topic comes from the database's record of the dead letter's tenant's topics. One
+            // another tenant's bridge registered is refused, and so is one no bridge registered; nothing is sent.
+            String otherTenants = TestKafka.newTopic("dl-tenant-b", 1);
+            execute("INSERT INTO queen.bridge_topics (group_id, topic, tenant_id) VALUES ('tenant-b-bridge', '" + otherTenants
+                    + "', '00000000-0000-0000-0000-00000000000b')");
+            Cli foreign = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", otherTenants, "--wait", "3s");
+            assertThat(foreign.exitCode()).isEqualTo(1);
+            assertThat(foreign.err()).contains("stands for tenant 00000000-0000-0000-0000-00000000000b",
+                    "dead letter " + k1 + " is tenant " + OffsetsCommandTest.DEFAULT_TENANT, "its command topics: " + commands);
+            Cli unknown = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", TestKafka.newTopic("dl-unregistered", 1));
+            assertThat(unknown.exitCode()).isEqualTo(1);
+            assertThat(unknown.err()).contains("not a command topic any bridge registered");
+            assertThat(endOffset(otherTenants)).as("nothing sent to tenant B's topic").isZero();
+            assertThat(dlqRows()).isEqualTo(3);
+
+            // No verdict (a topic of this tenant that no running bridge reads): the dead letter stays.
+            String nobody = TestKafka.newTopic("dl-nobody", 1);
+            execute("INSERT INTO queen.bridge_topics (group_id, topic, tenant_id) VALUES ('stopped-bridge', '" + nobody + "', '"
+                    + OffsetsCommandTest.DEFAULT_TENANT + "')");
+            Cli lost = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", nobody, "--wait", "3s");
             assertThat(lost.exitCode()).isEqualTo(1);
             assertThat(lost.err()).contains("no verdict", "is kept");
             assertThat(dlqRows()).isEqualTo(3);
 
+            // Two topics of this tenant now: which one is the operator's to say (of the tenant's own).
+            Cli ambiguous = Cli.run(env, "dead-letters", "replay", k1, "--reason", "x");
+            assertThat(ambiguous.exitCode()).isEqualTo(1);
+            assertThat(ambiguous.err()).contains("several command topics", "--topic");
+            execute("DELETE FROM queen.bridge_topics WHERE group_id = 'stopped-bridge'");
             Cli replay = Cli.run(env, "dead-letters", "replay", k1, "--reason", "downstream fixed (INC-1)", "--delay", "1h");
             assertThat(replay.exitCode()).as(replay.err()).isZero();
             assertThat(replay.out()).contains("sent schedule dl.q/k1 (txn t-1)", "verdict: scheduled",
@@ -125,6 +148,13 @@ class DeadLettersCommandTest {
             return Output.mapper().readTree(line);
         } catch (Exception e) {
             throw new AssertionError(line, e);
+        }
+    }
+
+    private static long endOffset(String topic) throws Exception {
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, 0);
+        try (var admin = TestKafka.admin()) {
+            return admin.listOffsets(Map.of(tp, org.apache.kafka.clients.admin.OffsetSpec.latest())).partitionResult(tp).get().offset();
         }
     }
 
