@@ -35,7 +35,7 @@ DECLARE
         ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v5'], ['queen_sweeper', 'timer_claim_v4'], ['queen_sweeper', 'timer_claim_v3'],
         ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fire_v2'], ['queen_sweeper', 'timer_fail_v2'],
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
-        ['queen_sweeper', 'timer_dead_letter_v2'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
+        ['queen_sweeper', 'timer_dead_letter_v3'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
         ['queen_sweeper', 'timer_audit_delete_v1'], ['queen_sweeper', 'timer_trace_fields_v1'],
         ['queen_operator', 'timer_list_v2'], ['queen_operator', 'timer_peek_v2'], ['queen_operator', 'timer_series_v1'],
         ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2'],

@@ -87,11 +87,34 @@ final class DeadLettersCommand implements Runnable {
                     + "  error " + Printable.line(String.valueOf(error));
         }
 
-        /** A payload kept in its lossless form (not JSON, encrypted, or compressed): no command can carry it. */
+        /** Whether a command can carry the payload: JSON as kept, or a clear zstd payload that decompresses to JSON. */
         boolean payloadIsJson() {
+            return commandPayload() != null;
+        }
+
+        /**
+         * The payload as a command carries it (JSON text), or null when none can: kept as base64 (not JSON, or
+         * encrypted). The sweeper's dead-letter keeps a compressed payload as the row stored it (V130: the database
+         * keeps the row's payload, never bytes the caller passes, and cannot decompress zstd), so it is decompressed
+         * here, bounded by the log's frame limit.
+         */
+        String commandPayload() {
             JsonNode p = json(payload);
-            return !(p != null && p.isObject() && p.size() == 3 && p.has("encoding") && p.has("encrypted") && p.has("data")
-                    && Set.of("base64", "zstd+base64").contains(p.get("encoding").asText()));
+            boolean lossless = p != null && p.isObject() && p.size() == 3 && p.has("encoding") && p.has("encrypted") && p.has("data");
+            if (!lossless) {
+                return payload;
+            }
+            if (!"zstd+base64".equals(p.get("encoding").asText()) || p.get("encrypted").asBoolean()) {
+                return null;
+            }
+            try {
+                byte[] raw = io.queen.timers.log.codec.Compression.decompress(java.util.Base64.getDecoder().decode(p.get("data").asText()),
+                        io.queen.timers.log.codec.Frame.MAX_PAYLOAD_BYTES);
+                String text = new String(raw, java.nio.charset.StandardCharsets.UTF_8);
+                return Output.mapper().readTree(text) != null ? text : null;
+            } catch (RuntimeException | java.io.IOException e) {
+                return null; // not one zstd frame, too large, or not JSON: kept, not replayable
+            }
         }
     }
 
@@ -326,7 +349,7 @@ final class DeadLettersCommand implements Runnable {
                 if (already == null) {
                     trace = TraceParent.of(hex(16), hex(8));
                     TimerCommand command = TimerCommand.schedule(l.queue(), timerKey).partition(l.partition()).txn(l.txn())
-                            .payload(l.payload()).delay(delayBy).trace(trace)
+                            .payload(l.commandPayload()).delay(delayBy).trace(trace)
                             .auth(token != null ? token : env.get(CommandTarget.AUTH_TOKEN_ENV));
                     String commandTopic = commandTopic(ds, l.tenant());
                     String verdicts = auditTopic != null ? auditTopic : AuditTail.topics(env, null, kafka).topicFor(l.tenant());

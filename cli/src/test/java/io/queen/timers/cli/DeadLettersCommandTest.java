@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 27, point 4: `dead-letters list|show|replay|drop` against a bridge, the broker and PostgreSQL. The dead letters
- * are made by the sweeper's own function (queen.timer_dead_letter_v2) from timers the bridge staged.
+ * are made by the sweeper's own function (queen.timer_dead_letter_v3) from timers the bridge staged.
  */
 class DeadLettersCommandTest {
 
@@ -42,12 +42,14 @@ class DeadLettersCommandTest {
                         "--payload", "{\"orderId\":" + i + "}", "--wait");
                 assertThat(s.out()).as(s.err()).contains("verdict: scheduled");
             }
-            // the sweeper's dead-letter, as after sweeper.max.attempts failures
-            execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no' WHERE queue = 'dl.q'");
-            execute("SELECT count(*) FROM queen.timer_dead_letter_v2('[{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"payload\":null},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"payload\":null},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k3\",\"payload\":null}]'::jsonb, 5)");
+            // the sweeper's dead-letter, as after sweeper.max.attempts failures, under its claim
+            String token = "0b5e55ed-0000-4000-8000-000000000001";
+            execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
+                    + "', claimed_until = now() + interval '1 minute' WHERE queue = 'dl.q'");
+            execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k3\",\"claim_token\":\"" + token + "\"}]'::jsonb, 5)");
 
             Cli list = Cli.run(env, "dead-letters", "list", "-q", "dl.q", "--json");
             assertThat(list.exitCode()).as(list.err()).isZero();

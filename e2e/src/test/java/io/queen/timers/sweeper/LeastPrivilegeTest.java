@@ -45,6 +45,7 @@ class LeastPrivilegeTest {
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
     static final String PASSWORD = "least-privilege-pw";
+    static final UUID DEFAULT_TENANT = UUID.fromString(CommonSettings.DEFAULT_TENANT);
     static String bridgeLogin;
     static String sweeperLogin;
     static String strayLogin;
@@ -137,6 +138,46 @@ class LeastPrivilegeTest {
         assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, bridgeLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
                 CommonSettings.DB_ROLE_CHECK, "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("not a member of queen_sweeper");
+    }
+
+    /**
+     * Issue 37, point 5: what a function may change comes from the row, the owner's settings or a held claim, never
+     * from the caller alone. Each case calls a function as the sweeper's login with arguments a hostile caller picks.
+     */
+    @Test
+    void theSweepersFunctionsTakeNoBoundFromTheirCaller() throws Exception {
+        String queue = "lp.hostile." + Long.toHexString(System.nanoTime());
+        admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', gen_random_uuid(), '\\x7b7d'::bytea)");
+        try (Connection c = as(sweeperLogin)) {
+            // dead-letter: an unclaimed pending timer, max attempts 0, and a payload of the caller's: nothing moves
+            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3('[{"
+                    + "\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
+                    + " \"claim_token\": \"" + UUID.randomUUID() + "\", \"payload\": \"eyJ4IjogMX0=\"}]'::jsonb, 0)")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isZero();
+            }
+            // a lease of ten years (a due timer made uncancellable): beyond queen.timer_settings.max_lease
+            assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v5(10, interval '10 years', 10, 1000000, true)", "max_lease");
+            // a cleanup cutoff in the future (every idle partition dead at once): later than now() - min_cleanup_idle
+            assertInvalid(c, "SELECT count(*) FROM queen.log_cleanup_partitions_v1(now() + interval '1 day', 10)", "min_cleanup_idle");
+            // the owner's bounds are not the login's to move
+            assertRefused(c, "UPDATE queen.timer_settings SET max_lease = interval '100 years'");
+        }
+        assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "' AND claim_token IS NULL")).isOne();
+        assertThat(count("SELECT count(*) FROM queen.timer_dlq_keys WHERE queue = '" + queue + "'")).isZero();
+        admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
+    }
+
+    private static void assertInvalid(Connection c, String sql, String naming) {
+        assertThatThrownBy(() -> {
+            try (Statement st = c.createStatement()) {
+                st.execute(sql);
+            }
+        }).as(sql).isInstanceOfSatisfying(SQLException.class, e -> {
+            assertThat(e.getSQLState()).as(sql).isEqualTo("22023");
+            assertThat(e.getMessage()).contains(naming);
+        });
     }
 
     private static void assertRefused(Connection c, String sql) {
