@@ -12,6 +12,9 @@
 -- what its contract says. The services refuse to start as a role that can write a table directly
 -- (db.role.check, io.queen.timers.core.db.DatabaseRole).
 --
+-- A function created by a migration never has PUBLIC's EXECUTE, not even until this file runs: Migrations.migrate
+-- first sets the migrating role's ALTER DEFAULT PRIVILEGES ... REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC.
+--
 -- The roles are created here when the migrating role may (superuser or CREATEROLE); otherwise a DBA
 -- creates them first (README "Database roles"), and the migration stops, naming them, until they exist.
 -- Roles are cluster-wide: every database of the cluster shares them.
@@ -80,6 +83,16 @@ BEGIN
               WHERE c.relnamespace = 'queen'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
                 AND c.relowner = current_user::regrole LOOP
         EXECUTE format('REVOKE ALL ON %s FROM queen_bridge, queen_sweeper, queen_operator', f.rel);
+    END LOOP;
+
+    -- Queen's own functions keep what PostgreSQL gives a new function, EXECUTE for PUBLIC (Queen's clients call them;
+    -- they are not SECURITY DEFINER), which Migrations' ALTER DEFAULT PRIVILEGES no longer gives where we create them.
+    FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
+              WHERE p.pronamespace = 'queen'::regnamespace AND p.proowner = current_user::regrole
+                AND p.proname = ANY (queens_own) LOOP
+        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeTest)
+        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f.sig);
     END LOOP;
 
     GRANT USAGE ON SCHEMA queen, queen_timers TO queen_bridge, queen_sweeper, queen_operator;

@@ -169,6 +169,82 @@ class LeastPrivilegeTest {
         admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
     }
 
+    /**
+     * Issue 37, point 5: a bridge group's topics, sealed patterns and offsets are changed only by the login bound to
+     * the group at its first call; another login of queen_bridge, calling with the group's name, is refused.
+     */
+    @Test
+    void aBridgeGroupIsChangedOnlyByItsOwnLogin() throws Exception {
+        String other = "lp_bridge_other_" + Long.toHexString(System.nanoTime());
+        admin("CREATE ROLE " + other + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        String group = "lp-victim-" + UUID.randomUUID();
+        try {
+            try (Connection c = as(bridgeLogin); Statement st = c.createStatement()) {
+                // the group's first start, as its own login: binds it
+                st.execute("SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'], ARRAY['" + DEFAULT_TENANT + "']::uuid[])");
+                st.execute("SELECT queen.bridge_sealed_queues_set_v1('" + group + "', ARRAY['secret.%'])");
+                st.execute("SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 0, 0, 'empty', 0, 0, NULL)");
+            }
+            try (Connection c = as(other)) {
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'],"
+                        + " ARRAY['00000000-0000-0000-0000-00000000000b']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_sealed_queues_set_v1('" + group + "', '{}')");
+                assertRefused(c, "SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 1, 99, 'empty', 99, 99, NULL)");
+                assertRefused(c, "SELECT queen.bridge_apply_v4('" + group + "', '[{\"topic\": \"victim-topic\", \"partition\": 0,"
+                        + " \"expected\": 0, \"next\": 1000}]'::jsonb, '[]'::jsonb, '[]'::jsonb, '[]'::jsonb, interval '1 second')");
+            }
+            assertThat(count("SELECT count(*) FROM queen.bridge_topics WHERE group_id = '" + group + "' AND tenant_id = '" + DEFAULT_TENANT + "'"))
+                    .isOne();
+            assertThat(count("SELECT count(*) FROM queen.bridge_sealed_queues WHERE group_id = '" + group + "'")).isOne();
+            assertThat(count("SELECT max(next_offset) FROM queen.bridge_offsets WHERE group_id = '" + group + "'")).isZero();
+        } finally {
+            admin("DROP ROLE IF EXISTS " + other);
+        }
+    }
+
+    /** Issue 37, point 5: the start check refuses CREATEROLE and a second service's group role. */
+    @Test
+    void aServiceRefusesALoginThatCanGrantItselfMoreOrHoldsAnotherServicesRole() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        String creator = "lp_creator_" + suffix;
+        String twoHats = "lp_two_hats_" + suffix;
+        String operatorToo = "lp_operator_too_" + suffix;
+        admin("CREATE ROLE " + creator + " LOGIN CREATEROLE PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
+        admin("CREATE ROLE " + twoHats + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER + ", " + DatabaseRole.BRIDGE);
+        admin("CREATE ROLE " + operatorToo + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE + ", " + DatabaseRole.OPERATOR);
+        try {
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, creator, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("CREATEROLE");
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, twoHats, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.BRIDGE);
+            String topic = TestKafka.newTopic("lp-two-hats", 1);
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", operatorToo)),
+                    new SimpleMeterRegistry()))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.OPERATOR);
+        } finally {
+            for (String login : List.of(creator, twoHats, operatorToo)) {
+                admin("DROP ROLE IF EXISTS " + login);
+            }
+        }
+    }
+
+    /**
+     * Issue 37, point 5: a function the owner creates (as a migration does) is not callable by PUBLIC at any moment,
+     * not only after db/least-privilege.sql has run: Migrations set the owner's default privileges.
+     */
+    @Test
+    void aFunctionTheOwnerCreatesHasNoPublicExecuteEvenBeforeTheGrantsRun() throws Exception {
+        String name = "queen.lp_new_fn_" + Long.toHexString(System.nanoTime());
+        admin("CREATE FUNCTION " + name + "() RETURNS INT LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS 'SELECT 1'");
+        try (Connection c = as(sweeperLogin)) {
+            assertRefused(c, "SELECT " + name + "()");
+        } finally {
+            admin("DROP FUNCTION " + name + "()");
+        }
+    }
+
     private static void assertInvalid(Connection c, String sql, String naming) {
         assertThatThrownBy(() -> {
             try (Statement st = c.createStatement()) {
