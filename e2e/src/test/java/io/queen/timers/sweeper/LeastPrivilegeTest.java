@@ -148,7 +148,7 @@ class LeastPrivilegeTest {
     void theSweepersFunctionsTakeNoBoundFromTheirCaller() throws Exception {
         String queue = "lp.hostile." + Long.toHexString(System.nanoTime());
         admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', gen_random_uuid(), '\\x7b7d'::bytea)");
+                + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea)");
         try (Connection c = as(sweeperLogin)) {
             // dead-letter: an unclaimed pending timer, max attempts 0, and a payload of the caller's: nothing moves
             try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3('[{"
