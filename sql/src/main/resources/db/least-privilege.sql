@@ -12,6 +12,9 @@
 -- what its contract says. The services refuse to start as a role that can write a table directly
 -- (db.role.check, io.queen.timers.core.db.DatabaseRole).
 --
+-- A function created by a migration never has PUBLIC's EXECUTE, not even until this file runs: Migrations.migrate
+-- first sets the migrating role's ALTER DEFAULT PRIVILEGES ... REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC.
+--
 -- The roles are created here when the migrating role may (superuser or CREATEROLE); otherwise a DBA
 -- creates them first (README "Database roles"), and the migration stops, naming them, until they exist.
 -- Roles are cluster-wide: every database of the cluster shares them.
@@ -35,7 +38,7 @@ DECLARE
         ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v5'], ['queen_sweeper', 'timer_claim_v4'], ['queen_sweeper', 'timer_claim_v3'],
         ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fire_v2'], ['queen_sweeper', 'timer_fail_v2'],
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
-        ['queen_sweeper', 'timer_dead_letter_v2'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
+        ['queen_sweeper', 'timer_dead_letter_v3'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
         ['queen_sweeper', 'timer_audit_delete_v1'], ['queen_sweeper', 'timer_trace_fields_v1'],
         ['queen_operator', 'timer_list_v2'], ['queen_operator', 'timer_peek_v2'], ['queen_operator', 'timer_series_v1'],
         ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2'],
@@ -45,7 +48,9 @@ DECLARE
         ['queen_bridge', 'bridge_offsets'], ['queen_bridge', 'queues'],
         ['queen_bridge', 'timer_audit_outbox'], ['queen_bridge', 'timer_audit_events'],
         ['queen_sweeper', 'log_dlq'], ['queen_sweeper', 'timer_audit_outbox'], ['queen_sweeper', 'timer_audit_events'],
-        ['queen_operator', 'bridge_offsets'], ['queen_operator', 'queues'], ['queen_operator', 'log_partitions'],
+        ['queen_operator', 'bridge_offsets'], ['queen_operator', 'queues'],
+        -- `dead-letters replay` sends to the topic registered for the dead letter's tenant, and refuses another's
+        ['queen_operator', 'bridge_topics'], ['queen_operator', 'log_partitions'],
         ['queen_operator', 'log_txns'], ['queen_operator', 'log_segments']];
     queens_own CONSTANT TEXT[] := ARRAY['log_push_v1', 'log_provision_v1', 'log_lock_partitions_v1', 'log_append_v1'];
     roles CONSTANT TEXT[] := ARRAY['queen_bridge', 'queen_sweeper', 'queen_operator'];
@@ -78,6 +83,16 @@ BEGIN
               WHERE c.relnamespace = 'queen'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
                 AND c.relowner = current_user::regrole LOOP
         EXECUTE format('REVOKE ALL ON %s FROM queen_bridge, queen_sweeper, queen_operator', f.rel);
+    END LOOP;
+
+    -- Queen's own functions keep what PostgreSQL gives a new function, EXECUTE for PUBLIC (Queen's clients call them;
+    -- they are not SECURITY DEFINER), which Migrations' ALTER DEFAULT PRIVILEGES no longer gives where we create them.
+    FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
+              WHERE p.pronamespace = 'queen'::regnamespace AND p.proowner = current_user::regrole
+                AND p.proname = ANY (queens_own) LOOP
+        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeTest)
+        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f.sig);
     END LOOP;
 
     GRANT USAGE ON SCHEMA queen, queen_timers TO queen_bridge, queen_sweeper, queen_operator;

@@ -200,6 +200,7 @@ DECLARE
     v_advanced INT := 0;
     n          INT;
 BEGIN
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login moves its offsets (V131)
     p_offsets := queen.json_rows_v1('bridge_apply_v4 offsets', p_offsets, '{topic,partition,expected,next}');
     p_upserts := queen.json_rows_v1('bridge_apply_v4 upserts', p_upserts,
                      '{tenant_id,queue,timer_key,partition,deliver_at_ms,txn,message_id,payload,payload_zstd,encrypted,producer_sub,trace_context}');

@@ -104,6 +104,7 @@ AS $$
 DECLARE
     stored BIGINT;
 BEGIN
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login stores its offsets (V131)
     IF p_position IS NULL OR p_position NOT IN ('earliest', 'latest', 'empty') THEN
         RAISE EXCEPTION 'start position must be earliest, latest or empty, not %', p_position USING ERRCODE = '22023';
     END IF;

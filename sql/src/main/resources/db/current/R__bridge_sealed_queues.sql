@@ -8,6 +8,7 @@ LANGUAGE sql
 VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
+SELECT queen.bridge_group_login_v1(p_group); -- only the group's own login changes its patterns (V131)
 DELETE FROM queen.bridge_sealed_queues WHERE group_id = p_group AND cardinality(coalesce(p_patterns, '{}')) = 0;
 INSERT INTO queen.bridge_sealed_queues (group_id, patterns)
 SELECT p_group, p_patterns WHERE cardinality(coalesce(p_patterns, '{}')) > 0

@@ -7,6 +7,7 @@ LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
 BEGIN
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login re-binds its topics (V131)
     IF cardinality(p_topics) IS DISTINCT FROM cardinality(p_tenants) THEN
         RAISE EXCEPTION 'one tenant per topic' USING ERRCODE = '22023';
     END IF;

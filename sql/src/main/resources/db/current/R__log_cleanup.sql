@@ -36,9 +36,17 @@ AS $$
 DECLARE
     v_ids  UUID[];
     v_dead UUID[];
+    v_min_idle INTERVAL;
 BEGIN
     IF p_limit IS NULL OR p_limit < 1 THEN
         RAISE EXCEPTION 'log_cleanup_partitions_v1: p_limit must be >= 1, got %', p_limit USING ERRCODE = '22023';
+    END IF;
+    -- The owner's bound, not the caller's (issue 37, point 5; V130): a cutoff later than now() - min_cleanup_idle
+    -- would call partitions written a moment ago dead, and delete them with their consumer cursors at once.
+    SELECT s.min_cleanup_idle INTO v_min_idle FROM queen.timer_settings s;
+    IF p_cutoff IS NULL OR p_cutoff > now() - coalesce(v_min_idle, INTERVAL '1 minute') THEN
+        RAISE EXCEPTION 'log_cleanup_partitions_v1: p_cutoff % is later than now() - % (queen.timer_settings.min_cleanup_idle)',
+            p_cutoff, coalesce(v_min_idle, INTERVAL '1 minute') USING ERRCODE = '22023';
     END IF;
 
     -- Statement 1. Lock order: queen.log_partitions rows, ascending id, SKIP LOCKED (never waits).

@@ -65,6 +65,28 @@
 --    reason spends no attempt unless that happens during its own lone fire; it is fired in smaller
 --    groups afterwards (docs/guarantees.md#a-death-alone-is-an-attempt).
 
+-- The lease a claim may take: at most the owner's queen.timer_settings.max_lease (V130), never only what the
+-- caller asks (issue 37, point 5): a claimed timer cannot be cancelled, so an unbounded lease could hold a due
+-- timer out of its producer's reach for years. Refused, not shortened: a sweeper whose lease the database cut
+-- would fire past it. STABLE and called with no column, so the claim evaluates it once, before any row.
+CREATE OR REPLACE FUNCTION queen.timer_lease_v1(p_lease INTERVAL)
+RETURNS INTERVAL
+LANGUAGE plpgsql
+STABLE
+AS $$
+DECLARE
+    v_max INTERVAL;
+BEGIN
+    SELECT s.max_lease INTO v_max FROM queen.timer_settings s;
+    v_max := coalesce(v_max, INTERVAL '1 hour');
+    IF p_lease IS NULL OR p_lease <= INTERVAL '0' OR p_lease > v_max THEN
+        RAISE EXCEPTION 'timer claim: lease % is not within (0, %] (queen.timer_settings.max_lease)', p_lease, v_max
+            USING ERRCODE = '22023';
+    END IF;
+    RETURN p_lease;
+END
+$$;
+
 -- The claim, returning trace_context for the frame, deaths for the sweeper's suspect groups and a
 -- recurring timer's rule (V129), from which the sweeper plans its successor.
 CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
@@ -91,6 +113,7 @@ WITH RECURSIVE shard_rows AS MATERIALIZED (
              ORDER BY t.visible_at
              LIMIT greatest(ceil(p_batch / 64.0)::int, 8)
                FOR UPDATE OF t SKIP LOCKED) c
+     WHERE queen.timer_lease_v1(p_lease) IS NOT NULL -- refuses a lease beyond the owner's maximum, once per call
 ),
 tenants (tenant_id) AS (
     -- Every tenant with a staged timer out of anybody's hands: a skip scan, one probe of the partial

@@ -1,25 +1,32 @@
 -- Dead-letter: a timer that failed max_attempts times leaves the staging table for queen.log_dlq.
 --
--- queen.timer_dead_letter_v2(p_timers, p_max_attempts) takes rows with named fields
--- [{"tenant_id", "queue", "timer_key", "payload"}] (payload: the decompressed bytes in base64, or null to
--- keep the stored form; every key present, queen.json_rows_v1; a recurring timer's row adds "plan", its
--- successor, which is staged in the same transaction: R__timer_cadence.sql) and moves the named timers that have
--- attempts >= p_max_attempts and NO claim token into queen.log_dlq, deleting them from queen.log_timers
--- with a `dead_lettered` audit row (queen.timer_event_v1), in one transaction.
+-- queen.timer_dead_letter_v3(p_timers, p_max_attempts) takes rows with named fields
+-- [{"tenant_id", "queue", "timer_key", "claim_token"}] (every key present, queen.json_rows_v1; a recurring
+-- timer's row adds "plan", its successor, which is staged in the same transaction: R__timer_cadence.sql) and
+-- moves the named timers that carry the caller's claim token, with their lease still running, and attempts >=
+-- greatest(p_max_attempts, 1), into queen.log_dlq, deleting them from queen.log_timers with a `dead_lettered`
+-- audit row (queen.timer_event_v1), in one transaction.
+--
+-- What the caller decides and what it cannot (issue 37, point 5): which of ITS claimed timers go, never another
+-- timer (a row in nobody's hands, or in another sweeper's, is refused: v2 took any unclaimed row the caller
+-- named, with attempts >= the caller's p_max_attempts, 0 meaning all of them); a timer that never failed never
+-- goes; and what is kept is the row's own payload, in its stored form, never bytes the caller passes (v2 stored
+-- the caller's "decompressed" payload). A zstd payload is kept as {"encoding":"zstd+base64",..}: the CLI
+-- decompresses it to replay it.
 --
 -- Guarantees:
---  * A step of its own, after the fail and in another transaction: a reschedule that lands in between
---    resets attempts (the command side owns that column) and this function leaves the row alone. A row
---    with a token is in somebody's hands and is not ours to move either.
+--  * Only under the caller's live claim: the fail that exhausts a timer keeps its claim (R__timer_fail.sql),
+--    and so does the claim of a timer exhausted before a crash; a reschedule or cancel meanwhile is answered
+--    too_late, as for any claimed timer. If the lease runs out first, the next claim takes the timer and
+--    dead-letters it then.
 --  * A DLQ row (queen.log_dlq has no tenant column: the partition scopes it): partition_id = the
 --    timer's destination partition, resolved under the timer's OWN tenant and provisioned if missing
 --    (queen.timer_destinations_v1); consumer_group '__timer__'; "offset" -1 (never in the log);
 --    message_id and transaction_id the timer's (a replay keeps the log's "was it sent?" check
 --    meaningful); error the last error; retry_count the attempts spent.
 --  * payload as JSON (queen.timer_payload_jsonb_v1): bytes that are not UTF-8 JSON, or are encrypted,
---    are kept as {"encoding":"base64","encrypted":..,"data":..}; a zstd payload with no decompressed
---    bytes given as {"encoding":"zstd+base64",..}. Nothing is decrypted, and an encrypted payload is
---    never written in clear.
+--    are kept as {"encoding":"base64","encrypted":..,"data":..}; a zstd payload as
+--    {"encoding":"zstd+base64",..}. Nothing is decrypted, and an encrypted payload is never written in clear.
 --  * The event carries producerSub and the trace fields when the timer has them.
 --
 -- Lock order: queen.log_timers rows in (tenant_id, queue, timer_key) ascending, SKIP LOCKED (full
@@ -30,7 +37,8 @@
 --  * Its tenant, queue and timer key go to queen.timer_dlq_keys (V128) under the DLQ row's id, in the
 --    same transaction: what `queen-timers dead-letters replay` schedules again (R__timer_dead_letters.sql).
 --
--- PRICE: the DLQ row keeps its partition alive against cleanup (log_partition_dead_v1 refuses a
+-- PRICE: a compressed payload is not readable JSON in queen.log_dlq (the database cannot decompress zstd);
+-- the CLI's show and replay decompress it. The DLQ row keeps its partition alive against cleanup (log_partition_dead_v1 refuses a
 -- partition with DLQ rows): somebody's unfinished business is not collected. One subtransaction per
 -- non-JSON payload for the JSON fallback; one timer_dlq_keys row per dead letter. Replay and drop:
 -- `queen-timers dead-letters` (queen.timer_dead_letter_remove_v1).
@@ -52,7 +60,7 @@ BEGIN
 END;
 $$;
 
-CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v2(p_timers JSONB, p_max_attempts INT)
+CREATE OR REPLACE FUNCTION queen.timer_dead_letter_v3(p_timers JSONB, p_max_attempts INT)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, dlq_id UUID, partition_id UUID)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
@@ -64,7 +72,7 @@ DECLARE
     a_tenants  UUID[];
     a_queues   TEXT[];
     a_keys     TEXT[];
-    a_payloads BYTEA[];
+    a_tokens   UUID[];
     a_plans    JSONB[];
     v_ord   BIGINT[];
     v_ctid  TID[];
@@ -80,16 +88,16 @@ DECLARE
     v_did   UUID[];
 BEGIN
     SELECT array_agg(r.tenant_id ORDER BY r.i), array_agg(r.queue ORDER BY r.i), array_agg(r.timer_key ORDER BY r.i),
-           array_agg(decode(r.payload, 'base64') ORDER BY r.i), array_agg(r.plan ORDER BY r.i)
-      INTO a_tenants, a_queues, a_keys, a_payloads, a_plans
-      FROM ROWS FROM (jsonb_to_recordset(queen.json_rows_v1('timer_dead_letter_v2 timers', p_timers, '{tenant_id,queue,timer_key,payload}'))
-                      AS (tenant_id UUID, queue TEXT, timer_key TEXT, payload TEXT, plan JSONB))
-           WITH ORDINALITY AS r(tenant_id, queue, timer_key, payload, plan, i);
+           array_agg(r.claim_token ORDER BY r.i), array_agg(r.plan ORDER BY r.i)
+      INTO a_tenants, a_queues, a_keys, a_tokens, a_plans
+      FROM ROWS FROM (jsonb_to_recordset(queen.json_rows_v1('timer_dead_letter_v3 timers', p_timers, '{tenant_id,queue,timer_key,claim_token}'))
+                      AS (tenant_id UUID, queue TEXT, timer_key TEXT, claim_token UUID, plan JSONB))
+           WITH ORDINALITY AS r(tenant_id, queue, timer_key, claim_token, plan, i);
     IF a_tenants IS NULL THEN
         RETURN;
     END IF;
 
-    -- 1. Hold the exhausted, unclaimed rows (full primary-key probes in a LATERAL subquery).
+    -- 1. Hold the exhausted rows the caller holds the live claim of (full primary-key probes in a LATERAL subquery).
     -- Lock order: queen.log_timers rows, primary key ascending, SKIP LOCKED (never waits).
     SELECT array_agg(n.ord ORDER BY n.rn), array_agg(l.row_ctid ORDER BY n.rn), array_agg(n.tenant_id ORDER BY n.rn),
            array_agg(n.queue ORDER BY n.rn), array_agg(n.timer_key ORDER BY n.rn), array_agg(l.part ORDER BY n.rn)
@@ -101,8 +109,9 @@ BEGIN
             SELECT t.ctid AS row_ctid, t."partition" AS part
               FROM queen.log_timers t
              WHERE t.tenant_id = n.tenant_id AND t.queue = n.queue COLLATE "C" AND t.timer_key = n.timer_key COLLATE "C"
-               AND t.attempts >= p_max_attempts
-               AND t.claim_token IS NULL
+               AND t.attempts >= greatest(p_max_attempts, 1)
+               AND t.claim_token = a_tokens[n.ord::int]
+               AND t.claimed_until > now()
                -- a recurring row needs its plan (its successor): a sweeper of the release before V129 leaves it
                AND (t.recurrence IS NULL OR a_plans[n.ord::int] IS NOT NULL)
                FOR UPDATE OF t SKIP LOCKED) l;
@@ -127,7 +136,7 @@ BEGIN
         ON d.t = u.t AND d.q = u.q AND d.p = u.p;
     PERFORM set_config('enable_nestloop', 'on', true);
     IF coalesce(cardinality(v_pid), 0) <> cardinality(v_ord) THEN
-        RAISE EXCEPTION 'timer_dead_letter_v2: a destination did not resolve' USING ERRCODE = 'XX000';
+        RAISE EXCEPTION 'timer_dead_letter_v3: a destination did not resolve' USING ERRCODE = 'XX000';
     END IF;
 
     -- 3. The DLQ rows, read from the rows we hold (by TID). Lock order: leaf (queen.log_dlq; its foreign
@@ -135,9 +144,7 @@ BEGIN
     INSERT INTO queen.log_dlq (id, partition_id, consumer_group, "offset", message_id, transaction_id,
                                payload, error, retry_count, failed_at)
     SELECT u.dlq, u.pid, '__timer__', -1, t.message_id, t.txn,
-           CASE WHEN a_payloads[u.ord::int] IS NOT NULL
-                    THEN queen.timer_payload_jsonb_v1(a_payloads[u.ord::int], t.encrypted)
-                WHEN NOT t.payload_zstd
+           CASE WHEN NOT t.payload_zstd
                     THEN queen.timer_payload_jsonb_v1(t.payload, t.encrypted)
                 ELSE jsonb_build_object('encoding', 'zstd+base64', 'encrypted', t.encrypted, 'data', encode(t.payload, 'base64'))
            END,

@@ -8,15 +8,18 @@
 --  * only rows that still carry the caller's claim_token are touched: a row reclaimed after its lease
 --    expired belongs to somebody else, and failing it would spend an attempt of a fire that is not ours;
 --  * claim_token := NULL, claimed_until := now() + backoff: the row is then NOT in anybody's hands,
---    merely not visible yet, so a poisoned timer stays cancellable for its whole backoff;
+--    merely not visible yet, so a poisoned timer stays cancellable for its whole backoff; except a row
+--    this failure exhausts (attempts >= p_max_attempts), which keeps the caller's claim and lease so that
+--    the caller can dead-letter it (queen.timer_dead_letter_v3 takes only rows under the caller's live
+--    claim): a reschedule or cancel in between is answered too_late;
 --  * transient errors (p_transient, as the sweeper's one classifier says: 40001, 40P01, classes
 --    08/53/57/58, or none) spend no attempt and back off p_transient_backoff; permanent errors spend one
 --    attempt and back off least(p_backoff_base * 2^attempts, p_backoff_max), attempts counted BEFORE
 --    this failure;
 --  * last_error := the error; a `retrying` audit row per failed timer (with producerSub and trace
 --    fields when the timer has them). Returns the new attempts, the retry instant and `exhausted`
---    (attempts >= p_max_attempts): the sweeper dead-letters those next, in its own transaction, so a
---    reschedule committed in between wins.
+--    (attempts >= p_max_attempts): the sweeper dead-letters those next, in its own transaction, under the
+--    claim this function left it. PRICE: a reschedule in that window is too_late instead of winning.
 -- Release hands claimed rows back untouched (claim_token := NULL, claimed_until := now(), attempts
 -- unchanged), claimable in the very next cycle: graceful shutdown, and rows that reached max attempts
 -- before a crash. Only the rows whose token matches.
@@ -73,11 +76,15 @@ WITH held AS MATERIALIZED (
     SELECT h AS row_ctid FROM queen.timer_hold_claimed_v2('timer_fail_v2 timers', p_timers) h
 ),
 failed AS (
-    -- Lock order: rows held by `held` (by TID).
+    -- Lock order: rows held by `held` (by TID). A row this failure exhausts keeps the caller's claim, lease
+    -- unchanged: queen.timer_dead_letter_v3 moves only rows under the caller's live claim (issue 37, point 5).
     UPDATE queen.log_timers t
-       SET claim_token   = NULL,
-           claimed_until = now() + CASE WHEN p_transient THEN p_transient_backoff
-                                        ELSE least(p_backoff_base * power(2, least(t.attempts, 30)), p_backoff_max) END,
+       SET claim_token   = CASE WHEN t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END >= p_max_attempts
+                                THEN t.claim_token END,
+           claimed_until = CASE WHEN t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END >= p_max_attempts
+                                THEN t.claimed_until
+                                ELSE now() + CASE WHEN p_transient THEN p_transient_backoff
+                                                  ELSE least(p_backoff_base * power(2, least(t.attempts, 30)), p_backoff_max) END END,
            attempts      = t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END,
            last_error    = p_error
      WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM held h))

@@ -87,11 +87,34 @@ final class DeadLettersCommand implements Runnable {
                     + "  error " + Printable.line(String.valueOf(error));
         }
 
-        /** A payload kept in its lossless form (not JSON, encrypted, or compressed): no command can carry it. */
+        /** Whether a command can carry the payload: JSON as kept, or a clear zstd payload that decompresses to JSON. */
         boolean payloadIsJson() {
+            return commandPayload() != null;
+        }
+
+        /**
+         * The payload as a command carries it (JSON text), or null when none can: kept as base64 (not JSON, or
+         * encrypted). The sweeper's dead-letter keeps a compressed payload as the row stored it (V130: the database
+         * keeps the row's payload, never bytes the caller passes, and cannot decompress zstd), so it is decompressed
+         * here, bounded by the log's frame limit.
+         */
+        String commandPayload() {
             JsonNode p = json(payload);
-            return !(p != null && p.isObject() && p.size() == 3 && p.has("encoding") && p.has("encrypted") && p.has("data")
-                    && Set.of("base64", "zstd+base64").contains(p.get("encoding").asText()));
+            boolean lossless = p != null && p.isObject() && p.size() == 3 && p.has("encoding") && p.has("encrypted") && p.has("data");
+            if (!lossless) {
+                return payload;
+            }
+            if (!"zstd+base64".equals(p.get("encoding").asText()) || p.get("encrypted").asBoolean()) {
+                return null;
+            }
+            try {
+                byte[] raw = io.queen.timers.log.codec.Compression.decompress(java.util.Base64.getDecoder().decode(p.get("data").asText()),
+                        io.queen.timers.log.codec.Frame.MAX_PAYLOAD_BYTES);
+                String text = new String(raw, java.nio.charset.StandardCharsets.UTF_8);
+                return Output.mapper().readTree(text) != null ? text : null;
+            } catch (RuntimeException | java.io.IOException e) {
+                return null; // not one zstd frame, too large, or not JSON: kept, not replayable
+            }
         }
     }
 
@@ -273,8 +296,8 @@ final class DeadLettersCommand implements Runnable {
         String key;
 
         @Option(names = {"-t", "--topic"}, paramLabel = "TOPIC",
-                description = "Command topic of the dead letter's tenant (else the first of QUEEN_COMMAND_TOPICS, else "
-                        + CommandTarget.DEFAULT_COMMAND_TOPIC + ").")
+                description = "Command topic of the dead letter's tenant, when its bridges registered several (queen.bridge_topics);"
+                        + " a topic registered for another tenant, or for none, is refused.")
         String topic;
 
         @Option(names = "--audit-topic", paramLabel = "TOPIC", description = "Where the verdict comes (else the dead letter's tenant's audit topic from the settings).")
@@ -326,9 +349,9 @@ final class DeadLettersCommand implements Runnable {
                 if (already == null) {
                     trace = TraceParent.of(hex(16), hex(8));
                     TimerCommand command = TimerCommand.schedule(l.queue(), timerKey).partition(l.partition()).txn(l.txn())
-                            .payload(l.payload()).delay(delayBy).trace(trace)
+                            .payload(l.commandPayload()).delay(delayBy).trace(trace)
                             .auth(token != null ? token : env.get(CommandTarget.AUTH_TOKEN_ENV));
-                    String commandTopic = commandTopic(env);
+                    String commandTopic = commandTopic(ds, l.tenant());
                     String verdicts = auditTopic != null ? auditTopic : AuditTail.topics(env, null, kafka).topicFor(l.tenant());
                     Map<String, Object> props = kafka.clientProps(env);
                     Optional<AuditEvent.Verdict> verdict;
@@ -392,10 +415,48 @@ final class DeadLettersCommand implements Runnable {
             return fired ? "fired" : null;
         }
 
-        private String commandTopic(Map<String, String> env) {
-            CommandTarget t = new CommandTarget();
-            t.topic = topic;
-            return t.topic(env);
+        /**
+         * The command topic that stands for the dead letter's tenant, from the database's record of what each bridge
+         * group registered at start (queen.bridge_topics, V123), never from the CLI's environment: the bridge stages a
+         * command under the tenant of the topic it came in on, so a topic of another tenant would put this tenant's
+         * payload into that tenant's queue. --topic only chooses among the tenant's own topics. PRICE: a topic no
+         * running (or past) bridge registered cannot be replayed to; start the bridge that reads it first.
+         */
+        private String commandTopic(DataSource ds, UUID tenant) throws SQLException {
+            Map<String, Set<UUID>> tenants = new java.util.TreeMap<>();
+            try (Connection c = ds.getConnection();
+                    PreparedStatement st = c.prepareStatement("SELECT topic, tenant_id FROM queen.bridge_topics")) {
+                try (ResultSet rs = st.executeQuery()) {
+                    while (rs.next()) {
+                        tenants.computeIfAbsent(rs.getString(1), t -> new java.util.TreeSet<>()).add(rs.getObject(2, UUID.class));
+                    }
+                }
+            }
+            List<String> own = tenants.entrySet().stream().filter(e -> e.getValue().equals(Set.of(tenant))).map(Map.Entry::getKey).toList();
+            if (topic != null) {
+                Set<UUID> of = tenants.get(topic);
+                if (of == null) {
+                    throw new UserError("topic " + Printable.line(topic) + " is not a command topic any bridge registered (queen.bridge_topics):"
+                            + " replay refuses a topic whose tenant the database does not know; dead letter " + id + " is tenant " + tenant
+                            + (own.isEmpty() ? "" : ", whose command topics are " + String.join(", ", own)));
+                }
+                if (!of.equals(Set.of(tenant))) {
+                    throw new UserError("topic " + Printable.line(topic) + " stands for tenant " + of.stream().map(UUID::toString)
+                            .collect(java.util.stream.Collectors.joining(", ")) + ", and dead letter " + id + " is tenant " + tenant
+                            + ": replay refuses to send one tenant's payload to another's topic"
+                            + (own.isEmpty() ? "" : " (its command topics: " + String.join(", ", own) + ")"));
+                }
+                return topic;
+            }
+            if (own.isEmpty()) {
+                throw new UserError("no bridge registered a command topic for tenant " + tenant + " (queen.bridge_topics):"
+                        + " start the bridge that reads that tenant's commands, then replay dead letter " + id + " again");
+            }
+            if (own.size() > 1) {
+                throw new UserError("tenant " + tenant + " has several command topics (" + String.join(", ", own)
+                        + "): name one with --topic");
+            }
+            return own.get(0);
         }
     }
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 27, point 4: `dead-letters list|show|replay|drop` against a bridge, the broker and PostgreSQL. The dead letters
- * are made by the sweeper's own function (queen.timer_dead_letter_v2) from timers the bridge staged.
+ * are made by the sweeper's own function (queen.timer_dead_letter_v3) from timers the bridge staged.
  */
 class DeadLettersCommandTest {
 
@@ -42,12 +42,14 @@ class DeadLettersCommandTest {
                         "--payload", "{\"orderId\":" + i + "}", "--wait");
                 assertThat(s.out()).as(s.err()).contains("verdict: scheduled");
             }
-            // the sweeper's dead-letter, as after sweeper.max.attempts failures
-            execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no' WHERE queue = 'dl.q'");
-            execute("SELECT count(*) FROM queen.timer_dead_letter_v2('[{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"payload\":null},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"payload\":null},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k3\",\"payload\":null}]'::jsonb, 5)");
+            // the sweeper's dead-letter, as after sweeper.max.attempts failures, under its claim
+            String token = "0b5e55ed-0000-4000-8000-000000000001";
+            execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
+                    + "', claimed_until = now() + interval '1 minute' WHERE queue = 'dl.q'");
+            execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k3\",\"claim_token\":\"" + token + "\"}]'::jsonb, 5)");
 
             Cli list = Cli.run(env, "dead-letters", "list", "-q", "dl.q", "--json");
             assertThat(list.exitCode()).as(list.err()).isZero();
@@ -61,12 +63,35 @@ class DeadLettersCommandTest {
             assertThat(show.out()).contains("dl.q/k1", "txn t-1", "payload {\"orderId\": 1}");
             assertThat(Cli.run(env, "dead-letters", "show", "00000000-0000-0000-0000-0000000000ff").exitCode()).isEqualTo(3);
 
-            // No verdict (nobody reads that topic): the dead letter stays.
-            Cli lost = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", TestKafka.newTopic("dl-nobody", 1), "--wait", "3s");
+            // Issue 37, point 4: the topic comes from the database's record of the dead letter's tenant's topics. One
+            // another tenant's bridge registered is refused, and so is one no bridge registered; nothing is sent.
+            String otherTenants = TestKafka.newTopic("dl-tenant-b", 1);
+            execute("INSERT INTO queen.bridge_topics (group_id, topic, tenant_id) VALUES ('tenant-b-bridge', '" + otherTenants
+                    + "', '00000000-0000-0000-0000-00000000000b')");
+            Cli foreign = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", otherTenants, "--wait", "3s");
+            assertThat(foreign.exitCode()).isEqualTo(1);
+            assertThat(foreign.err()).contains("stands for tenant 00000000-0000-0000-0000-00000000000b",
+                    "dead letter " + k1 + " is tenant " + OffsetsCommandTest.DEFAULT_TENANT, "its command topics: " + commands);
+            Cli unknown = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", TestKafka.newTopic("dl-unregistered", 1));
+            assertThat(unknown.exitCode()).isEqualTo(1);
+            assertThat(unknown.err()).contains("not a command topic any bridge registered");
+            assertThat(endOffset(otherTenants)).as("nothing sent to tenant B's topic").isZero();
+            assertThat(dlqRows()).isEqualTo(3);
+
+            // No verdict (a topic of this tenant that no running bridge reads): the dead letter stays.
+            String nobody = TestKafka.newTopic("dl-nobody", 1);
+            execute("INSERT INTO queen.bridge_topics (group_id, topic, tenant_id) VALUES ('stopped-bridge', '" + nobody + "', '"
+                    + OffsetsCommandTest.DEFAULT_TENANT + "')");
+            Cli lost = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", nobody, "--wait", "3s");
             assertThat(lost.exitCode()).isEqualTo(1);
             assertThat(lost.err()).contains("no verdict", "is kept");
             assertThat(dlqRows()).isEqualTo(3);
 
+            // Two topics of this tenant now: which one is the operator's to say (of the tenant's own).
+            Cli ambiguous = Cli.run(env, "dead-letters", "replay", k1, "--reason", "x");
+            assertThat(ambiguous.exitCode()).isEqualTo(1);
+            assertThat(ambiguous.err()).contains("several command topics", "--topic");
+            execute("DELETE FROM queen.bridge_topics WHERE group_id = 'stopped-bridge'");
             Cli replay = Cli.run(env, "dead-letters", "replay", k1, "--reason", "downstream fixed (INC-1)", "--delay", "1h");
             assertThat(replay.exitCode()).as(replay.err()).isZero();
             assertThat(replay.out()).contains("sent schedule dl.q/k1 (txn t-1)", "verdict: scheduled",
@@ -125,6 +150,13 @@ class DeadLettersCommandTest {
             return Output.mapper().readTree(line);
         } catch (Exception e) {
             throw new AssertionError(line, e);
+        }
+    }
+
+    private static long endOffset(String topic) throws Exception {
+        org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, 0);
+        try (var admin = TestKafka.admin()) {
+            return admin.listOffsets(Map.of(tp, org.apache.kafka.clients.admin.OffsetSpec.latest())).partitionResult(tp).get().offset();
         }
     }
 

@@ -45,6 +45,7 @@ class LeastPrivilegeTest {
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
     static final String PASSWORD = "least-privilege-pw";
+    static final UUID DEFAULT_TENANT = UUID.fromString(CommonSettings.DEFAULT_TENANT);
     static String bridgeLogin;
     static String sweeperLogin;
     static String strayLogin;
@@ -137,6 +138,122 @@ class LeastPrivilegeTest {
         assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, bridgeLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
                 CommonSettings.DB_ROLE_CHECK, "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("not a member of queen_sweeper");
+    }
+
+    /**
+     * Issue 37, point 5: what a function may change comes from the row, the owner's settings or a held claim, never
+     * from the caller alone. Each case calls a function as the sweeper's login with arguments a hostile caller picks.
+     */
+    @Test
+    void theSweepersFunctionsTakeNoBoundFromTheirCaller() throws Exception {
+        String queue = "lp.hostile." + Long.toHexString(System.nanoTime());
+        admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea)");
+        try (Connection c = as(sweeperLogin)) {
+            // dead-letter: an unclaimed pending timer, max attempts 0, and a payload of the caller's: nothing moves
+            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3('[{"
+                    + "\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
+                    + " \"claim_token\": \"" + UUID.randomUUID() + "\", \"payload\": \"eyJ4IjogMX0=\"}]'::jsonb, 0)")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isZero();
+            }
+            // a lease of ten years (a due timer made uncancellable): beyond queen.timer_settings.max_lease
+            assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v5(10, interval '10 years', 10, 1000000, true)", "max_lease");
+            // a cleanup cutoff in the future (every idle partition dead at once): later than now() - min_cleanup_idle
+            assertInvalid(c, "SELECT count(*) FROM queen.log_cleanup_partitions_v1(now() + interval '1 day', 10)", "min_cleanup_idle");
+            // the owner's bounds are not the login's to move
+            assertRefused(c, "UPDATE queen.timer_settings SET max_lease = interval '100 years'");
+        }
+        assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "' AND claim_token IS NULL")).isOne();
+        assertThat(count("SELECT count(*) FROM queen.timer_dlq_keys WHERE queue = '" + queue + "'")).isZero();
+        admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
+    }
+
+    /**
+     * Issue 37, point 5: a bridge group's topics, sealed patterns and offsets are changed only by the login bound to
+     * the group at its first call; another login of queen_bridge, calling with the group's name, is refused.
+     */
+    @Test
+    void aBridgeGroupIsChangedOnlyByItsOwnLogin() throws Exception {
+        String other = "lp_bridge_other_" + Long.toHexString(System.nanoTime());
+        admin("CREATE ROLE " + other + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        String group = "lp-victim-" + UUID.randomUUID();
+        try {
+            try (Connection c = as(bridgeLogin); Statement st = c.createStatement()) {
+                // the group's first start, as its own login: binds it
+                st.execute("SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'], ARRAY['" + DEFAULT_TENANT + "']::uuid[])");
+                st.execute("SELECT queen.bridge_sealed_queues_set_v1('" + group + "', ARRAY['secret.%'])");
+                st.execute("SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 0, 0, 'empty', 0, 0, NULL)");
+            }
+            try (Connection c = as(other)) {
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'],"
+                        + " ARRAY['00000000-0000-0000-0000-00000000000b']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_sealed_queues_set_v1('" + group + "', '{}')");
+                assertRefused(c, "SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 1, 99, 'empty', 99, 99, NULL)");
+                assertRefused(c, "SELECT queen.bridge_apply_v4('" + group + "', '[{\"topic\": \"victim-topic\", \"partition\": 0,"
+                        + " \"expected\": 0, \"next\": 1000}]'::jsonb, '[]'::jsonb, '[]'::jsonb, '[]'::jsonb, interval '1 second')");
+            }
+            assertThat(count("SELECT count(*) FROM queen.bridge_topics WHERE group_id = '" + group + "' AND tenant_id = '" + DEFAULT_TENANT + "'"))
+                    .isOne();
+            assertThat(count("SELECT count(*) FROM queen.bridge_sealed_queues WHERE group_id = '" + group + "'")).isOne();
+            assertThat(count("SELECT max(next_offset) FROM queen.bridge_offsets WHERE group_id = '" + group + "'")).isZero();
+        } finally {
+            admin("DROP ROLE IF EXISTS " + other);
+        }
+    }
+
+    /** Issue 37, point 5: the start check refuses CREATEROLE and a second service's group role. */
+    @Test
+    void aServiceRefusesALoginThatCanGrantItselfMoreOrHoldsAnotherServicesRole() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        String creator = "lp_creator_" + suffix;
+        String twoHats = "lp_two_hats_" + suffix;
+        String operatorToo = "lp_operator_too_" + suffix;
+        admin("CREATE ROLE " + creator + " LOGIN CREATEROLE PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
+        admin("CREATE ROLE " + twoHats + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER + ", " + DatabaseRole.BRIDGE);
+        admin("CREATE ROLE " + operatorToo + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE + ", " + DatabaseRole.OPERATOR);
+        try {
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, creator, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("CREATEROLE");
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, twoHats, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.BRIDGE);
+            String topic = TestKafka.newTopic("lp-two-hats", 1);
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", operatorToo)),
+                    new SimpleMeterRegistry()))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.OPERATOR);
+        } finally {
+            for (String login : List.of(creator, twoHats, operatorToo)) {
+                admin("DROP ROLE IF EXISTS " + login);
+            }
+        }
+    }
+
+    /**
+     * Issue 37, point 5: a function the owner creates (as a migration does) is not callable by PUBLIC at any moment,
+     * not only after db/least-privilege.sql has run: Migrations set the owner's default privileges.
+     */
+    @Test
+    void aFunctionTheOwnerCreatesHasNoPublicExecuteEvenBeforeTheGrantsRun() throws Exception {
+        String name = "queen.lp_new_fn_" + Long.toHexString(System.nanoTime());
+        admin("CREATE FUNCTION " + name + "() RETURNS INT LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS 'SELECT 1'");
+        try (Connection c = as(sweeperLogin)) {
+            assertRefused(c, "SELECT " + name + "()");
+        } finally {
+            admin("DROP FUNCTION " + name + "()");
+        }
+    }
+
+    private static void assertInvalid(Connection c, String sql, String naming) {
+        assertThatThrownBy(() -> {
+            try (Statement st = c.createStatement()) {
+                st.execute(sql);
+            }
+        }).as(sql).isInstanceOfSatisfying(SQLException.class, e -> {
+            assertThat(e.getSQLState()).as(sql).isEqualTo("22023");
+            assertThat(e.getMessage()).contains(naming);
+        });
     }
 
     private static void assertRefused(Connection c, String sql) {

@@ -148,17 +148,18 @@ class PoisonTest {
     }
 
     @Test
-    void aRescheduleBetweenTheLastFailAndTheDeadLetterWins() throws Exception {
-        // the state a fail leaves behind: attempts exhausted, no token, backing off
+    void aRescheduleAfterTheClaimOfAnExhaustedTimerRanOutWins() throws Exception {
+        // an exhausted timer whose claim ran out before its dead-letter (the sweeper stalled): no token any more
         staging.schedule(DEFAULT_TENANT, "orders", "k", -1);
         staging.execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'boom', claimed_until = now() + interval '1 hour'");
         assertThat(new Commands(db.dataSource()).reschedule(DEFAULT_TENANT, "orders", "k", java.time.Instant.now().plusSeconds(3600)))
                 .isEqualTo(Verdict.RESCHEDULED);
         var failer = new io.queen.timers.sweeper.fail.Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5);
         var timer = new io.queen.timers.sweeper.claim.ClaimedTimer(DEFAULT_TENANT, "orders", "k", "Default", null, null, "txn-k",
-                io.queen.timers.log.codec.UuidV7.next(), new byte[0], false, false, null, 5, "boom", null, null);
+                io.queen.timers.log.codec.UuidV7.next(), new byte[0], false, false, null, 5, "boom", UUID.randomUUID(), null);
 
-        assertThat(failer.deadLetter(List.of(timer), java.util.Arrays.asList((byte[]) null))).isEmpty();
+        // the dead-letter needs the caller's live claim (V130): the stale token moves nothing
+        assertThat(failer.deadLetter(List.of(timer))).isEmpty();
         assertThat(staging.row(DEFAULT_TENANT, "orders", "k").attempts()).isZero();
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
     }

@@ -134,6 +134,7 @@ public final class Migrations {
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
                 realignSupersededChecksums(lock);
+                revokePublicExecuteByDefault(lock);
                 MigrateResult result;
                 try (BorrowedConnections flywaysOwn = new BorrowedConnections(dataSource)) {
                     result = flyway(flywaysOwn, targetVersion).migrate();
@@ -147,6 +148,19 @@ public final class Migrations {
             }
         } catch (SQLException e) {
             throw new IllegalStateException("cannot take the migration lock: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A function the migrating role creates from now on gets no EXECUTE for PUBLIC at any moment (issue 37, point 5):
+     * PostgreSQL grants it by default, and {@value #LEAST_PRIVILEGE} takes it away only after the migrations have
+     * committed, so a function a migration created was callable by every login in between. Global for the role, not
+     * per schema: a per-schema default can only add to the global one. Idempotent; a role may always set its own
+     * defaults. PRICE: functions the same role creates in other schemas get no PUBLIC EXECUTE either (grant them).
+     */
+    private static void revokePublicExecuteByDefault(Connection c) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC");
         }
     }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The stored functions that take rows with named fields (V100 bridge_apply_v4, V101 timer_fire_v2, V102
- * timer_fail_v2 / timer_release_v2 / timer_dead_letter_v2), called directly with JSON
+ * timer_fail_v2 / timer_release_v2 / timer_dead_letter_v3), called directly with JSON
  * written by hand: every named field lands where its name says, and a row that lacks a field (left out,
  * or spelt wrong) fails the whole call loudly instead of reading as NULL
  * (docs/decisions.md#rows-not-parallel-arrays).
@@ -153,10 +153,12 @@ class NamedRowsTest {
 
         assertThat(text("SELECT concat_ws('|', timer_key, attempts, exhausted) FROM queen.timer_fail_v2('" + held
                 + "'::jsonb, 'boom', false, '1 second', '0 seconds', '0 seconds', 1)")).isEqualTo("poison-1|1|t");
-        String dead = "[{\"tenant_id\": \"%s\", \"queue\": \"dest.e\", \"timer_key\": \"poison-1\", \"payload\": \"eyJhIjogMX0=\"}]"
-                .formatted(TENANT);
-        assertThat(text("SELECT timer_key FROM queen.timer_dead_letter_v2('" + dead + "'::jsonb, 1)")).isEqualTo("poison-1");
-        assertThat(text("SELECT payload::text FROM queen.log_dlq WHERE transaction_id = 'txn-poison-1'")).isEqualTo("{\"a\": 1}");
+        // the exhausting fail left the claim with us; the dead-letter takes it, and keeps the ROW's payload ({}),
+        // not the one a caller slips in (issue 37, point 5)
+        String dead = ("[{\"tenant_id\": \"%s\", \"queue\": \"dest.e\", \"timer_key\": \"poison-1\", \"claim_token\": \"%s\","
+                + " \"payload\": \"eyJhIjogMX0=\"}]").formatted(TENANT, token);
+        assertThat(text("SELECT timer_key FROM queen.timer_dead_letter_v3('" + dead + "'::jsonb, 1)")).isEqualTo("poison-1");
+        assertThat(text("SELECT payload::text FROM queen.log_dlq WHERE transaction_id = 'txn-poison-1'")).isEqualTo("{}");
     }
 
     @Test

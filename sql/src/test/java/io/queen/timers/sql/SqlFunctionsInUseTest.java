@@ -80,7 +80,7 @@ class SqlFunctionsInUseTest {
     void theRetiredVersionsAreGone() throws Exception {
         assertThat(functions()).doesNotContain("bridge_apply_v1", "bridge_apply_v2", "bridge_apply_v3",
                 "timer_claim_v1", "timer_claim_v2", "timer_fire_v1", "timer_fail_v1", "timer_release_v1", "timer_dead_letter_v1",
-                "bridge_offset_set_v1");
+                "bridge_offset_set_v1", "timer_dead_letter_v2");
     }
 
     @Test

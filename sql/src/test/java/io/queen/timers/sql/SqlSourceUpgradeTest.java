@@ -82,9 +82,10 @@ class SqlSourceUpgradeTest {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, and every R__ file (R__timer_audit_relay.sql
-            // is issue 24's, R__timer_dead_letters.sql issue 27's, R__timer_cadence.sql issue 28's)
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 8 : 7) + 20);
+            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, V130, V131, and every R__ file
+            // (R__timer_audit_relay.sql is issue 24's, R__timer_dead_letters.sql issue 27's, R__timer_cadence.sql issue 28's,
+            // R__bridge_groups.sql issue 37's)
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 10 : 9) + 21);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
@@ -101,7 +102,7 @@ class SqlSourceUpgradeTest {
                     + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'up.fired'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(5);
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
-            assertThat(Migrations.appliedVersion(ds)).contains("129"); // the newest versioned one, not an R__ file
+            assertThat(Migrations.appliedVersion(ds)).contains("131"); // the newest versioned one, not an R__ file
             assertThat(Migrations.pendingCount(ds)).isZero();
         }
     }

@@ -27,8 +27,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Refused: a superuser; a role that may create in the database or in schema {@code queen}, or is a member
  * of the role owning {@code queen} (it could {@code SET ROLE} to it); a role holding INSERT, UPDATE, DELETE or
- * TRUNCATE on any table of {@code queen} or {@code queen_timers}; a role that is not a member of the service's
- * group role (its calls would fail with 42501, one by one, at run time). PRICE: one catalog read at start.
+ * TRUNCATE on any table of {@code queen} or {@code queen_timers}; a role with CREATEROLE (it can grant itself
+ * other roles, or make logins that have them: issue 37, point 5); a role that is also a member of another
+ * service's group role, or of the operator's (it could call that role's functions: a bridge login that is in
+ * queen_operator rewrites offsets); a role that is not a member of the service's group role (its calls would
+ * fail with 42501, one by one, at run time). PRICE: one catalog read at start.
  */
 public final class DatabaseRole {
 
@@ -49,7 +52,12 @@ public final class DatabaseRole {
                      WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN ('queen', 'queen_timers'))
                        AND c.relkind IN ('r', 'p')
                        AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')),
-                   CASE WHEN EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = ?) THEN pg_has_role(?, 'USAGE') ELSE false END
+                   CASE WHEN EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = ?) THEN pg_has_role(?, 'USAGE') ELSE false END,
+                   r.rolcreaterole,
+                   (SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname)
+                      FROM pg_roles g
+                     WHERE g.rolname IN ('queen_bridge', 'queen_sweeper', 'queen_operator') AND g.rolname <> ?
+                       AND pg_has_role(g.oid, 'MEMBER'))
               FROM pg_roles r
               LEFT JOIN pg_namespace n ON n.nspname = 'queen'
              WHERE r.rolname = current_user
@@ -102,6 +110,7 @@ public final class DatabaseRole {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(CHECK)) {
             st.setString(1, group);
             st.setString(2, group);
+            st.setString(3, group);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
                 String role = rs.getString(1);
@@ -118,11 +127,21 @@ public final class DatabaseRole {
                 if (rs.getBoolean(5)) {
                     can.add("it is (a member of) the owner of schema queen");
                 }
+                if (rs.getBoolean(8)) {
+                    can.add("it has CREATEROLE (it may grant itself, or a login it creates, any other role)");
+                }
+                String others = rs.getString(9);
+                if (others != null) {
+                    can.add("it is also a member of " + others + " (it may call that role's functions)");
+                }
                 String writable = rs.getString(6);
                 if (writable != null) {
                     can.add("it may INSERT, UPDATE, DELETE or TRUNCATE " + shortList(writable));
                 }
                 if (!can.isEmpty()) {
+                    if (!rs.getBoolean(7)) {
+                        can.add("it is not a member of " + group);
+                    }
                     throw new ConfigException(service + " refuses to connect to the database as role " + role + ": "
                             + String.join("; ", can) + ". Run it as a login role that is a member of " + group
                             + " and nothing more (it can only EXECUTE the " + service + "'s functions; README \"Database roles\"),"

@@ -25,7 +25,7 @@ import javax.sql.DataSource;
  * (to queen.log_dlq), each a v2 function taking the timers as named rows (db/current/R__timer_fail.sql,
  * R__timer_dead_letter.sql). Each call
  * is one statement in its own transaction and touches only rows whose
- * claim token this sweeper presents (the dead-letter: only rows with no token at all).
+ * claim token this sweeper presents (the dead-letter: only while that claim's lease runs).
  */
 public final class Failer {
 
@@ -118,11 +118,11 @@ public final class Failer {
     }
 
     /**
-     * Moves the named timers to queen.log_dlq if they still have attempts >= max and no token (a reschedule
-     * in between wins). {@code payloads} are the decompressed payloads, index for index (an element may be
-     * null when the stored payload did not decompress: it is then kept in its stored form).
+     * Moves the named timers to queen.log_dlq if they still carry our claim token, its lease running, with attempts
+     * >= max (a fail that exhausts a timer leaves it claimed: R__timer_fail.sql). The database keeps the row's own
+     * payload, in its stored form: nothing the sweeper passes decides what is kept.
      */
-    public List<DeadLettered> deadLetter(List<ClaimedTimer> timers, List<byte[]> payloads) throws SQLException {
+    public List<DeadLettered> deadLetter(List<ClaimedTimer> timers) throws SQLException {
         if (timers.isEmpty()) {
             return List.of();
         }
@@ -131,7 +131,7 @@ public final class Failer {
             for (int i = 0; i < timers.size(); i++) {
                 ClaimedTimer t = timers.get(i);
                 // a recurring timer's successor is staged with its dead letter: the series goes on
-                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), payloads.get(i),
+                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(),
                         t.recurring() ? t.plan(Instant.now(), true).toJson() : null));
             }
             st.setString(1, JsonRows.write(rows));
@@ -175,8 +175,8 @@ public final class Failer {
     /** A row of timer_fail_v2 / timer_release_v2 (V102): a timer this sweeper claimed, with its token. */
     private record HeldRow(UUID tenantId, String queue, String timerKey, UUID claimToken) {}
 
-    /** A row of timer_dead_letter_v2 (V102): {@code payload} decompressed, or null to keep the stored form. */
-    private record DeadLetterRow(UUID tenantId, String queue, String timerKey, byte[] payload,
+    /** A row of timer_dead_letter_v3 (V130): a timer this sweeper holds the live claim of. */
+    private record DeadLetterRow(UUID tenantId, String queue, String timerKey, UUID claimToken,
                                  @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode plan) {}
 
     private static String heldRows(List<ClaimedTimer> timers) {

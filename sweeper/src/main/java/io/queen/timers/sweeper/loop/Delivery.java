@@ -17,7 +17,6 @@ import io.queen.timers.sweeper.fire.SegmentOutcome;
 import io.queen.timers.sweeper.pack.FireBatch;
 import io.queen.timers.sweeper.pack.PackResult;
 import io.queen.timers.sweeper.pack.Packer;
-import io.queen.timers.sweeper.pack.Payloads;
 import io.queen.timers.sweeper.pack.Segment;
 import io.queen.timers.sweeper.pack.Unpackable;
 import java.sql.SQLException;
@@ -138,8 +137,7 @@ public final class Delivery {
         claimed = skipMissed(claimed);
         List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.attempts() >= failer.maxAttempts()).toList();
         if (!exhausted.isEmpty()) {
-            failer.release(exhausted);
-            deadLetter(exhausted);
+            deadLetter(exhausted); // under the claim just taken (timer_dead_letter_v3 requires it)
         }
         PackResult packed = packer.pack(claimed.stream().filter(t -> t.attempts() < failer.maxAttempts()).toList());
         handBack(packed.deferred()); // beyond the fire's bound in decompressed bytes: the next cycle takes them, unspent
@@ -368,20 +366,7 @@ public final class Delivery {
         if (timers.isEmpty()) {
             return;
         }
-        List<byte[]> payloads = new ArrayList<>();
-        for (ClaimedTimer t : timers) {
-            byte[] p = null;   // null: kept in its stored form
-            if (!t.suspect()) {
-                // a timer a lease of which ran out in a sweeper's hands may be what killed it: never decompressed again
-                try {
-                    p = Payloads.of(t, maxPayloadBytes);
-                } catch (IllegalArgumentException e) {
-                    // does not decompress: kept in its stored form
-                }
-            }
-            payloads.add(p);
-        }
-        List<DeadLettered> moved = failer.deadLetter(timers, payloads);
+        List<DeadLettered> moved = failer.deadLetter(timers);
         for (DeadLettered d : moved) {
             UUID trace = timers.stream().filter(t -> t.tenantId().equals(d.tenantId()) && t.queue().equals(d.queue())
                     && t.timerKey().equals(d.timerKey())).findFirst().map(ClaimedTimer::traceId).orElse(null);
