@@ -456,6 +456,7 @@ class RecurringTimersTest {
         s.put("http.port", "0");
         s.put("bridge.start.position", "earliest");
         s.put("db.retry.backoff.max", "1s");
+        s.put("recurring.min.period", "1s");   // these series tick each second or two to be seen in seconds
         return s;
     }
 }
