@@ -330,3 +330,31 @@ AS $$
            (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id LIMIT p_cap) c)
       FROM (SELECT DISTINCT k.tenant_id FROM unnest(p_tenants) AS k(tenant_id)) x
 $$;
+
+-- The series quota's count (issue 37 point 2; tenant.max.recurring, reject recurring_quota). For each
+-- tenant of p_tenant that carries a rule in the batch: one row with queue and timer_key NULL and its
+-- recurring series (rows with a rule) counted up to p_cap; and one row (series NULL) for each of the
+-- batch's keys (p_tenant, p_queue, p_key aligned) that holds a rule now, so that a reschedule of an
+-- existing series is not counted as a new one. The bridge calls it after bridge_lock_v1 (the batch's own
+-- keys are locked, so what it says of them holds until the commit), only for tenants whose batch
+-- carries a rule: a one-shot batch never pays it.
+-- PRICE: per such tenant, a range scan of min(series, p_cap) entries of idx_log_timers_recurring (V129,
+-- partial: one-shot rows are not in it), at the default cap (1,000) tens of microseconds; and one
+-- primary-key probe per key of the batch's tenants that carry a rule. No lock. Concurrent bridges count
+-- without seeing each other's uncommitted batches: together they may overshoot the cap by what one batch
+-- each admits.
+CREATE OR REPLACE FUNCTION queen.timer_tenant_series_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[], p_cap INT)
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, series BIGINT)
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
+    SELECT x.tenant_id, NULL::text, NULL::text,
+           (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t
+                                   WHERE t.tenant_id = x.tenant_id AND t.recurrence IS NOT NULL LIMIT p_cap) c)
+      FROM (SELECT DISTINCT k.tenant_id FROM unnest(p_tenant) AS k(tenant_id)) x
+    UNION ALL
+    SELECT t.tenant_id, t.queue, t.timer_key, NULL::bigint
+      FROM (SELECT DISTINCT k.tenant_id, k.queue, k.timer_key FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)) k
+      JOIN queen.log_timers t ON t.tenant_id = k.tenant_id AND t.queue = k.queue COLLATE "C" AND t.timer_key = k.timer_key COLLATE "C"
+     WHERE t.recurrence IS NOT NULL
+$$;

@@ -32,6 +32,18 @@ $$;
 -- audit event adds: {"occurrence", "seq", "next", "skipped": {"from", "to"}}. Nothing is staged when the
 -- plan's next is null: the series ended (maxOccurrences, endAt), and the event says so (next null).
 --
+-- Bounds that end a series (issue 37 point 2), decided here, in the transaction that ends the occurrence:
+--  * "end" in the plan ends the series whatever its rule says: the fire's refusal for encryption adds
+--    {"end": "encryption_required"} (R__timer_fire.sql): every later occurrence would be refused too, each
+--    writing a cleartext queen.log_dlq row.
+--  * A dead letter's plan carries {"deadLetter": true, "maxDeadLettersInRow": N} (the sweeper's
+--    recurring.max.consecutive.dead.letters). The run of dead letters in a row is kept in the rule as
+--    "deadLettersInRow" (absent when 0): a dead letter adds one, a delivered occurrence resets it, a skipped
+--    one leaves it. When a dead letter brings it to N, the series ends: "dead_letters". A plan without the
+--    key (a sweeper of the release before) bounds nothing.
+--  The event then says why: "ended" (and "deadLettersInRow" on every dead letter of a series), next null.
+--  PRICE: a few jsonb reads per recurring row; a series that fails carries one key more in its rule.
+--
 -- The plan is the sweeper's (io.queen.timers.core.recur.Recurrence#plan): {"deliver", "next",
 -- "skippedFrom", "skippedTo"}, instants as ISO-8601 text. The next instant is used as the sweeper wrote
 -- it for the txn (Java's Instant#toString, the form the docs promise) and as timestamptz for deliver_at.
@@ -52,9 +64,23 @@ AS $$
 DECLARE
     v_seq  INT := coalesce(((p_timer).recurrence ->> 'seq')::int, 1);
     v_next TIMESTAMPTZ := (p_plan ->> 'next')::timestamptz;
+    v_dead_letter BOOLEAN := coalesce((p_plan ->> 'deadLetter')::boolean, false);
+    v_dead INT := coalesce(((p_timer).recurrence ->> 'deadLettersInRow')::int, 0);
+    v_end  TEXT := p_plan ->> 'end';
 BEGIN
     IF (p_timer).recurrence IS NULL OR p_plan IS NULL THEN
         RAISE EXCEPTION 'timer_series_next_v1: % is not a recurring timer with a plan', (p_timer).timer_key USING ERRCODE = '22023';
+    END IF;
+    IF v_dead_letter THEN
+        v_dead := v_dead + 1;
+        IF v_end IS NULL AND v_dead >= (p_plan ->> 'maxDeadLettersInRow')::int THEN
+            v_end := 'dead_letters';
+        END IF;
+    ELSIF (p_plan ->> 'deliver')::boolean IS NOT FALSE THEN
+        v_dead := 0;   -- delivered: the run is broken
+    END IF;
+    IF v_end IS NOT NULL THEN
+        v_next := NULL;
     END IF;
     IF v_next IS NOT NULL THEN
         IF v_next <= (p_timer).deliver_at THEN  -- a series only moves forward: never the same occurrence twice
@@ -67,10 +93,13 @@ BEGIN
                 ((p_timer).recurrence ->> 'txn') || '@' || (p_plan ->> 'next'), queen.timer_uuidv7_v1(now()), (p_timer).payload,
                 (p_timer).payload_zstd, (p_timer).payload_bytes, (p_timer).encrypted, (p_timer).producer_sub,
                 (p_timer).trace_context, CASE WHEN v_next < now() THEN now() END,
-                jsonb_set((p_timer).recurrence, '{seq}',
-                          to_jsonb(v_seq + CASE WHEN (p_plan ->> 'deliver')::boolean IS FALSE THEN 0 ELSE 1 END)));
+                jsonb_set((p_timer).recurrence - 'deadLettersInRow', '{seq}',
+                          to_jsonb(v_seq + CASE WHEN (p_plan ->> 'deliver')::boolean IS FALSE THEN 0 ELSE 1 END))
+                || CASE WHEN v_dead > 0 THEN jsonb_build_object('deadLettersInRow', v_dead) ELSE '{}'::jsonb END);
     END IF;
     RETURN jsonb_build_object('occurrence', (p_timer).deliver_at, 'seq', v_seq, 'next', to_jsonb(v_next))
+        || CASE WHEN v_end IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('ended', v_end) END
+        || CASE WHEN v_dead_letter THEN jsonb_build_object('deadLettersInRow', v_dead) ELSE '{}'::jsonb END
         || CASE WHEN p_plan ->> 'skippedFrom' IS NULL THEN '{}'::jsonb
                 ELSE jsonb_build_object('skipped', jsonb_build_object('from', (p_plan ->> 'skippedFrom')::timestamptz,
                                                                        'to', (p_plan ->> 'skippedTo')::timestamptz)) END;

@@ -417,8 +417,11 @@ AS $$
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered',
            queen.timer_event_v1(g.timer) || jsonb_build_object('error', 'encryption_unavailable')
-           || CASE WHEN (g.timer).recurrence IS NOT NULL  -- the series goes on past a refused occurrence
-                   THEN queen.timer_series_next_v1(g.timer, p_plans -> (r.seg || ':' || r.pos)) ELSE '{}'::jsonb END
+           -- a series ends with a refused occurrence (issue 37 point 2): each later one would be refused too, and
+           -- each would write its payload in clear into queen.log_dlq; the event says why ("ended")
+           || CASE WHEN (g.timer).recurrence IS NOT NULL
+                   THEN queen.timer_series_next_v1(g.timer, (p_plans -> (r.seg || ':' || r.pos))
+                                                            || '{"end": "encryption_required"}'::jsonb) ELSE '{}'::jsonb END
       FROM gone g
       JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
      ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key

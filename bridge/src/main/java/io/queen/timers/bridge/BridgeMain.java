@@ -160,7 +160,7 @@ public final class BridgeMain implements AutoCloseable {
                 return null;
             });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
-                    settings.tenantMaxPending(), telemetry);
+                    settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> probeProps = probeProps(config, settings);
             IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)),

@@ -39,7 +39,9 @@ public record BridgeSettings(
         int ingestMaxBytes,
         int batchMaxRecords,
         /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition,
-        int tenantMaxPending) {
+        int tenantMaxPending,
+        Duration recurringMinPeriod,
+        int tenantMaxRecurring) {
 
     public static final String COMMAND_TOPICS = "command.topics";
     /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
@@ -68,6 +70,15 @@ public record BridgeSettings(
      * flood stops there instead of at the disk: at ~200-byte payloads about 0.5 GiB of rows and indexes per tenant.
      */
     public static final int DEFAULT_TENANT_MAX_PENDING = 1_000_000;
+    public static final String RECURRING_MIN_PERIOD = "recurring.min.period";
+    public static final String TENANT_MAX_RECURRING = "tenant.max.recurring";
+    /**
+     * The default of {@link #TENANT_MAX_RECURRING}. With {@link #RECURRING_MIN_PERIOD}'s 10 s, one tenant's series together
+     * fire at most 1,000 / 10 s = 100 occurrences a second, under 2 % of the 5,770 timers/s the project measures end to end
+     * (bench/results/2026-12-04), for ever: a series has no end unless its producer gives one. Counting them at apply reads at
+     * most this many entries of idx_log_timers_recurring.
+     */
+    public static final int DEFAULT_TENANT_MAX_RECURRING = 1_000;
     /**
      * What the bridge really holds per byte of {@link #INGEST_MAX_BYTES}: the polled values, the parsed batch, and
      * while it is applied its rows written as JSON text and the driver's copy of it (docs/guarantees.md#bounded-by-real-bytes).
@@ -139,6 +150,16 @@ public record BridgeSettings(
                         "On topics with auth=jwt: the name of a token claim that, when it is JSON true, lets the token reschedule or"
                                 + " cancel (or schedule over) any timer of its tenant, not only those its sub scheduled (else rejected"
                                 + " not_owner). Empty: no token is an admin. Topics with auth=none promise no ownership either way.")
+                .define(RECURRING_MIN_PERIOD, DURATION, "10s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
+                        "Shortest time between two occurrences of a recurring timer: an every below it, or a cron with two"
+                                + " occurrences closer than it (its seconds and minutes fields read as if every hour matched), is rejected"
+                                + " (period_too_short). 10s: a series is a schedule, not a stream; with tenant.max.recurring it bounds what one"
+                                + " tenant's series fire (1,000 / 10 s = 100 a second at the defaults). Series already staged keep their rule.")
+                .define(TENANT_MAX_RECURRING, INT, Integer.toString(DEFAULT_TENANT_MAX_RECURRING), between(1, Integer.MAX_VALUE),
+                        "Most recurring series one tenant may hold: a schedule or reschedule that would make a key a series (it holds"
+                                + " no rule yet) for a tenant that holds this many is rejected (recurring_quota); one of an existing series"
+                                + " passes. Counted at each batch that carries such a command for the tenant, up to this number"
+                                + " (queen.timer_tenant_series_v1). A series also counts as one pending timer against tenant.max.pending.")
                 .define(STATEMENT_TIMEOUT, DURATION, "60s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(30)),
                         "Longest statement of the bridge (statement_timeout): the lock, the write and the relay's reads and deletes."
                                 + " Above bridge.lock.timeout so a lock wait is reported as one; below db.socket.timeout.");
@@ -148,12 +169,13 @@ public record BridgeSettings(
         return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
                 c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
-                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING));
+                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING),
+                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING));
     }
 
     /** The wire's limits as the parser applies them. */
     public WireLimits wireLimits() {
-        return new WireLimits(horizon, payloadMaxBytes);
+        return new WireLimits(horizon, payloadMaxBytes, recurringMinPeriod);
     }
 
     /**

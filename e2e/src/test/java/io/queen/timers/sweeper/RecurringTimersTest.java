@@ -214,6 +214,69 @@ class RecurringTimersTest {
     }
 
     /**
+     * Issue 37 point 2: a series whose occurrences keep failing ends after recurring.max.consecutive.dead.letters (here 2)
+     * dead letters in a row, and its last dead_lettered event says why; a delivered occurrence between two dead letters
+     * resets the run. Without the bound the series would write a queen.log_dlq row every period for ever.
+     */
+    @Test
+    void aSeriesEndsAfterMaxConsecutiveDeadLettersAndItsEventSaysWhy() {
+        Instant start = Instant.now().plusSeconds(2).truncatedTo(ChronoUnit.SECONDS);
+        Poison poison = new Poison(staging).install();
+        poison.poison("s-dying@" + start);                  // dead, run 1
+        poison.poison("s-dying@" + start.plusSeconds(2));   // after a delivered one: run 1 again
+        poison.poison("s-dying@" + start.plusSeconds(3));   // run 2: the series ends
+        try (BridgeMain bridge = bridge(); SweeperMain sweeper = sweeper(Map.of(SweeperSettings.MAX_ATTEMPTS, "1",
+                SweeperSettings.RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS, "2"))) {
+            send(envelope("schedule", "recur.q", "dying", "s-dying", "\"every\":\"PT1S\",\"startAt\":\"" + start
+                    + "\",\"catchUp\":\"all\""));
+            List<JsonNode> dead = awaitEvents("dying", "dead_lettered", 3);
+            assertThat(dead).extracting(e -> instant(e, "occurrence")).containsExactly(start, start.plusSeconds(2), start.plusSeconds(3));
+            assertThat(dead).extracting(e -> e.get("deadLettersInRow").asInt()).containsExactly(1, 1, 2);
+            assertThat(dead.get(0).has("ended")).isFalse();
+            assertThat(dead.get(2).get("ended").asText()).isEqualTo("dead_letters");
+            assertThat(dead.get(2).get("next").isNull()).isTrue();
+            assertThat(awaitEvents("dying", "fired", 1)).extracting(e -> instant(e, "occurrence")).containsExactly(start.plusSeconds(1));
+            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+            sleep(Duration.ofSeconds(3));
+            assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+        } finally {
+            poison.cureAll();
+        }
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isEqualTo(3);
+    }
+
+    /**
+     * Issue 37 point 2: a series whose queue comes to require encryption while the bridge has no key ends with the first
+     * occurrence the fire refuses (one queen.log_dlq row, not one per period), and the event says why.
+     */
+    @Test
+    void aSeriesEndsWhenAnOccurrenceIsRefusedForEncryption() {
+        Instant start = Instant.now().plusSeconds(2).truncatedTo(ChronoUnit.SECONDS);
+        try (BridgeMain bridge = bridge(); SweeperMain sweeper = sweeper()) {
+            send(envelope("schedule", "recur.sealed", "clear", "s-clear", "\"every\":\"PT1S\",\"startAt\":\"" + start + "\""));
+            awaitEvents("clear", "fired", 1);   // the queue is born at this fire, in clear
+            staging.execute("UPDATE queen.queues SET encryption_enabled = true WHERE name = 'recur.sealed'");
+            JsonNode refused = awaitEvents("clear", "dead_lettered", 1).get(0);
+            assertThat(refused.get("error").asText()).isEqualTo("encryption_unavailable");
+            assertThat(refused.get("ended").asText()).isEqualTo("encryption_required");
+            assertThat(refused.get("next").isNull()).isTrue();
+            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+            sleep(Duration.ofSeconds(3));
+            assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+            assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isEqualTo(1);
+        }
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
      * Point 4 and the verdicts, end to end: a series scheduled through Kafka is shown by peek, list and find (its rule,
      * series txn and next occurrence) and counted by the sweeper's gauge; a rule that cannot be read and one with no
      * occurrence get one `rejected` verdict each, with their reasons.
@@ -456,6 +519,7 @@ class RecurringTimersTest {
         s.put("http.port", "0");
         s.put("bridge.start.position", "earliest");
         s.put("db.retry.backoff.max", "1s");
+        s.put("recurring.min.period", "1s");   // these series tick each second or two to be seen in seconds
         return s;
     }
 }

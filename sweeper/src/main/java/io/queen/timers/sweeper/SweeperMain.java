@@ -142,7 +142,8 @@ public final class SweeperMain implements AutoCloseable {
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes(), s.maxTimerBytes(Runtime.getRuntime().maxMemory()), s.maxFireBytes());
             FireGate gate = new FireGate();
-            Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts());
+            Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts())
+                    .withMaxConsecutiveDeadLetters(s.recurringMaxConsecutiveDeadLetters());
             List<SweepLoop> loops = new ArrayList<>();
             List<LoopProgress> progress = new ArrayList<>();
             for (int i = 0; i < s.workers(); i++) {

@@ -41,7 +41,8 @@ public record SweeperSettings(
         Duration cleanupIdle,
         int cleanupBatch,
         Duration statementTimeout,
-        Duration lockTimeout) {
+        Duration lockTimeout,
+        int recurringMaxConsecutiveDeadLetters) {
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -63,6 +64,7 @@ public record SweeperSettings(
     public static final String CLEANUP_BATCH = "cleanup.batch";
     public static final String STATEMENT_TIMEOUT = "sweeper.statement.timeout";
     public static final String LOCK_TIMEOUT = "sweeper.lock.timeout";
+    public static final String RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS = "recurring.max.consecutive.dead.letters";
 
     public SweeperSettings {
         if (backoffBase.compareTo(backoffMax) > 0) {
@@ -167,7 +169,13 @@ public record SweeperSettings(
                         "Longest lock wait of the sweeper's pool (lock_timeout). The claim and the fire take timer rows with"
                                 + " SKIP LOCKED and never wait for them; what can wait is the fire's provisioning of queue and partition"
                                 + " rows (a Queen broker pushing holds them for a moment) and a fail or release behind a bridge batch."
-                                + " A timeout is transient: no attempt spent, retried after sweeper.transient.backoff.");
+                                + " A timeout is transient: no attempt spent, retried after sweeper.transient.backoff.")
+                .define(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS, INT, "3", between(1, 1_000),
+                        "A recurring series ends after this many of its occurrences are dead-lettered in a row (a delivered one"
+                                + " resets the run); its last dead_lettered event says ended: dead_letters. Decided in the dead letter's"
+                                + " transaction (queen.timer_series_next_v1). 3: each dead letter has already failed sweeper.max.attempts"
+                                + " times, so three in a row is a series that cannot be delivered, not a glitch, and it has written three"
+                                + " queen.log_dlq rows (up to 3 payloads) instead of one per period for ever.");
     }
 
     public static SweeperSettings from(Config c) {
@@ -181,6 +189,6 @@ public record SweeperSettings(
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
-                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT));
+                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS));
     }
 }

@@ -62,6 +62,7 @@ public final class BatchApplier {
     private static final String LOCK = SqlFile.load(BatchApplier.class, "lock.sql");
     private static final String APPLY = SqlFile.load(BatchApplier.class, "apply.sql");
     private static final String PENDING = SqlFile.load(BatchApplier.class, "pending.sql");
+    private static final String SERIES = SqlFile.load(BatchApplier.class, "series.sql");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DataSource dataSource;
@@ -70,6 +71,8 @@ public final class BatchApplier {
     private final int zstdThreshold;
     private final QueueEncryption encryption;
     private final int tenantMaxPending;
+    /** tenant.max.recurring: a command that would make a key a series for a tenant holding this many is rejected recurring_quota. */
+    private int tenantMaxRecurring = BridgeSettings.DEFAULT_TENANT_MAX_RECURRING;
     private final PendingEstimates estimates;
     private final Telemetry telemetry;
 
@@ -111,6 +114,12 @@ public final class BatchApplier {
         this.encryption = encryption;
     }
 
+    /** Sets tenant.max.recurring (default {@link BridgeSettings#DEFAULT_TENANT_MAX_RECURRING}); before the first apply. */
+    public BatchApplier withTenantMaxRecurring(int max) {
+        this.tenantMaxRecurring = max;
+        return this;
+    }
+
     private record TimerId(UUID tenant, String queue, String timerKey) {}
 
     private enum State { ABSENT, PENDING, IN_HANDS }
@@ -130,6 +139,8 @@ public final class BatchApplier {
         String owner;
         /** A command from a token ({@code OWNER}) was accepted on the staged state: bridge_apply_v4 re-checks that state. */
         boolean ownerChecked;
+        /** The key holds a rule (a recurring series) in the state folded so far; known for the tenants counted by series(). */
+        boolean series;
 
         Fold(boolean existed, State state, UUID messageId, String stagedOwner) {
             this.existed = existed;
@@ -191,13 +202,14 @@ public final class BatchApplier {
         });
 
         Map<UUID, long[]> pending = pending(c, records, existing);
+        Map<UUID, long[]> series = series(c, records, folds);
 
         Rows rows = new Rows(records.size());
         List<Decision> decisions = new ArrayList<>(records.size());
         for (Incoming in : records) {
             if (in.parsed() instanceof Command cmd) {
                 decisions.add(fold(in, cmd, folds.get(new TimerId(in.tenant(), cmd.queue(), cmd.timerKey())), rows,
-                        pending.get(in.tenant())));
+                        pending.get(in.tenant()), series.get(in.tenant())));
             } else {
                 Rejection r = (Rejection) in.parsed();
                 decisions.add(rows.event(in, in.tenant(), r.kafkaKey(), Verdict.REJECTED, rejected(in, r), r));
@@ -323,11 +335,60 @@ public final class BatchApplier {
     }
 
     /**
+     * The recurring series of each tenant whose batch carries a rule (a schedule or reschedule with cron or every), counted
+     * (up to tenant.max.recurring) after the lock, exactly, in this transaction; and, on each of those tenants' folds, whether
+     * the key holds a rule now. A tenant whose batch carries no rule is not counted: nothing it does here can add a series.
+     */
+    private Map<UUID, long[]> series(Connection c, List<Incoming> records, Map<TimerId, Fold> folds) throws SQLException {
+        Set<UUID> tenants = new LinkedHashSet<>();
+        for (Incoming in : records) {
+            if (in.parsed() instanceof Command cmd && cmd.op().upserts() && cmd.recurrence() != null) {
+                tenants.add(in.tenant());
+            }
+        }
+        Map<UUID, long[]> out = new HashMap<>();
+        if (tenants.isEmpty()) {
+            return out;
+        }
+        List<UUID> t = new ArrayList<>();
+        List<String> q = new ArrayList<>();
+        List<String> k = new ArrayList<>();
+        for (TimerId id : folds.keySet()) {
+            if (tenants.contains(id.tenant())) {
+                t.add(id.tenant());
+                q.add(id.queue());
+                k.add(id.timerKey());
+            }
+        }
+        try (PreparedStatement st = c.prepareStatement(SERIES)) {
+            st.setArray(1, c.createArrayOf("uuid", t.toArray()));
+            st.setArray(2, c.createArrayOf("text", q.toArray()));
+            st.setArray(3, c.createArrayOf("text", k.toArray()));
+            st.setInt(4, tenantMaxRecurring);
+            try (ResultSet rs = st.executeQuery()) {
+                while (rs.next()) {
+                    UUID tenant = rs.getObject(1, UUID.class);
+                    if (rs.getString(2) == null) {
+                        out.put(tenant, new long[] {rs.getLong(4)});
+                    } else {
+                        Fold f = folds.get(new TimerId(tenant, rs.getString(2), rs.getString(3)));
+                        if (f != null) {
+                            f.series = true;
+                        }
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
      * One command against its timer's state so far: the verdict, and the state it leaves.
      *
      * @param pending the tenant's pending timers so far in this batch, or null when it was not counted (it schedules no new key)
+     * @param series  the tenant's recurring series so far in this batch, or null when it was not counted (its batch carries no rule)
      */
-    private Decision fold(Incoming in, Command cmd, Fold f, Rows rows, long[] pending) {
+    private Decision fold(Incoming in, Command cmd, Fold f, Rows rows, long[] pending, long[] series) {
         ObjectNode ev = base(in, cmd);
         Verdict v;
         if (f.state == State.ABSENT && cmd.op().upserts() && pending != null && pending[0] >= tenantMaxPending) {
@@ -344,6 +405,19 @@ public final class BatchApplier {
                         + " it; it is unchanged", cmd.kafkaKey());
                 return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
             }
+        }
+        if (f.state != State.IN_HANDS && cmd.op().upserts() && cmd.recurrence() != null && !f.series && series != null
+                && series[0] >= tenantMaxRecurring) {
+            Rejection r = new Rejection(RejectReason.RECURRING_QUOTA, "tenant " + in.tenant() + " already holds " + series[0]
+                    + " recurring series (tenant.max.recurring = " + tenantMaxRecurring + "): a new series is refused; a reschedule"
+                    + " of an existing one, or a cancel, passes", cmd.kafkaKey());
+            return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
+        }
+        if (series != null && f.state != State.IN_HANDS) {
+            // the count follows the fold: a rule makes the key a series, a one-shot time or a cancel of a pending key ends one
+            boolean after = cmd.op().upserts() ? cmd.recurrence() != null : f.state == State.PENDING ? false : f.series;
+            series[0] += (after ? 1 : 0) - (f.series ? 1 : 0);
+            f.series = after;
         }
         if (in.authority() == Incoming.Authority.OWNER) {
             f.ownerChecked = true;

@@ -293,8 +293,9 @@ public final class CommandParser {
             throw new Reject(RejectReason.BAD_TIME, "a rule without startAt needs the record timestamp, and the record has none");
         }
         boolean h = f.headersForm;
+        Recurrence rule;
         try {
-            return Recurrence.of(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
+            rule = Recurrence.of(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
                     ruleText(f.rule.zone, h ? WireFormat.H_ZONE : WireFormat.ZONE, h),
                     ruleText(f.rule.every, h ? WireFormat.H_EVERY : WireFormat.EVERY, h),
                     ruleText(f.rule.startAt, h ? WireFormat.H_START_AT : WireFormat.START_AT, h),
@@ -305,6 +306,12 @@ public final class CommandParser {
         } catch (Recurrence.RuleException e) {
             throw new Reject(RejectReason.BAD_RULE, printable(e.getMessage()));
         }
+        Duration min = limits.recurringMinPeriod();
+        rule.gapShorterThan(min).ifPresent(gap -> {
+            throw new Reject(RejectReason.PERIOD_TOO_SHORT, "the rule has occurrences " + gap + " apart, closer than "
+                    + min + " (recurring.min.period)");
+        });
+        return rule;
     }
 
     /** The first occurrence: no_occurrence when the window holds none, horizon as for deliverAt. */

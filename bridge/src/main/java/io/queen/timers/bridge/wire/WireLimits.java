@@ -3,9 +3,21 @@ package io.queen.timers.bridge.wire;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.time.Duration;
 
-/** The configurable limits of validation: the horizon and the payload size (bridge.horizon, bridge.payload.max.bytes). */
-public record WireLimits(Duration horizon, int payloadMaxBytes) {
-    public static final WireLimits DEFAULTS = new WireLimits(Duration.ofDays(90), 1 << 20);
+/**
+ * The configurable limits of validation: the horizon, the payload size and a recurring timer's shortest period
+ * (bridge.horizon, bridge.payload.max.bytes, recurring.min.period).
+ */
+public record WireLimits(Duration horizon, int payloadMaxBytes, Duration recurringMinPeriod) {
+    /** The settings' defaults (BridgeSettings). */
+    public static final WireLimits DEFAULTS = new WireLimits(Duration.ofDays(90), 1 << 20, Duration.ofSeconds(10));
+
+    /**
+     * Limits that allow the shortest period the wire allows at all ({@code WireFormat.EVERY_MIN}, 1 s): for tools that
+     * read commands as any deployment might accept them (the fault harness's generator), not a deployment's default.
+     */
+    public WireLimits(Duration horizon, int payloadMaxBytes) {
+        this(horizon, payloadMaxBytes, io.queen.timers.client.command.WireFormat.EVERY_MIN);
+    }
 
     /**
      * Room for everything of a command but its payload: the field names and the queue, timer key, partition,

@@ -1,6 +1,7 @@
 package io.queen.timers.bridge.apply;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.github.luben.zstd.Zstd;
 import io.queen.timers.bridge.wire.Command;
@@ -179,6 +180,47 @@ class BatchApplierTest {
         assertThat(applyTo(capped, schedules(tenant, "b", 1))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
         // 11 + 79 reaches 90: counted, and the tenant holds 211 of its 100
         assertThat(applyTo(capped, schedules(tenant, "c", 79))).extracting(Decision::reason).containsOnly(RejectReason.TENANT_QUOTA);
+    }
+
+    /**
+     * Issue 37 point 2: a tenant holds at most tenant.max.recurring series. At the cap a new series is rejected
+     * recurring_quota, in the same batch as the ones that reached it; a reschedule of an existing series, a new one-shot
+     * timer and a cancel pass; a series made one-shot or cancelled frees its place in the same batch. Another tenant is
+     * not touched.
+     */
+    @Test
+    void aTenantHoldsAtMostTenantMaxRecurringSeries() throws Exception {
+        UUID tenant = UUID.randomUUID();
+        UUID other = UUID.randomUUID();
+        BatchApplier capped = new BatchApplier(db.dataSource(), "g", Duration.ofSeconds(30), 4096,
+                io.queen.timers.bridge.crypto.QueueEncryption.none(), 1_000, io.queen.timers.core.telemetry.Telemetry.off())
+                .withTenantMaxRecurring(3);
+        assertThat(applyTo(capped, List.of(series(tenant, "s1"), series(tenant, "s2"), series(tenant, "s3"), series(tenant, "s4"))))
+                .extracting(Decision::verdict, Decision::reason).containsExactly(tuple(Verdict.SCHEDULED, null),
+                        tuple(Verdict.SCHEDULED, null), tuple(Verdict.SCHEDULED, null), tuple(Verdict.REJECTED, RejectReason.RECURRING_QUOTA));
+        assertThat(applyTo(capped, List.of(series(tenant, "s1"), series(tenant, "s5"), series(other, "s1"))))
+                .extracting(Decision::verdict, Decision::reason).containsExactly(tuple(Verdict.RESCHEDULED, null),
+                        tuple(Verdict.REJECTED, RejectReason.RECURRING_QUOTA), tuple(Verdict.SCHEDULED, null));
+        assertThat(applyTo(capped, schedules(tenant, "one-shot", 2))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
+        // s1 made one-shot and s2 cancelled: two places free, in this batch
+        Incoming oneShot = new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.RESCHEDULE,
+                "q.series", "s1", Command.DEFAULT_PARTITION, LATER, "t", "1".getBytes(StandardCharsets.UTF_8)));
+        Incoming cancel = new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.CANCEL,
+                "q.series", "s2", Command.DEFAULT_PARTITION, null, null, null));
+        assertThat(applyTo(capped, List.of(oneShot, cancel, series(tenant, "s6"), series(tenant, "s7"), series(tenant, "s8"))))
+                .extracting(Decision::verdict, Decision::reason).containsExactly(tuple(Verdict.RESCHEDULED, null),
+                        tuple(Verdict.CANCELLED, null), tuple(Verdict.SCHEDULED, null), tuple(Verdict.SCHEDULED, null),
+                        tuple(Verdict.REJECTED, RejectReason.RECURRING_QUOTA));
+        assertThat(query("SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + tenant + "' AND recurrence IS NOT NULL"))
+                .isEqualTo("3");
+    }
+
+    private Incoming series(UUID tenant, String key) {
+        io.queen.timers.core.recur.Recurrence rule = io.queen.timers.core.recur.Recurrence.of(null, null, "PT1H", null, null, null,
+                null, "txn-" + key, Instant.now());
+        Instant first = rule.first().orElseThrow();
+        return new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.SCHEDULE, "q.series", key,
+                Command.DEFAULT_PARTITION, first, "txn-" + key + "@" + first, "1".getBytes(StandardCharsets.UTF_8), null, rule));
     }
 
     // ---- helpers ----------------------------------------------------------------------------------

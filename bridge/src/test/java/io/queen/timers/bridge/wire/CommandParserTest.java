@@ -124,6 +124,43 @@ class CommandParserTest {
         }
     }
 
+    /**
+     * Issue 37 point 2: a rule's zone is an IANA region id, its cron text at most 256 characters, and its occurrences no
+     * closer than recurring.min.period (period_too_short, in either form); at the floor (1 s) a 6-field cron passes.
+     */
+    @Test
+    void recurringRulesAreBoundedByZoneTextAndPeriod() {
+        CommandParser defaults = new CommandParser(WireLimits.DEFAULTS);
+        String ok = "{\"op\":\"schedule\",\"queue\":\"q\",\"timerKey\":\"k\",\"txn\":\"t\",\"payload\":1,";
+        java.util.function.BiFunction<CommandParser, String, Parsed> send = (p, rule) -> p.parse(bytes("q/k"), bytes(ok + rule + "}"), null, TS);
+        assertThat(send.apply(defaults, "\"cron\":\"0 * * * *\",\"zone\":\"+05:00\""))
+                .isInstanceOfSatisfying(Rejection.class, r -> {
+                    assertThat(r.reason()).isEqualTo(RejectReason.BAD_RULE);
+                    assertThat(r.detail()).contains("IANA region id");
+                });
+        assertThat(send.apply(defaults, "\"cron\":\"0 * * * *\",\"zone\":\"Asia/Kolkata\"")).isInstanceOf(Command.class);
+        assertThat(send.apply(defaults, "\"cron\":\"0 " + "1,".repeat(200) + "1 * * *\""))
+                .isInstanceOfSatisfying(Rejection.class, r -> assertThat(r.reason()).isEqualTo(RejectReason.BAD_RULE));
+        for (String rule : new String[] {"\"every\":\"PT1S\"", "\"every\":\"PT9.999S\"", "\"cron\":\"* * * * * *\"",
+                "\"cron\":\"0,5 * * * * *\""}) {
+            assertThat(send.apply(defaults, rule)).as(rule).isInstanceOfSatisfying(Rejection.class, r -> {
+                assertThat(r.reason()).isEqualTo(RejectReason.PERIOD_TOO_SHORT);
+                assertThat(r.detail()).contains("recurring.min.period");
+            });
+            assertThat(send.apply(new CommandParser(new WireLimits(Duration.ofDays(90), 1024, Duration.ofSeconds(1))), rule))
+                    .as(rule).isInstanceOf(Command.class);
+        }
+        assertThat(send.apply(defaults, "\"every\":\"PT10S\"")).isInstanceOf(Command.class);
+        assertThat(send.apply(defaults, "\"cron\":\"*/10 * * * * *\"")).isInstanceOf(Command.class);
+        org.apache.kafka.common.header.internals.RecordHeaders h = new org.apache.kafka.common.header.internals.RecordHeaders();
+        for (String[] kv : new String[][] {{"queen-op", "schedule"}, {"queen-queue", "q"}, {"queen-timer-key", "k"}, {"queen-txn", "t"},
+                {"queen-every", "PT2S"}}) {
+            h.add(kv[0], bytes(kv[1]));
+        }
+        assertThat(defaults.parse(bytes("q/k"), bytes("1"), h, TS))
+                .isInstanceOfSatisfying(Rejection.class, r -> assertThat(r.reason()).isEqualTo(RejectReason.PERIOD_TOO_SHORT));
+    }
+
     private Parsed parse(String key, String value) {
         return parser.parse(key == null ? null : bytes(key), bytes(value), null, TS);
     }

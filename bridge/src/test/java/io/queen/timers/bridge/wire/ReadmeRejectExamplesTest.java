@@ -24,10 +24,10 @@ class ReadmeRejectExamplesTest {
     /** Decided by a database error or by topic and queue settings, not by the record: no example. */
     static final Set<RejectReason> NOT_BY_THE_RECORD = EnumSet.of(RejectReason.INTERNAL, RejectReason.UNAUTHENTICATED,
             RejectReason.FORBIDDEN, RejectReason.ENCRYPTION_UNAVAILABLE, RejectReason.TENANT_QUOTA, RejectReason.NOT_OWNER,
-            RejectReason.UNREADABLE_RECORD);
-    /** What a schema cannot say: the horizon and the payload size are settings. */
+            RejectReason.UNREADABLE_RECORD, RejectReason.RECURRING_QUOTA);
+    /** What a schema cannot say: the horizon, the payload size and the shortest period are settings. */
     static final Set<RejectReason> BEYOND_THE_SCHEMAS = EnumSet.of(RejectReason.HORIZON, RejectReason.PAYLOAD_TOO_LARGE,
-            RejectReason.NO_OCCURRENCE);   // a schema cannot run a cron rule
+            RejectReason.NO_OCCURRENCE, RejectReason.PERIOD_TOO_SHORT);   // a schema cannot run a cron rule
 
     record Example(RejectReason reason, byte[] key, RecordHeaders headers, byte[] value, String line) {}
 

@@ -62,8 +62,18 @@ public enum RejectReason {
      */
     NOT_OWNER("not_owner"),
     /**
-     * A recurrence that cannot be read: cron not 5 or 6 fields cron-utils accepts, zone not an IANA id, every not an ISO-8601
-     * duration of at least 1 s, startAt/endAt not instants with offset, maxOccurrences not an integer >= 1, catchUp not one, all
+     * A schedule or reschedule that would make a key a recurring series (it holds no rule yet) for a tenant that already holds
+     * tenant.max.recurring series (a reschedule of an existing series, or to a one-shot time, always passes).
+     */
+    RECURRING_QUOTA("recurring_quota"),
+    /**
+     * A recurrence whose occurrences may come closer than the bridge's recurring.min.period: an every below it, or a cron with
+     * two occurrences closer than it.
+     */
+    PERIOD_TOO_SHORT("period_too_short"),
+    /**
+     * A recurrence that cannot be read: cron not 5 or 6 fields cron-utils accepts or longer than 256 characters, zone not an
+     * IANA region id (a fixed offset such as +05:00 is refused), every not an ISO-8601 duration of at least 1 s, startAt/endAt not instants with offset, maxOccurrences not an integer >= 1, catchUp not one, all
      * or none; both cron and every, or either with delayMs/deliverAt; zone without cron; a window field without a rule;
      * endAt before startAt.
      */

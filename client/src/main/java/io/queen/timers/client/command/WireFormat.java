@@ -61,8 +61,17 @@ public final class WireFormat {
     /** catchUp's values: what a series does with occurrences an outage made it miss (README "Recurring timers"). */
     public static final Set<String> CATCH_UP_POLICIES = Set.of("one", "all", "none");
     public static final String DEFAULT_CATCH_UP = "one";
-    /** The shortest {@code every}: a series is a control-plane thing, and each occurrence is a fire. */
+    /**
+     * The shortest {@code every} any deployment may allow (the floor of the bridge's recurring.min.period): a series is a
+     * control-plane thing, and each occurrence is a fire.
+     */
     public static final java.time.Duration EVERY_MIN = java.time.Duration.ofSeconds(1);
+    /**
+     * The longest {@code cron} text, in characters: the rule is copied into the stored row and into every event of the
+     * series, so its length is bounded like the txn's. Ranges and steps write any schedule cron-utils reads in far less (the
+     * longest rule the project's tests use is 40); 256 leaves room for hand-written lists of values.
+     */
+    public static final int CRON_MAX_CHARS = 256;
     /** catchUp {@code all} fires at most this many missed occurrences after one outage; older ones are skipped. */
     public static final int CATCH_UP_ALL_MAX = 100;
 

@@ -109,6 +109,16 @@ public final class Recurrence {
      */
     public static Recurrence of(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences,
                                 String catchUp, String txn, Instant defaultStart) {
+        return read(cron, zone, every, startAt, endAt, maxOccurrences, catchUp, txn, defaultStart, true);
+    }
+
+    /**
+     * @param command true for a command's rule: the cron text is at most {@link WireFormat#CRON_MAX_CHARS} and the zone an
+     *                IANA region id; false for a stored rule, which reads as it was stored (a row staged before those checks
+     *                keeps its series: "Z" or "+05:00" still read)
+     */
+    private static Recurrence read(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences,
+                                   String catchUp, String txn, Instant defaultStart, boolean command) {
         if ((cron == null) == (every == null)) {
             throw new RuleException("give exactly one of cron and every");
         }
@@ -117,7 +127,16 @@ public final class Recurrence {
         }
         ZoneId z = null;
         if (cron != null) {
+            if (command && cron.length() > WireFormat.CRON_MAX_CHARS) {
+                // before cron-utils reads it: the text is copied into the row and every event of the series
+                throw new RuleException("cron is " + cron.length() + " characters, longer than " + WireFormat.CRON_MAX_CHARS);
+            }
             parseCron(cron);
+            if (command && zone != null && !ZoneId.getAvailableZoneIds().contains(zone)) {
+                // ZoneId.of also reads offsets ("+05:00", "UTC+5"): a fixed offset has no daylight-saving time, which is
+                // what a zone is for; UTC, Etc/UTC and Etc/GMT-5 are IANA ids and pass
+                throw new RuleException("zone '" + zone + "' is not an IANA region id such as Europe/Berlin or UTC");
+            }
             try {
                 z = zone == null ? java.time.ZoneOffset.UTC : ZoneId.of(zone);
             } catch (DateTimeException e) {
@@ -174,6 +193,47 @@ public final class Recurrence {
         } catch (RuntimeException e) {
             throw new RuleException("cron '" + expression + "' is not valid: " + e.getMessage());
         }
+    }
+
+    /**
+     * A gap between two consecutive occurrences shorter than {@code min}, if the rule has one (the bridge's
+     * recurring.min.period; reject reason period_too_short). An {@code every} rule's gap is its period. A cron's is read from
+     * its seconds and minutes fields as if every hour, day and month matched (the pattern then repeats each hour): walked over
+     * one hour and the step into the next, at most 3,600 / min + 2 evaluations, stopping at the first short gap. A 5-field
+     * cron is never closer than a minute, so it is not walked for a min of a minute or less.
+     *
+     * <p>PRICE: a rule whose hour, day or month fields keep its minutes apart (minutes 55 and 5 of hours 1 and 3 only) is
+     * judged by its minutes as if consecutive hours matched, so it may be refused though its real gaps pass; and a
+     * daylight-saving shift of less than an hour (Australia/Lord_Howe's 30 min) can bring two occurrences closer once a year.
+     */
+    public Optional<Duration> gapShorterThan(Duration min) {
+        if (every != null) {
+            return every.compareTo(min) < 0 ? Optional.of(every) : Optional.empty();
+        }
+        String[] fields = cron.trim().split("\\s+");
+        if (fields.length == 5 && min.compareTo(Duration.ofMinutes(1)) <= 0 || min.compareTo(Duration.ofSeconds(1)) <= 0) {
+            return Optional.empty();
+        }
+        String hourly = fields.length == 6 ? fields[0] + " " + fields[1] + " * * * *" : "0 " + fields[0] + " * * * *";
+        ExecutionTime pattern = ExecutionTime.forCron(parseCron(hourly));
+        ZonedDateTime hour = ZonedDateTime.of(2000, 1, 1, 0, 0, 0, 0, java.time.ZoneOffset.UTC);
+        ZonedDateTime end = hour.plusHours(1);
+        ZonedDateTime prev = null;
+        ZonedDateTime at = pattern.isMatch(hour) ? hour : pattern.nextExecution(hour).orElse(null);
+        while (at != null) {
+            if (prev != null) {
+                Duration gap = Duration.between(prev, at);
+                if (gap.compareTo(min) < 0) {
+                    return Optional.of(gap);
+                }
+            }
+            if (!at.isBefore(end)) {
+                break;   // the step into the next hour was measured
+            }
+            prev = at;
+            at = pattern.nextExecution(at).orElse(null);
+        }
+        return Optional.empty();
     }
 
     /** The first occurrence, if the rule has one (else the verdict is no_occurrence). */
@@ -329,9 +389,9 @@ public final class Recurrence {
         } catch (IOException e) {
             throw new RuleException("stored recurrence is not JSON: " + e.getMessage());
         }
-        Recurrence r = of(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
+        Recurrence r = read(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
                 o.hasNonNull("maxOccurrences") ? o.get("maxOccurrences").asLong() : null, text(o, "catchUp"), text(o, "txn"),
-                Instant.EPOCH);
+                Instant.EPOCH, false);
         return new Stored(r, o.path("seq").asInt(1));
     }
 

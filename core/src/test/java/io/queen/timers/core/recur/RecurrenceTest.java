@@ -53,6 +53,45 @@ class RecurrenceTest {
                 .hasMessageContaining("exactly one");
     }
 
+    /** Issue 37 point 2: a command's zone is an IANA region id (no fixed offsets), and its cron text is bounded. */
+    @Test
+    void aCommandsZoneIsAnIanaRegionAndItsCronTextIsBounded() {
+        for (String offset : List.of("+05:00", "Z", "UTC+5", "GMT-03:00", "-0130")) {
+            assertThatThrownBy(() -> cron("* * * * *", offset, null, null)).as(offset).hasMessageContaining("IANA region id");
+        }
+        for (String region : List.of("UTC", "Etc/UTC", "Etc/GMT-5", "Europe/Berlin", "Asia/Kathmandu")) {
+            assertThat(cron("* * * * *", region, null, null).first()).as(region).isPresent();
+        }
+        String longest = "00 " + "0,".repeat(123) + "0 * * *";
+        assertThat(longest).hasSize(256);
+        assertThat(cron(longest, null, null, null).first()).isPresent();
+        assertThatThrownBy(() -> cron(longest + " ", null, null, null)).hasMessageContaining("257 characters, longer than 256");
+        // a row stored before the check keeps its series
+        String stored = cron("* * * * *", null, null, null).toJson(1).replace("\"zone\":\"Z\"", "\"zone\":\"+05:00\"");
+        assertThat(stored).contains("+05:00");
+        assertThat(Recurrence.fromJson(stored).rule().describe()).contains("+05:00");
+    }
+
+    /** Issue 37 point 2: recurring.min.period reads an every's period and a cron's closest occurrences. */
+    @Test
+    void theShortestGapOfARuleIsFoundAgainstTheMinimumPeriod() {
+        java.time.Duration tenS = java.time.Duration.ofSeconds(10);
+        assertThat(every("PT5S", null, null, null).gapShorterThan(tenS)).contains(java.time.Duration.ofSeconds(5));
+        assertThat(every("PT10S", null, null, null).gapShorterThan(tenS)).isEmpty();
+        assertThat(cron("* * * * * *", null, null, null).gapShorterThan(tenS)).contains(java.time.Duration.ofSeconds(1));
+        assertThat(cron("*/10 * * * * *", null, null, null).gapShorterThan(tenS)).isEmpty();
+        assertThat(cron("0,3 * * * * *", null, null, null).gapShorterThan(tenS)).contains(java.time.Duration.ofSeconds(3));
+        // 55 then the next minute's 0: the step into the next minute counts
+        assertThat(cron("0,55 * * * * *", null, null, null).gapShorterThan(tenS)).contains(java.time.Duration.ofSeconds(5));
+        assertThat(cron("* * * * *", null, null, null).gapShorterThan(java.time.Duration.ofMinutes(1))).isEmpty();
+        assertThat(cron("* * * * *", null, null, null).gapShorterThan(java.time.Duration.ofMinutes(5))).contains(java.time.Duration.ofMinutes(1));
+        assertThat(cron("*/5 * * * *", null, null, null).gapShorterThan(java.time.Duration.ofMinutes(5))).isEmpty();
+        // 59 then the next hour's 0
+        assertThat(cron("0,59 * * * *", null, null, null).gapShorterThan(java.time.Duration.ofMinutes(5))).contains(java.time.Duration.ofMinutes(1));
+        assertThat(cron("0 0 * * *", null, null, null).gapShorterThan(java.time.Duration.ofHours(1))).isEmpty();
+        assertThat(cron("* * * * * *", null, null, null).gapShorterThan(java.time.Duration.ofSeconds(1))).isEmpty();
+    }
+
     @Test
     void aCronWithNoOccurrenceInItsWindowHasNoFirst() {
         assertThat(cron("0 0 30 2 *", null, null, null).first()).isEmpty();

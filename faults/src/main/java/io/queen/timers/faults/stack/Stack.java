@@ -358,6 +358,8 @@ public final class Stack implements AutoCloseable {
         p.put("bridge.lock.timeout", BRIDGE_LOCK_TIMEOUT_MS + "ms");
         // the harness's own fresh topics: every command it sent is to be applied, whenever the bridges first join
         p.put("bridge.start.position", "earliest");
+        // the generator's series tick every 1-2 s (CommandGenerator#series) so that a run sees many occurrences
+        p.put("recurring.min.period", "1s");
         p.put("kafka.session.timeout.ms", Long.toString(SESSION_MS));
         p.put("kafka.heartbeat.interval.ms", "1500");
         return p;

@@ -43,6 +43,8 @@ public final class Failer {
     private final Duration backoffBase;
     private final Duration backoffMax;
     private final int maxAttempts;
+    /** recurring.max.consecutive.dead.letters: sent with each dead letter's plan, decided by the dead letter's transaction. */
+    private int maxConsecutiveDeadLetters = 3;
 
     public Failer(DataSource dataSource, Duration transientBackoff, Duration backoffBase, Duration backoffMax, int maxAttempts) {
         this.dataSource = dataSource;
@@ -50,6 +52,12 @@ public final class Failer {
         this.backoffBase = backoffBase;
         this.backoffMax = backoffMax;
         this.maxAttempts = maxAttempts;
+    }
+
+    /** Sets recurring.max.consecutive.dead.letters (default 3); before the first dead letter. */
+    public Failer withMaxConsecutiveDeadLetters(int max) {
+        this.maxConsecutiveDeadLetters = max;
+        return this;
     }
 
     public int maxAttempts() {
@@ -130,9 +138,11 @@ public final class Failer {
             List<DeadLetterRow> rows = new ArrayList<>(timers.size());
             for (int i = 0; i < timers.size(); i++) {
                 ClaimedTimer t = timers.get(i);
-                // a recurring timer's successor is staged with its dead letter: the series goes on
+                // a recurring timer's successor is staged with its dead letter, unless this one makes the run of dead
+                // letters in a row reach the bound: timer_series_next_v1 counts and ends the series, in this transaction
                 rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(),
-                        t.recurring() ? t.plan(Instant.now(), true).toJson() : null));
+                        t.recurring() ? t.plan(Instant.now(), true).toJson().put("deadLetter", true)
+                                .put("maxDeadLettersInRow", maxConsecutiveDeadLetters) : null));
             }
             st.setString(1, JsonRows.write(rows));
             st.setInt(2, maxAttempts);
