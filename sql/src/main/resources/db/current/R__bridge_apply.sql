@@ -3,7 +3,7 @@
 -- Guarantees:
 --  * One round trip to lock and one to write, whatever the batch size: a statement per command would
 --    pay a round trip and a plan each. The fold (schedule, cancel, schedule -> scheduled, cancelled,
---    scheduled) is done in Java, in Kafka order, from the state bridge_lock_v1 returns; bridge_apply_v4
+--    scheduled) is done in Java, in Kafka order, from the state bridge_lock_v2 returns; bridge_apply_v4
 --    writes only each timer's final state: one upsert or one delete per timer.
 --  * "In somebody's hands" has one definition: claim_token IS NOT NULL AND claimed_until > now(),
 --    PostgreSQL's clock. A row in backoff (token NULL, claimed_until in the future) is cancellable.
@@ -30,7 +30,7 @@
 --    1,770-timer batch (PostgreSQL 15, 2026-12-03).
 --
 -- Lock order: queen.log_timers rows first, in (tenant_id, queue, timer_key) ascending with the table's
--- "C" collation (bridge_lock_v1 sorts the keys, then locks each row as its key comes; the upsert
+-- "C" collation (bridge_lock_v2 sorts the keys, then locks each row as its key comes; the upsert
 -- inserts in the same order), then the leaves: queen.timer_audit_outbox (insert only) and
 -- queen.bridge_offsets (last). queen.queues and queen.log_partitions are never touched: the queue is
 -- born at the fire (docs/decisions.md#the-queue-is-born-at-the-fire). The lock is a plain FOR UPDATE,
@@ -46,79 +46,16 @@
 --    reltuples = 0 and the planner then turned the lock into a semi join that read the whole key per
 --    call (PipelineBench "ingest alone", 2026-12-03: about 1,000 commands/s instead of about 7,900).
 
--- bridge_lock_v1 locks in two statements. The first locks every staged key of the batch, waiting for a
+-- bridge_lock_v2 locks in two statements. The first locks every staged key of the batch, waiting for a
 -- fire that holds one. A fire of a recurring timer deletes the row and inserts its successor under the same
 -- key (R__timer_cadence.sql): the first statement, whose snapshot predates that commit, finds the row gone
 -- and cannot see the successor, and the batch would answer `absent` to a cancel while the series goes on.
 -- So the keys the first statement did not return are locked again by a second statement, with a snapshot
 -- taken after any wait. PRICE: one more primary-key probe per key not staged (new keys, mostly); keys
 -- found are not probed twice.
-CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE plpgsql VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-SET enable_seqscan = off
-AS $$
-#variable_conflict use_column
-DECLARE
-    f_tenant UUID[];
-    f_queue  TEXT[];
-    f_key    TEXT[];
-    f_msg    UUID[];
-    f_hands  BOOLEAN[];
-    m_tenant UUID[];
-    m_queue  TEXT[];
-    m_key    TEXT[];
-BEGIN
-    SELECT coalesce(array_agg(t.tenant_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
-           coalesce(array_agg(t.queue ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
-           coalesce(array_agg(t.timer_key ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
-           coalesce(array_agg(t.message_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
-           coalesce(array_agg(t.in_hands ORDER BY t.tenant_id, t.queue, t.timer_key), '{}')
-      INTO f_tenant, f_queue, f_key, f_msg, f_hands
-      FROM queen.bridge_lock_keys_v1(p_tenant, p_queue, p_key) t;
-    IF cardinality(f_key) < (SELECT count(DISTINCT (k.tenant_id, k.queue, k.timer_key))
-                               FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)) THEN
-        SELECT array_agg(k.tenant_id), array_agg(k.queue), array_agg(k.timer_key)
-          INTO m_tenant, m_queue, m_key
-          FROM (SELECT DISTINCT k.tenant_id, k.queue, k.timer_key
-                  FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
-                EXCEPT
-                SELECT f.tenant_id, f.queue, f.timer_key FROM unnest(f_tenant, f_queue, f_key) AS f(tenant_id, queue, timer_key)) k;
-    END IF;
-    RETURN QUERY
-        SELECT x.tenant_id, x.queue, x.timer_key, x.message_id, x.in_hands
-          FROM (SELECT f.* FROM unnest(f_tenant, f_queue, f_key, f_msg, f_hands) AS f(tenant_id, queue, timer_key, message_id, in_hands)
-                UNION ALL
-                SELECT m.* FROM queen.bridge_lock_keys_v1(m_tenant, m_queue, m_key) m WHERE m_key IS NOT NULL) x
-         ORDER BY x.tenant_id, x.queue COLLATE "C", x.timer_key COLLATE "C";
-END
-$$;
-
--- One statement of bridge_lock_v1: the staged rows of the keys, locked FOR UPDATE in key order (each probe a
--- LATERAL primary-key lookup), with whether each is in a sweeper's hands.
-CREATE OR REPLACE FUNCTION queen.bridge_lock_keys_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE sql VOLATILE
-SET enable_seqscan = off
-AS $$
-    SELECT t.tenant_id, t.queue, t.timer_key, t.message_id,
-           (t.claim_token IS NOT NULL AND t.claimed_until > now())
-      FROM (SELECT DISTINCT k.tenant_id, k.queue COLLATE "C" AS queue, k.timer_key COLLATE "C" AS timer_key
-              FROM unnest(p_tenant, p_queue, p_key) AS k(tenant_id, queue, timer_key)
-             ORDER BY 1, 2, 3) k
-     CROSS JOIN LATERAL (
-            SELECT r.tenant_id, r.queue, r.timer_key, r.message_id, r.claim_token, r.claimed_until
-              FROM queen.log_timers r
-             WHERE r.tenant_id = k.tenant_id AND r.queue = k.queue AND r.timer_key = k.timer_key
-               FOR UPDATE) t
-     ORDER BY t.tenant_id, t.queue, t.timer_key
-$$;
-
--- bridge_lock_v2 (issue 37, point 3): bridge_lock_v1 with each staged row's producer_sub, the timer's owner the
--- fold checks a command from a jwt topic against (README "Producer identity"). Same two statements, same lock
--- order, same price; v1 stays for a bridge of the release before, which calls it (docs/decisions.md: a
--- replaced function is retired a release later).
+-- bridge_lock_v2 (issue 37, point 3): the lock, with each staged row's producer_sub, the timer's owner the
+-- fold checks a command from a jwt topic against (README "Producer identity"). Two statements, in the lock order
+-- and at the price above; v1 (below) is this without the owner, for a bridge of the release before.
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
 LANGUAGE plpgsql VOLATILE
@@ -164,7 +101,8 @@ BEGIN
 END
 $$;
 
--- One statement of bridge_lock_v2: bridge_lock_keys_v1 with producer_sub.
+-- One statement of bridge_lock_v2: the staged rows of the keys, locked FOR UPDATE in key order (each probe a
+-- LATERAL primary-key lookup), with whether each is in a sweeper's hands and its owner (producer_sub).
 CREATE OR REPLACE FUNCTION queen.bridge_lock_keys_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
 LANGUAGE sql VOLATILE
@@ -182,6 +120,21 @@ AS $$
                FOR UPDATE) t
      ORDER BY t.tenant_id, t.queue, t.timer_key
 $$;
+
+-- bridge_lock_v1: what a bridge of the release before calls during a rolling restart, bridge_lock_v2 without the
+-- owner (one form of the lock, kept once); retired by the next release (docs/decisions.md).
+CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
+RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
+LANGUAGE sql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
+    SELECT l.tenant_id, l.queue, l.timer_key, l.message_id, l.in_hands
+      FROM queen.bridge_lock_v2(p_tenant, p_queue, p_key) l
+     ORDER BY l.tenant_id, l.queue COLLATE "C", l.timer_key COLLATE "C"
+$$;
+
+-- The statement the lock had before bridge_lock_keys_v2 returned the owner: nothing calls it any more.
+DROP FUNCTION IF EXISTS queen.bridge_lock_keys_v1(UUID[], TEXT[], TEXT[]);
 
 CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_group       TEXT,

@@ -49,7 +49,7 @@ class KeyLookupPlanTest {
                 c.setAutoCommit(false);
                 // this backend's counts not flushed yet (they may include the set-up's scans): the lock's are the difference
                 long[] before = pendingScans(c);
-                try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.bridge_lock_v1(?, ?, ?)")) {
+                try (PreparedStatement ps = c.prepareStatement("SELECT * FROM queen.bridge_lock_v2(?, ?, ?)")) {
                     Array a1 = c.createArrayOf("uuid", tenants);
                     Array a2 = c.createArrayOf("text", queues);
                     Array a3 = c.createArrayOf("text", keys);

@@ -54,9 +54,8 @@ class SqlFunctionsInUseTest {
             "timer_audit_wake_v1", "the outbox's insert trigger (timer_audit_outbox_wake) calls it: it wakes the"
                     + " active audit relay at the commit that wrote the outbox",
             "bridge_lock_v1", "the previous release's bridges lock their batch's keys with it during a rolling restart"
-                    + " (issue 37 moved the bridge to bridge_lock_v2, which returns each staged row's owner); retired by the"
-                    + " next release",
-            "bridge_lock_keys_v1", "bridge_lock_v1's statement (above): kept with it, retired with it",
+                    + " (issue 37 moved the bridge to bridge_lock_v2, which returns each staged row's owner); a thin wrapper"
+                    + " over v2, retired by the next release",
             "log_push_v1", "Queen's own push (one segment per transaction), with Queen's signature: a Queen broker or"
                     + " client sharing the database calls it, and where we were first ours stands in until Queen's boot"
                     + " replaces its body; the log module's tests push through it");
