@@ -177,7 +177,8 @@ class RealBytesPipelineTest {
         return gc;
     }
 
-    private static void stop(Process p) throws InterruptedException {
+    /** SIGTERM, then SIGKILL after a minute: a service JVM of an e2e test. */
+    static void stop(Process p) throws InterruptedException {
         p.destroy();
         p.waitFor(60, TimeUnit.SECONDS);
         if (p.isAlive()) {

@@ -34,7 +34,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -129,8 +128,8 @@ class UnreadableRecordTest {
             });
             assertThat(bridge.isAlive()).isTrue();
         } finally {
-            stop(bridge);
-            stop(sweeper);
+            RealBytesPipelineTest.stop(bridge);
+            RealBytesPipelineTest.stop(sweeper);
         }
         Map<String, List<String>> got = verdicts();
         for (Map.Entry<String, String> e : expected.entrySet()) {
@@ -232,13 +231,5 @@ class UnreadableRecordTest {
         return new ProcessBuilder(java, "-Xmx256m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
                 BridgeMain.class.getName(), "--config", config.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    }
-
-    private static void stop(Process p) throws InterruptedException {
-        p.destroy();
-        p.waitFor(60, TimeUnit.SECONDS);
-        if (p.isAlive()) {
-            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-        }
     }
 }
