@@ -1,6 +1,7 @@
 package io.queen.timers.faults;
 
 import io.queen.timers.faults.check.AuditWatch;
+import io.queen.timers.faults.check.LogWatch;
 import io.queen.timers.faults.check.Checker;
 import io.queen.timers.faults.check.Findings;
 import io.queen.timers.faults.check.TopicReader;
@@ -86,6 +87,7 @@ public final class FaultHarness {
         // Ctrl-C or SIGTERM must not leave seven processes behind.
         Thread stopper = new Thread(stack::close, "stop-stack");
         AuditWatch watch = null;
+        LogWatch logWatch = null;
         Runtime.getRuntime().addShutdownHook(stopper);
         try {
             stack.startInfrastructure();
@@ -97,6 +99,8 @@ public final class FaultHarness {
             }
             stack.startServices(o.bridges(), o.sweepers());
             stack.awaitServicesRunning(300_000);
+            // The harness's own clock on the log: when each fire was first seen committed (docs/fault-harness.md "Lateness").
+            logWatch = LogWatch.start(stack.postgres());
             log("services: " + o.bridges() + " bridges, " + o.sweepers() + " sweepers started from " + o.launcherJar()
                     + " (a supervisor restarts any that exits on its own, and counts it)");
 
@@ -129,7 +133,9 @@ public final class FaultHarness {
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
             Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
-                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), faultsEnded).check();
+                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), logWatch.stop(), faultsEnded)
+                    .check();
+            findings.fact("log watch polls that failed (PostgreSQL away)", logWatch.failedPolls());
             findings.fact("commands acknowledged by the broker", producing.acknowledged());
             findings.declare("unplanned service exits" + (o.strictExits() ? "" : " (reported, not failing: --strict-exits)"));
             if (o.strictExits()) {
@@ -169,6 +175,9 @@ public final class FaultHarness {
         } finally {
             if (watch != null) {
                 watch.close();
+            }
+            if (logWatch != null) {
+                logWatch.close();
             }
             stack.close();
             try {

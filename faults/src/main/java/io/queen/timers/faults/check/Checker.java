@@ -237,12 +237,13 @@ public final class Checker {
     }
 
     /**
-     * The harness's own observation of the run ({@link AuditWatch}): when it first read each audit event, by eventId, and
-     * when the last fault ended ({@code Long.MIN_VALUE}: no faults). With it, every fire's lateness is judged against the
-     * declared bound (docs/fault-harness.md "Lateness"); without it, lateness is only reported from created_at.
+     * The harness's own observation of the run: when its consumer ({@link AuditWatch}) first read each audit event, by
+     * eventId; when its {@link LogWatch} first saw each message's frame in the log, by message id; and when the last fault
+     * ended ({@code Long.MIN_VALUE}: no faults). With it, every fire's lateness and its fired event's are judged against the
+     * declared bounds (docs/fault-harness.md "Lateness"); without it, lateness is only reported from created_at.
      */
-    public Checker observed(Map<String, Long> readAt, long faultsEndedMs) {
-        late.observed(readAt, faultsEndedMs);
+    public Checker observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, long faultsEndedMs) {
+        late.observed(readAt, seenAt, faultsEndedMs);
         return this;
     }
 
@@ -762,7 +763,7 @@ public final class Checker {
                 f.violation("fired events without a fire", at);
             }
             if (m.fires > 0 && m.firedEvent) {
-                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.firedEventId,
+                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.id, m.firedEventId,
                         retries.getOrDefault(m.id.toString(), Set.of()).size());
             }
         }

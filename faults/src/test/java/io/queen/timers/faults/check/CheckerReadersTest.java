@@ -73,9 +73,9 @@ class CheckerReadersTest {
         LEFT_STAGED,
         /** A healthy timer dead-lettered instead of fired. */
         HEALTHY_DEAD_LETTERED,
-        /** A timer's fired event read by the harness's own consumer 150 s after its time (fault-free: bound 6 s). */
+        /** A timer's fire seen in the log, and its fired event read, 150 s after its time (fault-free: bound 6 s). */
         FIRED_LATE,
-        /** A series' second occurrence's fired event read 150 s after it. */
+        /** A series' second occurrence seen in the log, and its fired event read, 150 s after it. */
         OCCURRENCE_LATE
     }
 
@@ -90,6 +90,8 @@ class CheckerReadersTest {
     private final List<Object[]> deadLetters = new ArrayList<>();
     /** The events the harness's consumer reads late (the *_LATE mutants). */
     private final java.util.Set<String> late = new java.util.HashSet<>();
+    /** The fires the harness's log watch sees late (the *_LATE mutants): this one and the ones written after it. */
+    private final java.util.Set<UUID> lateFires = new java.util.HashSet<>();
     private String commandTopic;
     private final long t0 = Instant.now().toEpochMilli() - 120_000;
 
@@ -153,6 +155,7 @@ class CheckerReadersTest {
             fire(m1, b == Broken.WRONG_QUEUE ? "faults.q1" : Q, "Default", m1Txn, m1Payload);
             if (b == Broken.FIRED_LATE) {
                 late.add(events.get(events.size() - 1).path("eventId").asText());
+                lateFires.add(m1);
             }
         }
         if (b == Broken.DUPLICATE_AFTER_REPLAY) {
@@ -171,15 +174,18 @@ class CheckerReadersTest {
         try (FreshDatabase db = TestPostgres.createDatabase("CheckerReadersTest")) {
             DataSource ds = db.newDataSource(4);
             Migrations.migrate(ds);
-            write(ds, b);
             java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(t0 + READ_AT);
+            LogWatch log = new LogWatch(ds::getConnection, clock::get);
+            write(ds, b, log, clock);
+            Map<UUID, Long> seenAt = log.pollOnce();
+            clock.set(t0 + READ_AT);
             Map<String, Long> readAt;
             try (AuditWatch watch = AuditWatch.start(TestKafka.bootstrapServers(), List.of(audit), clock::get)) {
                 publish(audit[0], watch, clock);
                 readAt = watch.stop(java.time.Duration.ofSeconds(60));
             }
             return Checker.on(ds::getConnection, TestKafka.bootstrapServers(), cmd, audit, intents.toArray(new Intent[0]))
-                    .observed(readAt, Long.MIN_VALUE).check();
+                    .observed(readAt, seenAt, Long.MIN_VALUE).check();
         }
     }
 
@@ -249,10 +255,15 @@ class CheckerReadersTest {
     }
 
     /** The log through queen.log_push_v1, the DLQ and staged rows as the sweeper and the bridge leave them. */
-    private void write(DataSource ds, Broken b) throws Exception {
+    /** The log as the product writes it; the log watch reads it as it grows, and sees the late fires {@link #LATE_READ_AT}. */
+    private void write(DataSource ds, Broken b, LogWatch log, java.util.concurrent.atomic.AtomicLong clock) throws Exception {
         LogPusher pusher = new LogPusher(ds);
         UUID tenant = UUID.fromString(Stack.TENANT_A);
         for (Object[] fr : fires) {
+            if (lateFires.contains((UUID) fr[0]) && clock.get() != t0 + LATE_READ_AT) {
+                log.pollOnce();
+                clock.set(t0 + LATE_READ_AT);
+            }
             pusher.push(new Destination(tenant, (String) fr[1], (String) fr[2]),
                     SegmentCodec.pack(List.of(Frame.of((UUID) fr[0], (String) fr[3], ((String) fr[4]).getBytes(StandardCharsets.UTF_8)))));
         }
@@ -357,6 +368,7 @@ class CheckerReadersTest {
             events.add(ev);
             if (secondLate && i == 1) {
                 late.add(ev.path("eventId").asText());
+                lateFires.add(id);
             }
         }
     }

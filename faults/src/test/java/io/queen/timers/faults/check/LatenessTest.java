@@ -3,12 +3,18 @@ package io.queen.timers.faults.check;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** The declared bound, on the harness's own reads: from the later of the intended instant and the verdict's read. */
+/**
+ * The declared bounds, on the harness's own observations: from the later of the intended instant and the verdict's read,
+ * to the log watch's sight of the frame (the fire) and to the consumer's read of its fired event (the audit event).
+ */
 class LatenessTest {
 
     private static final long FAULTS_ENDED = 1_000_000;
+    private static final UUID ON_TIME = UUID.randomUUID();
+    private static final UUID LATE = UUID.randomUUID();
 
     @Test
     void underFaultsAFireMayTakeTheLeasePlusTheBackoffOfItsFailuresPlusTheSlack() {
@@ -16,45 +22,63 @@ class LatenessTest {
         Findings f = new Findings();
         Lateness l = new Lateness(f);
         // verdict read at 500 000, intended 400 000: counted from the read (the product had not been given it before)
-        l.observed(Map.of("v", 500_000L, "on-time", 500_000L + bound, "late", 500_001L + bound), FAULTS_ENDED);
-        l.fire(Lateness.LATE, "a", 400_000, "v", "on-time", 2);
+        l.observed(Map.of("v", 500_000L, "e1", 500_000L + bound + 10, "e2", 500_001L + bound + 10),
+                Map.of(ON_TIME, 500_000L + bound, LATE, 500_001L + bound), FAULTS_ENDED);
+        l.fire(Lateness.LATE, "a", 400_000, "v", ON_TIME, "e1", 2);
         assertThat(f.count(Lateness.LATE)).isZero();
-        l.fire(Lateness.LATE, "b", 400_000, "v", "late", 2);
+        l.fire(Lateness.LATE, "b", 400_000, "v", LATE, "e2", 2);
         assertThat(f.count(Lateness.LATE)).isOne();
         assertThat(f.examples().get(Lateness.LATE)).singleElement().asString().contains("after its verdict was read").contains("2 failed");
     }
 
     @Test
-    void inTheFaultFreeWindowEachFireHasAMaxAndTheirP99ABound() {
+    void underFaultsTheAuditEventMayWaitForTheBrokerButNotForever() {
+        Findings f = new Findings();
+        Lateness l = new Lateness(f);
+        // the fire on time; its event read 2 minutes later (the broker away): passes; past the bound: a stalled relay
+        l.observed(Map.of("v", 0L, "waited", 1_000L + 120_000, "stalled", 1_000L + Lateness.AUDIT_UNDER_FAULTS_MS + 1),
+                Map.of(ON_TIME, 1_000L, LATE, 1_000L), FAULTS_ENDED);
+        l.fire(Lateness.LATE, "a", 0, "v", ON_TIME, "waited", 0);
+        assertThat(f.clean()).isTrue();
+        l.fire(Lateness.LATE, "b", 0, "v", LATE, "stalled", 0);
+        assertThat(f.count(Lateness.AUDIT_LATE)).isOne();
+        assertThat(f.count(Lateness.LATE)).isZero();
+    }
+
+    @Test
+    void inTheFaultFreeWindowEachFiredEventHasAMaxAndTheirP99ABound() {
         long from = FAULTS_ENDED + Lateness.FAULT_FREE_GRACE_MS;
         Findings f = new Findings();
         Lateness l = new Lateness(f);
-        l.observed(Map.of("v", 0L, "slow", from + Lateness.FAULT_FREE_P99_MS + 1, "too-slow", from + Lateness.FAULT_FREE_MAX_MS + 1), FAULTS_ENDED);
-        l.fire(Lateness.LATE, "a", from, "v", "slow", 0);
+        l.observed(Map.of("v", 0L, "slow", from + Lateness.FAULT_FREE_P99_MS + 1, "too-slow", from + Lateness.FAULT_FREE_MAX_MS + 1),
+                Map.of(ON_TIME, from + 100, LATE, from + 100), FAULTS_ENDED);
+        l.fire(Lateness.LATE, "a", from, "v", ON_TIME, "slow", 0);
         assertThat(f.count(Lateness.LATE)).isZero();
         l.summarize();
         assertThat(f.count(Lateness.FAULT_FREE_P99)).isOne();
-        l.fire(Lateness.LATE, "b", from, "v", "too-slow", 0);
+        l.fire(Lateness.LATE, "b", from, "v", LATE, "too-slow", 0);
         assertThat(f.count(Lateness.LATE)).isOne();
         // Before the window (under faults) the same lateness passes.
         Findings g = new Findings();
         Lateness m = new Lateness(g);
-        m.observed(Map.of("v", 0L, "too-slow", from - 1 + Lateness.FAULT_FREE_MAX_MS + 1), FAULTS_ENDED);
-        m.fire(Lateness.LATE, "c", from - 1, "v", "too-slow", 0);
+        m.observed(Map.of("v", 0L, "too-slow", from - 1 + Lateness.FAULT_FREE_MAX_MS + 1), Map.of(ON_TIME, from + 100), FAULTS_ENDED);
+        m.fire(Lateness.LATE, "c", from - 1, "v", ON_TIME, "too-slow", 0);
         m.summarize();
         assertThat(g.clean()).isTrue();
     }
 
     @Test
-    void aFireTheHarnessDidNotReadIsAViolationAndWithoutObservationsNothingIsJudged() {
+    void aFireTheHarnessDidNotSeeOrReadIsAViolationAndWithoutObservationsNothingIsJudged() {
         Findings f = new Findings();
         Lateness l = new Lateness(f);
-        l.observed(Map.of("v", 0L), Long.MIN_VALUE);
-        l.fire(Lateness.LATE, "a", 0, "v", "never-read", 0);
-        assertThat(f.count(Lateness.UNOBSERVED)).isOne();
+        l.observed(Map.of("v", 0L, "e", 5L), Map.of(ON_TIME, 1L), Long.MIN_VALUE);
+        l.fire(Lateness.LATE, "a", 0, "v", ON_TIME, "never-read", 0);
+        l.fire(Lateness.LATE, "b", 0, "v", LATE, "e", 0);
+        assertThat(f.count(Lateness.UNOBSERVED)).isEqualTo(2);
+        assertThat(f.examples().get(Lateness.UNOBSERVED)).anySatisfy(e -> assertThat(e).contains("not seen in the log"));
         Findings g = new Findings();
         Lateness none = new Lateness(g);
-        none.fire(Lateness.LATE, "a", 0, "v", "x", 0);
+        none.fire(Lateness.LATE, "a", 0, "v", ON_TIME, "x", 0);
         none.summarize();
         assertThat(g.clean()).isTrue();
         assertThat(g.facts()).containsEntry("observed lateness", "not judged (no live observation)");

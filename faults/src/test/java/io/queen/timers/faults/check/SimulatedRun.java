@@ -90,6 +90,8 @@ final class SimulatedRun {
     private static final long LATE_MS = 150_000;
     /** How long after its commit the harness's consumer reads an event (the audit watch polls; the relay publishes). */
     private static final long READ_MS = 3;
+    /** How long after a fire the harness's log watch sees its frame (a poll). */
+    private static final long SEEN_MS = 100;
     /** One command in 100 a recurring series: ~30 in a run, so each broken rule of series has occurrences to break. */
     static final double RECURRING_FRACTION = 0.01;
 
@@ -129,6 +131,7 @@ final class SimulatedRun {
     private final java.util.Random relay;
     /** When the harness's consumer first read each event, by eventId (the checker's lateness is judged on these). */
     private final Map<String, Long> readAt = new HashMap<>();
+    private final Map<UUID, Long> seenAt = new HashMap<>();
 
     private SimulatedRun(Mutant mutant, Intent[] intents, Set<Long> failed, java.util.Random relay) {
         this.mutant = mutant;
@@ -178,7 +181,7 @@ final class SimulatedRun {
             now += 10;
             sim.sweep(now);
         }
-        sim.checker.observed(sim.readAt, underFaults ? now : Long.MIN_VALUE);
+        sim.checker.observed(sim.readAt, sim.seenAt, underFaults ? now : Long.MIN_VALUE);
         return new Result(sim.judge(), sim.verdictTypes());
     }
 
@@ -324,6 +327,7 @@ final class SimulatedRun {
         long offset = logOffsets.merge(log, 1L, Long::sum) - 1;
         byte[] payload = t.payload.toString().getBytes(StandardCharsets.UTF_8);
         frames.add(new LogFrame(t.tenant, t.queue, t.partition, offset, Instant.ofEpochMilli(at), DecodedFrame.of(t.id, t.txn, payload)));
+        seenAt.putIfAbsent(t.id, at + SEEN_MS); // the log watch's poll
     }
 
     private void tooLate(String id, Intent in, long at) {
