@@ -1,9 +1,9 @@
 -- The claim: take due timers into this sweeper's hands for one lease, bounded by rows and by bytes.
 --
--- queen.timer_claim_v4(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
+-- queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes, trace context and deaths. queen.timer_claim_v3 is the same claim
--- without deaths, for the previous release's sweepers during a rolling restart.
+-- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v4 and v3 are the same claim
+-- with fewer columns, for the previous releases' sweepers during a rolling restart.
 -- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
 -- sweeper is about to fire alone (V122).
 --

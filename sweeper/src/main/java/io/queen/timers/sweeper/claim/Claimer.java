@@ -12,7 +12,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Claims due timers with {@code queen.timer_claim_v4} (db/current/R__timer_claim.sql): per shard, SKIP LOCKED,
+ * Claims due timers with {@code queen.timer_claim_v5} (db/current/R__timer_claim.sql, statement claim.sql): per shard, SKIP LOCKED,
  * round-robin over tenants, a new token per row, rows in pre-claim visible_at order, and at most a given
  * number of held bytes (payload + txn + fixed columns, counted in SQL from the stored lengths) so a burst of
  * large payloads cannot take more memory than a cycle is allowed. One statement, its own transaction.
