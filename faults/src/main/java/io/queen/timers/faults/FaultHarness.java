@@ -133,7 +133,7 @@ public final class FaultHarness {
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
             Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
-                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), logWatch.stop(), faultsEnded)
+                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), logWatch.stop(), logWatch.stagedSeen(), faultsEnded)
                     .check();
             findings.fact("log watch polls that failed (PostgreSQL away)", logWatch.failedPolls());
             findings.fact("commands acknowledged by the broker", producing.acknowledged());

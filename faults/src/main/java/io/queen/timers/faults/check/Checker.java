@@ -238,12 +238,13 @@ public final class Checker {
 
     /**
      * The harness's own observation of the run: when its consumer ({@link AuditWatch}) first read each audit event, by
-     * eventId; when its {@link LogWatch} first saw each message's frame in the log, by message id; and when the last fault
+     * eventId; when its {@link LogWatch} first saw each message's frame in the log, by message id, and each staged version
+     * of a timer in the staging table ({@link LogWatch#staging}); and when the last fault
      * ended ({@code Long.MIN_VALUE}: no faults). With it, every fire's lateness and its fired event's are judged against the
      * declared bounds (docs/fault-harness.md "Lateness"); without it, lateness is only reported from created_at.
      */
-    public Checker observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, long faultsEndedMs) {
-        late.observed(readAt, seenAt, faultsEndedMs);
+    public Checker observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, Map<String, Long> stagedAt, long faultsEndedMs) {
+        late.observed(readAt, seenAt, stagedAt, faultsEndedMs);
         return this;
     }
 
@@ -763,7 +764,7 @@ public final class Checker {
                 f.violation("fired events without a fire", at);
             }
             if (m.fires > 0 && m.firedEvent) {
-                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.id, m.firedEventId,
+                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.id, m.txn, m.firedEventId,
                         retries.getOrDefault(m.id.toString(), Set.of()).size());
             }
         }

@@ -9,8 +9,9 @@ import java.util.UUID;
 /**
  * The declared lateness bounds (docs/fault-harness.md "Lateness"), judged on times the harness observed itself, never on
  * the {@code created_at} the database stamped nor the event's {@code lateMs}. A fire counts from the producer's intended
- * instant, or from when the harness first read the verdict that staged it if that came later (the product cannot fire
- * what it was not yet given), to:
+ * instant, or from when the harness's {@link LogWatch} first saw that version of the timer staged if that came later (the
+ * product cannot fire what it was not yet given; a staging and its fire within one poll count from the earlier of its
+ * verdict's read and the fire's sight), to:
  *
  * <ul>
  *   <li><b>the fire</b>: when the harness's {@link LogWatch} first saw its frame committed in the log, which is what a
@@ -63,6 +64,7 @@ final class Lateness {
     private final Findings f;
     private Map<String, Long> readAt;
     private Map<UUID, Long> seenAt;
+    private Map<String, Long> stagedAt;
     private final List<Long> audit = new ArrayList<>();
     private final List<Long> faultFreeAudit = new ArrayList<>();
     private long faultFreeFromMs = Long.MAX_VALUE;
@@ -80,11 +82,13 @@ final class Lateness {
     /**
      * @param readAt        when the harness's consumer first read each event, by eventId (harness clock, epoch ms)
      * @param seenAt        when the harness's log watch first saw each message's frame, by message id (harness clock)
+     * @param stagedAt      when it first saw each staged version in the staging table ({@link LogWatch#staging})
      * @param faultsEndedMs when the last fault ended (harness clock); {@code Long.MIN_VALUE}: a run without faults
      */
-    void observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, long faultsEndedMs) {
+    void observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, Map<String, Long> stagedAt, long faultsEndedMs) {
         this.readAt = readAt;
         this.seenAt = seenAt;
+        this.stagedAt = stagedAt;
         this.faultFreeFromMs = faultsEndedMs == Long.MIN_VALUE ? Long.MIN_VALUE : faultsEndedMs + FAULT_FREE_GRACE_MS;
     }
 
@@ -94,10 +98,10 @@ final class Lateness {
 
     /**
      * One fire: {@code intendedMs} the producer's instant (the command's own time, or the occurrence), {@code stagedBy} the
-     * eventId of the verdict that staged it, {@code messageId} its frame's id in the log, {@code firedEvent} the eventId
-     * of its fired event, {@code failures} the failed attempts the harness saw.
+     * eventId of the verdict that staged it, {@code messageId} and {@code txn} its frame's in the log, {@code firedEvent}
+     * the eventId of its fired event, {@code failures} the failed attempts the harness saw.
      */
-    void fire(String kind, String at, long intendedMs, String stagedBy, UUID messageId, String firedEvent, int failures) {
+    void fire(String kind, String at, long intendedMs, String stagedBy, UUID messageId, String txn, String firedEvent, int failures) {
         if (readAt == null) {
             return;
         }
@@ -110,13 +114,14 @@ final class Lateness {
                     : "its fired event " + firedEvent + " was not read by the harness's consumer") + " during the run");
             return;
         }
-        long from = Math.max(intendedMs, staged);
+        Long stagedSeen = stagedAt.get(LogWatch.staging(messageId, txn));
+        long from = Math.max(intendedMs, stagedSeen != null ? stagedSeen : Math.min(staged, seen));
         long late = seen - from;
         long auditDelay = read - seen;
         all.add(late);
         audit.add(auditDelay);
         long bound = LEASE_MS + failures * BACKOFF_MAX_MS + UNDER_FAULTS_SLACK_MS;
-        String how = at + ": in the log " + late + " ms after " + (from == intendedMs ? "its time" : "its verdict was read")
+        String how = at + ": in the log " + late + " ms after " + (from == intendedMs ? "its time" : "it was staged")
                 + ", its fired event read " + auditDelay + " ms after that";
         if (from >= faultFreeFromMs) {
             faultFree.add(late);

@@ -15,15 +15,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
- * The harness's own clock on the log: a thread that reads {@code queen.log_segments} every {@link #POLL_MS} while the
- * run lasts and notes, for each message id, when it first saw its frame committed. The fire's lateness ({@link Lateness})
- * is judged on these times: a fire is on time when it is in the log, which is what a Queen consumer reads; the audit
- * event that tells of it travels through Kafka and is judged on its own (the broker's outages are not the fire's).
+ * The harness's own clock on the database: a thread that reads {@code queen.log_segments} and {@code queen.log_timers}
+ * every {@link #POLL_MS} while the run lasts, and notes when it first saw each message's frame committed in the log and
+ * each staged version of a timer (message id and txn) in the staging table. The fire's lateness ({@link Lateness}) is
+ * judged on these times: a fire is on time when it is in the log, which is what a Queen consumer reads, counted from
+ * when it was staged if that came after its time; the audit events that tell of both travel through Kafka and are
+ * judged on their own (the broker's outages are neither the bridge's nor the sweeper's).
  *
  * <p>It reads with the independent decoder, from each partition's next unseen offset, in one short transaction per
  * poll; a poll that fails (PostgreSQL restarting, the backend terminated) is retried on a new connection at the next
- * tick. PRICE: a fire is observed up to one poll plus the poll's own time late, counted against the product; a second
- * read of every segment while the run lasts (a few thousand small segments).
+ * tick. PRICE: a fire is observed up to one poll plus the poll's own time late, counted against the product, and so is a
+ * staging (in its favour, by as much; by a PostgreSQL outage's length when the staging fell in one); a second read of
+ * every segment while the run lasts (a few thousand small segments) and a scan of the staging table's ids every poll
+ * (the pending timers, a few thousand rows at most in a run).
  */
 public final class LogWatch implements AutoCloseable {
 
@@ -46,6 +50,7 @@ public final class LogWatch implements AutoCloseable {
     private final Connect postgres;
     private final LongSupplier clock;
     private final Map<UUID, Long> firstSeen = new ConcurrentHashMap<>();
+    private final Map<String, Long> stagedSeen = new ConcurrentHashMap<>();
     private final Map<UUID, Long> next = new HashMap<>();
     private final Thread thread;
     private volatile boolean stopping;
@@ -92,6 +97,13 @@ public final class LogWatch implements AutoCloseable {
     }
 
     private void poll(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT message_id, txn FROM queen.log_timers");
+             ResultSet rs = ps.executeQuery()) {
+            long now = clock.getAsLong();
+            while (rs.next()) {
+                stagedSeen.putIfAbsent(staging(rs.getObject(1, UUID.class), rs.getString(2)), now);
+            }
+        }
         try (PreparedStatement ps = c.prepareStatement(NEW_SEGMENTS)) {
             ps.setArray(1, c.createArrayOf("uuid", next.keySet().toArray()));
             ps.setArray(2, c.createArrayOf("bigint", next.values().toArray()));
@@ -134,6 +146,16 @@ public final class LogWatch implements AutoCloseable {
             poll(c);
         }
         return firstSeen;
+    }
+
+    /** When each staged version (see {@link #staging}) was first seen in the staging table; complete after {@link #stop}. */
+    public Map<String, Long> stagedSeen() {
+        return stagedSeen;
+    }
+
+    /** The key of one staged version of a timer: its message id and the txn of the command that staged it. */
+    static String staging(UUID messageId, String txn) {
+        return messageId + " " + txn;
     }
 
     /** Polls that failed (PostgreSQL down); a fact of the report. */

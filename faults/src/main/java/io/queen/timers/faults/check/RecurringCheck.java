@@ -267,8 +267,8 @@ final class RecurringCheck {
         }
         Instant next = st.series.expectedNext(i);
         if (!evs.isEmpty()) {
-            // From Oi, or from the harness's read of the series' verdict if later, to the log watch's first sight of its frame.
-            late.fire(LATE, at, st.series.occurrences().get(i).toEpochMilli(), st.stagedBy, fs.get(0).messageId(),
+            // From Oi, or from the log watch's first sight of the occurrence staged if later, to its first sight of its frame.
+            late.fire(LATE, at, st.series.occurrences().get(i).toEpochMilli(), st.stagedBy, fs.get(0).messageId(), txn,
                     evs.keySet().iterator().next(), 0);
         }
         for (OccurrenceEvent e : evs.values()) {

@@ -185,7 +185,7 @@ class CheckerReadersTest {
                 readAt = watch.stop(java.time.Duration.ofSeconds(60));
             }
             return Checker.on(ds::getConnection, TestKafka.bootstrapServers(), cmd, audit, intents.toArray(new Intent[0]))
-                    .observed(readAt, seenAt, Long.MIN_VALUE).check();
+                    .observed(readAt, seenAt, log.stagedSeen(), Long.MIN_VALUE).check();
         }
     }
 

@@ -181,7 +181,7 @@ final class SimulatedRun {
             now += 10;
             sim.sweep(now);
         }
-        sim.checker.observed(sim.readAt, sim.seenAt, underFaults ? now : Long.MIN_VALUE);
+        sim.checker.observed(sim.readAt, sim.seenAt, java.util.Map.of(), underFaults ? now : Long.MIN_VALUE);
         return new Result(sim.judge(), sim.verdictTypes());
     }
 
