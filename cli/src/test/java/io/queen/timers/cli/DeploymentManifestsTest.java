@@ -291,7 +291,7 @@ class DeploymentManifestsTest {
             Map<String, ConfigDef.Key> byEnv = w.def().keys().stream().collect(Collectors.toMap(ConfigDef.Key::env, k -> k));
             env.forEach((name, v) -> {
                 if (!name.equals(JVM_OPTIONS)) {
-                    assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (README \"Configuration\")", w.name(),
+                    assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (docs/configuration.md)", w.name(),
                             b, name, v.from(), w.process()).containsKey(name);
                     if (byEnv.get(name).type() == ConfigDef.Type.PASSWORD) {
                         assertThat(v.secret()).as("%s: %s is a secret, set from %s", w.name(), name, v.from()).isTrue();
@@ -650,19 +650,19 @@ class DeploymentManifestsTest {
     }
 
     @Test
-    void theReadmeSaysHowToApplyItAndWhatToFillIn() {
-        String readme = KustomizeBuild.read(Path.of("..", "README.md"));
-        int start = readme.indexOf("### Kubernetes");
-        assertThat(start).as("README section 'Kubernetes'").isNotNegative();
-        int end = readme.indexOf("\n### ", start + 1);
+    void theOperationsDocSaysHowToApplyItAndWhatToFillIn() {
+        String readme = KustomizeBuild.read(Path.of("..", "docs", "operations.md"));
+        int start = readme.indexOf("\n## Kubernetes\n");
+        assertThat(start).as("docs/operations.md section 'Kubernetes'").isNotNegative();
+        int end = readme.indexOf("\n## ", start + 1);
         String section = readme.substring(start, end < 0 ? readme.length() : end);
         assertThat(section).contains("kubectl apply -k deploy/kubernetes/overlays/example");
         Build base = builds().findFirst().orElseThrow();
         for (Workload w : workloads(base)) {
             w.container().getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null)
-                    .forEach(e -> assertThat(section).as("the README names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
+                    .forEach(e -> assertThat(section).as("docs/operations.md names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
                             .contains("`" + e.getValueFrom().getSecretKeyRef().getName() + "`"));
         }
-        base.objects().forEach(o -> assertThat(section).as("the README says what %s is for", o.getKind()).contains(o.getKind()));
+        base.objects().forEach(o -> assertThat(section).as("docs/operations.md says what %s is for", o.getKind()).contains(o.getKind()));
     }
 }
