@@ -64,7 +64,7 @@ import org.slf4j.LoggerFactory;
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as
  *       {@code traceparent} and {@code tracestate} headers, flags and tracestate as the producer sent them, so a
- *       consumer's W3C propagator joins the producer's trace (README "Tracing"); rendered by the fetch too.</li>
+ *       consumer's W3C propagator joins the producer's trace (docs/tracing.md#tracing); rendered by the fetch too.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -319,7 +319,7 @@ public final class AuditRelay implements AutoCloseable {
                     var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
                     record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
                     // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
-                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (README "Tracing")
+                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (docs/tracing.md#tracing)
                     String traceparent = rs.getString("traceparent");
                     if (traceparent != null) {
                         record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));

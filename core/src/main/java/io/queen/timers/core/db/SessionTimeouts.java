@@ -9,7 +9,7 @@ import java.util.Properties;
 
 /**
  * How long one connection's waits may last, fitted to its role; applied when the connection opens, so no
- * statement pays a round trip for it. The README ("Configuration", "Operations › Timeouts") lists every
+ * statement pays a round trip for it. docs/operations.md#timeouts lists every
  * role with its values and why.
  * <ul>
  *   <li>{@code statement}: PostgreSQL's {@code statement_timeout}. Cancels a statement that runs too long;
