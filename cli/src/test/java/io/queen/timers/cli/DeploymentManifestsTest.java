@@ -57,7 +57,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * deploy/kubernetes, read as typed Kubernetes objects (fabric8's model; an unknown field anywhere fails) and checked
  * against the services themselves: every variable is a key the process declares (its own settings class, as
- * {@link ConfigDocsCommand} and the README's table) and every value parses and fits the heap the manifest gives, the
+ * {@link ConfigDocsCommand} and docs/configuration.md's table) and every value parses and fits the heap the manifest gives, the
  * ports and probe paths are the ones the services serve ({@link OpsServer}), the ServiceMonitor's jobs are the
  * compose kit's, the PrometheusRule is the compose kit's alerts.yml, least privilege as in docker-compose.yml.
  * Checked twice: base with monitoring, and the example overlay resolved by {@link KustomizeBuild}.
@@ -69,8 +69,8 @@ class DeploymentManifestsTest {
     /** The JVM's own variable: the heap is the manifest's choice (the one non-QUEEN_* variable allowed). */
     static final String JVM_OPTIONS = "JAVA_TOOL_OPTIONS";
     /**
-     * What a JVM of this project held beside its heap at most, measured: RSS high-water 374 MiB at -Xmx256m (README
-     * "The sweeper › Benchmarks", memory row). A memory limit closer to the heap than this is an OOM kill waiting.
+     * What a JVM of this project held beside its heap at most, measured: RSS high-water 374 MiB at -Xmx256m
+     * (bench/results/2026-12-02/NOTES.md, the memory row of the sweeper's table). A memory limit closer to the heap than this is an OOM kill waiting.
      */
     static final long NON_HEAP_MEASURED = (374L - 256) << 20;
     static final Pattern XMX = Pattern.compile("-Xmx(\\d+)([kKmMgG])");
@@ -597,7 +597,7 @@ class DeploymentManifestsTest {
         };
     }
 
-    /** The doc's first sentence, cut at a clause within 120 characters: the comment after a commented key (the README has it all). */
+    /** The doc's first sentence, cut at a clause within 120 characters: the comment after a commented key (docs/configuration.md has it all). */
     static String oneLine(String doc) {
         Matcher m = Pattern.compile("(?<!e\\.g|i\\.e)\\.(\\s|$)").matcher(doc);
         String s = (m.find() ? doc.substring(0, m.start() + 1) : doc).replace('\n', ' ');

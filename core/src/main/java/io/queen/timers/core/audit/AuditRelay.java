@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
- *       first copies of two events may be inverted; the last copies are in order (README, "Audit"). A {@code fired} row is one segment
+ *       first copies of two events may be inverted; the last copies are in order (docs/guarantees.md#the-bridges-guarantees, "Audit"). A {@code fired} row is one segment
  *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as

@@ -23,7 +23,7 @@ import java.util.Properties;
  *       hold row locks for longer. It must exceed {@code statement}, or a slow but healthy statement would be
  *       cut off as a lost connection instead of cancelled cleanly.</li>
  * </ul>
- * Zero means "no bound" and is used only where the README says why.
+ * Zero means "no bound" and is used only where docs/operations.md#timeouts says why.
  */
 public record SessionTimeouts(String role, Duration statement, Duration lock, Duration socket) {
 
