@@ -2,7 +2,7 @@
 # Runs once, when the postgres container initialises an empty data directory (the image's
 # /docker-entrypoint-initdb.d contract), as the superuser the image created (POSTGRES_USER).
 #
-# Least privilege (README "Database roles"):
+# Least privilege (docs/schema-and-roles.md#database-roles):
 # - QUEEN_JDBC_USER, the owner: NOT a superuser, may not create databases or roles. It owns the database
 #   `queen`, so the migrations it runs (compose's `migrate`) create the schemas `queen` and `queen_timers`
 #   (and every object in them) owned by it; nothing else in the cluster is its.
@@ -12,7 +12,7 @@
 #   sweeper and an operator's CLI connect as, each a member of one group role and nothing more.
 #
 # Price: an existing data volume skips this script (the image runs it on first init only); for a
-# volume created before this file, run its statements by hand (README "Database roles").
+# volume created before this file, run its statements by hand (docs/schema-and-roles.md#database-roles).
 set -euo pipefail
 
 : "${QUEEN_JDBC_USER:?QUEEN_JDBC_USER must be set}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // queen-timers from Node (kafkajs): schedule a timer, cancel another, await the verdicts.
 //
-// Sends JSON-envelope commands to the command topic (README "Commands") and reads the audit topic
-// (README "Audit events") until both timers have their verdict:
+// Sends JSON-envelope commands to the command topic (docs/commands.md) and reads the audit topic
+// (docs/formats.md#audit-events-on-the-topic) until both timers have their verdict:
 //   <run>-fires   schedule in 2 s               -> scheduled, then fired (same messageId)
 //   <run>-cancel  schedule in 3 s, then cancel  -> scheduled, cancelled, and no fired past its time
 // Every command is validated against schemas/command-envelope.schema.json before it is sent, and every
@@ -56,7 +56,7 @@ async function run(opts) {
   const fires = `${runId}-fires`;
   const cancelled = `${runId}-cancel`;
   const queue = opts.queue;
-  // A W3C traceparent (optional): the verdicts carry its trace id back (README "Trace context").
+  // A W3C traceparent (optional): the verdicts carry its trace id back (docs/tracing.md#trace-context).
   const traceId = crypto.randomBytes(16).toString('hex');
   const spanId = crypto.randomBytes(8).toString('hex');
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """queen-timers from Python (confluent-kafka): schedule a timer, cancel another, await the verdicts.
 
-Sends JSON-envelope commands to the command topic (README "Commands") and reads the audit topic
-(README "Audit events") until both timers have their verdict:
+Sends JSON-envelope commands to the command topic (docs/commands.md) and reads the audit topic
+(docs/formats.md#audit-events-on-the-topic) until both timers have their verdict:
   <run>-fires   schedule in 2 s               -> scheduled, then fired (same messageId)
   <run>-cancel  schedule in 3 s, then cancel  -> scheduled, cancelled, and no fired past its time
 Every command is validated against schemas/command-envelope.schema.json before it is sent, and every
@@ -71,7 +71,7 @@ def run(args):
     run_id = f"py-{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
     fires, cancelled = f"{run_id}-fires", f"{run_id}-cancel"
     queue = args.queue
-    # A W3C traceparent (optional): the verdicts carry its trace id back (README "Trace context").
+    # A W3C traceparent (optional): the verdicts carry its trace id back (docs/tracing.md#trace-context).
     trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
 
     # Read the audit topic from its current end, noted before anything is sent: no verdict is missed,

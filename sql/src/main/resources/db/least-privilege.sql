@@ -16,7 +16,7 @@
 -- first sets the migrating role's ALTER DEFAULT PRIVILEGES ... REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC.
 --
 -- The roles are created here when the migrating role may (superuser or CREATEROLE); otherwise a DBA
--- creates them first (README "Database roles"), and the migration stops, naming them, until they exist.
+-- creates them first (docs/schema-and-roles.md#database-roles), and the migration stops, naming them, until they exist.
 -- Roles are cluster-wide: every database of the cluster shares them.
 --
 -- PRICE: the grants are re-applied on every migrate (a few catalog writes, milliseconds). The functions
@@ -63,7 +63,7 @@ BEGIN
             IF NOT can_create THEN
                 RAISE EXCEPTION 'role % does not exist, and % may not create roles', r, current_user
                     USING HINT = 'as a superuser: CREATE ROLE queen_bridge NOLOGIN; CREATE ROLE queen_sweeper NOLOGIN;'
-                                 ' CREATE ROLE queen_operator NOLOGIN; (README "Database roles"), then migrate again';
+                                 ' CREATE ROLE queen_operator NOLOGIN; (docs/schema-and-roles.md#database-roles), then migrate again';
             END IF;
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', r);

@@ -54,7 +54,7 @@
 -- taken after any wait. PRICE: one more primary-key probe per key not staged (new keys, mostly); keys
 -- found are not probed twice.
 -- bridge_lock_v2 (issue 37, point 3): the lock, with each staged row's producer_sub, the timer's owner the
--- fold checks a command from a jwt topic against (README "Producer identity"). Two statements, in the lock order
+-- fold checks a command from a jwt topic against (docs/security.md#producer-identity). Two statements, in the lock order
 -- and at the price above; v1 (below) is this without the owner, for a bridge of the release before.
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
@@ -161,7 +161,7 @@ BEGIN
     p_events  := queen.json_rows_v1('bridge_apply_v4 events', p_events, '{tenant_id,kafka_key,type,event}');
     v_offsets := jsonb_array_length(p_offsets);
 
-    -- 0. Ownership (issue 37, point 3; README "Producer identity"): the bridge folds a jwt topic's commands
+    -- 0. Ownership (issue 37, point 3; docs/security.md#producer-identity): the bridge folds a jwt topic's commands
     --    against the owner bridge_lock_v2 returned and rejects another sub's (not_owner). A timer row it saw
     --    is locked since, so that view holds; a key it saw absent is not (FOR UPDATE locks no missing row),
     --    and another bridge may have staged it since. A row the bridge decided on an owner check carries

@@ -49,7 +49,7 @@
 --    commits after the claim, or while this fire runs, is seen: an UPDATE of the flag waits for this
 --    fire's commit, or this fire waits for the UPDATE's and reads the new value. Such a timer is
 --    dead-lettered at once (a permanent refusal, no attempt spent: the sweeper holds no key to seal it,
---    README "Payload encryption"); its segment is not pushed (a blob cannot be cut) and its other rows
+--    docs/security.md#payload-encryption); its segment is not pushed (a blob cannot be cut) and its other rows
 --    go back to the queue to fire in the next cycle without it. The one window left: a queue that did
 --    not exist at step 4, created by somebody else during this fire and switched on before its commit
 --    (its flag is read unlocked in step 6); Queen's own push has the same window. The same holds for a

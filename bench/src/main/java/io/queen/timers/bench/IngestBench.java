@@ -42,7 +42,7 @@ public final class IngestBench {
     private IngestBench() {}
 
     public static void main(String[] args) {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         try {
             bench(args);
             System.exit(0);
@@ -105,7 +105,7 @@ public final class IngestBench {
             Map<String, String> s = new LinkedHashMap<>();
             s.put("jdbc.url", db.jdbcUrl());
             s.put("jdbc.user", db.user());
-            s.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
+            s.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
             s.put("jdbc.password", db.password());
             s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
             s.put("command.topics", topic);

@@ -86,7 +86,7 @@ public final class BridgeMain implements AutoCloseable {
         return start(config, registry, Telemetry.process("bridge"));
     }
 
-    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (README "Tracing"). */
+    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (docs/tracing.md#tracing). */
     public static BridgeMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
         return start(config, registry, Health.from(config), new Startup("bridge", config.duration(CommonSettings.STARTUP_TIMEOUT),
                 HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);

@@ -21,7 +21,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Everything the bridge reads (README "Commands" lists them with their environment names), typed by
+ * Everything the bridge reads (docs/commands.md lists them with their environment names), typed by
  * {@link #from(Config)} as the sweeper's {@code SweeperSettings} is. Besides these declared keys, read by
  * {@link TopicRoutes} and the Kafka clients: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
  * topic and {@code topic.<name>.auth*} (token checks, {@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.

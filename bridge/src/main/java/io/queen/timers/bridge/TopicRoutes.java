@@ -18,7 +18,7 @@ import java.util.UUID;
  * Which tenant and producer sub each command topic stands for (docs/architecture.md#tenants): from configuration,
  * never from a command. Kafka ACLs on the topic decide who may write for that tenant; with
  * {@code topic.<name>.auth=jwt} every command must also carry a signed token, and the producer sub
- * is the token's {@code sub} (README "Producer identity").
+ * is the token's {@code sub} (docs/security.md#producer-identity).
  */
 public record TopicRoutes(Map<String, Route> routes) {
 

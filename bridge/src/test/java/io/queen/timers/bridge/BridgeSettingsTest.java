@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The bridge's typed settings: the defaults (README "Configuration"), environment overrides, one-line errors. */
+/** The bridge's typed settings: the defaults (docs/configuration.md), environment overrides, one-line errors. */
 class BridgeSettingsTest {
 
     private static Map<String, String> required() {

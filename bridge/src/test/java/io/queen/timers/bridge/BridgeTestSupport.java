@@ -40,7 +40,7 @@ final class BridgeTestSupport {
         Map<String, String> s = new LinkedHashMap<>();
         s.put("jdbc.url", db.jdbcUrl());
         s.put("jdbc.user", db.user());
-        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         s.put("jdbc.password", db.password());
         s.put("jdbc.pool.size", "4");
         s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());

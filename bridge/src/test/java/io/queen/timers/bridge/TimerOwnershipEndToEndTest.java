@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 37, point 3 (README "Producer identity"): on a topic with auth=jwt a timer belongs to the token sub that
+ * Issue 37, point 3 (docs/security.md#producer-identity): on a topic with auth=jwt a timer belongs to the token sub that
  * scheduled it. Two producers of one tenant through the real broker and PostgreSQL: B's cancel, reschedule and
  * schedule of A's keys, one-shot and recurring, are rejected not_owner and leave A's timers as they were; A's own
  * cancel and reschedule pass, and so does a cancel by a token carrying the admin claim (auth.admin.claim).

@@ -38,7 +38,7 @@ import picocli.CommandLine.Spec;
 
 /** The audit topic(s) as a consumer reads them: every event parsed by the client ({@link AuditEvents#parse}), filtered. */
 @Command(name = "audit", mixinStandardHelpOptions = true,
-        description = "The audit stream: verdicts, fires, retries, dead letters, offset moves (README \"Audit events\").",
+        description = "The audit stream: verdicts, fires, retries, dead letters, offset moves (docs/formats.md#audit-events-on-the-topic).",
         subcommands = AuditTail.Tail.class)
 final class AuditTail implements Runnable {
 

@@ -14,7 +14,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "bridge", mixinStandardHelpOptions = true,
         description = {"Run a bridge: Kafka commands -> queen.log_timers.",
             "Every verdict goes to the audit outbox in the same transaction.",
-            "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
+            "Settings: --config FILE and QUEEN_* environment variables (docs/configuration.md).",
             "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class BridgeCommand implements Callable<Integer> {
 

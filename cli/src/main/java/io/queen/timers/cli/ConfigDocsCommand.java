@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** Prints the README's configuration table from the settings definitions themselves. */
+/** Prints the configuration table of docs/configuration.md from the settings definitions themselves. */
 @Command(name = "config-docs", hidden = true, mixinStandardHelpOptions = true,
         description = "Print every configuration key (Markdown table) from the settings definitions.")
 final class ConfigDocsCommand implements Callable<Integer> {

@@ -53,7 +53,7 @@ final class ScheduleCommand implements Callable<Integer> {
         String every;
     }
 
-    /** The rest of a recurring timer (README "Recurring timers"): valid with --cron or --every only, checked in {@link #command()}. */
+    /** The rest of a recurring timer (docs/commands.md#recurring-timers): valid with --cron or --every only, checked in {@link #command()}. */
     static final class Recurrence {
         @Option(names = "--zone", paramLabel = "ZONE", description = "With --cron: the IANA zone it is read in (default UTC), e.g. Europe/Berlin.")
         String zone;
@@ -84,7 +84,7 @@ final class ScheduleCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     When when;
 
-    @ArgGroup(exclusive = false, multiplicity = "0..1", heading = "Recurring timer (README \"Recurring timers\"), with --cron or --every:%n")
+    @ArgGroup(exclusive = false, multiplicity = "0..1", heading = "Recurring timer (docs/commands.md#recurring-timers), with --cron or --every:%n")
     Recurrence recurrence;
 
     @Option(names = "--txn", paramLabel = "TXN", description = "Transaction id the fired message carries (default: the timer key).")

@@ -14,7 +14,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "sweeper", mixinStandardHelpOptions = true,
         description = {"Run a sweeper: fire due timers into the log.",
             "Claims due timers, fires each exactly once, retries or dead-letters failures.",
-            "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
+            "Settings: --config FILE and QUEEN_* environment variables (docs/configuration.md).",
             "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class SweeperCommand implements Callable<Integer> {
 

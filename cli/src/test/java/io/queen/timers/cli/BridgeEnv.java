@@ -14,7 +14,7 @@ final class BridgeEnv {
         Map<String, String> env = new HashMap<>();
         env.put("QUEEN_JDBC_URL", db.jdbcUrl());
         env.put("QUEEN_JDBC_USER", db.user());
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         env.put("QUEEN_JDBC_PASSWORD", db.password());
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", commands);

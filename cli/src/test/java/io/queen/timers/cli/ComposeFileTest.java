@@ -129,7 +129,7 @@ class ComposeFileTest {
         assertThat(services.get("migrate").get("image").asText()).isEqualTo(image);
         String header = read(DOCKER.resolve("Dockerfile")).lines().takeWhile(l -> l.startsWith("#")).reduce("", (a, b) -> a + b + "\n");
         assertThat(header).contains("-t " + image + " ").contains("docker run " + image + " ");
-        assertThat(read(Path.of("..", "README.md"))).contains(image);
+        assertThat(read(Path.of("..", "docs", "operations.md"))).contains(image);
     }
 
     private static List<String> strings(JsonNode array) {

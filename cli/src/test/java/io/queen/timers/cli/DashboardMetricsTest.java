@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * selector of every query is looked up in it — the metric name (a histogram's {@code _bucket}, a summary's
  * {@code _sum}/{@code _count} are series of their own in the scrape), each label a matcher names, and the
  * values of its {@code =} and {@code =~} matchers. And the other way: every family the services export is
- * in the README's metrics table.
+ * in the metrics table of docs/operations.md.
  */
 class DashboardMetricsTest {
 
@@ -97,7 +97,7 @@ class DashboardMetricsTest {
         for (String scrape : List.of(bridgeScrape, sweeperScrape)) {
             scrape.lines().filter(l -> l.startsWith("# TYPE ")).forEach(l -> families.add(l.split(" ")[2]));
         }
-        String readme = Files.readString(Path.of("..", "README.md"));
+        String readme = Files.readString(Path.of("..", "docs", "operations.md"));
         String table = readme.substring(readme.indexOf("| metric (Prometheus name) |"));
         // a binder's families (jvm_*, kafka_consumer_*: dozens, named by Micrometer and Kafka) are one row `prefix_*`
         List<String> binderRows = Pattern.compile("\\| `([a-z_]+_)\\*` \\|").matcher(table).results().map(m -> m.group(1)).toList();
@@ -107,7 +107,7 @@ class DashboardMetricsTest {
             if (binderRows.stream().anyMatch(family::startsWith)) {
                 continue;
             }
-            assertThat(table).as("the README's metrics table lists %s", family)
+            assertThat(table).as("the metrics table of docs/operations.md lists %s", family)
                     .containsAnyOf("| `" + family + "`", "| `" + family + "{", "| `" + family + "_total", "| `" + base + "`");
         }
     }

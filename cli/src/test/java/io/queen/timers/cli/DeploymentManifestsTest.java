@@ -57,7 +57,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * deploy/kubernetes, read as typed Kubernetes objects (fabric8's model; an unknown field anywhere fails) and checked
  * against the services themselves: every variable is a key the process declares (its own settings class, as
- * {@link ConfigDocsCommand} and the README's table) and every value parses and fits the heap the manifest gives, the
+ * {@link ConfigDocsCommand} and docs/configuration.md's table) and every value parses and fits the heap the manifest gives, the
  * ports and probe paths are the ones the services serve ({@link OpsServer}), the ServiceMonitor's jobs are the
  * compose kit's, the PrometheusRule is the compose kit's alerts.yml, least privilege as in docker-compose.yml.
  * Checked twice: base with monitoring, and the example overlay resolved by {@link KustomizeBuild}.
@@ -69,8 +69,8 @@ class DeploymentManifestsTest {
     /** The JVM's own variable: the heap is the manifest's choice (the one non-QUEEN_* variable allowed). */
     static final String JVM_OPTIONS = "JAVA_TOOL_OPTIONS";
     /**
-     * What a JVM of this project held beside its heap at most, measured: RSS high-water 374 MiB at -Xmx256m (README
-     * "The sweeper › Benchmarks", memory row). A memory limit closer to the heap than this is an OOM kill waiting.
+     * What a JVM of this project held beside its heap at most, measured: RSS high-water 374 MiB at -Xmx256m
+     * (bench/results/2026-12-02/NOTES.md, the memory row of the sweeper's table). A memory limit closer to the heap than this is an OOM kill waiting.
      */
     static final long NON_HEAP_MEASURED = (374L - 256) << 20;
     static final Pattern XMX = Pattern.compile("-Xmx(\\d+)([kKmMgG])");
@@ -291,7 +291,7 @@ class DeploymentManifestsTest {
             Map<String, ConfigDef.Key> byEnv = w.def().keys().stream().collect(Collectors.toMap(ConfigDef.Key::env, k -> k));
             env.forEach((name, v) -> {
                 if (!name.equals(JVM_OPTIONS)) {
-                    assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (README \"Configuration\")", w.name(),
+                    assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (docs/configuration.md)", w.name(),
                             b, name, v.from(), w.process()).containsKey(name);
                     if (byEnv.get(name).type() == ConfigDef.Type.PASSWORD) {
                         assertThat(v.secret()).as("%s: %s is a secret, set from %s", w.name(), name, v.from()).isTrue();
@@ -597,7 +597,7 @@ class DeploymentManifestsTest {
         };
     }
 
-    /** The doc's first sentence, cut at a clause within 120 characters: the comment after a commented key (the README has it all). */
+    /** The doc's first sentence, cut at a clause within 120 characters: the comment after a commented key (docs/configuration.md has it all). */
     static String oneLine(String doc) {
         Matcher m = Pattern.compile("(?<!e\\.g|i\\.e)\\.(\\s|$)").matcher(doc);
         String s = (m.find() ? doc.substring(0, m.start() + 1) : doc).replace('\n', ' ');
@@ -650,19 +650,19 @@ class DeploymentManifestsTest {
     }
 
     @Test
-    void theReadmeSaysHowToApplyItAndWhatToFillIn() {
-        String readme = KustomizeBuild.read(Path.of("..", "README.md"));
-        int start = readme.indexOf("### Kubernetes");
-        assertThat(start).as("README section 'Kubernetes'").isNotNegative();
-        int end = readme.indexOf("\n### ", start + 1);
+    void theOperationsDocSaysHowToApplyItAndWhatToFillIn() {
+        String readme = KustomizeBuild.read(Path.of("..", "docs", "operations.md"));
+        int start = readme.indexOf("\n## Kubernetes\n");
+        assertThat(start).as("docs/operations.md section 'Kubernetes'").isNotNegative();
+        int end = readme.indexOf("\n## ", start + 1);
         String section = readme.substring(start, end < 0 ? readme.length() : end);
         assertThat(section).contains("kubectl apply -k deploy/kubernetes/overlays/example");
         Build base = builds().findFirst().orElseThrow();
         for (Workload w : workloads(base)) {
             w.container().getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null)
-                    .forEach(e -> assertThat(section).as("the README names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
+                    .forEach(e -> assertThat(section).as("docs/operations.md names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
                             .contains("`" + e.getValueFrom().getSecretKeyRef().getName() + "`"));
         }
-        base.objects().forEach(o -> assertThat(section).as("the README says what %s is for", o.getKind()).contains(o.getKind()));
+        base.objects().forEach(o -> assertThat(section).as("docs/operations.md says what %s is for", o.getKind()).contains(o.getKind()));
     }
 }

@@ -57,9 +57,9 @@ class LauncherTest {
     }
 
     @Test
-    void theReadmeConfigurationTableIsTheGeneratedOne() throws Exception {
+    void theConfigurationTableIsTheGeneratedOne() throws Exception {
         // regenerate with: java -jar cli/target/queen-timers.jar config-docs
-        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "configuration.md"));
         Cli r = Cli.run("config-docs");
         assertThat(r.out().lines()).hasSizeGreaterThan(10).allSatisfy(line -> assertThat(readme).contains(line));
     }

@@ -145,18 +145,18 @@ class ObservabilityFilesTest {
     }
 
     @Test
-    void theReadmeSaysWhatEveryPanelAndEveryAlertMeans() throws IOException {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf("### Dashboards and alerts");
-        assertThat(start).as("README section 'Dashboards and alerts'").isNotNegative();
-        int end = readme.indexOf("\n### ", start + 1);
+    void theOperationsDocSaysWhatEveryPanelAndEveryAlertMeans() throws IOException {
+        String readme = Files.readString(Path.of("..", "docs", "operations.md"));
+        int start = readme.indexOf("\n## Dashboards and alerts\n");
+        assertThat(start).as("docs/operations.md section 'Dashboards and alerts'").isNotNegative();
+        int end = readme.indexOf("\n## ", start + 1);
         String section = readme.substring(start, end < 0 ? readme.length() : end);
         assertThat(section).contains("--profile observability");
         for (JsonNode p : ObservabilityKit.dataPanels()) {
-            assertThat(section).as("the README explains panel '%s'", p.get("title").asText()).contains("**" + p.get("title").asText() + "**");
+            assertThat(section).as("docs/operations.md explains panel '%s'", p.get("title").asText()).contains("**" + p.get("title").asText() + "**");
         }
         for (JsonNode r : ObservabilityKit.rules()) {
-            assertThat(section).as("the README explains alert %s", r.get("alert").asText()).contains("`" + r.get("alert").asText() + "`");
+            assertThat(section).as("docs/operations.md explains alert %s", r.get("alert").asText()).contains("`" + r.get("alert").asText() + "`");
         }
     }
 

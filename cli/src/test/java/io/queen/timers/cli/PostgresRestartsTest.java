@@ -182,7 +182,7 @@ class PostgresRestartsTest {
         Map<String, String> env = new HashMap<>();
         env.put("QUEEN_JDBC_URL", url);
         env.put("QUEEN_JDBC_USER", EmbeddedPostgresServer.USER);
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         env.put("QUEEN_JDBC_PASSWORD", "");
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", topic);

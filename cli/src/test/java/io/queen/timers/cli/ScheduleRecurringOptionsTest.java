@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
- * schedule's recurring-timer options (README "Recurring timers") and the record they produce, without a broker: the
+ * schedule's recurring-timer options (docs/commands.md#recurring-timers) and the record they produce, without a broker: the
  * options are parsed by the launcher's own command line and the command is built as call() builds it, not sent.
  */
 class ScheduleRecurringOptionsTest {

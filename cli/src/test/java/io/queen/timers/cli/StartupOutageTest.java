@@ -107,7 +107,7 @@ class StartupOutageTest {
         io.queen.timers.testkit.FreshDatabase database = io.queen.timers.testkit.TestPostgres.createDatabase("StartupOutageTest");
         Map<String, String> env = env(database.jdbcUrl(), bridgePort);
         env.put("QUEEN_JDBC_USER", database.user());
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         env.put("QUEEN_JDBC_PASSWORD", database.password());
         env.put("QUEEN_KAFKA_BOOTSTRAP", "127.0.0.1:" + kafkaPort);
         env.put("QUEEN_COMMAND_TOPICS", "outage.commands");
@@ -156,7 +156,7 @@ class StartupOutageTest {
         Map<String, String> env = new HashMap<>();
         env.put("QUEEN_JDBC_URL", url);
         env.put("QUEEN_JDBC_USER", EmbeddedPostgresServer.USER);
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (README "Database roles")
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         env.put("QUEEN_JDBC_PASSWORD", "");
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", TestKafka.newTopic("outage-commands", 1));

@@ -68,9 +68,9 @@ class AuditEventTypesFollowTheDatabaseTest {
 
     /**
      * The reject reasons: the closed list is the code's (RejectReason, whose wire name the bridge writes into every
-     * {@code rejected} event; no database constraint holds them), and the schema's enum, the README's closed list and
+     * {@code rejected} event; no database constraint holds them), and the schema's enum, docs/commands.md's closed list and
      * the client (the same enum) must name exactly it: a reason added to the code alone would be refused by every
-     * validating consumer, one added to the README alone would be a promise nothing keeps.
+     * validating consumer, one added to docs/commands.md alone would be a promise nothing keeps.
      */
     @Test
     void theRejectReasonsOfTheCodeAreTheSchemasAndTheReadmesClosedList() throws Exception {
@@ -84,16 +84,16 @@ class AuditEventTypesFollowTheDatabaseTest {
         schema.at("/$defs/rejected/properties/reason/enum").forEach(n -> schemaReasons.add(n.asText()));
         assertThat(schemaReasons).as("schemas/audit-event.schema.json's rejected.reason enum").isEqualTo(code);
 
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf("### Reject reasons (closed list)");
-        assertThat(start).as("README section 'Reject reasons (closed list)'").isNotNegative();
-        String section = readme.substring(start, readme.indexOf("\n### ", start + 1));
+        String readme = Files.readString(Path.of("..", "docs", "commands.md"));
+        int start = readme.indexOf("\n## Reject reasons (closed list)\n");
+        assertThat(start).as("docs/commands.md section 'Reject reasons (closed list)'").isNotNegative();
+        String section = readme.substring(start, readme.indexOf("\n## ", start + 1));
         Set<String> listed = new TreeSet<>();
         Matcher row = Pattern.compile("(?m)^\\| `([a-z_]+)` \\|").matcher(section);
         while (row.find()) {
             listed.add(row.group(1));
         }
-        assertThat(listed).as("the README's closed list of reject reasons").isEqualTo(code);
+        assertThat(listed).as("the closed list of reject reasons in docs/commands.md").isEqualTo(code);
     }
 
     @Test

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 24, point 6 (README "Database roles"): the services run as least-privilege roles. Connected as
+ * Issue 24, point 6 (docs/schema-and-roles.md#database-roles): the services run as least-privilege roles. Connected as
  * them, the bridge and the sweeper schedule, fire and publish the audit end to end, while the same
  * connections cannot write a table directly (42501), nor call another role's functions; and a service
  * started as a role that could (the superuser, a role with a stray table grant, the wrong group) refuses
@@ -56,7 +56,7 @@ class LeastPrivilegeTest {
         bridgeLogin = "lp_bridge_" + suffix;
         sweeperLogin = "lp_sweeper_" + suffix;
         strayLogin = "lp_stray_" + suffix;
-        // what a DBA does (README "Database roles"): a login that is a member of the group role, nothing more
+        // what a DBA does (docs/schema-and-roles.md#database-roles): a login that is a member of the group role, nothing more
         admin("CREATE ROLE " + bridgeLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
         admin("CREATE ROLE " + sweeperLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
         admin("CREATE ROLE " + strayLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);

@@ -151,7 +151,7 @@ class RealBytesPipelineTest {
         Properties p = new Properties();
         p.setProperty("jdbc.url", db.jdbcUrl());
         p.setProperty("jdbc.user", db.user());
-        p.setProperty("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        p.setProperty("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         p.setProperty("jdbc.password", db.password());
         p.setProperty("kafka.bootstrap.servers", TestKafka.bootstrapServers());
         p.setProperty("command.topics", topic);

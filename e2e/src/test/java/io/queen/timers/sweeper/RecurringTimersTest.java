@@ -508,7 +508,7 @@ class RecurringTimersTest {
         Map<String, String> s = new HashMap<>();
         s.put("jdbc.url", db.jdbcUrl());
         s.put("jdbc.user", db.user());
-        s.put("db.role.check", "false"); // the testkit connects as the server's superuser (README "Database roles")
+        s.put("db.role.check", "false"); // the testkit connects as the server's superuser (docs/schema-and-roles.md#database-roles)
         s.put("jdbc.password", db.password());
         s.put("jdbc.pool.size", "4");
         s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());

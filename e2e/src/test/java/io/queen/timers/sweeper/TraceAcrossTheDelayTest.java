@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * README "Trace context": a command's W3C traceparent (either form) reaches the fired frame's trace id
+ * docs/tracing.md#trace-context: a command's W3C traceparent (either form) reaches the fired frame's trace id
  * (flag 1) and every audit event of its timer, through the real bridge, sweeper, relay and broker.
  */
 class TraceAcrossTheDelayTest {
@@ -105,7 +105,7 @@ class TraceAcrossTheDelayTest {
         Map<String, String> s = new HashMap<>();
         s.put("jdbc.url", db.jdbcUrl());
         s.put("jdbc.user", db.user());
-        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         s.put("jdbc.password", db.password());
         s.put("jdbc.pool.size", "4");
         s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());

@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * README "Tracing", end to end through the real bridge, sweeper, relay, broker and PostgreSQL, with the SDK's
+ * docs/tracing.md#tracing, end to end through the real bridge, sweeper, relay, broker and PostgreSQL, with the SDK's
  * in-memory exporter: the bridge's span of a command is a child of the producer's span; the sweeper's span of its
  * fire is linked to it; a consumer using OpenTelemetry's W3C propagator on an audit record's headers joins the
  * producer's trace, flags and tracestate as the producer sent them (sampled or not).
@@ -222,7 +222,7 @@ class TracingTest {
         Map<String, String> s = new HashMap<>();
         s.put("jdbc.url", db.jdbcUrl());
         s.put("jdbc.user", db.user());
-        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         s.put("jdbc.password", db.password());
         s.put("jdbc.pool.size", "4");
         s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());

@@ -31,7 +31,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The seeded fault harness (README "Fault harness"): starts the stack as separate processes, produces
+ * The seeded fault harness (docs/fault-harness.md): starts the stack as separate processes, produces
  * the seeded commands while injecting the seeded faults, lets everything settle, checks from the
  * outside, prints the table and exits 1 on any violation (2 on a harness error).
  */
@@ -78,7 +78,7 @@ public final class FaultHarness {
                 + o.poisonFraction() + ", large " + o.largeFraction() + ", recurring " + o.recurringFraction() + "; PostgreSQL "
                 + (o.durable() ? "durable (fsync on)" : "fsync off") + "; work dir " + o.workDir());
         if (!Files.isRegularFile(o.launcherJar())) {
-            throw new IllegalStateException("launcher jar " + o.launcherJar() + " not found: build it first (README \"Fault harness\")");
+            throw new IllegalStateException("launcher jar " + o.launcherJar() + " not found: build it first (docs/fault-harness.md)");
         }
         deleteTree(o.workDir());
         Files.createDirectories(o.workDir().resolve("logs"));

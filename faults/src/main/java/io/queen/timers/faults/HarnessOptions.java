@@ -25,7 +25,7 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
 
     /**
      * The short run's plan (CI): 30 of every kind, what the issue asks of it. One broker and one PostgreSQL
-     * take their faults one after another, so the broker's 60 set the run's length (README "Fault harness").
+     * take their faults one after another, so the broker's 60 set the run's length (docs/fault-harness.md).
      */
     static Map<FaultKind, Integer> defaultFaults() {
         Map<FaultKind, Integer> m = new EnumMap<>(FaultKind.class);

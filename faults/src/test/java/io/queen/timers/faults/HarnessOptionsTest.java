@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queen.timers.faults.inject.FaultKind;
 import org.junit.jupiter.api.Test;
 
-/** The short run CI makes (no flags but its seed and the strict switches) asks the sizes README "Fault harness" states. */
+/** The short run CI makes (no flags but its seed and the strict switches) asks the sizes docs/fault-harness.md states. */
 class HarnessOptionsTest {
 
     @Test

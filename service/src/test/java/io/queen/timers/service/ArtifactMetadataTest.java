@@ -18,7 +18,7 @@ import org.w3c.dom.Node;
 import org.w3c.dom.NodeList;
 
 /**
- * What a team gets from {@code mvn install} (README "Versions and artifacts"): the poms as installed, which
+ * What a team gets from {@code mvn install} (docs/development.md#versions-and-artifacts): the poms as installed, which
  * flatten-maven-plugin wrote beside each pom ({@code .flattened-pom.xml}), carry the real version and the
  * project's metadata; the BOM lists the published artifacts and nothing of the parent; the client has its
  * sources and javadoc jars; the LICENSE and CHANGELOG are there.

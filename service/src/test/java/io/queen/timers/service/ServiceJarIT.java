@@ -93,7 +93,7 @@ class ServiceJarIT {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the superuser: the single-role opt-out (README "Database roles")
+        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
         env.put("QUEEN_COMMAND_TOPICS", TestKafka.newTopic("svc-commands", 1));
         env.put("QUEEN_AUDIT_TOPIC", TestKafka.newTopic("svc-audit", 1));

@@ -34,7 +34,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 
 /**
- * The soak rig (README "Soak rig"): one durable PostgreSQL and one Kafka broker for the whole run, and
+ * The soak rig (docs/soak.md): one durable PostgreSQL and one Kafka broker for the whole run, and
  * per variant a fresh database, fresh topics, a bridge and the sweepers from the launcher jar with the
  * variant's settings, the same steady load, a sample every 10 s; the report is rewritten after each
  * variant, so an interrupted run keeps what it measured.
@@ -80,7 +80,7 @@ public final class SoakRig {
 
     private void run() throws Exception {
         if (!Files.isRegularFile(o.launcherJar())) {
-            throw new IllegalStateException("launcher jar " + o.launcherJar() + " not found: build it first (README \"Soak rig\")");
+            throw new IllegalStateException("launcher jar " + o.launcherJar() + " not found: build it first (docs/soak.md)");
         }
         Path work = o.workDir().toAbsolutePath();
         deleteTree(work);
@@ -146,7 +146,7 @@ public final class SoakRig {
         Properties common = new Properties();
         common.put("jdbc.url", postgres.jdbcUrl(db));
         common.put("jdbc.user", "postgres");
-        common.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
+        common.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         common.put("kafka.bootstrap.servers", bootstrap);
         common.put("audit.topic", audit);
         common.put("tenant." + SteadyLoad.TENANT_B + ".audit.topic", audit + "." + SteadyLoad.TENANT_B);

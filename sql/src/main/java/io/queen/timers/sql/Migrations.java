@@ -60,7 +60,7 @@ public final class Migrations {
     private static final String LOCATION = "classpath:" + LOCATION_PATH;
     /** Repeatable migrations (R__<family>.sql): every function and view, once, in its current form. */
     private static final String CURRENT = "classpath:db/current";
-    /** The roles and grants of the least-privilege deployment, applied after every migrate (README "Database roles"). */
+    /** The roles and grants of the least-privilege deployment, applied after every migrate (docs/schema-and-roles.md#database-roles). */
     static final String LEAST_PRIVILEGE = "db/least-privilege.sql";
     /** Arbitrary but fixed: the advisory lock key every queen-timers process agrees on. */
     private static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L; // "queentmr"

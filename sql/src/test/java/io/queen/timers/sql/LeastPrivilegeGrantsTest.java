@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * db/least-privilege.sql, read back from the catalog (issue 24, point 6; README "Database roles"): the service
+ * db/least-privilege.sql, read back from the catalog (issue 24, point 6; docs/schema-and-roles.md#database-roles): the service
  * roles write no table, every function they may call that writes is SECURITY DEFINER with its search_path
  * pinned, PUBLIC executes none of those, and every migrate re-applies the lists (a stray grant is taken away).
  */

@@ -37,7 +37,7 @@ class StagingTableContractTest {
     void columnsMatchTheContractOneByOne() throws SQLException {
         List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
         List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
-        // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: README "Trace context") and
+        // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: docs/tracing.md#trace-context) and
         // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts), V122's deaths and
         // held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is counted), V129's recurrence
         // (nullable, no default: a recurring timer's rule beside the contracted columns, docs/recurring.md).

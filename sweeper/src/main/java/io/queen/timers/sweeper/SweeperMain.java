@@ -114,7 +114,7 @@ public final class SweeperMain implements AutoCloseable {
         return start(config, registry, Telemetry.process("sweeper"));
     }
 
-    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (README "Tracing"). */
+    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (docs/tracing.md#tracing). */
     public static SweeperMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
         return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
                 HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);

@@ -15,7 +15,7 @@ import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 
 /**
- * The sweeper's settings (README "Settings"; docs/decisions.md#claim-size-and-workers-come-from-firebench), on top of
+ * The sweeper's settings (docs/configuration.md#sweeper-settings; docs/decisions.md#claim-size-and-workers-come-from-firebench), on top of
  * {@link CommonSettings} and the audit relay's
  * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
  * to start from, not a measured one: the soak replaces them. Environment names are derived

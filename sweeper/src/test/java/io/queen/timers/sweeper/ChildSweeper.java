@@ -30,7 +30,7 @@ final class ChildSweeper {
         Properties p = new Properties();
         p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl());
         p.setProperty(CommonSettings.JDBC_USER, db.user());
-        p.setProperty(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        p.setProperty(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         p.setProperty(CommonSettings.JDBC_PASSWORD, db.password());
         p.setProperty(CommonSettings.KAFKA_BOOTSTRAP, "127.0.0.1:1");   // only readiness would ask; the relay is off
         p.setProperty(CommonSettings.HTTP_PORT, "0");

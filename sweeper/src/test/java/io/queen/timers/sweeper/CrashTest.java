@@ -62,7 +62,7 @@ class CrashTest {
             p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl() + (db.jdbcUrl().contains("?") ? "&" : "?")
                     + "options=-c%20client_connection_check_interval%3D200&ApplicationName=crash-child");
             p.setProperty(CommonSettings.JDBC_USER, db.user());
-            p.setProperty(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+            p.setProperty(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
             p.setProperty(CommonSettings.JDBC_PASSWORD, db.password());
             p.setProperty(CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers());
             p.setProperty(CommonSettings.AUDIT_TOPIC, TestKafka.newTopic("crash-audit", 1));

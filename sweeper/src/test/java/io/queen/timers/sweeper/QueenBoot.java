@@ -18,7 +18,7 @@ import javax.sql.DataSource;
  */
 final class QueenBoot {
 
-    /** The files of the version the README pins, in Queen's boot order, relative to server/sql. */
+    /** The files of the version docs/schema-and-roles.md pins, in Queen's boot order, relative to server/sql. */
     static final List<String> FILES = List.of("schema.sql", "procedures/001_log_schema.sql", "procedures/002_streams_schema.sql",
             "procedures/003_log_push.sql", "procedures/004_log_pop.sql", "procedures/005_log_ack.sql",
             "procedures/006_log_maintenance.sql");

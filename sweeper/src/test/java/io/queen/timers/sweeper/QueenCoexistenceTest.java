@@ -25,8 +25,8 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
 /**
  * One database shared with a real Queen broker's SQL, in either order and through restarts of both
- * (the README's "Schema" section). Needs a Queen checkout: QUEEN_SQL_DIR = its server/sql directory at
- * the version the README pins; without it the test is skipped (CI has no Queen checkout, and Queen's
+ * (docs/schema-and-roles.md#sharing-the-database-with-a-queen-broker). Needs a Queen checkout: QUEEN_SQL_DIR = its server/sql directory at
+ * the version docs/schema-and-roles.md pins; without it the test is skipped (CI has no Queen checkout, and Queen's
  * code is never copied into this repository).
  *
  * <p>Each case: both schemas applied in one order, timers fired by the sweeper, both schemas applied

@@ -11,7 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The defaults (README "Settings"), environment overrides, and one-line errors naming the setting. */
+/** The defaults (docs/configuration.md#sweeper-settings), environment overrides, and one-line errors naming the setting. */
 class SweeperSettingsTest {
 
     private static Map<String, String> required() {

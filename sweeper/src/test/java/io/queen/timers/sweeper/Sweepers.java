@@ -22,7 +22,7 @@ public final class Sweepers {
         Map<String, String> raw = new HashMap<>();
         raw.put(CommonSettings.JDBC_URL, db.jdbcUrl());
         raw.put(CommonSettings.JDBC_USER, db.user());
-        raw.put(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (README "Database roles")
+        raw.put(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         raw.put(CommonSettings.JDBC_PASSWORD, db.password());
         raw.put(CommonSettings.JDBC_POOL_SIZE, "4");
         raw.put(CommonSettings.KAFKA_BOOTSTRAP, "127.0.0.1:1");   // not contacted while the relay is off

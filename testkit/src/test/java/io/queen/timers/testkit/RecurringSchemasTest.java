@@ -15,7 +15,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 
 /**
- * The recurring-timer part of the schemas (README "Recurring timers") against the client: what TimerCommand writes is valid
+ * The recurring-timer part of the schemas (docs/commands.md#recurring-timers) against the client: what TimerCommand writes is valid
  * in both forms, the combinations the design forbids are refused, and the series fields of the events validate and parse.
  */
 class RecurringSchemasTest {

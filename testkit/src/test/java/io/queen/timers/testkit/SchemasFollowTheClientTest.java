@@ -39,7 +39,7 @@ class SchemasFollowTheClientTest {
     }
 
     /**
-     * Each schema names its version in its $id (README "Audit events", how the schemas evolve), and carries no keyword of its own: a
+     * Each schema names its version in its $id (docs/formats.md#audit-events-on-the-topic, how the schemas evolve), and carries no keyword of its own: a
      * strict validator (ajv's default) refuses a schema with an unknown keyword such as x-version.
      */
     @Test

@@ -34,7 +34,7 @@ public final class HistoryPlot {
     /** One headline chart: its title, its unit, and the figures (CSV names) drawn in it with their legend labels. */
     record Headline(String title, String unit, boolean logarithmic, Map<String, String> series) {}
 
-    /** The headline figures (issue 39): what the README's benchmark table leads with. */
+    /** The headline figures (issue 39): what the table of docs/benchmarks.md#current-figures leads with. */
     static final List<Headline> HEADLINES = List.of(
             new Headline("CPU per timer at a steady 2,000/s, all processes", "µs", false,
                     ordered("steady2000.cpu_us_per_timer", "queen-timers (per timer)", "dbs2000.cpu_us_per_task", "db-scheduler (per task)")),

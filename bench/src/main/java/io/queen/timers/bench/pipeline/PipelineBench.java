@@ -30,7 +30,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The whole pipeline as deployed (README "Benchmarks"): a Kafka broker, one bridge and one sweeper as
+ * The whole pipeline as deployed (docs/benchmarks.md): a Kafka broker, one bridge and one sweeper as
  * separate processes from the launcher jar, both audit relays on, PostgreSQL durable and sized like a
  * small production server (pg_ctl, a process tree of its own). Producers → broker → bridge → PostgreSQL
  * → sweeper → log, and every verdict and fire back to the audit topic, read here by a plain consumer.
@@ -228,7 +228,7 @@ public final class PipelineBench {
         Properties p = new Properties();
         p.put("jdbc.url", pg.jdbcUrl());
         p.put("jdbc.user", "postgres");
-        p.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
+        p.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         p.put("kafka.bootstrap.servers", bootstrap);
         p.put("http.port", "0");
         p.put("audit.topic", AUDIT);

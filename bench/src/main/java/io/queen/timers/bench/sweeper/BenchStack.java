@@ -40,7 +40,7 @@ public final class BenchStack {
         Map<String, String> raw = new HashMap<>();
         raw.put(CommonSettings.JDBC_URL, db.jdbcUrl());
         raw.put(CommonSettings.JDBC_USER, db.user());
-        raw.put(CommonSettings.DB_ROLE_CHECK, "false"); // connects as the superuser: the single-role opt-out (README "Database roles")
+        raw.put(CommonSettings.DB_ROLE_CHECK, "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
         raw.put(CommonSettings.JDBC_PASSWORD, db.password());
         raw.put(CommonSettings.JDBC_POOL_SIZE, Integer.toString(poolSize));
         raw.put(CommonSettings.KAFKA_BOOTSTRAP, "127.0.0.1:1");

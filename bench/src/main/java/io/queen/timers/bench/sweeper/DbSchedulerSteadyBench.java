@@ -81,7 +81,7 @@ public final class DbSchedulerSteadyBench {
     }
 
     public static void main(String[] args) throws Exception {
-        PostgresProcess pg = BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        PostgresProcess pg = BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int rate = intArg(args, "rate", 2000);
         int seconds = intArg(args, "seconds", 60);
         int pool = intArg(args, "pool", 8);

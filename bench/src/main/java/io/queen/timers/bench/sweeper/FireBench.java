@@ -88,7 +88,7 @@ public final class FireBench {
     private FireBench() {}
 
     public static void main(String[] args) throws Exception {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int n = intArg(args, "timers", 100_000);
         int pool = intArg(args, "pool", 8);
         int workers = intArg(args, "workers", 2);

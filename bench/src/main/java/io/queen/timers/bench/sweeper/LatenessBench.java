@@ -33,7 +33,7 @@ public final class LatenessBench {
     private LatenessBench() {}
 
     public static void main(String[] args) throws Exception {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int seconds = intArg(args, "seconds", 60);
         int rate = intArg(args, "rate", 1000);
         int burst = intArg(args, "burst", 100_000);

@@ -30,7 +30,7 @@ public final class PoisonIndependenceBench {
     private PoisonIndependenceBench() {}
 
     public static void main(String[] args) throws Exception {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int backoff = intArg(args, "backoff", 100_000);
         int claims = intArg(args, "claims", 100);
         int rounds = intArg(args, "rounds", 3);

@@ -31,7 +31,7 @@ public final class ScaleBench {
     private ScaleBench() {}
 
     public static void main(String[] args) throws Exception {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int small = intArg(args, "small", 10_000);
         int large = intArg(args, "large", 1_000_000);
         int due = intArg(args, "due", 20_000);

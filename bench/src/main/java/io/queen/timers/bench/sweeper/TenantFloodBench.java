@@ -39,7 +39,7 @@ public final class TenantFloodBench {
     private TenantFloodBench() {}
 
     public static void main(String[] args) throws Exception {
-        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (README "Benchmarks")
+        BenchPostgres.startForTestkit(); // durable unless -Dbench.fsync=off (docs/benchmarks.md)
         int flood = intArg(args, "flood", 100_000);
         int quiet = intArg(args, "quiet", 100);
         String legacy = null;

@@ -46,7 +46,7 @@ import javax.sql.DataSource;
  * it means every event of that timer names the message that will be delivered. A schedule after a
  * cancel (or after the fire) is a new message and gets a new id.
  *
- * <p>Ownership (README "Producer identity", issue 37): a timer belongs to the producer sub that staged it. A command
+ * <p>Ownership (docs/security.md#producer-identity, issue 37): a timer belongs to the producer sub that staged it. A command
  * from a token ({@link Incoming.Authority#OWNER}) on a key staged by another sub, pending or in a sweeper's hands, is
  * rejected {@code not_owner} and changes nothing: a cancel, a reschedule, and a schedule too (on a staged key a
  * schedule IS a reschedule: it would replace the payload and time under the id another producer announced). A
@@ -84,7 +84,7 @@ public final class BatchApplier {
         this(dataSource, groupId, wakeWithin, zstdThreshold, QueueEncryption.none());
     }
 
-    /** @param encryption which destination queues get their payloads sealed (README "Payload encryption") */
+    /** @param encryption which destination queues get their payloads sealed (docs/security.md#payload-encryption) */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption) {
         this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, BridgeSettings.DEFAULT_TENANT_MAX_PENDING);
     }
@@ -95,7 +95,7 @@ public final class BatchApplier {
         this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, Telemetry.off());
     }
 
-    /** @param telemetry where the span of each record applied goes (README "Tracing"); {@link Telemetry#off()} makes none */
+    /** @param telemetry where the span of each record applied goes (docs/tracing.md#tracing); {@link Telemetry#off()} makes none */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
                         int tenantMaxPending, Telemetry telemetry) {
         this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, telemetry, System::nanoTime);
@@ -231,7 +231,7 @@ public final class BatchApplier {
     }
 
     /**
-     * One span per record of a committed batch (README "Tracing"): {@code queen-timers apply}, a CONSUMER span whose
+     * One span per record of a committed batch (docs/tracing.md#tracing): {@code queen-timers apply}, a CONSUMER span whose
      * parent is the record's traceparent (the producer's span: flags and tracestate as sent) or none, from the batch's
      * start to its commit, with the verdict. Made after the commit, so a batch retried or fenced makes none: each span
      * is a verdict that stands. Records and decisions are in the same (Kafka) order.

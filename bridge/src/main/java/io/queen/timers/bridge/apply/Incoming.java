@@ -5,7 +5,7 @@ import java.util.UUID;
 
 /**
  * One consumed record, parsed, with its topic's tenant, its producer sub (the topic's fixed one, or its verified token's sub)
- * and what that producer may act on (README "Producer identity").
+ * and what that producer may act on (docs/security.md#producer-identity).
  */
 public record Incoming(Source source, UUID tenant, String producerSub, Authority authority, Parsed parsed) {
 

@@ -1,6 +1,6 @@
 package io.queen.timers.bridge.apply;
 
-/** The closed taxonomy of command outcomes (README "Verdicts"). Each is one audit event type. */
+/** The closed taxonomy of command outcomes (docs/commands.md#verdicts). Each is one audit event type. */
 public enum Verdict {
     /** schedule or reschedule of a timer that did not exist: a new timer with a new message id. */
     SCHEDULED("scheduled"),

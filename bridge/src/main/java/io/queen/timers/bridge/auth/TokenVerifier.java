@@ -44,7 +44,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * Proves who wrote a command on a topic with {@code topic.<name>.auth=jwt} (README "Producer identity"):
+ * Proves who wrote a command on a topic with {@code topic.<name>.auth=jwt} (docs/security.md#producer-identity):
  * the {@code queen-auth} header must hold a JWT signed by one of the topic's keys ({@link KeyFile}),
  * with an allowed algorithm (RSA, ECDSA, EdDSA; HS256 only when the topic allows it, and then only with
  * a symmetric key from the file: an RSA public key is never taken as an HMAC secret), {@code exp}

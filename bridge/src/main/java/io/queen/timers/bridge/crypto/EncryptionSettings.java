@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The payload encryption keys (README "Payload encryption"): the bridge seals with {@link #KEY}; the
+ * The payload encryption keys (docs/security.md#payload-encryption): the bridge seals with {@link #KEY}; the
  * operator tools open with it and with {@link #KEYS_PREVIOUS}. The environment names are Queen's
  * ({@code QUEEN_ENCRYPTION_KEY}), so one secret serves the Queen broker and this bridge.
  */

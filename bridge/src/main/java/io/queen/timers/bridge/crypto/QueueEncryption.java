@@ -80,7 +80,7 @@ public final class QueueEncryption {
     /**
      * Writes this group's encryption.queues where the fire reads them (V126), before the bridge consumes:
      * a timer staged clear before its queue matched them is then dead-lettered at the fire, never pushed in
-     * clear (README "Payload encryption"). No patterns removes the group's row.
+     * clear (docs/security.md#payload-encryption). No patterns removes the group's row.
      */
     public void publishPatterns(DataSource dataSource, String group) throws SQLException {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(PUBLISH)) {

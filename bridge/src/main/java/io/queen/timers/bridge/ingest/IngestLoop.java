@@ -520,7 +520,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private Incoming incoming(ConsumerRecord<byte[], byte[]> r, TopicRoutes.Route route) {
         Source source = new Source(r.topic(), r.partition(), r.offset());
         String sub = route.producerSub();
-        Incoming.Authority authority = Incoming.Authority.TENANT;   // auth=none: no ownership (README "Producer identity")
+        Incoming.Authority authority = Incoming.Authority.TENANT;   // auth=none: no ownership (docs/security.md#producer-identity)
         if (route.auth() != null) {
             // the token first: the body of a record whose producer is not who it must be is never parsed
             AuthResult auth;
@@ -673,7 +673,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * The stored offset of these partitions is outside the log (topic recreated, or retention passed
      * it). Kafka would jump to one end and drop or replay commands without a verdict; instead the
      * partition stops here, loudly, until an operator sets its offset on purpose
-     * ({@code queen-timers offsets set}, README "Commands"). The other partitions go on.
+     * ({@code queen-timers offsets set}, docs/commands.md). The other partitions go on.
      */
     private void stop(Map<TopicPartition, Long> outOfRange) {
         for (Map.Entry<TopicPartition, Long> e : outOfRange.entrySet()) {

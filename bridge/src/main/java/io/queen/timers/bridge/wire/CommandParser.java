@@ -72,7 +72,7 @@ public final class CommandParser {
         try {
             return parseChecked(key, value, headers, timestampMs);
         } catch (RuntimeException | StackOverflowError e) {
-            // A bug met by this record's bytes: the record gets its verdict, the loop goes on (README "Reject reasons (closed list)").
+            // A bug met by this record's bytes: the record gets its verdict, the loop goes on (docs/commands.md#reject-reasons-closed-list).
             return new Rejection(RejectReason.INTERNAL, "internal error while parsing: " + e.getClass().getName() + ": " + firstLine(e), auditKey(key));
         }
     }

@@ -121,7 +121,7 @@ final class LocalStack implements AutoCloseable {
         Map<String, String> sweeperEnv = new HashMap<>(serviceEnv);
         try (HikariDataSource ds = dataSource(serviceEnv, SessionTimeouts.MIGRATION)) {
             // the owner (the user given, or the embedded server's superuser) migrates; the services run as
-            // least-privilege login roles, as in production (README "Database roles"; db.role.check stays on)
+            // least-privilege login roles, as in production (docs/schema-and-roles.md#database-roles; db.role.check stays on)
             Migrations.migrate(ds);
             loginRole(ds, BRIDGE_LOGIN, DatabaseRole.BRIDGE, bridgeEnv);
             loginRole(ds, SWEEPER_LOGIN, DatabaseRole.SWEEPER, sweeperEnv);

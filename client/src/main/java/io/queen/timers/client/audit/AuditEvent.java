@@ -9,7 +9,7 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * One audit event, one record type per {@code type} (README "Audit events"); {@link AuditEvents#parse}
+ * One audit event, one record type per {@code type} (docs/formats.md#audit-events-on-the-topic); {@link AuditEvents#parse}
  * reads them. The set is sealed: an {@code instanceof} chain over it knows every case.
  */
 public sealed interface AuditEvent {
@@ -36,7 +36,7 @@ public sealed interface AuditEvent {
         }
 
         /**
-         * The trace to continue (README "Trace context"): hand {@link TraceParent#header()} and
+         * The trace to continue (docs/tracing.md#trace-context): hand {@link TraceParent#header()} and
          * {@link TraceParent#traceState()} to a W3C propagator; empty for an untraced timer.
          */
         public Optional<TraceParent> trace() {
@@ -83,7 +83,7 @@ public sealed interface AuditEvent {
     record Rejected(Meta meta, Source source, RejectReason reason, String error) implements Verdict {}
 
     /**
-     * Where an event of a recurring timer's occurrence stands in its series (README "Recurring timers"): the occurrence's
+     * Where an event of a recurring timer's occurrence stands in its series (docs/commands.md#recurring-timers): the occurrence's
      * instant, its number in the series (1 for the first), the occurrence staged after it ({@code next}, null when the
      * series ended with this one), and the range of occurrences the catch-up policy passed over (null when none).
      */

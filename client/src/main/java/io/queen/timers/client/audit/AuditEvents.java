@@ -14,7 +14,7 @@ import java.util.UUID;
  * Reads the value of an audit record into its {@link AuditEvent}. Fields this version does not know
  * are ignored (a later bridge may add some); a missing required field or a wrong type is a
  * {@link MalformedEvent} naming the field. A {@code type} or reject {@code reason} this version does not know
- * is an {@link UnknownEvent}: the schemas evolve additively (README "Audit events"), so a consumer skips it
+ * is an {@link UnknownEvent}: the schemas evolve additively (docs/formats.md#audit-events-on-the-topic), so a consumer skips it
  * (and logs it) rather than failing.
  */
 public final class AuditEvents {

@@ -2,7 +2,7 @@ package io.queen.timers.client.audit;
 
 import java.util.Optional;
 
-/** The {@code type} of an audit event: the closed list (README "Audit events"). */
+/** The {@code type} of an audit event: the closed list (docs/formats.md#audit-events-on-the-topic). */
 public enum EventType {
     SCHEDULED("scheduled"),
     RESCHEDULED("rescheduled"),
@@ -15,7 +15,7 @@ public enum EventType {
     DEAD_LETTERED("dead_lettered"),
     /**
      * A recurring timer's occurrence that was not delivered because its series' catchUp is {@code none} and a later
-     * occurrence was already due when the sweeper reached it (README "Recurring timers"); carries the next one.
+     * occurrence was already due when the sweeper reached it (docs/commands.md#recurring-timers); carries the next one.
      */
     SKIPPED("skipped"),
     /** An operator (`queen-timers offsets set`) or a new group's bridge.start.position=latest moved a stored offset. */

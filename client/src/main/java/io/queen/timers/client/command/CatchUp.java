@@ -3,7 +3,7 @@ package io.queen.timers.client.command;
 import java.util.Optional;
 
 /**
- * What a recurring timer does with the occurrences an outage made it miss (README "Recurring timers");
+ * What a recurring timer does with the occurrences an outage made it miss (docs/commands.md#recurring-timers);
  * the wire values are {@link WireFormat#CATCH_UP_POLICIES}.
  */
 public enum CatchUp {

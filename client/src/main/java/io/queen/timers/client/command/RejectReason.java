@@ -1,7 +1,7 @@
 package io.queen.timers.client.command;
 
 /**
- * Why a record was rejected: the closed list (README "Commands"). A rejected record is consumed,
+ * Why a record was rejected: the closed list (docs/commands.md). A rejected record is consumed,
  * never retried, and yields exactly one {@code rejected} audit event carrying this reason.
  */
 public enum RejectReason {

@@ -25,7 +25,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
  *         .envelope("queen.timers.commands");
  * }</pre>
  *
- * A recurring timer names a rule instead of a time ({@link #cron} or {@link #every}, README "Recurring timers"):
+ * A recurring timer names a rule instead of a time ({@link #cron} or {@link #every}, docs/commands.md#recurring-timers):
  *
  * <pre>{@code
  * TimerCommand.schedule("reports", "nightly").cron("30 2 * * *", ZoneId.of("Europe/Berlin")).catchUp(CatchUp.NONE)
@@ -95,7 +95,7 @@ public final class TimerCommand {
         return this;
     }
 
-    /** Recur at every instant the cron expression (5 or 6 fields, README "Recurring timers") names in {@code zone}. Replaces {@link #every}. */
+    /** Recur at every instant the cron expression (5 or 6 fields, docs/commands.md#recurring-timers) names in {@code zone}. Replaces {@link #every}. */
     public TimerCommand cron(String expression, ZoneId zone) {
         this.cron = Objects.requireNonNull(expression, "expression");
         this.zone = Objects.requireNonNull(zone, "zone");

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * its flags and its {@code tracestate}. A command record carrying one (headers {@value WireFormat#TRACEPARENT} and
  * {@value WireFormat#TRACESTATE}, either form) keeps it across the delay: the fired frame carries {@code traceId},
  * every audit event of the timer {@code traceId}, {@code spanId}, {@code traceFlags} (and {@code traceState}), and
- * every audit record the same as {@code traceparent}/{@code tracestate} headers (README "Trace context").
+ * every audit record the same as {@code traceparent}/{@code tracestate} headers (docs/tracing.md#trace-context).
  *
  * @param traceId    32 lowercase hex digits, not all zero
  * @param spanId     16 lowercase hex digits, not all zero: the parent-id of the header, the command's span

@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The command wire format, written down once (README "Commands"): field and header names, the record
+ * The command wire format, written down once (docs/commands.md): field and header names, the record
  * key, and the fixed limits. {@link TimerCommand} writes it, the bridge's parser reads it, and
  * {@code schemas/command-envelope.schema.json} says the same for producers in other languages
  * (a test checks the schema against these constants).
@@ -25,7 +25,7 @@ public final class WireFormat {
     public static final String DELIVER_AT = "deliverAt";
     public static final String TXN = "txn";
     public static final String PAYLOAD = "payload";
-    // A recurrence (README "Recurring timers"), instead of delayMs/deliverAt: cron (with zone) or every,
+    // A recurrence (docs/commands.md#recurring-timers), instead of delayMs/deliverAt: cron (with zone) or every,
     // and the optional window, count and catch-up policy of either.
     public static final String CRON = "cron";
     public static final String ZONE = "zone";
@@ -53,12 +53,12 @@ public final class WireFormat {
     public static final String H_END_AT = "queen-end-at";
     public static final String H_MAX_OCCURRENCES = "queen-max-occurrences";
     public static final String H_CATCH_UP = "queen-catch-up";
-    /** The producer's token on topics with {@code topic.<name>.auth=jwt} (README "Producer identity"); allowed in either form. */
+    /** The producer's token on topics with {@code topic.<name>.auth=jwt} (docs/security.md#producer-identity); allowed in either form. */
     public static final String H_AUTH = "queen-auth";
     public static final Set<String> HEADERS = Set.of(H_OP, H_QUEUE, H_TIMER_KEY, H_PARTITION, H_DELAY_MS, H_DELIVER_AT, H_TXN, H_AUTH,
             H_CRON, H_ZONE, H_EVERY, H_START_AT, H_END_AT, H_MAX_OCCURRENCES, H_CATCH_UP);
 
-    /** catchUp's values: what a series does with occurrences an outage made it miss (README "Recurring timers"). */
+    /** catchUp's values: what a series does with occurrences an outage made it miss (docs/commands.md#recurring-timers). */
     public static final Set<String> CATCH_UP_POLICIES = Set.of("one", "all", "none");
     public static final String DEFAULT_CATCH_UP = "one";
     /**
@@ -83,9 +83,9 @@ public final class WireFormat {
         return seriesTxn + "@" + occurrence;
     }
 
-    /** W3C Trace Context header, read in either form; not a {@code queen-} header (README "Trace context"). */
+    /** W3C Trace Context header, read in either form; not a {@code queen-} header (docs/tracing.md#trace-context). */
     public static final String TRACEPARENT = "traceparent";
-    /** W3C Trace Context's vendor list, read with a valid {@link #TRACEPARENT} and kept with it (README "Trace context"). */
+    /** W3C Trace Context's vendor list, read with a valid {@link #TRACEPARENT} and kept with it (docs/tracing.md#trace-context). */
     public static final String TRACESTATE = "tracestate";
 
     /**

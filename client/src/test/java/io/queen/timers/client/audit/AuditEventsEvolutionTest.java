@@ -7,7 +7,7 @@ import io.queen.timers.client.command.RejectReason;
 import org.junit.jupiter.api.Test;
 
 /**
- * The audit schema evolves additively within its {@code $id} version (README "Audit events"): a field this client
+ * The audit schema evolves additively within its {@code $id} version (docs/formats.md#audit-events-on-the-topic): a field this client
  * does not know is ignored, and an event type or reject reason a later version added is an {@link
  * AuditEvents.UnknownEvent} a consumer can tell apart from a broken event, to skip it and log it.
  */

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** The series fields of a recurring timer's events (README "Recurring timers"): fired, dead_lettered and skipped. */
+/** The series fields of a recurring timer's events (docs/commands.md#recurring-timers): fired, dead_lettered and skipped. */
 class AuditEventsOccurrenceTest {
 
     static final String HEAD = "{\"eventId\":\"7d1b3c1e-2f0a-4c55-9a3e-1c1f2b3a4d5e\",\"at\":\"2026-03-08T07:30:01Z\","

@@ -15,7 +15,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.Test;
 
-/** The rule of a recurring timer (README "Recurring timers") written in both forms, and the shapes the builder refuses. */
+/** The rule of a recurring timer (docs/commands.md#recurring-timers) written in both forms, and the shapes the builder refuses. */
 class TimerCommandRecurrenceTest {
 
     static final Instant START = Instant.parse("2026-03-01T00:00:00Z");

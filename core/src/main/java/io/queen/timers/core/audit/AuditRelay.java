@@ -59,12 +59,12 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
- *       first copies of two events may be inverted; the last copies are in order (README, "Audit"). A {@code fired} row is one segment
+ *       first copies of two events may be inverted; the last copies are in order (docs/guarantees.md#the-bridges-guarantees, "Audit"). A {@code fired} row is one segment
  *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
  *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
  *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as
  *       {@code traceparent} and {@code tracestate} headers, flags and tracestate as the producer sent them, so a
- *       consumer's W3C propagator joins the producer's trace (README "Tracing"); rendered by the fetch too.</li>
+ *       consumer's W3C propagator joins the producer's trace (docs/tracing.md#tracing); rendered by the fetch too.</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -319,7 +319,7 @@ public final class AuditRelay implements AutoCloseable {
                     var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
                     record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
                     // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
-                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (README "Tracing")
+                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (docs/tracing.md#tracing)
                     String traceparent = rs.getString("traceparent");
                     if (traceparent != null) {
                         record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));

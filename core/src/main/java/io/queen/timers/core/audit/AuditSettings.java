@@ -38,7 +38,7 @@ public final class AuditSettings {
                         "Run an audit outbox relay in this process. Only one relay per database publishes at a time "
                                 + "(pg_try_advisory_lock on a connection of its own); the others stand by.")
                 // 5000, not 1000: every round pays a fetch, a flush round trip to the broker and a durable delete
-                // commit; PipelineBench (README "Benchmarks") measured the audit tail behind the log halved or better.
+                // commit; PipelineBench (docs/benchmarks.md) measured the audit tail behind the log halved or better.
                 .define(RELAY_BATCH_SIZE, INT, "5000", between(1, 100_000),
                         "Audit events the relay publishes per round, then deletes their outbox rows. A round holds whole rows:"
                                 + " a fired segment's row (one event per timer) is never split, so one round may exceed it by a segment.")
@@ -56,7 +56,7 @@ public final class AuditSettings {
                                 + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
                                 + " bounds the one pause the others see when a topic first fails.")
                 // The broker's CPU per event follows the batches and bytes it stores and serves: PipelineBench
-                // (README "Pipeline benchmark") measured the broker at a third to a half of its uncompressed CPU per
+                // (docs/benchmarks.md#pipeline-benchmark) measured the broker at a third to a half of its uncompressed CPU per
                 // timer. zstd: the events of one batch share most of their JSON, which it shrinks more than lz4 does.
                 .define(RELAY_COMPRESSION, STRING, "zstd", oneOf("none", "gzip", "lz4", "zstd"),
                         "Compression of the relay's producer batches (the producer's compression.type, overriding kafka.*)."

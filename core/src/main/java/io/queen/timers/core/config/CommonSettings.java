@@ -14,7 +14,7 @@ import java.time.Duration;
 
 /**
  * Settings every queen-timers process reads. The environment names are part of the interface
- * (README "Configuration": docker-compose and operators use them).
+ * (docs/configuration.md: docker-compose and operators use them).
  */
 public final class CommonSettings {
 
@@ -75,7 +75,7 @@ public final class CommonSettings {
                 .define(DB_ROLE_CHECK, ConfigDef.Type.BOOLEAN, "true", null, "QUEEN_DB_ROLE_CHECK",
                         "Refuse to start as a database role that can write the tables directly (a superuser, the owner, any"
                                 + " INSERT/UPDATE/DELETE/TRUNCATE grant) or is not a member of the service's role (queen_bridge,"
-                                + " queen_sweeper); README \"Database roles\". false only for a single-role development database.")
+                                + " queen_sweeper); docs/schema-and-roles.md#database-roles. false only for a single-role development database.")
                 .define(LOG_FORMAT, STRING, "text", oneOf("text", "json"), "QUEEN_LOG_FORMAT",
                         "The service's log lines: text (one line per event, for a terminal) or json (one JSON object per line for a"
                                 + " log shipper: @timestamp, level, logger_name, thread_name, message, stack_trace, and tenant, queue,"

@@ -18,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The start check of least privilege in the database (README "Database roles"; issue 24, point 6): a service
+ * The start check of least privilege in the database (docs/schema-and-roles.md#database-roles; issue 24, point 6): a service
  * refuses to start connected as a role that could change the database other than through its functions.
  * Enforced, not advised: the roles and grants exist after every migrate (sql module, db/least-privilege.sql),
  * and this check makes a deployment that still runs a service as the owner or a superuser fail at once,
@@ -144,13 +144,13 @@ public final class DatabaseRole {
                     }
                     throw new ConfigException(service + " refuses to connect to the database as role " + role + ": "
                             + String.join("; ", can) + ". Run it as a login role that is a member of " + group
-                            + " and nothing more (it can only EXECUTE the " + service + "'s functions; README \"Database roles\"),"
+                            + " and nothing more (it can only EXECUTE the " + service + "'s functions; docs/schema-and-roles.md#database-roles),"
                             + " or set " + CommonSettings.DB_ROLE_CHECK + "=false (QUEEN_DB_ROLE_CHECK) for a single-role development database.");
                 }
                 if (!rs.getBoolean(7)) {
                     throw new ConfigException(service + " refuses to connect to the database as role " + role + ": it is not a member of "
                             + group + ", so every call of the " + service + "'s functions would be refused (42501). GRANT " + group + " TO "
-                            + role + " (README \"Database roles\"), or set " + CommonSettings.DB_ROLE_CHECK + "=false for a single-role development database.");
+                            + role + " (docs/schema-and-roles.md#database-roles), or set " + CommonSettings.DB_ROLE_CHECK + "=false for a single-role development database.");
                 }
             }
         }

@@ -9,7 +9,7 @@ import java.util.Properties;
 
 /**
  * How long one connection's waits may last, fitted to its role; applied when the connection opens, so no
- * statement pays a round trip for it. The README ("Configuration", "Operations › Timeouts") lists every
+ * statement pays a round trip for it. docs/operations.md#timeouts lists every
  * role with its values and why.
  * <ul>
  *   <li>{@code statement}: PostgreSQL's {@code statement_timeout}. Cancels a statement that runs too long;
@@ -23,7 +23,7 @@ import java.util.Properties;
  *       hold row locks for longer. It must exceed {@code statement}, or a slow but healthy statement would be
  *       cut off as a lost connection instead of cancelled cleanly.</li>
  * </ul>
- * Zero means "no bound" and is used only where the README says why.
+ * Zero means "no bound" and is used only where docs/operations.md#timeouts says why.
  */
 public record SessionTimeouts(String role, Duration statement, Duration lock, Duration socket) {
 

@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one owner of OpenTelemetry in a process (README "Tracing"). {@link TelemetrySettings} decides whether the SDK
+ * The one owner of OpenTelemetry in a process (docs/tracing.md#tracing). {@link TelemetrySettings} decides whether the SDK
  * is built; when it is, the SDK's autoconfigure module builds it from the standard {@code OTEL_*} variables (exporter,
  * endpoint, sampler, resource, propagators) with defaults of ours: {@code service.name} {@code queen-timers-<service>},
  * no metrics or logs exporter (the services' metrics are Micrometer's on /metrics) and OTLP over http/protobuf (sent by

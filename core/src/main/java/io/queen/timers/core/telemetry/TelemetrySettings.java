@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * Whether this process traces, read from OpenTelemetry's own standard variables (README "Tracing"), not from a
+ * Whether this process traces, read from OpenTelemetry's own standard variables (docs/tracing.md#tracing), not from a
  * {@code queen.*} key: a platform that sets {@code OTEL_*} for every service sets them for this one too.
  *
  * <p>The rule: tracing is ON when {@code OTEL_SDK_DISABLED} is not {@code true} AND one of these says where spans go:

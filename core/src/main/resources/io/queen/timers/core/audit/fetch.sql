@@ -17,7 +17,7 @@ SELECT e.id,
        e.tenant_id,
        e.kafka_key,
        e.event_id,
-       -- the record's W3C headers (README "Tracing"): the trace of the command behind the event, flags as sent
+       -- the record's W3C headers (docs/tracing.md#tracing): the trace of the command behind the event, flags as sent
        -- (an event of before V127 has none: sampled, as consumers were told to assume), and its tracestate
        CASE WHEN e.event->>'traceId' IS NOT NULL AND e.event->>'spanId' IS NOT NULL -- (no '?' operator: JDBC reads it as a parameter)
             THEN '00-' || (e.event->>'traceId') || '-' || (e.event->>'spanId') || '-' || coalesce(e.event->>'traceFlags', '01')

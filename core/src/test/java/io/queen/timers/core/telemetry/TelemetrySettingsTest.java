@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
-/** README "Tracing": when the services trace, from the standard OTEL_* variables alone. */
+/** docs/tracing.md#tracing: when the services trace, from the standard OTEL_* variables alone. */
 class TelemetrySettingsTest {
 
     @Test

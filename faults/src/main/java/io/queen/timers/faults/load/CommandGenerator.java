@@ -286,7 +286,7 @@ public final class CommandGenerator {
         return record(seq, topic, utf8(WireFormat.key(queue, key)), value, headers);
     }
 
-    /** A hostile record and the reason the bridge's parser must give it (README "Reject reasons (closed list)"). */
+    /** A hostile record and the reason the bridge's parser must give it (docs/commands.md#reject-reasons-closed-list). */
     private record Hostile(String reason, ProducerRecord<byte[], byte[]> record) {
     }
 

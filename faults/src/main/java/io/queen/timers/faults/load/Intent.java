@@ -15,7 +15,7 @@ import java.time.Instant;
  * @param delayMs    the delay a schedule gives (counted from the record's timestamp), or null
  * @param deliverAt  the time a schedule gives instead, or null
  * @param payloadHash {@link #payloadHash} of the payload a schedule carries
- * @param rejectReason for a hostile record, the reason the bridge must give (README "Reject reasons (closed list)")
+ * @param rejectReason for a hostile record, the reason the bridge must give (docs/commands.md#reject-reasons-closed-list)
  * @param series     for a recurring schedule (no delayMs, no deliverAt), its rule and occurrences; else null
  */
 public record Intent(long seq, CommandKind kind, int tenant, String op, String queue, String key, String partition, String txn,
@@ -38,7 +38,7 @@ public record Intent(long seq, CommandKind kind, int tenant, String op, String q
     }
 
     /**
-     * The delivery time this command names, from the record's timestamp for a delay (README "Two forms", its time rules);
+     * The delivery time this command names, from the record's timestamp for a delay (docs/commands.md#two-forms, its time rules);
      * a series' first occurrence.
      */
     public Instant due(long recordTimestampMs) {

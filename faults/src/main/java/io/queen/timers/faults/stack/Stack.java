@@ -92,8 +92,7 @@ public final class Stack implements AutoCloseable {
      * The broker's settings over the embedded broker's, where its defaults would make every broker fault cost
      * seconds for nothing. A broker restarted after {@code kill -9} cannot register until its controller (the
      * same restarted JVM) has expired the killed incarnation's session: 9 s by default, then up to one
-     * registration retry (2 s) more — 10-11 s of a 14 s restart, measured on a quiet machine (README "Fault
-     * harness"). A 1.5 s session with 250 ms heartbeats keeps that wait to ~1.5 s.
+     * registration retry (2 s) more — 10-11 s of a 14 s restart, measured on a quiet machine (docs/fault-harness.md). A 1.5 s session with 250 ms heartbeats keeps that wait to ~1.5 s.
      */
     static Map<String, String> brokerSettings() {
         return Map.of("broker.session.timeout.ms", Long.toString(BROKER_SESSION_MS), "broker.heartbeat.interval.ms", "250");
@@ -138,7 +137,7 @@ public final class Stack implements AutoCloseable {
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
-        // the services run as least-privilege logins, as in production (README "Database roles"); loopback, no password
+        // the services run as least-privilege logins, as in production (docs/schema-and-roles.md#database-roles); loopback, no password
         try (Connection c = postgres.connect(); Statement st = c.createStatement()) {
             st.execute("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
             st.execute("CREATE ROLE " + SWEEPER_LOGIN + " LOGIN IN ROLE queen_sweeper");

@@ -53,7 +53,7 @@ class IntentTest {
                 assertThat(Intent.payloadHash(JSON.readTree(c.payload()))).isEqualTo(in.payloadHash());
             }
         }
-        // The reasons a record alone decides that the generator covers (README "Reject reasons (closed list)").
+        // The reasons a record alone decides that the generator covers (docs/commands.md#reject-reasons-closed-list).
         assertThat(reasons).hasSize(13);
     }
 }

@@ -11,7 +11,7 @@ import java.util.UUID;
  */
 public record LogMessage(UUID partitionId, String partition, long offset, Instant createdAt, Frame frame) {
 
-    /** The W3C trace id the scheduling command carried (frame flag 1), as 32 hex digits, or null (README "Trace context"). */
+    /** The W3C trace id the scheduling command carried (frame flag 1), as 32 hex digits, or null (docs/tracing.md#trace-context). */
     public String traceId() {
         UUID t = frame.traceId();
         return t == null ? null : String.format("%016x%016x", t.getMostSignificantBits(), t.getLeastSignificantBits());

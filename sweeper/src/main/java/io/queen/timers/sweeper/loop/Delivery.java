@@ -81,7 +81,7 @@ public final class Delivery {
         this(packer, firer, failer, metrics, maxPayloadBytes, splitBudget, Telemetry.off());
     }
 
-    /** As above; {@code telemetry} gets one span per timer fired (README "Tracing"), none when it is off. */
+    /** As above; {@code telemetry} gets one span per timer fired (docs/tracing.md#tracing), none when it is off. */
     public Delivery(Packer packer, Firer firer, Failer failer, SweeperMetrics metrics, int maxPayloadBytes, Duration splitBudget,
                     Telemetry telemetry) {
         this.telemetry = telemetry;
@@ -291,7 +291,7 @@ public final class Delivery {
     }
 
     /**
-     * One span per timer of a fired segment (README "Tracing"): {@code queen-timers fire}, a PRODUCER span from the
+     * One span per timer of a fired segment (docs/tracing.md#tracing): {@code queen-timers fire}, a PRODUCER span from the
      * fire's start to its commit. It is a ROOT: the fire runs in no request's context, minutes or days after the
      * command, so it is not a child of the command's trace but LINKED to the command's span (the traceparent the
      * command carried: flags and tracestate as sent), which a trace viewer follows both ways. Made only for a fire

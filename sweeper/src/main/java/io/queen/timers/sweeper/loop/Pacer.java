@@ -4,7 +4,7 @@ import io.queen.timers.sweeper.probe.ProbeResult;
 import java.time.Duration;
 
 /**
- * How long a loop sleeps between cycles (README "The cycle"), always on PostgreSQL's clock (the probe's
+ * How long a loop sleeps between cycles (docs/sweeper.md#the-cycle), always on PostgreSQL's clock (the probe's
  * {@code db_now} and {@code next_visible_at}):
  * <ul>
  *   <li>after a cycle that found work: no sleep, the next probe decides;</li>

@@ -14,7 +14,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The sweeper's meters (README "Health and metrics"), names as Prometheus shows them:
+ * The sweeper's meters (docs/operations.md#health-and-metrics), names as Prometheus shows them:
  * <ul>
  *   <li>{@code queen_timers_fired_total{result="fired|stale"}}: timers per fire verdict;</li>
  *   <li>{@code queen_timers_fire_lateness_seconds}: histogram of (segment created_at - deliver_at) per fired timer;</li>
@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code queen_timers_probes_total}: due probes (one per idle cycle; while working, one per sweeper.sleep.near).</li>
  * </ul>
  * The two call timers publish buckets so that percentiles over any interval can be computed from bucket
- * deltas (the soak rig does, README "Soak rig"): a mean hides the slow claims that dead index entries make.
+ * deltas (the soak rig does, docs/soak.md): a mean hides the slow claims that dead index entries make.
  * Their bounds keep the bucket set small: below 1 ms is noise, a call over {@link #CALL_MAX} is a stall.
  */
 public final class SweeperMetrics {

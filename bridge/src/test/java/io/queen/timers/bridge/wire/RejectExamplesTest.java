@@ -18,8 +18,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
-/** README "Reject reasons (closed list)": each example record is rejected with its reason, and the schemas refuse what they can judge. */
-class ReadmeRejectExamplesTest {
+/** docs/commands.md#reject-reasons-closed-list: each example record is rejected with its reason, and the schemas refuse what they can judge. */
+class RejectExamplesTest {
 
     /** Decided by a database error or by topic and queue settings, not by the record: no example. */
     static final Set<RejectReason> NOT_BY_THE_RECORD = EnumSet.of(RejectReason.INTERNAL, RejectReason.UNAUTHENTICATED,
@@ -51,9 +51,9 @@ class ReadmeRejectExamplesTest {
     }
 
     static List<Example> examples() throws Exception {
-        String readme = Files.readString(Path.of("../README.md"), StandardCharsets.UTF_8);
+        String readme = Files.readString(Path.of("../docs/commands.md"), StandardCharsets.UTF_8);
         Matcher block = Pattern.compile("An example record of each reason.*?```text\\n(.*?)```", Pattern.DOTALL).matcher(readme);
-        assertThat(block.find()).as("README's reject examples block").isTrue();
+        assertThat(block.find()).as("the reject examples block of docs/commands.md").isTrue();
         List<Example> out = new ArrayList<>();
         for (String line : block.group(1).split("\n")) {
             String[] f = line.trim().split(" +", 4);
