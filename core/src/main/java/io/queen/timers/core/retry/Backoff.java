@@ -39,12 +39,12 @@ public final class Backoff {
 
     /**
      * @param base   the first ceiling (the old first wait); positive
-     * @param cap    the longest wait; at least {@code base}
+     * @param cap    the longest wait; positive (below {@code base} it is every ceiling: a wait never exceeds the cap)
      * @param random where the jitter comes from (tests pass a seeded one)
      */
     public Backoff(Duration base, Duration cap, RandomGenerator random) {
-        if (base.isNegative() || base.isZero() || cap.compareTo(base) < 0) {
-            throw new IllegalArgumentException("backoff needs 0 < base <= cap, got base " + base + ", cap " + cap);
+        if (base.isNegative() || base.isZero() || cap.isNegative() || cap.isZero()) {
+            throw new IllegalArgumentException("backoff needs a positive base and cap, got base " + base + ", cap " + cap);
         }
         this.base = base;
         this.cap = cap;

@@ -75,9 +75,16 @@ class BackoffTest {
     }
 
     @Test
-    void refusesABaseOfZeroOrACapBelowTheBase() {
+    void aCapBelowTheBaseIsEveryCeiling() {
+        Backoff b = new Backoff(Duration.ofMillis(200), Duration.ofMillis(100));
+        assertThat(b.ceiling(0)).isEqualTo(Duration.ofMillis(100));
+        assertThat(b.ceiling(5)).isEqualTo(Duration.ofMillis(100));
+    }
+
+    @Test
+    void refusesABaseOrCapOfZero() {
         assertThatThrownBy(() -> new Backoff(Duration.ZERO, CAP)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Backoff(BASE, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
     }
 
     /**
