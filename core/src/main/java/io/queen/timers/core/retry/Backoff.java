@@ -22,9 +22,9 @@ import java.util.random.RandomGenerator;
  * be close to 0 ms (an immediate retry). Logs that say "retrying in N ms" show a different N each time.
  *
  * <p>The policy is immutable; {@link #waits()} makes the mutable part, one sequence per loop (or per held
- * thing). The default random source is a {@link Random} of this instance (seeded from the clock and a
- * per-JVM counter), so two processes, or two loops, never share a seed; it is thread-safe, so one policy may
- * serve sequences on several threads.
+ * topic). The default random source is a {@link Random} of this instance (seeded from the clock and a
+ * per-JVM counter), so two processes, or two loops, never share a random seed; it is thread-safe, so one
+ * policy may serve sequences on several threads.
  */
 public final class Backoff {
 
