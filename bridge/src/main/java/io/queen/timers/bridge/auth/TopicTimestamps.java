@@ -1,6 +1,7 @@
 package io.queen.timers.bridge.auth;
 
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.retry.Backoff;
 import io.queen.timers.core.text.Printable;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,7 +74,7 @@ public final class TopicTimestamps implements AutoCloseable {
      */
     public void requireSafe(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        Duration backoff = Duration.ofMillis(100);
+        Backoff.Waits waits = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5)).waits();
         while (true) {
             try {
                 Map<String, String> found = read(true);
@@ -86,15 +87,15 @@ public final class TopicTimestamps implements AutoCloseable {
                     throw new IllegalStateException("cannot read the timestamp settings of the jwt topics " + topics()
                             + " (setting startup.timeout = " + timeout + "): " + e.getMessage(), e);
                 }
+                Duration wait = waits.next();
                 LOG.warn("cannot read the timestamp settings of the jwt topics {} ({}); retrying in {} ms", topics(), e.getMessage(),
-                        backoff.toMillis());
+                        wait.toMillis());
                 try {
-                    Thread.sleep(backoff.toMillis());
+                    Thread.sleep(wait.toMillis());
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException("interrupted while reading the jwt topics' timestamp settings", ie);
                 }
-                backoff = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(5)) > 0 ? Duration.ofSeconds(5) : backoff.multipliedBy(2);
             }
         }
     }

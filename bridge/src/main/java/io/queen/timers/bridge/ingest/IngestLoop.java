@@ -24,6 +24,7 @@ import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.logging.TimerMdc;
+import io.queen.timers.core.retry.Backoff;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,8 +57,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
  * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
- * it pauses every partition, backs off (100 ms doubling to {@code db.retry.backoff.max}), reads the
- * stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
+ * it pauses every partition, backs off ({@link Backoff}: jittered under a ceiling of 100 ms doubling to
+ * {@code db.retry.backoff.max}), reads the stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
  * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
  * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
  * {@link #stop}; one where the group has no stored offset gets its first ({@link #firstOffsets}), or waits paused
@@ -86,13 +87,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Duration pollTimeout;
     private final long batchMaxBytes;
     private final int batchMaxRecords;
-    private final Duration maxBackoff;
     /** Null when no topic checks tokens. */
     private final TopicTimestamps timestamps;
     /** jwt topics whose timestamp settings are unsafe: their partitions stay paused (never rejected) until safe. */
     private Set<String> held = Set.of();
     private long timestampsCheckAtNanos = System.nanoTime();
-    private Duration timestampsBackoff = TIMESTAMPS_MIN_BACKOFF;
+    private final Backoff.Waits timestampsWaits;
     private final MeterRegistry registry;
     private final LoopProgress progress;
     private final Timer applyTimer;
@@ -119,7 +119,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private long stoppedCheckAtNanos = System.nanoTime();
     private boolean resync = true;
     private long retryAtNanos = System.nanoTime();
-    private Duration backoff = MIN_BACKOFF;
+    private final Backoff.Waits waits;
 
     /**
      * @param batchMaxBytes   value bytes a batch gathers from successive polls before it is applied (half of bridge.ingest.max.bytes;
@@ -148,7 +148,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.applier = applier;
         this.offsets = offsets;
         this.pollTimeout = pollTimeout;
-        this.maxBackoff = maxBackoff;
+        this.waits = new Backoff(MIN_BACKOFF, maxBackoff).waits();
+        this.timestampsWaits = new Backoff(TIMESTAMPS_MIN_BACKOFF, TIMESTAMPS_RECHECK).waits();
         this.registry = registry;
         this.progress = progress;
         this.applyTimer = Timer.builder("queen.timers.bridge.batch.apply")
@@ -300,7 +301,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     /** Apply the batch, then act on the outcome. */
     private void apply(List<Incoming> batch) {
         if (commit(batch)) {
-            backoff = MIN_BACKOFF;
+            waits.reset();
             problem.set(null);
         }
     }
@@ -329,11 +330,11 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             }
         } catch (RuntimeException e) {
             // the broker did not answer the probe (or refused it): nothing was skipped; the next poll meets the record again
+            Duration wait = waits.next();
             LOG.warn("reading past an unreadable record stopped: {}; retrying in {} ms", Printable.line(String.valueOf(e)),
-                    backoff.toMillis());
+                    wait.toMillis());
             problem.set("kafka: " + Printable.line(String.valueOf(e.getMessage())));
-            pauseAndResync(backoff);
-            backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            pauseAndResync(wait);
             return;
         }
         pauseAndResync(Duration.ZERO);
@@ -460,8 +461,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 return commit(List.of(internal(in, e)));
             }
             ErrorClass c = SqlStates.classify(e);
+            Duration wait = waits.next();
             String msg = "cannot apply batch of " + batch.size() + " records from " + describe(advances) + " (" + c + "): "
-                    + Printable.line(String.valueOf(e)) + "; nothing skipped, retrying in " + backoff.toMillis() + " ms";
+                    + Printable.line(String.valueOf(e)) + "; nothing skipped, retrying in " + wait.toMillis() + " ms";
             if (c == ErrorClass.TRANSIENT) {
                 LOG.warn(msg);
             } else {
@@ -469,8 +471,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             }
             problem.set("database: " + Printable.line(String.valueOf(e.getMessage())));
             retries.increment();
-            pauseAndResync(backoff);
-            backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            pauseAndResync(wait);
             return false;
         }
     }
@@ -582,10 +583,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             resync = false;
             problem.set(null);
         } catch (Exception e) {
-            LOG.warn("cannot read the stored offsets ({}); partitions stay paused, retrying in {} ms", e, backoff.toMillis());
+            Duration wait = waits.next();
+            LOG.warn("cannot read the stored offsets ({}); partitions stay paused, retrying in {} ms", e, wait.toMillis());
             problem.set("database: " + e.getMessage());
-            pauseAndResync(backoff);
-            backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+            pauseAndResync(wait);
         }
     }
 
@@ -639,11 +640,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         try {
             now = timestamps.check();
         } catch (RuntimeException e) {
+            Duration wait = timestampsWaits.next();
             LOG.warn("cannot read the jwt topics' timestamp settings ({}); keeping the last state, retrying in {} ms",
-                    Printable.line(String.valueOf(e.getMessage())), timestampsBackoff.toMillis());
-            timestampsCheckAtNanos = System.nanoTime() + timestampsBackoff.toNanos();
-            timestampsBackoff = timestampsBackoff.multipliedBy(2).compareTo(TIMESTAMPS_RECHECK) > 0 ? TIMESTAMPS_RECHECK
-                    : timestampsBackoff.multipliedBy(2);
+                    Printable.line(String.valueOf(e.getMessage())), wait.toMillis());
+            timestampsCheckAtNanos = System.nanoTime() + wait.toNanos();
             return;
         }
         Set<String> was = held;
@@ -660,12 +660,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         consumer.pause(pause);
         consumer.resume(resume);
         if (now.isEmpty()) {
-            timestampsBackoff = TIMESTAMPS_MIN_BACKOFF;
+            timestampsWaits.reset();
             timestampsCheckAtNanos = System.nanoTime() + TIMESTAMPS_RECHECK.toNanos();
         } else {
-            timestampsCheckAtNanos = System.nanoTime() + timestampsBackoff.toNanos();
-            timestampsBackoff = timestampsBackoff.multipliedBy(2).compareTo(TIMESTAMPS_RECHECK) > 0 ? TIMESTAMPS_RECHECK
-                    : timestampsBackoff.multipliedBy(2);
+            timestampsCheckAtNanos = System.nanoTime() + timestampsWaits.next().toNanos();
         }
     }
 

@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.retry.Backoff;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -210,17 +211,17 @@ public final class AuditRelay implements AutoCloseable {
     }
 
     private void run() {
-        Duration backoff = Duration.ofMillis(100);
+        Backoff.Waits waits = new Backoff(Duration.ofMillis(100), maxRetryPause).waits();
         while (running.get()) {
             try {
                 relayWhileLocked();
-                backoff = Duration.ofMillis(100);
+                waits.reset();
             } catch (SQLException | RuntimeException e) {
+                Duration wait = waits.next();
                 LOG.warn("audit relay: {}; retrying in {} ms with a new producer (rows stay in the outbox until acknowledged)",
-                        e.toString(), backoff.toMillis());
+                        e.toString(), wait.toMillis());
                 progress.failed(e.toString());
-                pause(backoff);
-                backoff = min(backoff.multipliedBy(2), maxRetryPause);
+                pause(wait);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -516,9 +517,5 @@ public final class AuditRelay implements AutoCloseable {
                 }
             }
         }
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 }

@@ -1,5 +1,6 @@
 package io.queen.timers.core.audit;
 
+import io.queen.timers.core.retry.Backoff;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,9 +23,9 @@ import java.util.function.Consumer;
  * and wait — while every other topic keeps flowing.
  *
  * <p>A held topic is probed off the relay's thread ({@code partitionsFor}, which blocks for up to the
- * send timeout while the topic has no metadata), after a backoff that doubles from 100 ms to the
- * configured maximum. Once a probe succeeds the topic is on <i>trial</i>: its rows are fetched again,
- * oldest first; a round that publishes them all releases it, a failure holds it again with the longer
+ * send timeout while the topic has no metadata), after a backoff ({@link Backoff}: jittered under a ceiling
+ * that doubles from 100 ms to the configured maximum; each topic has its own sequence). Once a probe
+ * succeeds the topic is on <i>trial</i>: its rows are fetched again, oldest first; a round that publishes them all releases it, a failure holds it again with the longer
  * backoff. PRICE: the relay's thread still pays one send timeout when a topic first fails (the send
  * that finds out), and the fetch skips the held tenants' rows by filter, reading past them on every round
  * while they wait.
@@ -39,25 +40,26 @@ final class HeldTopics {
     private static final class Hold {
         final Instant since;
         String reason;
-        Duration backoff = MIN_BACKOFF;
+        final Backoff.Waits waits;
         Instant retryAt;
         Future<?> probe;
         boolean trial;
 
-        Hold(Instant since, String reason) {
+        Hold(Instant since, String reason, Backoff backoff) {
             this.since = since;
             this.reason = reason;
+            this.waits = backoff.waits();
         }
     }
 
     private final Map<String, Hold> holds = new LinkedHashMap<>();
     private final Map<String, Set<UUID>> tenantsOf = new HashMap<>();
-    private final Duration maxBackoff;
+    private final Backoff backoff;
     private final ExecutorService prober;
     private final Clock clock;
 
     HeldTopics(Duration maxBackoff, ExecutorService prober, Clock clock) {
-        this.maxBackoff = maxBackoff;
+        this.backoff = new Backoff(MIN_BACKOFF, maxBackoff);
         this.prober = prober;
         this.clock = clock;
     }
@@ -93,15 +95,13 @@ final class HeldTopics {
         Instant now = clock.instant();
         Hold h = holds.get(topic);
         if (h == null) {
-            h = new Hold(now, reason);
+            h = new Hold(now, reason, backoff);
             holds.put(topic, h);
-        } else {
-            h.backoff = h.backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : h.backoff.multipliedBy(2);
         }
         h.reason = reason;
         h.trial = false;
         h.probe = null;
-        h.retryAt = now.plus(h.backoff);
+        h.retryAt = now.plus(h.waits.next());
     }
 
     /** Every send to {@code topic} in this round was acknowledged: a topic on trial is released. */

@@ -62,7 +62,8 @@ public final class CommonSettings {
                         "How long a service starting while PostgreSQL is unreachable or restarting keeps retrying its start-up"
                                 + " (the migration and its lock included), live and not ready, before it exits non-zero; 0 = indefinitely.")
                 .define(DB_RETRY_BACKOFF_MAX, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(10)),
-                        "Longest pause between retries while the database is unreachable (backoff doubles from 100 ms);"
+                        "Longest pause between retries while the database is unreachable (each pause is random, under a ceiling that"
+                                + " doubles from 100 ms to this);"
                                 + " never longer than health.failing.after, so every loop tries again within that bound once the database is back.")
                 .define(DB_SOCKET_TIMEOUT, DURATION, "90s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
                         "How long the driver waits for a PostgreSQL backend that stopped answering (pgjdbc socketTimeout; also"

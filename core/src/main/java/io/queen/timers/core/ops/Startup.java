@@ -2,6 +2,7 @@ package io.queen.timers.core.ops;
 
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.retry.Backoff;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The start-up phase of a service, and the one way a start-up step rides out an outage: a step that
  * fails because PostgreSQL is unreachable, restarting or overloaded (a transient SQLSTATE, see
- * {@link SqlStates}) is retried with the run-time backoff (100 ms doubling to {@code db.retry.backoff.max})
+ * {@link SqlStates}) is retried with the run-time backoff ({@link Backoff}: jittered under a ceiling of 100 ms
+ * doubling to {@code db.retry.backoff.max})
  * for as long as {@code startup.timeout} allows (0 = indefinitely). Meanwhile the process is live and not
  * ready ({@link #problem()} says what it waits for), and it logs at most one line every
  * {@value #LOG_EVERY_SECONDS} s. A permanent error (a broken migration, a refused password) is not
@@ -29,6 +31,7 @@ public final class Startup implements ReadinessCheck {
     private final String service;
     private final Duration timeout;
     private final Duration maxBackoff;
+    private final Backoff backoff;
     private final Clock clock;
     private final Instant startedAt;
     private volatile String waitingFor = "starting";
@@ -43,6 +46,7 @@ public final class Startup implements ReadinessCheck {
         this.service = service;
         this.timeout = timeout;
         this.maxBackoff = maxBackoff;
+        this.backoff = new Backoff(MIN_BACKOFF, maxBackoff);
         this.clock = clock;
         this.startedAt = clock.instant();
     }
@@ -77,7 +81,7 @@ public final class Startup implements ReadinessCheck {
      * @throws IllegalStateException on a permanent error, when {@code startup.timeout} ran out, or when cancelled
      */
     public <T> T retry(String what, Callable<T> step) {
-        Duration backoff = MIN_BACKOFF;
+        Backoff.Waits waits = backoff.waits();
         int attempt = 0;
         Instant lastLog = null;
         while (true) {
@@ -108,8 +112,7 @@ public final class Startup implements ReadinessCheck {
                             service, what, attempt, why, maxBackoff.toMillis());
                     lastLog = now;
                 }
-                pause(backoff);
-                backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+                pause(waits.next());
             }
         }
     }

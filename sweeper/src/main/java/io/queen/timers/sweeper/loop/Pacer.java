@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.loop;
 
+import io.queen.timers.core.retry.Backoff;
 import io.queen.timers.sweeper.probe.ProbeResult;
 import java.time.Duration;
 
@@ -10,7 +11,9 @@ import java.time.Duration;
  *   <li>after a cycle that found work: no sleep, the next probe decides;</li>
  *   <li>work near (the next timer is due within {@code near}, or the last cycle found work): until the next
  *       due time, clamped to [{@code min}, {@code near}];</li>
- *   <li>idle: the sleep doubles from {@code near} up to {@code idleMax}, but never past the next due time.</li>
+ *   <li>idle: the sleep doubles from {@code near} up to {@code idleMax}, but never past the next due time;</li>
+ *   <li>after a failed cycle: a {@link Backoff} wait, jittered under a ceiling doubling from {@code near} to
+ *       {@code idleMax}, so that sweepers failing together (a failover) do not retry together.</li>
  * </ul>
  * A {@code NOTIFY queen_timers_wake} cuts any sleep short, so the idle backoff costs no latency for a timer
  * scheduled through the bridge; the clamps are what bound it when a notification is lost.
@@ -21,12 +24,14 @@ public final class Pacer {
     private final Duration near;
     private final Duration idleMax;
     private Duration idle;
+    private final Backoff.Waits errors;
 
     public Pacer(Duration min, Duration near, Duration idleMax) {
         this.min = min;
         this.near = near;
         this.idleMax = idleMax;
         this.idle = near;
+        this.errors = new Backoff(near, idleMax).waits();
     }
 
     /** sweeper.sleep.near: also how old the last probe may be while the loop works ({@link SweepLoop}). */
@@ -37,11 +42,13 @@ public final class Pacer {
     /** After a cycle that claimed something. */
     public Duration afterWork() {
         idle = near;
+        errors.reset();
         return Duration.ZERO;
     }
 
     /** After a probe that found nothing due. */
     public Duration afterProbe(ProbeResult probe) {
+        errors.reset();
         Duration untilNext = probe.untilNext().orElse(null);
         if (untilNext != null && untilNext.compareTo(near) <= 0) {
             idle = near;
@@ -55,11 +62,9 @@ public final class Pacer {
         return clamp(sleep, min, idleMax);
     }
 
-    /** After a cycle that failed (database unreachable): back off like the idle sleep. */
+    /** After a cycle that failed (database unreachable). The idle sleep is left as it was: it paces polling, not retries. */
     public Duration afterError() {
-        Duration sleep = idle;
-        idle = idle.multipliedBy(2).compareTo(idleMax) > 0 ? idleMax : idle.multipliedBy(2);
-        return sleep;
+        return errors.next();
     }
 
     private static Duration clamp(Duration d, Duration lo, Duration hi) {

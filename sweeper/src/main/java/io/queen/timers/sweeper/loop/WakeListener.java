@@ -2,6 +2,7 @@ package io.queen.timers.sweeper.loop;
 
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.core.retry.Backoff;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -16,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * process's life and pgjdbc delivers notifications only to the connection that listens). pgjdbc cannot
  * push notifications; {@code PGConnection.getNotifications(timeout)} blocks on the socket for up to the
  * timeout, which is exactly a sleep that a NOTIFY cuts short. Every notification wakes the loops through
- * the {@link WakeSignal}. A lost connection is retried with backoff; after every (re)connect the loops are
+ * the {@link WakeSignal}. A lost connection is retried with backoff ({@link Backoff}: jittered under 200 ms
+ * doubling to {@code maxBackoff}); after every (re)connect the loops are
  * woken once, since notifications sent while nobody listened are gone.
  */
 public final class WakeListener implements AutoCloseable {
@@ -81,7 +83,7 @@ public final class WakeListener implements AutoCloseable {
     }
 
     private void run() {
-        Duration backoff = Duration.ofMillis(200);
+        Backoff.Waits waits = new Backoff(Duration.ofMillis(200), maxBackoff).waits();
         while (!closed) {
             progress.begin();
             try (Connection c = connector.connect()) {
@@ -89,7 +91,7 @@ public final class WakeListener implements AutoCloseable {
                     st.execute("LISTEN " + CHANNEL);
                 }
                 listening = true;
-                backoff = Duration.ofMillis(200);
+                waits.reset();
                 signal.wake();
                 PGConnection pg = c.unwrap(PGConnection.class);
                 long checkedAt = System.nanoTime();
@@ -114,10 +116,10 @@ public final class WakeListener implements AutoCloseable {
                     return;
                 }
                 progress.failed("LISTEN " + CHANNEL + ": " + e.getMessage() + " (sweeping on the clock meanwhile)");
+                Duration wait = waits.next();
                 LOG.warn("LISTEN {} connection lost ({}); retrying in {} ms, sweeping on the clock meanwhile",
-                        CHANNEL, e.getMessage(), backoff.toMillis());
-                sleep(backoff);
-                backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
+                        CHANNEL, e.getMessage(), wait.toMillis());
+                sleep(wait);
             }
         }
         listening = false;
