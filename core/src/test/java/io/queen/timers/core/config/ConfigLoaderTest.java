@@ -38,6 +38,26 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void eachKafkaClientGetsItsOwnOverridesAndNoOtherClientsOverrides() throws Exception {
+        Path file = write("jdbc.url=x\nkafka.bootstrap.servers=b:1\nkafka.security.protocol=SASL_SSL\nkafka.client.id=shared\n"
+                + "kafka.consumer.client.id=the-consumer\nkafka.admin.request.timeout.ms=1234\n");
+        Config c = ConfigLoader.load(CommonSettings.definition(), file,
+                Map.of("QUEEN_KAFKA_PRODUCER_SASL_JAAS_CONFIG", "producer-jaas", "QUEEN_KAFKA_SASL_JAAS_CONFIG", "shared-jaas"));
+        assertThat(c.kafka(Config.KafkaClient.CONSUMER)).containsEntry("client.id", "the-consumer")
+                .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("security.protocol", "SASL_SSL")
+                .doesNotContainKey("request.timeout.ms");
+        assertThat(c.kafka(Config.KafkaClient.PRODUCER)).containsEntry("client.id", "shared")
+                .containsEntry("sasl.jaas.config", "producer-jaas").doesNotContainKey("request.timeout.ms");
+        assertThat(c.kafka(Config.KafkaClient.ADMIN)).containsEntry("client.id", "shared")
+                .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("request.timeout.ms", "1234");
+        // the overrides themselves never reach a client as keys of their own (the client would warn of unknown settings)
+        for (Config.KafkaClient client : Config.KafkaClient.values()) {
+            assertThat(c.kafka(client).keySet()).noneMatch(k -> k.startsWith("consumer.") || k.startsWith("producer.") || k.startsWith("admin."));
+        }
+        assertThat(c.toString()).doesNotContain("producer-jaas").doesNotContain("shared-jaas").contains("kafka.producer.sasl.jaas.config=***");
+    }
+
+    @Test
     void aMissingRequiredSettingNamesTheKeyAndItsVariable() {
         assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null, Map.of("QUEEN_KAFKA_BOOTSTRAP", "b:1")))
                 .isInstanceOf(ConfigException.class)
