@@ -43,7 +43,8 @@ public final class CommonSettings {
     public static ConfigDef definition() {
         return new ConfigDef()
                 .define(JDBC_URL, STRING, null, nonEmpty(), "QUEEN_JDBC_URL",
-                        "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=require.")
+                        "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=verify-full&sslrootcert=/etc/queen/tls/ca.pem"
+                                + " (require encrypts but believes any server; verify-full checks the certificate and the host name).")
                 .define(JDBC_USER, STRING, "postgres", null, "QUEEN_JDBC_USER", "Database user.")
                 .define(JDBC_PASSWORD, PASSWORD, "", null, "QUEEN_JDBC_PASSWORD", "Database password. Never logged.")
                 .define(JDBC_POOL_SIZE, INT, "8", between(3, 200), "QUEEN_JDBC_POOL_SIZE",
