@@ -12,7 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The bridge's own secrets (encryption keys) and its consumer's SASL settings read from files (README "Configuration"). */
+/** The bridge's own secrets (encryption keys) and its consumer's SASL settings read from files (docs/configuration.md). */
 class SecretFilesTest {
 
     @TempDir
