@@ -185,10 +185,10 @@ public final class BridgeMain implements AutoCloseable {
         }
     }
 
-    /** Kafka settings of the consumer: every kafka.* key, then what exactly-once and the byte bound require. */
+    /** Kafka settings of the consumer: every kafka.* key, kafka.consumer.* on top, then what exactly-once and the byte bound require. */
     static Map<String, Object> consumerProps(Config config, BridgeSettings settings) {
         String group = settings.groupId();
-        Map<String, Object> p = new HashMap<>(config.kafka());
+        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.CONSUMER));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -232,9 +232,9 @@ public final class BridgeMain implements AutoCloseable {
         return p;
     }
 
-    /** The Admin client reading the jwt topics' settings: every kafka.* key (the consumer's security settings), short timeouts. */
+    /** The Admin client reading the jwt topics' settings: every kafka.* key, kafka.admin.* on top, short timeouts. */
     static Map<String, Object> adminProps(Config config) {
-        Map<String, Object> p = new HashMap<>(config.kafka());
+        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.ADMIN));
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
         p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "queen-timers-bridge-admin");

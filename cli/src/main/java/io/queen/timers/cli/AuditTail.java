@@ -7,6 +7,7 @@ import io.queen.timers.client.audit.EventType;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.text.Printable;
@@ -107,7 +108,7 @@ final class AuditTail implements Runnable {
                             + String.join(", ", new Types())))).collect(Collectors.toSet());
             Map<String, String> env = audit.root.env();
             String t = topic != null ? topic : topics(env, null, kafka).topicFor(tenant);
-            Map<String, Object> props = new HashMap<>(kafka.clientProps(env));
+            Map<String, Object> props = new HashMap<>(kafka.clientProps(env, Config.KafkaClient.CONSUMER));
             props.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never committed: a reader leaves no trace on the broker
             props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
             props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

@@ -72,6 +72,7 @@ public final class DatabaseOptions {
     static void put(Map<String, String> env, ConfigDef def, String key, String flag) {
         if (flag != null) {
             env.put(def.key(key).env(), flag);
+            env.remove(def.key(key).env() + "_FILE"); // the flag wins over both forms of the variable
         }
     }
 }

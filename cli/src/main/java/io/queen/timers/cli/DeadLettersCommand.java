@@ -6,6 +6,7 @@ import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.client.verdict.CommandSender;
+import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.text.Printable;
@@ -353,10 +354,10 @@ final class DeadLettersCommand implements Runnable {
                             .auth(token != null ? token : env.get(CommandTarget.AUTH_TOKEN_ENV));
                     String commandTopic = commandTopic(ds, l.tenant());
                     String verdicts = auditTopic != null ? auditTopic : AuditTail.topics(env, null, kafka).topicFor(l.tenant());
-                    Map<String, Object> props = kafka.clientProps(env);
                     Optional<AuditEvent.Verdict> verdict;
                     RecordMetadata md;
-                    try (CommandSender sender = new CommandSender(props, verdicts)) {
+                    try (CommandSender sender = new CommandSender(kafka.clientProps(env, Config.KafkaClient.PRODUCER),
+                            kafka.clientProps(env, Config.KafkaClient.CONSUMER), verdicts, CommandSender.DEFAULT_SEND_TIMEOUT)) {
                         md = sender.send(command.envelope(commandTopic));
                         verdict = sender.await(md, waitFor);
                     }

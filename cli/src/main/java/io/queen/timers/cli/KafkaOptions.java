@@ -25,13 +25,16 @@ public final class KafkaOptions {
             description = "Kafka bootstrap servers (else kafka.bootstrap.servers / QUEEN_KAFKA_BOOTSTRAP, else " + LOCAL_BOOTSTRAP + ", the local stack).")
     String bootstrap;
 
-    /** Client settings for a Kafka client: {@code kafka.*} from file and environment, bootstrap from the flag. */
-    public Map<String, Object> clientProps(Map<String, String> env) {
+    /**
+     * Settings for one Kafka client: {@code kafka.*} from file and environment, that client's
+     * {@code kafka.consumer.*} / {@code kafka.producer.*} / {@code kafka.admin.*} on top, bootstrap from the flag.
+     */
+    public Map<String, Object> clientProps(Map<String, String> env, Config.KafkaClient client) {
         ConfigDef def = CommonSettings.definition().select(CommonSettings.KAFKA_BOOTSTRAP);
         Map<String, String> merged = new HashMap<>(env);
         DatabaseOptions.put(merged, def, CommonSettings.KAFKA_BOOTSTRAP, bootstrap);
         merged.putIfAbsent(def.key(CommonSettings.KAFKA_BOOTSTRAP).env(), LOCAL_BOOTSTRAP);
         Config c = ConfigLoader.load(def, config, merged);
-        return new HashMap<>(c.kafka());
+        return new HashMap<>(c.kafka(client));
     }
 }

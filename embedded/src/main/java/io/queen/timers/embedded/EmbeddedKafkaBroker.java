@@ -9,6 +9,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import kafka.server.KafkaConfig;
@@ -55,6 +57,39 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     /**
+     * A throw-away broker whose one client listener requires SASL_SSL with SCRAM-SHA-512: TLS with the key and
+     * certificate chain in {@code keyStore} (PKCS12; it also holds the CA the broker trusts when it connects to
+     * itself), and the SCRAM users {@code users} (name to password), created when the storage is formatted as
+     * KRaft does it, before the broker starts. {@code interBrokerUser} (one of them) is the broker's own login on
+     * that listener. The controller listener stays plaintext on 127.0.0.1: it serves no client request.
+     */
+    public static EmbeddedKafkaBroker startSaslSsl(Path keyStore, String keyStorePassword, Map<String, String> users,
+                                                   String interBrokerUser) {
+        Map<String, String> o = new java.util.HashMap<>();
+        o.put("sasl.enabled.mechanisms", "SCRAM-SHA-512");
+        o.put("sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512");
+        o.put("listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule"
+                + " required username=\"" + interBrokerUser + "\" password=\"" + users.get(interBrokerUser) + "\";");
+        o.put("ssl.keystore.type", "PKCS12");
+        o.put("ssl.keystore.location", keyStore.toString());
+        o.put("ssl.keystore.password", keyStorePassword);
+        o.put("ssl.key.password", keyStorePassword);
+        o.put("ssl.truststore.type", "PKCS12");
+        o.put("ssl.truststore.location", keyStore.toString());
+        o.put("ssl.truststore.password", keyStorePassword);
+        List<String> format = new ArrayList<>();
+        users.forEach((name, password) -> {
+            format.add("--add-scram");
+            format.add("SCRAM-SHA-512=[name=" + name + ",password=" + password + "]");
+        });
+        try {
+            return start(Files.createTempDirectory("queen-kafka-"), 0, true, o, "SASL_SSL", format);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
      * Starts a broker that keeps its data in {@code logDir} (formatted on first use).
      *
      * @param port the client port, or 0 for a free one
@@ -65,17 +100,22 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     /** As {@link #start(Path, int, boolean)}, with server settings overridden by {@code overrides} (the fault harness's broker). */
     public static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides) {
+        return start(logDir, port, deleteOnClose, overrides, "PLAINTEXT", List.of());
+    }
+
+    private static EmbeddedKafkaBroker start(Path logDir, int port, boolean deleteOnClose, Map<String, String> overrides,
+                                             String protocol, List<String> formatArgs) {
         int brokerPort = port == 0 ? freePort() : port;
         int controllerPort = freePort();
         Properties props = new Properties();
         props.put("process.roles", "broker,controller");
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        props.put("listeners", protocol + "://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", protocol + "://127.0.0.1:" + brokerPort);
         props.put("controller.listener.names", "CONTROLLER");
-        props.put("inter.broker.listener.name", "PLAINTEXT");
-        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        props.put("inter.broker.listener.name", protocol);
+        props.put("listener.security.protocol.map", protocol + ":" + protocol + ",CONTROLLER:PLAINTEXT");
         props.put("log.dirs", logDir.toString());
         props.put("offsets.topic.replication.factor", "1");
         props.put("offsets.topic.num.partitions", "4");
@@ -98,8 +138,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 try (OutputStream out = Files.newOutputStream(config)) {
                     props.store(out, "queen-timers embedded broker");
                 }
-                int rc = StorageTool.execute(new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", config.toString()},
-                        new PrintStream(OutputStream.nullOutputStream()));
+                List<String> args = new ArrayList<>(List.of("format", "-t", Uuid.randomUuid().toString(), "-c", config.toString()));
+                args.addAll(formatArgs);
+                int rc = StorageTool.execute(args.toArray(String[]::new), new PrintStream(OutputStream.nullOutputStream()));
                 Files.deleteIfExists(config);
                 if (rc != 0) {
                     throw new IllegalStateException("kafka storage format failed with code " + rc + " for " + logDir);

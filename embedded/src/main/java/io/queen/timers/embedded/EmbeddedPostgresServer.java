@@ -62,6 +62,28 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
     }
 
+    /**
+     * A temporary server that accepts TLS connections only: {@code ssl=on} with {@code certFile} and {@code keyFile}
+     * (PEM; the key 0600), and {@code hbaFile} as its pg_hba.conf (whose {@code hostssl} lines decide who may
+     * connect, and how).
+     */
+    public static EmbeddedPostgresServer startTls(Path certFile, Path keyFile, Path hbaFile) {
+        EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
+                .setPort(EmbeddedKafkaBroker.freePort())
+                .setPGStartupWait(Duration.ofSeconds(60))
+                .setServerConfig("fsync", "off")
+                .setServerConfig("synchronous_commit", "off")
+                .setServerConfig("ssl", "on")
+                .setServerConfig("ssl_cert_file", certFile.toString())
+                .setServerConfig("ssl_key_file", keyFile.toString())
+                .setServerConfig("hba_file", hbaFile.toString());
+        try {
+            return new EmbeddedPostgresServer(b.start());
+        } catch (IOException e) {
+            throw new UncheckedIOException("embedded PostgreSQL (TLS) did not start: " + e.getMessage(), e);
+        }
+    }
+
     public int port() {
         return pg.getPort();
     }

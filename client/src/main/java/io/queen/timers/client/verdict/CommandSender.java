@@ -42,12 +42,23 @@ public final class CommandSender implements AutoCloseable {
      * @param auditTopic where the bridge publishes the verdicts of the topic you send to
      */
     public CommandSender(Map<String, Object> kafka, String auditTopic) {
-        this(kafka, auditTopic, Duration.ofSeconds(15));
+        this(kafka, auditTopic, DEFAULT_SEND_TIMEOUT);
     }
 
+    /** How long a send waits for the broker unless told otherwise. */
+    public static final Duration DEFAULT_SEND_TIMEOUT = Duration.ofSeconds(15);
+
     public CommandSender(Map<String, Object> kafka, String auditTopic, Duration sendTimeout) {
+        this(kafka, kafka, auditTopic, sendTimeout);
+    }
+
+    /**
+     * @param producer settings of the producer that sends the commands
+     * @param consumer settings of the consumer that reads the verdicts (another principal, say)
+     */
+    public CommandSender(Map<String, Object> producer, Map<String, Object> consumer, String auditTopic, Duration sendTimeout) {
         this.sendTimeout = sendTimeout;
-        Map<String, Object> c = new HashMap<>(kafka);
+        Map<String, Object> c = new HashMap<>(consumer);
         c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -67,7 +78,7 @@ public final class CommandSender implements AutoCloseable {
             audit.close();
             throw e;
         }
-        this.producerSettings = new HashMap<>(kafka);
+        this.producerSettings = new HashMap<>(producer);
     }
 
     /** Sends {@code command} and waits for the broker's acknowledgement. */

@@ -138,7 +138,7 @@ public final class AuditRelay implements AutoCloseable {
             return t;
         });
         this.held = new HeldTopics(maxBackoff, prober, Clock.systemUTC());
-        Map<String, Object> p = new HashMap<>(config.kafka());
+        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.PRODUCER));
         // Bounded sends (audit.relay.send.timeout): a topic that cannot be written fails within it and is held
         // on its own, instead of blocking every send for the client's 60 s default.
         long sendMs = config.duration(AuditSettings.RELAY_SEND_TIMEOUT).toMillis();
@@ -182,6 +182,11 @@ public final class AuditRelay implements AutoCloseable {
     /** True while this relay holds the lock and publishes. */
     public boolean isActive() {
         return active.get();
+    }
+
+    /** The settings the relay's producer is made with (a test checks kafka.producer.* reaches it, and only it). */
+    Map<String, Object> producerProps() {
+        return producerProps;
     }
 
     @Override

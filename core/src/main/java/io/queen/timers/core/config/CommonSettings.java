@@ -43,14 +43,17 @@ public final class CommonSettings {
     public static ConfigDef definition() {
         return new ConfigDef()
                 .define(JDBC_URL, STRING, null, nonEmpty(), "QUEEN_JDBC_URL",
-                        "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=require.")
+                        "JDBC URL of the PostgreSQL database holding the queen schema, e.g. jdbc:postgresql://db:5432/queen?sslmode=verify-full&sslrootcert=/etc/queen/tls/ca.pem"
+                                + " (require encrypts but believes any server; verify-full checks the certificate and the host name).")
                 .define(JDBC_USER, STRING, "postgres", null, "QUEEN_JDBC_USER", "Database user.")
                 .define(JDBC_PASSWORD, PASSWORD, "", null, "QUEEN_JDBC_PASSWORD", "Database password. Never logged.")
                 .define(JDBC_POOL_SIZE, INT, "8", between(3, 200), "QUEEN_JDBC_POOL_SIZE",
                         "Maximum connections in this process's pool (HikariCP maximumPoolSize). At least 3: the"
                                 + " migration at start holds one for its advisory lock while Flyway uses two.")
                 .define(KAFKA_BOOTSTRAP, STRING, null, nonEmpty(), "QUEEN_KAFKA_BOOTSTRAP",
-                        "Kafka bootstrap servers. Every other kafka.* key passes through to the Kafka clients (SASL, TLS).")
+                        "Kafka bootstrap servers. Every other kafka.* key passes through to the Kafka clients (SASL, TLS);"
+                                + " kafka.consumer.*, kafka.producer.* and kafka.admin.* override it for the consumers (the bridge's, the"
+                                + " CLI's readers), the producers (the audit relay's, the CLI's sender) or the admin clients only.")
                 .define(AUDIT_TOPIC, STRING, DEFAULT_AUDIT_TOPIC, nonEmpty(), "QUEEN_AUDIT_TOPIC",
                         "Topic the audit relay publishes to (for the default tenant; see tenant.<id>.audit.topic).")
                 .define(HTTP_PORT, INT, "8080", between(0, 65535), "QUEEN_HTTP_PORT",

@@ -11,6 +11,30 @@ public final class Config {
 
     public static final String KAFKA_PREFIX = "kafka.";
 
+    /**
+     * The Kafka clients of the processes, each with its own override prefix under {@code kafka.}:
+     * {@code kafka.consumer.*} (the bridge's consumer and its probe, the CLI's readers),
+     * {@code kafka.producer.*} (the audit relay's producer, the CLI's command sender) and
+     * {@code kafka.admin.*} (readiness, the bridge's topic-settings reader). Each key there wins over
+     * the shared {@code kafka.*} of the same name for that client only, so the relay can authenticate
+     * as a principal the bridge's consumer is not. No Kafka client setting begins with one of these
+     * words, so the split is unambiguous; the price is that these three words are reserved.
+     */
+    public enum KafkaClient {
+        CONSUMER("consumer."), PRODUCER("producer."), ADMIN("admin.");
+
+        private final String infix;
+
+        KafkaClient(String infix) {
+            this.infix = infix;
+        }
+
+        /** The full prefix of this client's overrides, {@code kafka.consumer.} say. */
+        public String prefix() {
+            return KAFKA_PREFIX + infix;
+        }
+    }
+
     private final ConfigDef def;
     private final Map<String, Object> values;
     private final Map<String, String> raw;
@@ -46,9 +70,30 @@ public final class Config {
         return (List<String>) get(key);
     }
 
-    /** Every {@code kafka.*} setting with the prefix removed: hand it to a Kafka client as is. */
+    /**
+     * The shared {@code kafka.*} settings with the prefix removed, without any client's overrides
+     * ({@link KafkaClient}): what every client has in common (bootstrap servers, security).
+     */
     public Map<String, Object> kafka() {
-        return withPrefix(KAFKA_PREFIX);
+        Map<String, Object> out = withPrefix(KAFKA_PREFIX);
+        out.keySet().removeIf(Config::isClientOverride);
+        return out;
+    }
+
+    /** The settings of one Kafka client: the shared {@code kafka.*}, then its own {@code kafka.<client>.*} on top. */
+    public Map<String, Object> kafka(KafkaClient client) {
+        Map<String, Object> out = kafka();
+        out.putAll(withPrefix(client.prefix()));
+        return out;
+    }
+
+    private static boolean isClientOverride(String kafkaKey) {
+        for (KafkaClient c : KafkaClient.values()) {
+            if (kafkaKey.startsWith(c.infix)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Undeclared keys under {@code prefix} (per-topic settings, for example), prefix removed. */
@@ -84,7 +129,7 @@ public final class Config {
             boolean secret = def.key(k).type() == ConfigDef.Type.PASSWORD;
             sb.append(k).append('=').append(secret ? Secrets.MASK : Secrets.mask(String.valueOf(v))).append(", ");
         });
-        kafka().forEach((k, v) -> {
+        withPrefix(KAFKA_PREFIX).forEach((k, v) -> { // the shared keys and every client's overrides
             if (values.containsKey(KAFKA_PREFIX + k)) {
                 return; // a declared kafka.* key (bootstrap servers) is already printed above
             }

@@ -41,7 +41,7 @@ public final class StandardReadiness implements AutoCloseable {
     public StandardReadiness(Config config, String processName, Clock clock, MeterRegistry registry) {
         this.probePool = DataSources.forProbes(config,
                 new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 1, registry);
-        this.kafka = new KafkaReadiness(config.kafka(), KAFKA_TIMEOUT, registry);
+        this.kafka = new KafkaReadiness(config.kafka(Config.KafkaClient.ADMIN), KAFKA_TIMEOUT, registry);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);
         this.kafkaCached = new Cached(kafka, clock);
         this.prober = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -44,6 +44,20 @@ class AuditRelayTest {
     static final ObjectMapper JSON = new ObjectMapper();
 
     @Test
+    void theRelaysProducerGetsKafkaProducerOverridesAndNoOtherClientsOverrides() {
+        Map<String, String> s = settings(TestKafka.newTopic("audit", 1));
+        s.put("kafka.sasl.jaas.config", "shared");
+        s.put("kafka.producer.sasl.jaas.config", "producer-only");
+        s.put("kafka.consumer.client.id", "consumer-only");
+        s.put("kafka.admin.client.id", "admin-only");
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry())) {
+            assertThat(relay.producerProps()).containsEntry("sasl.jaas.config", "producer-only")
+                    .containsEntry("client.id", "queen-timers-audit-relay")
+                    .doesNotContainKeys("producer.sasl.jaas.config", "consumer.client.id", "admin.client.id");
+        }
+    }
+
+    @Test
     void publishesInIdOrderToEachTenantsTopicAndDeletesAfterAck() throws Exception {
         String audit = TestKafka.newTopic("audit", 2);
         String configured = TestKafka.newTopic("audit-configured", 1);

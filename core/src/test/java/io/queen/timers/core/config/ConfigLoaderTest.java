@@ -38,6 +38,60 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void eachKafkaClientGetsItsOwnOverridesAndNoOtherClientsOverrides() throws Exception {
+        Path file = write("jdbc.url=x\nkafka.bootstrap.servers=b:1\nkafka.security.protocol=SASL_SSL\nkafka.client.id=shared\n"
+                + "kafka.consumer.client.id=the-consumer\nkafka.admin.request.timeout.ms=1234\n");
+        Config c = ConfigLoader.load(CommonSettings.definition(), file,
+                Map.of("QUEEN_KAFKA_PRODUCER_SASL_JAAS_CONFIG", "producer-jaas", "QUEEN_KAFKA_SASL_JAAS_CONFIG", "shared-jaas"));
+        assertThat(c.kafka(Config.KafkaClient.CONSUMER)).containsEntry("client.id", "the-consumer")
+                .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("security.protocol", "SASL_SSL")
+                .doesNotContainKey("request.timeout.ms");
+        assertThat(c.kafka(Config.KafkaClient.PRODUCER)).containsEntry("client.id", "shared")
+                .containsEntry("sasl.jaas.config", "producer-jaas").doesNotContainKey("request.timeout.ms");
+        assertThat(c.kafka(Config.KafkaClient.ADMIN)).containsEntry("client.id", "shared")
+                .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("request.timeout.ms", "1234");
+        // the overrides themselves never reach a client as keys of their own (the client would warn of unknown settings)
+        for (Config.KafkaClient client : Config.KafkaClient.values()) {
+            assertThat(c.kafka(client).keySet()).noneMatch(k -> k.startsWith("consumer.") || k.startsWith("producer.") || k.startsWith("admin."));
+        }
+        assertThat(c.toString()).doesNotContain("producer-jaas").doesNotContain("shared-jaas").contains("kafka.producer.sasl.jaas.config=***");
+    }
+
+    @Test
+    void secretsAreReadFromTheFileTheirFileVariableNamesTrailingNewlineDroppedNeverPrinted() throws Exception {
+        Path db = Files.writeString(dir.resolve("db-password"), "hunter2 with spaces inside\n");
+        Path jaas = Files.writeString(dir.resolve("jaas"),
+                "org.apache.kafka.common.security.scram.ScramLoginModule required\n  username=\"relay\" password=\"s3cret\";\r\n\n");
+        Map<String, String> env = new java.util.HashMap<>(Map.of("QUEEN_JDBC_URL", "x", "QUEEN_KAFKA_BOOTSTRAP", "b:1",
+                "QUEEN_JDBC_PASSWORD_FILE", db.toString(), "QUEEN_KAFKA_PRODUCER_SASL_JAAS_CONFIG_FILE", jaas.toString(),
+                // a Kafka setting whose own name ends in .file is a path for the client, not a secret to read
+                "QUEEN_KAFKA_SASL_OAUTHBEARER_ASSERTION_PRIVATE_KEY_FILE", "/keys/assertion.pem"));
+        env.put("QUEEN_JDBC_PASSWORD", ""); // an empty variable (a compose file's default) does not conflict
+        Config c = ConfigLoader.load(CommonSettings.definition(), null, env);
+        assertThat(c.string(CommonSettings.JDBC_PASSWORD)).isEqualTo("hunter2 with spaces inside");
+        assertThat(c.kafka(Config.KafkaClient.PRODUCER)).containsEntry("sasl.jaas.config",
+                "org.apache.kafka.common.security.scram.ScramLoginModule required\n  username=\"relay\" password=\"s3cret\";");
+        assertThat(c.kafka(Config.KafkaClient.CONSUMER)).doesNotContainKey("sasl.jaas.config")
+                .containsEntry("sasl.oauthbearer.assertion.private.key.file", "/keys/assertion.pem");
+        assertThat(c.kafka()).doesNotContainKey("producer.sasl.jaas.config.file");
+        assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret").doesNotContain(dir.toString())
+                .contains("jdbc.password=***", "kafka.producer.sasl.jaas.config=***");
+    }
+
+    @Test
+    void aSecretSetTwiceOrInAnUnreadableFileIsOneLineWithoutTheSecret() throws Exception {
+        Path db = Files.writeString(dir.resolve("db-password"), "hunter2\n");
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null, Map.of("QUEEN_JDBC_URL", "x",
+                "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_JDBC_PASSWORD", "other", "QUEEN_JDBC_PASSWORD_FILE", db.toString())))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("both QUEEN_JDBC_PASSWORD and QUEEN_JDBC_PASSWORD_FILE are set: set one");
+        assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null, Map.of("QUEEN_JDBC_URL", "x",
+                "QUEEN_KAFKA_BOOTSTRAP", "b:1", "QUEEN_KAFKA_SASL_JAAS_CONFIG_FILE", dir.resolve("missing").toString())))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("QUEEN_KAFKA_SASL_JAAS_CONFIG_FILE names " + dir.resolve("missing") + ", which cannot be read");
+    }
+
+    @Test
     void aMissingRequiredSettingNamesTheKeyAndItsVariable() {
         assertThatThrownBy(() -> ConfigLoader.load(CommonSettings.definition(), null, Map.of("QUEEN_KAFKA_BOOTSTRAP", "b:1")))
                 .isInstanceOf(ConfigException.class)
