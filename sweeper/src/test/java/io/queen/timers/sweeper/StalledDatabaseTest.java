@@ -71,7 +71,9 @@ class StalledDatabaseTest {
     void theListenConnectionStoppedWithSigstopIsReportedAndReplaced() throws Exception {
         try (SweeperMain sweeper = Sweepers.start(db, Map.of(HealthSettings.FAILING_AFTER, "1s"))) {
             await().atMost(30, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
-            List<Integer> stopped = Backends.pids(db.dataSource(), "queen-sweeper-listen");
+            // Readiness does not wait for the listener: on a loaded machine its thread connects after ready
+            List<Integer> stopped = await().atMost(30, TimeUnit.SECONDS)
+                    .until(() -> Backends.pids(db.dataSource(), "queen-sweeper-listen"), pids -> !pids.isEmpty());
             assertThat(stopped).hasSize(1);
             Backends.stop(stopped);
             try {
