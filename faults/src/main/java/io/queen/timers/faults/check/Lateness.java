@@ -36,10 +36,11 @@ final class Lateness {
     /**
      * What faults may add to a fire beyond lease and backoff: PostgreSQL down 1-2 s every few seconds and the services'
      * retry backoff (2 s), a sweeper killed or paused and restarted (seconds; tens of seconds on a loaded machine),
-     * faults following each other ~1 s apart. A minute is what a fire may cost under the CI run's dense faults; a timer
-     * minutes late fails.
+     * faults following each other ~1 s apart. Measured with the log watch on the CI run's faults (seed 20261203, 2 cores):
+     * fires into the log p99 47 s, max 52 s (faults/results/2026-12-05/short-seed-20261203-557bb36-log-watch.txt); two
+     * minutes is about twice that, and a timer minutes late fails. The tail itself is not explained yet.
      */
-    static final long UNDER_FAULTS_SLACK_MS = 60_000;
+    static final long UNDER_FAULTS_SLACK_MS = 120_000;
     /**
      * The audit event after its fire, under faults: the CI run kills the broker 30 times, each unreachable ~15 s while it
      * restarts on a loaded machine, and hangs it 30 times for 3.5-5 s, its outages overlapping PostgreSQL's and the relay
@@ -67,6 +68,9 @@ final class Lateness {
     private Map<String, Long> stagedAt;
     private final List<Long> audit = new ArrayList<>();
     private final List<Long> faultFreeAudit = new ArrayList<>();
+    /** The latest fires, whatever the bound said: where a tail comes from is read from them (the run's logs kept). */
+    private final java.util.TreeMap<Long, String> slowest = new java.util.TreeMap<>();
+    static final int SLOWEST = 5;
     private long faultFreeFromMs = Long.MAX_VALUE;
     private final List<Long> all = new ArrayList<>();
     private final List<Long> faultFree = new ArrayList<>();
@@ -123,6 +127,11 @@ final class Lateness {
         long bound = LEASE_MS + failures * BACKOFF_MAX_MS + UNDER_FAULTS_SLACK_MS;
         String how = at + ": in the log " + late + " ms after " + (from == intendedMs ? "its time" : "it was staged")
                 + ", its fired event read " + auditDelay + " ms after that";
+        slowest.put(late * 10_000 + slowest.size() % 10_000, how + " (intended " + java.time.Instant.ofEpochMilli(intendedMs)
+                + ", anchored " + java.time.Instant.ofEpochMilli(from) + ", seen " + java.time.Instant.ofEpochMilli(seen) + ")");
+        if (slowest.size() > SLOWEST) {
+            slowest.pollFirstEntry();
+        }
         if (from >= faultFreeFromMs) {
             faultFree.add(late);
             faultFreeAudit.add(read - from);
@@ -153,6 +162,10 @@ final class Lateness {
         f.fact("observed lateness fault-free into the log p50 / p99 / max ms", p(faultFree, 0.5) + " / " + p(faultFree, 0.99) + " / " + p(faultFree, 1));
         f.fact("observed lateness fault-free to the fired event p50 / p99 / max ms",
                 p(faultFreeAudit, 0.5) + " / " + p(faultFreeAudit, 0.99) + " / " + p(faultFreeAudit, 1));
+        int i = 0;
+        for (String fire : slowest.descendingMap().values()) {
+            f.fact("slowest fire " + ++i, fire);
+        }
         if (!faultFreeAudit.isEmpty() && p(faultFreeAudit, 0.99) > FAULT_FREE_P99_MS) {
             f.violation(FAULT_FREE_P99, "p99 " + p(faultFreeAudit, 0.99) + " ms over " + faultFreeAudit.size() + " fires, bound "
                     + FAULT_FREE_P99_MS + " ms");
