@@ -40,7 +40,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ingests. Afterwards the table must equal every command applied exactly once, in order, and every
  * source record must have exactly one verdict, the one the model gives.
  */
-class BridgeCrashTest {
+class BridgeCrashIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -87,7 +87,7 @@ class BridgeCrashTest {
             producer.interrupt();
             producer.join();
         }
-        BridgeEndToEndTest.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "crash");
+        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "crash");
     }
 
     @Test
@@ -119,7 +119,7 @@ class BridgeCrashTest {
                 producer.join();
             }
         }
-        BridgeEndToEndTest.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "two");
+        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "two");
     }
 
     private Process startChild(Path config, String name) throws Exception {

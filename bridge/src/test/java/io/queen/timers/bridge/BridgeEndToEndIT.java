@@ -44,7 +44,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The bridge in this JVM against a real PostgreSQL and a real Kafka broker. */
-class BridgeEndToEndTest {
+class BridgeEndToEndIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

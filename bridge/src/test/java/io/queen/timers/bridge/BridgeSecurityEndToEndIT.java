@@ -55,7 +55,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Producer identity (topic.<name>.auth=jwt) and payload encryption at schedule, through Kafka and PostgreSQL. */
-class BridgeSecurityEndToEndTest {
+class BridgeSecurityEndToEndIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

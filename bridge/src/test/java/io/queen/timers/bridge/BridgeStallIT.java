@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and a PostgreSQL backend of the bridge stopped with SIGSTOP. While the obstacle lasts /health/ready says
  * so; once it goes, the bridge carries on by itself and every command has exactly one verdict.
  */
-class BridgeStallTest {
+class BridgeStallIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * partition stops with a clear error, a metric and readiness false, and moves only when an operator
  * sets its offset on purpose, which writes an offset_moved audit event.
  */
-class OutOfRangeOffsetTest {
+class OutOfRangeOffsetIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

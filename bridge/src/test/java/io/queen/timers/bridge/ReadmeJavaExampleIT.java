@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** README "Use it from Java": the snippet is UseItFromJava.java (but its package line), and it runs against a real bridge. */
-class ReadmeJavaExampleTest {
+class ReadmeJavaExampleIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

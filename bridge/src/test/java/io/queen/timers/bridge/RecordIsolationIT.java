@@ -31,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * is nobody's verdict and the batch waits. The errors are raised by a trigger, in the real database,
  * keyed on the timer key, so exactly the chosen records meet them.
  */
-class RecordIsolationTest {
+class RecordIsolationIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

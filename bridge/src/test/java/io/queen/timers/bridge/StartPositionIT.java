@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * bridge.start.position it waits, paused, and readiness says so; {@code latest} starts at the log end, stored and audited
  * to the tenant that owns the topic; {@code earliest} applies every retained record.
  */
-class StartPositionTest {
+class StartPositionIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -25,9 +25,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 24, point 8, through the real bridge, broker and PostgreSQL: a back-dated timer is ordered no earlier than its
- * staging, and a tenant cannot hold more than tenant.max.pending timers (tenant_quota). The claim's side is ClaimTest.
+ * staging, and a tenant cannot hold more than tenant.max.pending timers (tenant_quota). The claim's side is ClaimIT.
  */
-class TenantFairnessEndToEndTest {
+class TenantFairnessEndToEndIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * schedule of A's keys, one-shot and recurring, are rejected not_owner and leave A's timers as they were; A's own
  * cancel and reschedule pass, and so does a cancel by a token carrying the admin claim (auth.admin.claim).
  */
-class TimerOwnershipEndToEndTest {
+class TimerOwnershipEndToEndIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.queen.timers.cli.ServiceCommandsTest.Background;
+import io.queen.timers.cli.ServiceCommandsIT.Background;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.AuditTopicReader;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Issue 27, point 4: `audit tail` reads what a bridge's relay published, filtered by queue and type, and follows it. */
-class AuditTailCommandTest {
+class AuditTailCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -41,7 +41,7 @@ class AuditTailCommandTest {
 
             Cli a = Cli.run(env, "audit", "tail", "--from-beginning", "--queue", "tail.a", "--json");
             assertThat(a.exitCode()).as(a.err()).isZero();
-            List<JsonNode> events = a.out().lines().map(AuditTailCommandTest::json).toList();
+            List<JsonNode> events = a.out().lines().map(AuditTailCommandIT::json).toList();
             assertThat(events).extracting(e -> e.get("type").asText()).containsExactly("scheduled", "cancelled");
             assertThat(events).allSatisfy(e -> assertThat(e.get("queue").asText()).isEqualTo("tail.a"));
 

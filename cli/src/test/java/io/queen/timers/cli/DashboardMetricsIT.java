@@ -31,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * values of its {@code =} and {@code =~} matchers. And the other way: every family the services export is
  * in the metrics table of docs/operations.md.
  */
-class DashboardMetricsTest {
+class DashboardMetricsIT {
 
     /** Series Prometheus makes itself for every target; no process exports them. */
     static final Set<String> PROMETHEUS_OWN = Set.of("up");
@@ -53,8 +53,8 @@ class DashboardMetricsTest {
 
         String bridgeScrape;
         String sweeperScrape;
-        try (ServiceCommandsTest.Background bridge = ServiceCommandsTest.Background.run(bridgeEnv, "bridge");
-             ServiceCommandsTest.Background sweeper = ServiceCommandsTest.Background.run(sweeperEnv, "sweeper")) {
+        try (ServiceCommandsIT.Background bridge = ServiceCommandsIT.Background.run(bridgeEnv, "bridge");
+             ServiceCommandsIT.Background sweeper = ServiceCommandsIT.Background.run(sweeperEnv, "sweeper")) {
             for (int port : new int[] {bridgePort, sweeperPort}) {
                 await().atMost(Duration.ofSeconds(90)).ignoreExceptions().untilAsserted(() ->
                         assertThat(Http.get(port, "/health/ready")).satisfies(r -> assertThat(r.statusCode()).as(r.body()).isEqualTo(200)));

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.queen.timers.cli.ServiceCommandsTest.Background;
+import io.queen.timers.cli.ServiceCommandsIT.Background;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.AuditTopicReader;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Issue 27, point 4: `dead-letters list|show|replay|drop` against a bridge, the broker and PostgreSQL. The dead letters
  * are made by the sweeper's own function (queen.timer_dead_letter_v3) from timers the bridge staged.
  */
-class DeadLettersCommandTest {
+class DeadLettersCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -46,14 +46,14 @@ class DeadLettersCommandTest {
             String token = "0b5e55ed-0000-4000-8000-000000000001";
             execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
                     + "', claimed_until = now() + interval '1 minute' WHERE queue = 'dl.q'");
-            execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
-                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandTest.DEFAULT_TENANT
+            execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[{\"tenant_id\":\"" + OffsetsCommandIT.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k1\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandIT.DEFAULT_TENANT
+                    + "\",\"queue\":\"dl.q\",\"timer_key\":\"k2\",\"claim_token\":\"" + token + "\"},{\"tenant_id\":\"" + OffsetsCommandIT.DEFAULT_TENANT
                     + "\",\"queue\":\"dl.q\",\"timer_key\":\"k3\",\"claim_token\":\"" + token + "\"}]'::jsonb, 5)");
 
             Cli list = Cli.run(env, "dead-letters", "list", "-q", "dl.q", "--json");
             assertThat(list.exitCode()).as(list.err()).isZero();
-            List<JsonNode> rows = list.out().lines().map(DeadLettersCommandTest::json).toList();
+            List<JsonNode> rows = list.out().lines().map(DeadLettersCommandIT::json).toList();
             assertThat(rows).extracting(r -> r.get("timerKey").asText()).containsExactlyInAnyOrder("k1", "k2", "k3");
             assertThat(rows).allSatisfy(r -> assertThat(r.get("error").asText()).isEqualTo("downstream said no"));
             String k1 = idOf(rows, "k1");
@@ -71,7 +71,7 @@ class DeadLettersCommandTest {
             Cli foreign = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", otherTenants, "--wait", "3s");
             assertThat(foreign.exitCode()).isEqualTo(1);
             assertThat(foreign.err()).contains("stands for tenant 00000000-0000-0000-0000-00000000000b",
-                    "dead letter " + k1 + " is tenant " + OffsetsCommandTest.DEFAULT_TENANT, "its command topics: " + commands);
+                    "dead letter " + k1 + " is tenant " + OffsetsCommandIT.DEFAULT_TENANT, "its command topics: " + commands);
             Cli unknown = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", TestKafka.newTopic("dl-unregistered", 1));
             assertThat(unknown.exitCode()).isEqualTo(1);
             assertThat(unknown.err()).contains("not a command topic any bridge registered");
@@ -81,7 +81,7 @@ class DeadLettersCommandTest {
             // No verdict (a topic of this tenant that no running bridge reads): the dead letter stays.
             String nobody = TestKafka.newTopic("dl-nobody", 1);
             execute("INSERT INTO queen.bridge_topics (group_id, topic, tenant_id) VALUES ('stopped-bridge', '" + nobody + "', '"
-                    + OffsetsCommandTest.DEFAULT_TENANT + "')");
+                    + OffsetsCommandIT.DEFAULT_TENANT + "')");
             Cli lost = Cli.run(env, "dead-letters", "replay", k1, "--reason", "try", "-t", nobody, "--wait", "3s");
             assertThat(lost.exitCode()).isEqualTo(1);
             assertThat(lost.err()).contains("no verdict", "is kept");

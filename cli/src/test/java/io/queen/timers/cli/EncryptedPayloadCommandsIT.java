@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** peek and tail open encrypted payloads when given the key (current or previous) and say "encrypted" when not. */
-class EncryptedPayloadCommandsTest {
+class EncryptedPayloadCommandsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** find answers "was it sent?" from the log, per occurrence for a recurring timer; tail decodes the log and follows it. */
-class FindTailCommandTest {
+class FindTailCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

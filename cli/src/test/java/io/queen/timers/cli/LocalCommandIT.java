@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * an empty database, bridge and sweeper in-process, the example commands, and every verdict and
  * fire printed as it comes back (fires read back from the log).
  */
-class LocalCommandTest {
+class LocalCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.empty();

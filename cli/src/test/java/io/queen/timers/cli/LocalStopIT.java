@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  * gets SIGTERM (the JVM runs the same shutdown hooks for SIGINT); afterwards nothing listens any more
  * on its Kafka, PostgreSQL or HTTP ports, so no embedded server outlived it.
  */
-class LocalStopTest {
+class LocalStopIT {
 
     @Test
     void aSignalStopsKafkaPostgresAndTheServicesAndTheProcessExits() throws Exception {

@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-class MigrateCommandTest {
+class MigrateCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.empty();

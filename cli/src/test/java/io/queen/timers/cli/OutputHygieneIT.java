@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * payloads holding CR, LF, ESC, C1 controls or bidi overrides are escaped in list, peek, tail, find
  * and local, in the text and the JSON form; and the CLI's errors never print a password.
  */
-class OutputHygieneTest {
+class OutputHygieneIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** peek shows one staged timer, list pages through a queue's timers by key; both show a recurring timer's rule. */
-class PeekListCommandTest {
+class PeekListCommandIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -3,7 +3,7 @@ package io.queen.timers.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.cli.ServiceCommandsTest.Background;
+import io.queen.timers.cli.ServiceCommandsIT.Background;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
@@ -39,7 +39,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  *
  * <p>The seed is printed; {@code -Drestarts.seed=N} runs the same moments again.
  */
-class PostgresRestartsTest {
+class PostgresRestartsIT {
 
     private static final int RESTARTS = 20;
     private static final Duration FAILING_AFTER = Duration.ofSeconds(3);
@@ -67,7 +67,7 @@ class PostgresRestartsTest {
     @Test
     void twentyRestartsAtRandomMomentsOfStartUpAndWorkLeaveBothServicesReadyNoConnectionKeptAndEveryTimerFiredOnce() throws Exception {
         long seed = Long.getLong("restarts.seed", System.nanoTime());
-        System.out.println("[PostgresRestartsTest] seed " + seed + " (rerun with -Drestarts.seed=" + seed + ")");
+        System.out.println("[PostgresRestartsIT] seed " + seed + " (rerun with -Drestarts.seed=" + seed + ")");
         Random random = new Random(seed);
         int pgPort = Http.freePort();
         String url = "jdbc:postgresql://127.0.0.1:" + pgPort + "/postgres";
@@ -118,7 +118,7 @@ class PostgresRestartsTest {
                         + " ms, both ready " + readyMs + " ms after PostgreSQL was back (bound " + READY_WITHIN.toMillis()
                         + " ms), a timer scheduled then fired at " + firedMs + " ms";
                 rounds.add(line);
-                System.out.println("[PostgresRestartsTest] " + line);
+                System.out.println("[PostgresRestartsIT] " + line);
             }
             producer.stop();
             assertThat(producer.failures()).as("sends the broker refused").isEmpty();
@@ -130,7 +130,7 @@ class PostgresRestartsTest {
             assertThat(fired.keySet()).containsExactlyInAnyOrderElementsOf(sent);
             assertThat(fired).allSatisfy((txn, times) -> assertThat(times).as("fires of %s", txn).isOne());
             awaitNoConnectionKept(bridgePort, sweeperPort);
-            System.out.println("[PostgresRestartsTest] seed " + seed + ": " + sent.size() + " timers fired once each across " + RESTARTS
+            System.out.println("[PostgresRestartsIT] seed " + seed + ": " + sent.size() + " timers fired once each across " + RESTARTS
                     + " restarts");
             assertThat(bridge.stop()).isZero();
             assertThat(sweeper.stop()).isZero();

@@ -14,7 +14,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /** schedule and cancel publish the envelope of docs/formats.md#envelope-form under the key queue/timerKey. */
-class ScheduleCancelCommandTest {
+class ScheduleCancelCommandIT {
 
     @Test
     void scheduleThenCancelPublishOneRecordEachInOrder() throws Exception {

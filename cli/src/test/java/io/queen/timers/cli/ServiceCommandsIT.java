@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The {@code bridge} and {@code sweeper} subcommands as an operator runs them (settings from the
  * environment), scraped as a monitoring system would: /health/live, /health/ready, /metrics.
  */
-class ServiceCommandsTest {
+class ServiceCommandsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -3,7 +3,7 @@ package io.queen.timers.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.cli.ServiceCommandsTest.Background;
+import io.queen.timers.cli.ServiceCommandsIT.Background;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.embedded.EmbeddedPostgresServer.Durability;
@@ -28,7 +28,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * their own once the database does; a restart of PostgreSQL while a service waits for the migration lock
  * is retried, not fatal. A PostgreSQL server of the test's own, stopped and started on one port.
  */
-class StartupOutageTest {
+class StartupOutageIT {
 
     /** The advisory lock key of {@link Migrations} ("queentmr"). */
     static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L;
@@ -104,7 +104,7 @@ class StartupOutageTest {
     void aBridgeStartedWhileKafkaIsDownComesUpWhenTheBrokerStartsTenSecondsLater() throws Exception {
         int kafkaPort = Http.freePort();
         int bridgePort = Http.freePort();
-        io.queen.timers.testkit.FreshDatabase database = io.queen.timers.testkit.TestPostgres.createDatabase("StartupOutageTest");
+        io.queen.timers.testkit.FreshDatabase database = io.queen.timers.testkit.TestPostgres.createDatabase("StartupOutageIT");
         Map<String, String> env = env(database.jdbcUrl(), bridgePort);
         env.put("QUEEN_JDBC_USER", database.user());
         env.put("QUEEN_DB_ROLE_CHECK", "false"); // the service connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)

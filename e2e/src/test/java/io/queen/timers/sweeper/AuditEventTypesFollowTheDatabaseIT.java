@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * one the JSON Schema and the client name, and the other way round: a type added to the outbox without the schema
  * and the client (as offset_moved was, V040) breaks every typed consumer, so the three cannot drift again.
  */
-class AuditEventTypesFollowTheDatabaseTest {
+class AuditEventTypesFollowTheDatabaseIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

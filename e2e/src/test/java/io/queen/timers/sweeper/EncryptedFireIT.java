@@ -38,7 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * sweeper with frame flag 4 (and flag 2 for the producer sub), and the envelope read back from the log
  * opened by an independent AES-GCM implementation.
  */
-class EncryptedFireTest {
+class EncryptedFireIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

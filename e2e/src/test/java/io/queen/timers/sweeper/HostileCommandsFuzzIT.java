@@ -42,7 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * log's decoder reads it. Volume: {@code -Dfuzz.records} (default 400); seed: {@code -Dfuzz.seed}
  * (default random, printed, and named in every failure).
  */
-class HostileCommandsFuzzTest {
+class HostileCommandsFuzzIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -55,7 +55,7 @@ class HostileCommandsFuzzTest {
     void everyHostileRecordGetsExactlyOneVerdictAndTheBridgeStillFires() throws Exception {
         long seed = Long.getLong("fuzz.seed", new Random().nextLong());
         int n = Integer.getInteger("fuzz.records", 400);
-        System.out.println("HostileCommandsFuzzTest: seed " + seed + ", " + n + " records (-Dfuzz.seed=" + seed + " repeats it)");
+        System.out.println("HostileCommandsFuzzIT: seed " + seed + ", " + n + " records (-Dfuzz.seed=" + seed + " repeats it)");
         try {
             run(seed, n);
         } catch (AssertionError | Exception e) {
@@ -130,7 +130,7 @@ class HostileCommandsFuzzTest {
         LogContents.Message fired = LogContents.read(ds).stream().filter(m -> m.queue().equals("fuzz.after")).findFirst().orElseThrow();
         assertThat(fired.txn()).isEqualTo("after-" + seed);
         assertThat(new String(fired.frame().payload(), StandardCharsets.UTF_8)).isEqualTo(EXACT_PAYLOAD);
-        System.out.println("HostileCommandsFuzzTest: seed " + seed + ", verdicts " + histogram);
+        System.out.println("HostileCommandsFuzzIT: seed " + seed + ", verdicts " + histogram);
     }
 
     private static Map<String, String> bridgeSettings(String topic, String group) {

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * started as a role that could (the superuser, a role with a stray table grant, the wrong group) refuses
  * to start, naming the fix.
  */
-class LeastPrivilegeTest {
+class LeastPrivilegeIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * cancellable while it backs off, and after max attempts it must sit in queen.log_dlq. The poison is a
  * trigger in this test's database that refuses its txn with a permanent SQLSTATE ({@link Poison}).
  */
-class PoisonTest {
+class PoisonIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The producer sub a timer was scheduled with (a token's sub, docs/security.md#producer-identity) follows it
  * into every event of its life: scheduled, fired (V056: fired_subs beside fired), retrying, dead_lettered.
  */
-class ProducerSubEventsTest {
+class ProducerSubEventsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

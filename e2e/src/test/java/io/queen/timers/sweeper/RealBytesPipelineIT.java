@@ -38,7 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * real bytes, (a) killed the bridge (one poll held 2,000 decompressed values) and then the sweeper (one claim
  * held 512 decompressed payloads), each restarted into the same death.
  */
-class RealBytesPipelineTest {
+class RealBytesPipelineIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -66,7 +66,7 @@ class RealBytesPipelineTest {
     @Test
     void aSeededMixOfSizesFiresExactlyOnce() throws Exception {
         long seed = Long.getLong("burst.seed", 20261203L);
-        System.out.println("RealBytesPipelineTest mix: seed " + seed + " (repeat with -Dburst.seed=" + seed + ")");
+        System.out.println("RealBytesPipelineIT mix: seed " + seed + " (repeat with -Dburst.seed=" + seed + ")");
         Random random = new Random(seed);
         run("mix", 1_000, i -> {
             double d = random.nextDouble();
@@ -130,7 +130,7 @@ class RealBytesPipelineTest {
         long bridgePeak = GcLog.peakMegabytes(bridgeGc);
         long sweeperPeak = GcLog.peakMegabytes(sweeperGc);
         // before a collection: an upper bound of what was held (garbage included); after: what the collections left
-        System.out.printf("RealBytesPipelineTest %s: %d schedules, zstd on the wire, both services at -Xmx256m: peak heap before a"
+        System.out.printf("RealBytesPipelineIT %s: %d schedules, zstd on the wire, both services at -Xmx256m: peak heap before a"
                 + " collection / after one: bridge %d / %d MiB (%d collections), sweeper %d / %d MiB (%d collections)%n", name, commands,
                 bridgePeak, GcLog.peakLiveMegabytes(bridgeGc), GcLog.collections(bridgeGc),
                 sweeperPeak, GcLog.peakLiveMegabytes(sweeperGc), GcLog.collections(sweeperGc));

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * assert the issue's p99 <= 200 ms, which they do not give: see the numbers below). Scaled to what runs in about a
  * minute and a half on 2 cores: 1,000 series, 20 s.
  */
-class RecurringFairnessTest {
+class RecurringFairnessIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -95,7 +95,7 @@ class RecurringFairnessTest {
                 long due = Long.parseLong(m.txn().substring(2));
                 lateness.add(m.createdAt().toEpochMilli() - due);
                 if (m.createdAt().toEpochMilli() - due > 200) {
-                    System.out.printf("RecurringFairnessTest: late %d ms, due at %d ms of its second%n", m.createdAt().toEpochMilli() - due,
+                    System.out.printf("RecurringFairnessIT: late %d ms, due at %d ms of its second%n", m.createdAt().toEpochMilli() - due,
                             due % 1000);
                 }
             } else if (!m.createdAt().isBefore(start) && m.createdAt().isBefore(start.plusSeconds(SECONDS))) {
@@ -105,7 +105,7 @@ class RecurringFairnessTest {
         lateness.sort(null);
         long p50 = lateness.get(lateness.size() / 2);
         long p99 = lateness.get((int) Math.ceil(lateness.size() * 0.99) - 1);
-        System.out.printf("RecurringFairnessTest: quiet tenant %d timers, lateness p50 %d ms, p99 %d ms, max %d ms; flood %d fires in %d s"
+        System.out.printf("RecurringFairnessIT: quiet tenant %d timers, lateness p50 %d ms, p99 %d ms, max %d ms; flood %d fires in %d s"
                 + " (%.0f/s, budget %d/s)%n", lateness.size(), p50, p99, lateness.get(lateness.size() - 1), floodInWindow, SECONDS,
                 floodInWindow / (double) SECONDS, SERIES);
         assertThat(lateness).hasSize(QUIET_TIMERS);

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * commands are raw records (JSON envelope and headers form, as a producer in any language writes them),
  * the events are read raw from the audit topic, and the log is decoded.
  */
-class RecurringTimersTest {
+class RecurringTimersIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * A cancel racing the fire of a recurring timer's occurrence (docs/recurring.md), through the bridge's own apply
  * step: "cancel stops the series" holds on both sides of the fire's commit.
  */
-class SeriesCommandRacesTest {
+class SeriesCommandRacesIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * docs/tracing.md#trace-context: a command's W3C traceparent (either form) reaches the fired frame's trace id
  * (flag 1) and every audit event of its timer, through the real bridge, sweeper, relay and broker.
  */
-class TraceAcrossTheDelayTest {
+class TraceAcrossTheDelayIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -54,7 +54,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * fire is linked to it; a consumer using OpenTelemetry's W3C propagator on an audit record's headers joins the
  * producer's trace, flags and tracestate as the producer sent them (sampled or not).
  */
-class TracingTest {
+class TracingIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -49,7 +49,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * record and the rest of its compressed batch rejected/unreadable_record), the stored offsets move past them, the next
  * timers of every partition fire, and the bridge never exits.
  */
-class UnreadableRecordTest {
+class UnreadableRecordIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -128,8 +128,8 @@ class UnreadableRecordTest {
             });
             assertThat(bridge.isAlive()).isTrue();
         } finally {
-            RealBytesPipelineTest.stop(bridge);
-            RealBytesPipelineTest.stop(sweeper);
+            RealBytesPipelineIT.stop(bridge);
+            RealBytesPipelineIT.stop(sweeper);
         }
         Map<String, List<String>> got = verdicts();
         for (Map.Entry<String, String> e : expected.entrySet()) {

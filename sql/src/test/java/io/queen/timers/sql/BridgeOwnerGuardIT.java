@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * re-checks that view against the table in the same transaction, so a key another bridge staged after the lock
  * (FOR UPDATE locks no missing row) is never written over: the call fails with 40001 and the bridge retries the batch.
  */
-class BridgeOwnerGuardTest {
+class BridgeOwnerGuardIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * realigned, V060 converts the tables the earlier V001 made, and the result holds Queen's facts
  * (column order aside) with the rows it had.
  */
-class EarlierShapeUpgradeTest {
+class EarlierShapeUpgradeIT {
 
     private static final String TENANT = "00000000-0000-0000-0000-000000000001";
 
@@ -47,7 +47,7 @@ class EarlierShapeUpgradeTest {
             assertThat(checksum(ds, "1")).isEqualTo(current("1"));
             assertThat(checksum(ds, "6")).isEqualTo(current("6"));
             for (Map.Entry<String, QueenLogFacts.Table> e : QueenLogFacts.TABLES.entrySet()) {
-                QueenLogSchemaTest.assertTable(ds, e.getKey(), e.getValue(), false);
+                QueenLogSchemaIT.assertTable(ds, e.getKey(), e.getValue(), false);
             }
             assertThat(Catalog.function(ds, "queen.log_partition_dead_v1(uuid, timestamptz)"))
                     .isEqualTo(QueenLogFacts.DEAD_PARTITION_FUNCTION);

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** visible_at and shard behave as docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot says, in PostgreSQL. */
-class GeneratedColumnsTest {
+class GeneratedColumnsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * say the table is empty (vacuumed near-empty, then filled faster than ANALYZE runs). V028's plan there
  * read the whole primary key and compared every row with every key: ingest slowed with the table's size.
  */
-class KeyLookupPlanTest {
+class KeyLookupPlanIT {
 
     @Test
     void theLockUsesThePrimaryKeyWhenTheStatisticsSayTheTableIsEmpty() throws Exception {

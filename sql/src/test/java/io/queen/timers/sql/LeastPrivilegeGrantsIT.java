@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * roles write no table, every function they may call that writes is SECURITY DEFINER with its search_path
  * pinned, PUBLIC executes none of those, and every migrate re-applies the lists (a stray grant is taken away).
  */
-class LeastPrivilegeGrantsTest {
+class LeastPrivilegeGrantsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * definition (db/current/R__log_maintenance.sql) compiles on a database at V006, where
  * queen.log_timers does not exist yet, so a leg naming it would fail here.
  */
-class MaintenanceCompileCheckTest {
+class MaintenanceCompileCheckIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

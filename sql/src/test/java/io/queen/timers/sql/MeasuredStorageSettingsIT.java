@@ -12,7 +12,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /** The storage settings of queen.log_timers after every migration: V025's, as measured and decided by V070. */
-class MeasuredStorageSettingsTest {
+class MeasuredStorageSettingsIT {
 
     @Test
     void logTimersCarriesTheMeasuredStorageSettingsAndSaysWhere() throws Exception {

@@ -15,11 +15,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * The least-privilege deployment (docker/postgres-init/10-queen-role.sh): a role that is not a superuser
  * and owns nothing but its database applies every migration, and ends up owning the queen objects.
  */
-class MigrationsAsOwnerTest {
+class MigrationsAsOwnerIT {
 
     @Test
     void aNonSuperuserThatOwnsTheDatabaseAppliesEveryMigrationAndOwnsTheSchemas() throws Exception {
-        try (FreshDatabase admin = TestPostgres.createDatabase("MigrationsAsOwnerTest")) {
+        try (FreshDatabase admin = TestPostgres.createDatabase("MigrationsAsOwnerIT")) {
             String role = admin.name() + "_owner";
             String database = admin.name() + "_q";
             // the init script's statements

@@ -17,7 +17,7 @@ import javax.sql.DataSource;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.junit.jupiter.api.Test;
 
-class MigrationsTest {
+class MigrationsIT {
 
     @Test
     void migratingTwiceIsANoOp() throws Exception {
@@ -39,7 +39,7 @@ class MigrationsTest {
             DataSource ds = fresh.newDataSource(4);
             Migrations.migrate(ds);
             for (Migrations.Superseded s : Migrations.SUPERSEDED) {
-                assertThat(EarlierShapeUpgradeTest.checksum(ds, s.version())).as("V" + s.version()).isEqualTo(s.current());
+                assertThat(EarlierShapeUpgradeIT.checksum(ds, s.version())).as("V" + s.version()).isEqualTo(s.current());
             }
         }
     }

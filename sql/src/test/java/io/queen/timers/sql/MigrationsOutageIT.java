@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * next call works. What a restart of PostgreSQL does to the sessions is done here deterministically:
  * {@code pg_terminate_backend} of every session of the database, just before the n-th call.
  */
-class MigrationsOutageTest {
+class MigrationsOutageIT {
 
     @Test
     void readingThePendingCountGivesEveryConnectionBackWhereverTheSessionsAreKilled() throws Exception {

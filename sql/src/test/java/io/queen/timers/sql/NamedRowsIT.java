@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * or spelt wrong) fails the whole call loudly instead of reading as NULL
  * (docs/decisions.md#rows-not-parallel-arrays).
  */
-class NamedRowsTest {
+class NamedRowsIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * types, nullability and defaults; indexes; constraints; storage settings), Queen's signature of
  * log_partition_dead_v1 with its parameter names, and no function of ours under a name Queen uses.
  */
-class QueenLogSchemaTest {
+class QueenLogSchemaIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

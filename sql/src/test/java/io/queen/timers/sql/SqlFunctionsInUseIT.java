@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the schema's own migrations), plus, transitively, what those functions and views name in their
  * bodies. A function nobody reaches that way must be on {@link #KEPT}, with its reason.
  */
-class SqlFunctionsInUseTest {
+class SqlFunctionsInUseIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -74,7 +74,7 @@ class SqlFunctionsInUseTest {
         unreached.removeAll(KEPT.keySet());
         assertThat(unreached)
                 .as("functions of the queen schema that no code calls: retire them (a versioned DROP, one release"
-                        + " after the last caller) or keep them on SqlFunctionsInUseTest.KEPT with the reason")
+                        + " after the last caller) or keep them on SqlFunctionsInUseIT.KEPT with the reason")
                 .isEmpty();
         assertThat(functions()).as("a kept function that no longer exists").containsAll(KEPT.keySet());
     }

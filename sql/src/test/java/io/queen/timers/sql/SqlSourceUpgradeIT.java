@@ -32,14 +32,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * re-create the rest, and the result is the schema a fresh install gets, with its pending timers and
  * fired segments kept; then the bridge's apply, the claim and the fire work on it.
  */
-class SqlSourceUpgradeTest {
+class SqlSourceUpgradeIT {
 
     private static final String SHIPPED = "db/shipped-before-sql-source";
     private static final String TENANT = "00000000-0000-0000-0000-000000000001";
 
     @Test
     void everyShippedTextStillExistsAndEachThatChangedHasItsRealignment() throws IOException, URISyntaxException {
-        Path shipped = Path.of(SqlSourceUpgradeTest.class.getClassLoader().getResource(SHIPPED).toURI());
+        Path shipped = Path.of(SqlSourceUpgradeIT.class.getClassLoader().getResource(SHIPPED).toURI());
         List<String> files;
         try (Stream<Path> s = Files.list(shipped)) {
             files = s.map(p -> p.getFileName().toString()).sorted().toList();

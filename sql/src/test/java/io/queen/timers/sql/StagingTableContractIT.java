@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * a scratch schema; the comparison is between the two catalogs, so a changed type, default, collation,
  * generated expression, key or index in V025 fails here.
  */
-class StagingTableContractTest {
+class StagingTableContractIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -95,7 +95,7 @@ class StagingTableContractTest {
     }
 
     private static String resource(String name) throws IOException {
-        try (InputStream in = StagingTableContractTest.class.getResourceAsStream(name)) {
+        try (InputStream in = StagingTableContractIT.class.getResourceAsStream(name)) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * since PostgreSQL before 18 has no uuidv7(). Read back with java.util.UUID, as the log's readers read it:
  * version 7, variant 10 (RFC 9562), the given instant's Unix milliseconds in the top 48 bits, the rest random.
  */
-class TimerUuidV7Test {
+class TimerUuidV7IT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

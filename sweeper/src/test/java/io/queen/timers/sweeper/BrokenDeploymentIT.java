@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * delivers everything once the grant is back. The sweeper connects as a role that is not a superuser, as it
  * would in production.
  */
-class BrokenDeploymentTest {
+class BrokenDeploymentIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

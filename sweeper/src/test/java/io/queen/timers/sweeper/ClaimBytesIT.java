@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The claim is bounded by bytes as well as rows (V050), and a timer larger than the bound goes out alone. */
-class ClaimBytesTest {
+class ClaimBytesIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A pending timer does not keep its destination alive; the fire provisions a cleaned-up partition again. */
-class CleanupRefireTest {
+class CleanupRefireIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the raw length the bridge recorded, and the pack stops decompressing at the fire's bound for rows whose raw
  * length the claim could not know (staged before V120).
  */
-class CompressiblePayloadBurstTest {
+class CompressiblePayloadBurstIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

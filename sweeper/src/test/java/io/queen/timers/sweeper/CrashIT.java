@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * client_connection_check_interval so PostgreSQL ends the orphaned backend (and its transaction) on its
  * own, as it would for any client that vanished.
  */
-class CrashTest {
+class CrashIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -70,7 +70,7 @@ class CrashTest {
             p.setProperty(SweeperSettings.LEASE, "3s");
             p.setProperty(SweeperSettings.CLEANUP_ENABLED, "false");
             try (var w = Files.newBufferedWriter(config)) {
-                p.store(w, "CrashTest child sweeper");
+                p.store(w, "CrashIT child sweeper");
             }
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             child = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * after 3 deaths in groups and sweeper.max.attempts deaths alone with the reason, and every other timer fires
  * exactly once, none dead-lettered, none with an attempt spent.
  */
-class DeathIsAPoisonTest {
+class DeathIsAPoisonIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * ({@code encryption_unavailable}, queen.log_dlq, a {@code dead_lettered} event, no attempt spent) and never appears in
  * the log; the other segments of the fire, and the segment's encrypted timers (in the next cycle), still fire.
  */
-class EncryptedQueueRefusalTest {
+class EncryptedQueueRefusalIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

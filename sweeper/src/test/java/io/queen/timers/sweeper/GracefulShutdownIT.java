@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * close() in the middle of a backlog: the fire in flight completes or not as its transaction decides, the
  * claimed-but-unfired timers go back at once, and timers somebody else holds are not touched.
  */
-class GracefulShutdownTest {
+class GracefulShutdownIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

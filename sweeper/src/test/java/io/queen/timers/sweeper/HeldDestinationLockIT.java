@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * destination is due, readiness must say that nothing fires and why (no completed cycle hides it). After
  * the lock goes, every timer has fired once, and none spent an attempt.
  */
-class HeldDestinationLockTest {
+class HeldDestinationLockIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -58,11 +58,11 @@ class HeldDestinationLockTest {
 
                 // only the held destination is due now: every cycle claims it and fires nothing
                 await().atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS).until(() ->
-                        StalledDatabaseTest.problems(sweeper).stream().anyMatch(p -> p.contains("no timer of the claim fired")));
+                        StalledDatabaseIT.problems(sweeper).stream().anyMatch(p -> p.contains("no timer of the claim fired")));
                 holder.rollback();
             }
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
-            await().atMost(30, TimeUnit.SECONDS).until(() -> StalledDatabaseTest.problems(sweeper).isEmpty());
+            await().atMost(30, TimeUnit.SECONDS).until(() -> StalledDatabaseIT.problems(sweeper).isEmpty());
         }
         assertThat(LogContents.txnCounts(db.dataSource())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))

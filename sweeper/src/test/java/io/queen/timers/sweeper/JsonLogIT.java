@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * key and trace id as fields; a secret in the key, the message or an exception is masked in every field. And the
  * service's /metrics has the JVM's and the pool's meters.
  */
-class JsonLogTest {
+class JsonLogIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
@@ -75,7 +75,7 @@ class JsonLogTest {
             assertThat(line).as("no secret in any field").doesNotContain("hunter2");
         }
 
-        JsonNode refused = lines.stream().map(JsonLogTest::parse).filter(n -> n.get("message").asText().contains("moved to queen.log_dlq"))
+        JsonNode refused = lines.stream().map(JsonLogIT::parse).filter(n -> n.get("message").asText().contains("moved to queen.log_dlq"))
                 .findFirst().orElseThrow();
         assertThat(refused.get("level").asText()).isEqualTo("WARN");
         assertThat(refused.get("logger_name").asText()).isEqualTo("io.queen.timers.sweeper.loop.Delivery");
@@ -85,7 +85,7 @@ class JsonLogTest {
         assertThat(refused.get("trace_id").asText()).isEqualTo(TRACE);
         assertThat(refused.get("message").asText()).contains("/vault/token=***");
 
-        JsonNode failed = lines.stream().map(JsonLogTest::parse).filter(n -> n.get("message").asText().equals("connect failed"))
+        JsonNode failed = lines.stream().map(JsonLogIT::parse).filter(n -> n.get("message").asText().equals("connect failed"))
                 .findFirst().orElseThrow();
         assertThat(failed.get("level").asText()).isEqualTo("ERROR");
         assertThat(failed.get("stack_trace").asText()).contains("password=***").contains("secret=***").contains("IllegalStateException");

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * thread died of OutOfMemoryError while the process stayed up doing nothing.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class LargePayloadBurstTest {
+class LargePayloadBurstIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

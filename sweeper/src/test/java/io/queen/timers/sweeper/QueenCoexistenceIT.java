@@ -36,7 +36,7 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
  * partition cleanup purge what was fired, leaving no log_txns row behind.
  */
 @EnabledIfEnvironmentVariable(named = "QUEEN_SQL_DIR", matches = ".+")
-class QueenCoexistenceTest {
+class QueenCoexistenceIT {
 
     private final QueenBoot queen = new QueenBoot(Path.of(System.getenv().getOrDefault("QUEEN_SQL_DIR", ".")));
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * every message exactly once, in offset order, as fired, across segment boundaries and mid-segment
  * budgets; a held lease keeps a second consumer out and an expired one redelivers the same span.
  */
-class QueenStylePopTest {
+class QueenStylePopIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * of which exists yet). Every timer's txn must be in the log exactly once (decoded from the segments, not
  * counted from rows), every partition's offsets gapless, and no timer left behind.
  */
-class RaceTest {
+class RaceIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * is not ready and says which loop and why, although the database answers, the schema is current and
  * Kafka is up; it is ready again once the grant is back.
  */
-class ReadinessTest {
+class ReadinessIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The fire of a recurring timer's occurrence (docs/recurring.md), claim to commit: the occurrence enters the log
  * and its successor is staged under the same key in the same transaction, and its fired event says both.
  */
-class SeriesFireTest {
+class SeriesFireIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * connections, readiness reports the stall meanwhile, and after SIGCONT every timer has fired exactly once
  * without spending an attempt.
  */
-class StalledDatabaseTest {
+class StalledDatabaseIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

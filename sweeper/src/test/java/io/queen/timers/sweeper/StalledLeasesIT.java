@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** What a death costs a timer that did not cause it (V122; DeathIsAPoisonTest is the guilty side). */
-class StalledLeasesTest {
+/** What a death costs a timer that did not cause it (V122; DeathIsAPoisonIT is the guilty side). */
+class StalledLeasesIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The whole sweeper in-process (SweeperMain.start) against real PostgreSQL: when and in which order timers enter the log. */
-class SweepLoopTest {
+class SweepLoopIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

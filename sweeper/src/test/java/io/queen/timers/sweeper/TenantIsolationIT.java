@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Two tenants with identical queue and timer names never share a row, a queue, a segment, a DLQ row or an audit key space. */
-class TenantIsolationTest {
+class TenantIsolationIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * A fire whose backend is terminated (pg_terminate_backend: SQLSTATE 57P01, class 57, transient) spends no
  * attempt: the timer backs off the transient backoff and is delivered exactly once afterwards.
  */
-class TransientFailureTest {
+class TransientFailureIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

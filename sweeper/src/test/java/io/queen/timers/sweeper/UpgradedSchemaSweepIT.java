@@ -21,14 +21,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The real sweeper on a database that main at 1408545 migrated (its versioned migrations as shipped, kept
  * verbatim in the sql module's test resources) and that holds timers staged then: it upgrades the schema at
  * start (docs/decisions.md#one-live-definition-of-every-function) and fires every one of them, once, in
- * visible_at order per destination. SqlSourceUpgradeTest shows the upgraded schema equals a fresh install's.
+ * visible_at order per destination. SqlSourceUpgradeIT shows the upgraded schema equals a fresh install's.
  */
-class UpgradedSchemaSweepTest {
+class UpgradedSchemaSweepIT {
 
     private static final Path SHIPPED = Path.of("../sql/src/test/resources/db/shipped-before-sql-source").toAbsolutePath().normalize();
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(UpgradedSchemaSweepTest::asShippedAt1408545);
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(UpgradedSchemaSweepIT::asShippedAt1408545);
 
     private static void asShippedAt1408545(DataSource ds) {
         assertThat(Files.isDirectory(SHIPPED)).as(SHIPPED.toString()).isTrue();

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Proves the kit hands out real parts: a PostgreSQL that answers SQL and a broker that round-trips. */
-class InfrastructureSmokeTest {
+class InfrastructureSmokeIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.empty();

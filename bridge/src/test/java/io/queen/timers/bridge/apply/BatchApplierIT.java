@@ -29,7 +29,7 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /** The apply step against a real PostgreSQL: verdicts, per-key order, fencing, storage. No Kafka. */
-class BatchApplierTest {
+class BatchApplierIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

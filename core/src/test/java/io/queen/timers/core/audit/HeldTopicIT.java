@@ -1,8 +1,8 @@
 package io.queen.timers.core.audit;
 
-import static io.queen.timers.core.audit.AuditRelayTest.DEFAULT;
-import static io.queen.timers.core.audit.AuditRelayTest.JSON;
-import static io.queen.timers.core.audit.AuditRelayTest.OTHER;
+import static io.queen.timers.core.audit.AuditRelayIT.DEFAULT;
+import static io.queen.timers.core.audit.AuditRelayIT.JSON;
+import static io.queen.timers.core.audit.AuditRelayIT.OTHER;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -40,7 +40,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * One tenant's audit topic cannot stop the others. A broker of its own with auto-create OFF (as in
  * docker/docker-compose.yml), so a tenant's audit topic can be missing and then created.
  */
-class HeldTopicTest {
+class HeldTopicIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

@@ -18,7 +18,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-class ReadinessChecksTest {
+class ReadinessChecksIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.empty();

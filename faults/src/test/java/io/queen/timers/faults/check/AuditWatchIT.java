@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * The harness's own clock on a real broker: each eventId gets the time the watch first read it (a repeat keeps the
  * first), events published before it started are read too, and {@code stop} reads to the topics' ends.
  */
-class AuditWatchTest {
+class AuditWatchIT {
 
     @Test
     void eachEventIsTimedWhenTheWatchFirstReadsIt() throws Exception {

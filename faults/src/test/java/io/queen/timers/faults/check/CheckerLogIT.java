@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * independent decoder refuses is a violation, not an exception that ends the check; one the two decoders read
  * differently is another; a frame whose message id is not a UUIDv7 is a third.
  */
-class CheckerLogTest {
+class CheckerLogIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);

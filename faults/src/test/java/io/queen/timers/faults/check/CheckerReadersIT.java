@@ -45,7 +45,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * and runs the whole {@link Checker#check()} on it: topic reads, the log's decoders, the DLQ and staged reads. The
  * correct history passes; each broken one FAILS on the violation that names it.
  */
-class CheckerReadersTest {
+class CheckerReadersIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String Q = "faults.q0";
@@ -171,7 +171,7 @@ class CheckerReadersTest {
         }
         deadLetter(m6, "poison-a-6");
 
-        try (FreshDatabase db = TestPostgres.createDatabase("CheckerReadersTest")) {
+        try (FreshDatabase db = TestPostgres.createDatabase("CheckerReadersIT")) {
             DataSource ds = db.newDataSource(4);
             Migrations.migrate(ds);
             java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(t0 + READ_AT);

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** queen_timers_recurring_series: the series with a pending occurrence, counted on a slow clock; NaN when unknown. */
-class RecurringSeriesClockTest {
+class RecurringSeriesClockIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
