@@ -59,7 +59,7 @@ class ServiceJarIT {
                 .noneMatch(e -> e.startsWith("postgres-") && e.endsWith(".txz"));
     }
 
-    /** The client's sources and javadoc jars (README "Versions and artifacts"): {@code package} builds them, so they are checked here, after it. */
+    /** The client's sources and javadoc jars (docs/development.md "Versions and artifacts"): {@code package} builds them, so they are checked here, after it. */
     @Test
     void theClientHasSourcesAndJavadocJars() throws Exception {
         Path target = Path.of("..", "client", "target");
