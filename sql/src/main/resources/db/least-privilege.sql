@@ -91,7 +91,7 @@ BEGIN
     FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
               WHERE p.pronamespace = 'queen'::regnamespace AND p.proowner = current_user::regrole
                 AND p.proname = ANY (queens_own) LOOP
-        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeTest)
+        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeIT)
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f.sig);
     END LOOP;

@@ -222,7 +222,7 @@ $$;
 -- The previous release's claim (V122's columns), for its sweepers during a rolling restart: the current
 -- claim without the rule. Such a sweeper fires a recurring timer without its plan, which the fire refuses
 -- to deliver (its segment goes back): a sweeper of this release fires it. Retired by the next release
--- (SqlFunctionsInUseTest.KEPT).
+-- (SqlFunctionsInUseIT.KEPT).
 CREATE OR REPLACE FUNCTION queen.timer_claim_v4(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
@@ -240,7 +240,7 @@ SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible
 $$;
 
 -- The release before that's claim (same signature and columns as V090's): the current claim without
--- deaths. Retired by the next release (SqlFunctionsInUseTest.KEPT).
+-- deaths. Retired by the next release (SqlFunctionsInUseIT.KEPT).
 CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,

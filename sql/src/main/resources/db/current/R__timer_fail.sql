@@ -33,7 +33,7 @@
 -- transient, and the cycle hands the rows back next time): the row carries the caller's token, so what can
 -- hold it is a bridge batch answering a reschedule or cancel `too_late`, or another sweeper's claim or fire
 -- statement that met it, for the length of that statement. They used to SKIP LOCKED such a row, which then
--- stayed leased until its lease ran out: 30 s late, and since V122 a death counted against it (CrashTest
+-- stayed leased until its lease ran out: 30 s late, and since V122 a death counted against it (CrashIT
 -- caught a hand-back that skipped a row a concurrent claim had just locked). The claim and the fire still
 -- never wait. No deadlock: every waiter here and the bridge take timer rows in the same key order, and the
 -- claim and the fire, which take them in another order, never wait for one.

@@ -30,7 +30,7 @@
 -- `stale` or `refused`; for a fired segment its partition id, first offset and created_at; for a
 -- refused one `refused`, the 0-based frame positions of its timers that were dead-lettered.
 -- queen.timer_fire_v2 (same call, no `refused` column, a refused segment answered `stale`) is kept as a
--- thin wrapper for the previous release's sweepers during a rolling restart (SqlFunctionsInUseTest.KEPT):
+-- thin wrapper for the previous release's sweepers during a rolling restart (SqlFunctionsInUseIT.KEPT):
 -- they get the same refusal, since it is decided here.
 --
 -- Guarantees:
@@ -512,7 +512,7 @@ $$;
 
 -- The previous release's fire (V101's signature and columns), for its sweepers during a rolling restart:
 -- the current fire, a refused segment answered `stale` (its clear rows are dead-lettered, its others
--- released, which is what `stale` tells that sweeper). Retired by the next release (SqlFunctionsInUseTest.KEPT).
+-- released, which is what `stale` tells that sweeper). Retired by the next release (SqlFunctionsInUseIT.KEPT).
 CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
 RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
 LANGUAGE sql

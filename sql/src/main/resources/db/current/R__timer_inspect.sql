@@ -15,7 +15,7 @@
 -- paginated (NULL after_key for the first page), WITHOUT payloads (payload_bytes gives the stored
 -- size), with their recurrence; the limit is clamped to 1..1000 so a careless call cannot pull a whole queue.
 -- queen.timer_peek_v1, queen.timer_list_v1: the same without recurrence, for the previous release's CLI
--- during an upgrade; thin wrappers over v2, retired by the next release (SqlFunctionsInUseTest.KEPT).
+-- during an upgrade; thin wrappers over v2, retired by the next release (SqlFunctionsInUseIT.KEPT).
 --
 -- Peek and list are served by the primary key (tenant_id, queue, timer_key); timer_key is COLLATE "C", so
 -- the keyset order is byte order and the comparison uses the index.

@@ -1,6 +1,6 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeEndToEndTest.bytes;
+import static io.queen.timers.bridge.BridgeEndToEndIT.bytes;
 
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;

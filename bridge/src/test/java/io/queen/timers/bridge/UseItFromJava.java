@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
-/** README "Use it from Java", verbatim: ReadmeJavaExampleTest compares this file with the README and runs it. */
+/** README "Use it from Java", verbatim: ReadmeJavaExampleIT compares this file with the README and runs it. */
 final class UseItFromJava {
 
     static AuditEvent.Verdict remindLater(String bootstrap, String commandTopic, String auditTopic) {

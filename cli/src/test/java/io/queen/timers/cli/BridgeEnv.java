@@ -5,7 +5,7 @@ import io.queen.timers.testkit.TestKafka;
 import java.util.HashMap;
 import java.util.Map;
 
-/** The environment a test's in-process bridge (ServiceCommandsTest.Background) and the CLI beside it read. */
+/** The environment a test's in-process bridge (ServiceCommandsIT.Background) and the CLI beside it read. */
 final class BridgeEnv {
 
     private BridgeEnv() {}

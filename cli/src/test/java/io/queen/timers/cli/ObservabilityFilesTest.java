@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The observability kit's files, parsed (Jackson: JSON and YAML) and checked for the shape Grafana and
  * Prometheus need, wired together as docker-compose mounts them, and documented. Which metrics the queries
- * read is {@link DashboardMetricsTest}'s; the PromQL grammar is promtool's ({@code .ci/run} checks the file
+ * read is {@link DashboardMetricsIT}'s; the PromQL grammar is promtool's ({@code .ci/run} checks the file
  * {@link #everyPanelHasAQueryOnTheProvisionedDatasource} writes).
  */
 class ObservabilityFilesTest {

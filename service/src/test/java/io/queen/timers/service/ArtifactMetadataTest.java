@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
@@ -20,8 +19,9 @@ import org.w3c.dom.NodeList;
 /**
  * What a team gets from {@code mvn install} (docs/development.md#versions-and-artifacts): the poms as installed, which
  * flatten-maven-plugin wrote beside each pom ({@code .flattened-pom.xml}), carry the real version and the
- * project's metadata; the BOM lists the published artifacts and nothing of the parent; the client has its
- * sources and javadoc jars; the LICENSE and CHANGELOG are there.
+ * project's metadata; the BOM lists the published artifacts and nothing of the parent; the LICENSE and CHANGELOG
+ * are there. The client's sources and javadoc jars exist only after {@code package}: ServiceJarIT (integration lane)
+ * checks them.
  */
 class ArtifactMetadataTest {
 
@@ -80,20 +80,6 @@ class ArtifactMetadataTest {
         Set<String> published = modules().stream().filter(m -> !m.equals("bom") && !INTERNAL.contains(m))
                 .map(m -> "queen-timers-" + m).collect(Collectors.toCollection(TreeSet::new));
         assertThat(listed).as("every module is in the BOM or named internal here").isEqualTo(published);
-    }
-
-    @Test
-    void theClientHasSourcesAndJavadocJars() throws Exception {
-        Path target = ROOT.resolve("client").resolve("target");
-        Path sources = target.resolve("queen-timers-client-" + VERSION + "-sources.jar");
-        Path javadoc = target.resolve("queen-timers-client-" + VERSION + "-javadoc.jar");
-        try (JarFile jar = new JarFile(sources.toFile())) {
-            assertThat(jar.getEntry("io/queen/timers/client/command/TimerCommand.java")).isNotNull();
-        }
-        try (JarFile jar = new JarFile(javadoc.toFile())) {
-            assertThat(jar.getEntry("index.html")).isNotNull();
-            assertThat(jar.getEntry("io/queen/timers/client/command/TimerCommand.html")).isNotNull();
-        }
     }
 
     @Test

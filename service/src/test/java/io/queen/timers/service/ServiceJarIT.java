@@ -59,6 +59,21 @@ class ServiceJarIT {
                 .noneMatch(e -> e.startsWith("postgres-") && e.endsWith(".txz"));
     }
 
+    /** The client's sources and javadoc jars (docs/development.md "Versions and artifacts"): {@code package} builds them, so they are checked here, after it. */
+    @Test
+    void theClientHasSourcesAndJavadocJars() throws Exception {
+        Path target = Path.of("..", "client", "target");
+        Path sources = target.resolve("queen-timers-client-" + System.getProperty("project.version") + "-sources.jar");
+        Path javadoc = target.resolve("queen-timers-client-" + System.getProperty("project.version") + "-javadoc.jar");
+        try (JarFile jar = new JarFile(sources.toFile())) {
+            assertThat(jar.getEntry("io/queen/timers/client/command/TimerCommand.java")).isNotNull();
+        }
+        try (JarFile jar = new JarFile(javadoc.toFile())) {
+            assertThat(jar.getEntry("index.html")).isNotNull();
+            assertThat(jar.getEntry("io/queen/timers/client/command/TimerCommand.html")).isNotNull();
+        }
+    }
+
     @Test
     void everyCommandButLocalAnswersHelp() throws Exception {
         Run top = java("--help");

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Two processes starting at once: the whole migration runs under a session advisory lock held
  * on a connection of its own, so the second waits and then finds nothing to do. Flyway 13 also
- * locks on PostgreSQL (on 2026-12-02, MigrationsTest's concurrent case passed 3 of 3 runs without
+ * locks on PostgreSQL (on 2026-12-02, MigrationsIT's concurrent case passed 3 of 3 runs without
  * our lock); ours is kept so the guarantee is this class's, not a detail of a Flyway version.
  * Price: one extra connection for the duration of a migration.
  *
@@ -70,8 +70,8 @@ public final class Migrations {
 
     /**
      * A checksum Flyway recorded for a text of {@code file} shipped before, and why the text changed.
-     * {@link #current()} is the checksum of the text on the classpath now. Pinned by MigrationsTest
-     * (the current values), EarlierShapeUpgradeTest and SqlSourceUpgradeTest (the earlier ones, from
+     * {@link #current()} is the checksum of the text on the classpath now. Pinned by MigrationsIT
+     * (the current values), EarlierShapeUpgradeIT and SqlSourceUpgradeIT (the earlier ones, from
      * the shipped texts kept under src/test/resources/db).
      */
     record Superseded(String file, int earlier, String why) {
@@ -84,7 +84,7 @@ public final class Migrations {
         }
     }
 
-    /** The issue-17 entries come first: EarlierShapeUpgradeTest reads the first entry of a version. */
+    /** The issue-17 entries come first: EarlierShapeUpgradeIT reads the first entry of a version. */
     static final List<Superseded> SUPERSEDED = List.of(
             new Superseded("V001__log_schema.sql", 1098086925, ISSUE_17),
             new Superseded("V006__log_maintenance.sql", -1865753502, ISSUE_17),
@@ -251,7 +251,7 @@ public final class Migrations {
 
     /**
      * Flyway's checksum of a classpath text: CRC32 over its lines (terminators dropped, a leading
-     * byte-order mark too), as Flyway computes it when it records a migration. MigrationsTest pins
+     * byte-order mark too), as Flyway computes it when it records a migration. MigrationsIT pins
      * that the two agree.
      */
     static int checksum(String resource) {

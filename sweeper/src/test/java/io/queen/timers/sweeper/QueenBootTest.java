@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The statement splitter QueenCoexistenceTest applies Queen's files with (pure code, runs in CI). */
+/** The statement splitter QueenCoexistenceIT applies Queen's files with (pure code, runs in CI). */
 class QueenBootTest {
 
     @Test

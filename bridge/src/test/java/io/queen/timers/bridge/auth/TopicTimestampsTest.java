@@ -10,7 +10,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.junit.jupiter.api.Test;
 
-/** Which broker settings make a jwt topic's record timestamps trustworthy (the broker cases: BridgeSecurityEndToEndTest). */
+/** Which broker settings make a jwt topic's record timestamps trustworthy (the broker cases: BridgeSecurityEndToEndIT). */
 class TopicTimestampsTest {
 
     static final Duration SKEW = Duration.ofSeconds(60);

@@ -2,7 +2,7 @@ package io.queen.timers.cli.local;
 
 import io.queen.timers.cli.Output;
 
-/** What {@code local} prints for one audit event, without a broker (for OutputHygieneTest). */
+/** What {@code local} prints for one audit event, without a broker (for OutputHygieneIT). */
 public final class AuditWatcherHygiene {
 
     private AuditWatcherHygiene() {}

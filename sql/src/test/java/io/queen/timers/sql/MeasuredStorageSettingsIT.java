@@ -1,0 +1,37 @@
+package io.queen.timers.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queen.timers.testkit.FreshDatabase;
+import io.queen.timers.testkit.TestPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.Arrays;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** The storage settings of queen.log_timers after every migration: V025's, as measured and decided by V070. */
+class MeasuredStorageSettingsIT {
+
+    @Test
+    void logTimersCarriesTheMeasuredStorageSettingsAndSaysWhere() throws Exception {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("storage")) {
+            DataSource ds = fresh.newDataSource(3);
+            Migrations.migrate(ds);
+            try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT c.reloptions, obj_description(c.oid, 'pg_class') FROM pg_class c"
+                         + " WHERE c.oid = 'queen.log_timers'::regclass")) {
+                rs.next();
+                String[] options = (String[]) rs.getArray(1).getArray();
+                assertThat(Arrays.asList(options)).containsExactlyInAnyOrder(
+                        "fillfactor=100",                           // V070: 90 -> 100, no update here can be HOT
+                        "autovacuum_vacuum_scale_factor=0.02",      // kept by V070
+                        "autovacuum_vacuum_threshold=1000",         // kept by V070
+                        "autovacuum_vacuum_insert_scale_factor=0.05", // kept by V070
+                        "vacuum_truncate=off");                     // V025, not a number
+                assertThat(rs.getString(2)).contains("measured 2026-12-03").contains("V070");
+            }
+        }
+    }
+}

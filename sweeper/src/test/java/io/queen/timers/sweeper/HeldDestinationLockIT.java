@@ -1,0 +1,72 @@
+package io.queen.timers.sweeper;
+
+import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * One destination's partition row locked elsewhere for long (a stopped backend, another writer's long
+ * transaction): the fire of a claim that holds it waits out its lock timeout. The claim's other
+ * destinations must fire anyway (the fire is retried in halves), and while nothing but the held
+ * destination is due, readiness must say that nothing fires and why (no completed cycle hides it). After
+ * the lock goes, every timer has fired once, and none spent an attempt.
+ */
+class HeldDestinationLockIT {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    @Test
+    void aHeldPartitionLockDelaysOnlyItsDestinationAndReadinessSaysNothingFires() throws Exception {
+        Staging staging = new Staging(db.dataSource());
+        Map<String, String> bounded = Map.of(SweeperSettings.LOCK_TIMEOUT, "1s", SweeperSettings.STATEMENT_TIMEOUT, "5s",
+                SweeperSettings.LEASE, "8s", SweeperSettings.WORKERS, "1", HealthSettings.FAILING_AFTER, "1s");
+        try (SweeperMain sweeper = Sweepers.start(db, bounded)) {
+            staging.schedule(DEFAULT_TENANT, "held.q", "first", -1);   // provisions the partition the test then holds
+            await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+
+            try (Connection holder = db.dataSource().getConnection()) {
+                holder.setAutoCommit(false);
+                try (Statement st = holder.createStatement();
+                     ResultSet rs = st.executeQuery("""
+                             SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                              WHERE q.name = 'held.q' FOR UPDATE OF p""")) {
+                    assertThat(rs.next()).as("held.q's partition exists").isTrue();
+                }
+                // due together, so one claim holds them all and packs them into one fire of four segments
+                for (String queue : List.of("held.q", "free.a", "free.b", "free.c")) {
+                    for (int i = 0; i < 5; i++) {
+                        staging.schedule(DEFAULT_TENANT, queue, queue + "-" + i, -0.5);
+                    }
+                }
+                await().atMost(60, TimeUnit.SECONDS).until(() ->
+                        staging.count("SELECT count(*) FROM queen.log_timers WHERE queue LIKE 'free.%'") == 0);
+                assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE queue = 'held.q'"))
+                        .as("the held destination waits for its lock").isEqualTo(5);
+
+                // only the held destination is due now: every cycle claims it and fires nothing
+                await().atMost(60, TimeUnit.SECONDS).pollInterval(50, TimeUnit.MILLISECONDS).until(() ->
+                        StalledDatabaseIT.problems(sweeper).stream().anyMatch(p -> p.contains("no timer of the claim fired")));
+                holder.rollback();
+            }
+            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+            await().atMost(30, TimeUnit.SECONDS).until(() -> StalledDatabaseIT.problems(sweeper).isEmpty());
+        }
+        assertThat(LogContents.txnCounts(db.dataSource())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
+                .as("a lock timeout spends no attempt").isEqualTo(21);
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
+    }
+}

@@ -1,0 +1,83 @@
+package io.queen.timers.sweeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Readiness means "work is progressing": a sweeper whose every cycle fails (42501 permission denied)
+ * is not ready and says which loop and why, although the database answers, the schema is current and
+ * Kafka is up; it is ready again once the grant is back.
+ */
+class ReadinessIT {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    void aLoopFailingEveryCycleTakesReadinessDownAndSaysWhichAndWhy() throws Exception {
+        String role = "sweeper_" + db.database().name().replaceAll("[^a-z0-9_]", "_");
+        exec("DROP ROLE IF EXISTS " + role);
+        exec("CREATE ROLE " + role + " LOGIN PASSWORD 'secret'");
+        // enough to see the schema version (the readiness probe), nothing on the queen schema
+        exec("GRANT USAGE ON SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
+        exec("GRANT SELECT ON ALL TABLES IN SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
+        var config = Sweepers.config(db, Map.of(
+                CommonSettings.JDBC_USER, role,
+                CommonSettings.JDBC_PASSWORD, "secret",
+                CommonSettings.MIGRATE_ON_START, "false",
+                CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers(),
+                CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1",
+                HealthSettings.FAILING_AFTER, "2s"));
+        ServiceHost host = ServiceHost.start("sweeper", config, (cfg, registry, health, startup) -> {
+            SweeperMain sweeper = SweeperMain.start(cfg, registry, health, startup);
+            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
+        });
+        try {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                HttpResponse<String> r = ready(host);
+                assertThat(r.statusCode()).isEqualTo(503);
+                assertThat(r.body()).contains("sweep-0: every cycle failed since").contains("permission denied")
+                        .contains("database: ok").contains("kafka: ok");
+            });
+            exec("GRANT USAGE ON SCHEMA queen TO " + role);
+            exec("GRANT ALL ON ALL TABLES IN SCHEMA queen TO " + role);
+            exec("GRANT ALL ON ALL SEQUENCES IN SCHEMA queen TO " + role);
+            exec("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA queen TO " + role);
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(ready(host).statusCode()).isEqualTo(200));
+        } finally {
+            host.close();
+            exec("DROP OWNED BY " + role);
+            exec("DROP ROLE " + role);
+        }
+    }
+
+    private static HttpResponse<String> ready(ServiceHost host) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static void exec(String sql) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+}
