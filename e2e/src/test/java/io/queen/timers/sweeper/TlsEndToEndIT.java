@@ -49,7 +49,7 @@ import org.junit.jupiter.api.Test;
  * (QUEEN_*_FILE), and the relays' producer logs in as another SCRAM user than the consumers (kafka.producer.*).
  * One timer is scheduled, fired into the log and audited.
  */
-class TlsEndToEndTest {
+class TlsEndToEndIT {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
