@@ -14,7 +14,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "http", mixinStandardHelpOptions = true,
         description = {"Run the HTTP API: POST /api/v1/timers, DELETE /api/v1/timers/{queue}/{timerKey} on api.port.",
             "Each operation is written to the command topic and answered with the bridge's verdict from the audit topic.",
-            "Settings: --config FILE and QUEEN_* environment variables (README \"Configuration\").",
+            "Settings: --config FILE and QUEEN_* environment variables (docs/configuration.md).",
             "Serves /health/live, /health/ready and /metrics on http.port. SIGTERM stops it gracefully."})
 final class HttpCommand implements Callable<Integer> {
 

@@ -17,7 +17,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Everything the HTTP API process reads (README "Configuration", docs/http-api.md). Its own keys are {@code api.*}
+ * Everything the HTTP API process reads (docs/configuration.md, docs/http-api.md). Its own keys are {@code api.*}
  * ({@code http.*} is every process's /health and /metrics port). The command topics, their tenants and their
  * {@code topic.<name>.auth*} token rules are the bridge's own keys, read by the bridge's own {@code TopicRoutes}: one
  * config file serves both, so the API checks a token exactly as the bridge will, and the audit topics are
