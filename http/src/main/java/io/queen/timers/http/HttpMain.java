@@ -57,7 +57,8 @@ public final class HttpMain implements AutoCloseable {
         Map<String, SenderPool> senders = new LinkedHashMap<>();
         try {
             for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {
-                senders.put(topic, new SenderPool(config.kafka(), audit.topicFor(routes.route(topic).tenant()), s.senders()));
+                senders.put(topic, new SenderPool(config.kafka(Config.KafkaClient.PRODUCER), config.kafka(Config.KafkaClient.CONSUMER),
+                        audit.topicFor(routes.route(topic).tenant()), s.senders()));
             }
             ApiServer api = ApiServer.start(s, topics, senders);
             LOG.info("HTTP API on {}:{}, writing to {}", s.bindAddress(), api.port(), senders.keySet());

@@ -22,13 +22,16 @@ public final class SenderPool implements AutoCloseable {
     private final BlockingQueue<CommandSender> idle;
     private final List<CommandSender> all = new ArrayList<>();
 
-    public SenderPool(Map<String, Object> kafka, String auditTopic, int size) {
+    /** {@code producer}, {@code consumer}: each client's settings (kafka.* with kafka.producer.* / kafka.consumer.* on top). */
+    public SenderPool(Map<String, Object> producer, Map<String, Object> consumer, String auditTopic, int size) {
         this.idle = new ArrayBlockingQueue<>(size);
         try {
             for (int i = 0; i < size; i++) {
-                Map<String, Object> k = new java.util.HashMap<>(kafka);
-                k.put("client.id", "queen-timers-api-" + auditTopic + "-" + i);
-                CommandSender s = new CommandSender(k, auditTopic, Duration.ofSeconds(15));
+                Map<String, Object> p = new java.util.HashMap<>(producer);
+                Map<String, Object> c = new java.util.HashMap<>(consumer);
+                p.putIfAbsent("client.id", "queen-timers-api-" + auditTopic + "-" + i);
+                c.putIfAbsent("client.id", "queen-timers-api-verdicts-" + auditTopic + "-" + i);
+                CommandSender s = new CommandSender(p, c, auditTopic, CommandSender.DEFAULT_SEND_TIMEOUT);
                 all.add(s);
                 idle.add(s);
             }
