@@ -47,7 +47,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * fires; DELETE cancels; every verdict is the bridge's own (the same reason a Kafka producer's record gets); hostile
  * requests are refused before anything is written, or written and judged exactly as the Kafka path judges them.
  */
-class HttpApiEndToEndTest {
+class HttpApiEndToEndIT {
 
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
