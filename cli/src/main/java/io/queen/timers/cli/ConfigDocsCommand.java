@@ -25,6 +25,7 @@ final class ConfigDocsCommand implements Callable<Integer> {
         Map<String, ConfigDef> defs = new LinkedHashMap<>();
         defs.put("bridge", BridgeSettings.definition());
         defs.put("sweeper", SweeperSettings.definition());
+        defs.put("http", io.queen.timers.http.HttpSettings.definition());
         return defs;
     }
 

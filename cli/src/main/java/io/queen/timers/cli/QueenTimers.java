@@ -29,6 +29,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
             BridgeCommand.class,
             SweeperCommand.class,
+            HttpCommand.class,
             ScheduleCommand.class,
             CancelCommand.class,
             PeekCommand.class,

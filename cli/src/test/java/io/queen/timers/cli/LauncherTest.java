@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class LauncherTest {
 
     static final List<String> SUBCOMMANDS = List.of(
-            "bridge", "sweeper", "local", "schedule", "cancel", "peek", "list", "find", "tail", "migrate");
+            "bridge", "sweeper", "http", "local", "schedule", "cancel", "peek", "list", "find", "tail", "migrate");
 
     @Test
     void everySubcommandAnswersHelp() {

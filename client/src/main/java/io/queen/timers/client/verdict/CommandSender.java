@@ -126,6 +126,55 @@ public final class CommandSender implements AutoCloseable {
         return Optional.empty();
     }
 
+    /** One command of {@link #sendAllAndAwait}: where it was written, and its verdict (empty when none came in time). */
+    public record Answer(RecordMetadata sent, Optional<AuditEvent.Verdict> verdict) {}
+
+    /**
+     * Sends every command, then awaits all their verdicts together: one poll loop collects each verdict whichever order
+     * the audit topic returns them in (commands on different keys land on different partitions, so their verdicts
+     * may come in any order; awaiting them one by one with {@link #await} would skip, and lose, the others). The answers
+     * are in the order of {@code commands}; a command whose verdict did not come within {@code timeout} has an empty one.
+     */
+    public List<Answer> sendAllAndAwait(List<ProducerRecord<byte[], byte[]>> commands, Duration timeout) {
+        List<java.util.concurrent.Future<RecordMetadata>> futures = new java.util.ArrayList<>();
+        for (ProducerRecord<byte[], byte[]> c : commands) {
+            futures.add(producer().send(c));
+        }
+        List<RecordMetadata> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < futures.size(); i++) {
+            try {
+                sent.add(futures.get(i).get(sendTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS));
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("Kafka did not accept the command " + describe(commands.get(i)) + ": "
+                        + e.getCause().getMessage(), e.getCause());
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("Kafka did not acknowledge the command " + describe(commands.get(i)) + " within " + sendTimeout);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while sending " + describe(commands.get(i)));
+            }
+        }
+        Map<AuditEvent.Source, AuditEvent.Verdict> found = new HashMap<>();
+        java.util.Set<AuditEvent.Source> wanted = new java.util.HashSet<>();
+        sent.forEach(m -> wanted.add(new AuditEvent.Source(m.topic(), m.partition(), m.offset())));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (found.size() < wanted.size() && System.nanoTime() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : audit.poll(Duration.ofMillis(100))) {
+                AuditEvent e;
+                try {
+                    e = AuditEvents.parse(r.value());
+                } catch (AuditEvents.MalformedEvent notOurs) {
+                    continue;
+                }
+                if (e instanceof AuditEvent.Verdict v && wanted.contains(v.source())) {
+                    found.putIfAbsent(v.source(), v); // publishing is at-least-once: the first copy answers
+                }
+            }
+        }
+        return sent.stream().map(m -> new Answer(m, Optional.ofNullable(found.get(new AuditEvent.Source(m.topic(), m.partition(),
+                m.offset()))))).toList();
+    }
+
     private KafkaProducer<byte[], byte[]> producer() {
         if (producer == null) {
             Map<String, Object> p = new HashMap<>(producerSettings);

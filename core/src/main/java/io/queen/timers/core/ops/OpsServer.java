@@ -50,6 +50,14 @@ public final class OpsServer implements AutoCloseable {
     static final int QUEUE = 64;
 
     static {
+        applyLimits();
+    }
+
+    /**
+     * Sets {@link #LIMITS} where {@code -D} did not. They are JVM-wide, so another server of the process (the HTTP API)
+     * calls this before it is made, whichever server comes first.
+     */
+    public static void applyLimits() {
         LIMITS.forEach((k, v) -> {
             if (System.getProperty(k) == null) {
                 System.setProperty(k, v);

@@ -1,0 +1,82 @@
+package io.queen.timers.http;
+
+import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
+import static io.queen.timers.core.config.ConfigDef.Type.INT;
+import static io.queen.timers.core.config.ConfigDef.Type.LIST;
+import static io.queen.timers.core.config.ConfigDef.Type.STRING;
+import static io.queen.timers.core.config.ConfigDef.between;
+import static io.queen.timers.core.config.ConfigDef.durationBetween;
+import static io.queen.timers.core.config.ConfigDef.nonEmpty;
+
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigDef;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Everything the HTTP API process reads (docs/configuration.md, docs/http-api.md). Its own keys are {@code api.*}
+ * ({@code http.*} is every process's /health and /metrics port). The command topics, their tenants and their
+ * {@code topic.<name>.auth*} token rules are the bridge's own keys, read by the bridge's own {@code TopicRoutes}: one
+ * config file serves both, so the API checks a token exactly as the bridge will, and the audit topics are
+ * {@code audit.topic} / {@code audit.tenant.topics}, the keys the relay publishes by.
+ */
+public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int maxOps, int rateLimit, int rateBurst,
+        List<String> commandTopics, Duration verdictTimeout, int threads, int senders) {
+
+    public static final String PORT = "api.port";
+    public static final String BIND_ADDRESS = "api.bind.address";
+    public static final String MAX_BODY_BYTES = "api.max.body.bytes";
+    public static final String MAX_OPS = "api.max.ops";
+    public static final String RATE_LIMIT = "api.rate.limit";
+    public static final String RATE_BURST = "api.rate.burst";
+    public static final String COMMAND_TOPICS = "api.command.topics";
+    public static final String VERDICT_TIMEOUT = "api.verdict.timeout";
+    public static final String THREADS = "api.threads";
+    public static final String SENDERS = "api.senders";
+
+    public static ConfigDef definition() {
+        return new ConfigDef()
+                .include(CommonSettings.definition())
+                .include(AuditSettings.definition().select(AuditSettings.TENANT_TOPICS))
+                .include(BridgeSettings.definition().select(BridgeSettings.COMMAND_TOPICS, BridgeSettings.TOPIC_TENANTS,
+                        BridgeSettings.TOPIC_PRODUCER_SUBS, BridgeSettings.DEFAULT_TENANT_ALLOWED, BridgeSettings.AUTH_ADMIN_CLAIM))
+                .define(PORT, INT, "8081", between(0, 65535), "QUEEN_API_PORT",
+                        "Port of the HTTP API (POST /api/v1/timers, DELETE /api/v1/timers/{queue}/{timerKey}); 0 picks a free port.")
+                .define(BIND_ADDRESS, STRING, "0.0.0.0", nonEmpty(), "QUEEN_API_BIND_ADDRESS",
+                        "Address the HTTP API listens on. Plain HTTP: put TLS in front of it (a load balancer or sidecar).")
+                .define(MAX_BODY_BYTES, INT, String.valueOf(4 << 20), between(1024, 64 << 20), "QUEEN_API_MAX_BODY_BYTES",
+                        "Largest request body in bytes, refused (413) before it is parsed: a Content-Length above it is refused"
+                                + " unread, a chunked body when it passes it. Each operation's own payload is judged by the bridge"
+                                + " (bridge.payload.max.bytes, payload_too_large).")
+                .define(MAX_OPS, INT, "100", between(1, 10_000), "QUEEN_API_MAX_OPS",
+                        "Most operations one POST may carry; more is refused (413) before any is written.")
+                .define(RATE_LIMIT, INT, "50", between(0, 1_000_000), "QUEEN_API_RATE_LIMIT",
+                        "Requests per second one client may make (a token bucket per verified token sub, else per remote"
+                                + " address); past it 429 with Retry-After. 0 turns the limit off.")
+                .define(RATE_BURST, INT, "100", between(1, 1_000_000), "QUEEN_API_RATE_BURST",
+                        "Requests one client may make at once before api.rate.limit paces it (the bucket's size).")
+                .define(COMMAND_TOPICS, LIST, "", null, "QUEEN_API_COMMAND_TOPICS",
+                        "The command topics the API writes to, one per tenant (each topic's tenant is the bridge's"
+                                + " topic.<name>.tenant); empty = every topic of command.topics. A request goes to the topic whose"
+                                + " topic.<name>.auth=jwt rules verify its bearer token, or without a token to the one topic with"
+                                + " auth none. Two topics of one tenant, or two without auth, are a start-up error.")
+                .define(VERDICT_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(5)),
+                        "Longest wait of a request for its commands' verdicts from the audit topic; an operation without one"
+                                + " by then is answered pending (202) with where its command was written.")
+                .define(THREADS, INT, "16", between(1, 1024), "QUEEN_API_THREADS",
+                        "Requests handled at once (each holds its thread until its verdicts come); 64 more wait, past that"
+                                + " a new request's connection is closed.")
+                .define(SENDERS, INT, "4", between(1, 256), "QUEEN_API_SENDERS",
+                        "Command senders per command topic (each a Kafka producer and an audit consumer reading the whole"
+                                + " audit topic): requests to one topic that await verdicts at once; more wait for a free sender.");
+    }
+
+    public static HttpSettings from(Config c) {
+        return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS),
+                c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
+                c.intValue(THREADS), c.intValue(SENDERS));
+    }
+}

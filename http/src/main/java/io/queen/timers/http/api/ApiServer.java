@@ -1,0 +1,282 @@
+package io.queen.timers.http.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.queen.timers.client.audit.AuditEvent;
+import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.client.verdict.CommandSender;
+import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.http.HttpSettings;
+import io.queen.timers.http.route.CommandTopics;
+import io.queen.timers.http.send.SenderPool;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The routes: {@code POST /api/v1/timers} (a JSON array of operations, or {@code {"operations": [...]}}) and
+ * {@code DELETE /api/v1/timers/{queue}/{timerKey}}. Each operation is written to the caller's command topic with the
+ * key {@code <queue>/<timerKey>} and answered with its verdict from the audit topic ({@link SenderPool}); errors before
+ * anything is written are {@code application/problem+json} ({@link Problem}). The JDK's own HTTP server, as the
+ * /health and /metrics server ({@link OpsServer}), with its limits: a client that sends its request (headers and
+ * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then.
+ *
+ * <p>Statuses: 200 when no operation was rejected; 207 when some were and some not; 422 when every one was; 202 when
+ * a verdict did not come within api.verdict.timeout (that operation's {@code type} is {@code pending}: written, its
+ * verdict will be on the audit topic under its {@code source}).
+ */
+public final class ApiServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
+    public static final String TIMERS = "/api/v1/timers";
+    /** Requests waiting for a thread; past this a new request's connection is closed, as /health's server does. */
+    static final int QUEUE = 64;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpServer server;
+    private final ThreadPoolExecutor pool;
+    private final HttpSettings settings;
+    private final CommandTopics topics;
+    private final Map<String, SenderPool> senders;
+    private final RateLimiter limiter;
+
+    private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
+            Map<String, SenderPool> senders) {
+        this.server = server;
+        this.pool = pool;
+        this.settings = settings;
+        this.topics = topics;
+        this.senders = senders;
+        this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
+    }
+
+    /** @param senders a pool per command topic the API writes to */
+    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders) {
+        OpsServer.applyLimits();
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress(settings.bindAddress(), settings.port()), 64);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot listen on " + settings.bindAddress() + ":" + settings.port() + " (settings "
+                    + HttpSettings.BIND_ADDRESS + ", " + HttpSettings.PORT + "): " + e.getMessage(), e);
+        }
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 30, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(QUEUE), r -> {
+                    Thread t = new Thread(r, "api-http");
+                    t.setDaemon(true);
+                    return t;
+                }, new ThreadPoolExecutor.AbortPolicy());
+        server.setExecutor(pool);
+        ApiServer api = new ApiServer(server, pool, settings, topics, senders);
+        server.createContext("/", api::handle);
+        server.start();
+        return api;
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        try {
+            String path = ex.getRequestURI().getRawPath();
+            String method = ex.getRequestMethod();
+            boolean post = path.equals(TIMERS);
+            boolean delete = path.startsWith(TIMERS + "/");
+            if (!post && !delete) {
+                problem(ex, Problem.notFound("the API serves POST " + TIMERS + " and DELETE " + TIMERS + "/{queue}/{timerKey}"));
+                return;
+            }
+            if (post && !method.equals("POST") || delete && !method.equals("DELETE")) {
+                ex.getResponseHeaders().set("Allow", post ? "POST" : "DELETE");
+                problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
+                return;
+            }
+            String bearer;
+            CommandTopics.Target target;
+            try {
+                bearer = bearer(ex);
+                if (bearer == null && !limiter.allow("addr:" + remote(ex), System.nanoTime())) {
+                    limited(ex);
+                    return;
+                }
+                target = topics.resolve(bearer, System.currentTimeMillis());
+            } catch (CommandTopics.Refused r) {
+                ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+                problem(ex, Problem.unauthorized(r.status, r.getMessage()));
+                return;
+            } catch (Operations.Refusal r) {
+                problem(ex, r.problem);
+                return;
+            }
+            if (target.caller() != null && !limiter.allow("sub:" + target.tenant() + "/" + target.caller(), System.nanoTime())) {
+                limited(ex);
+                return;
+            }
+            List<Operations.Command> commands;
+            try {
+                commands = post ? Operations.ofBody(body(ex), settings.maxOps())
+                        : List.of(Operations.ofPath(path.substring(TIMERS.length() + 1)));
+            } catch (Operations.Refusal r) {
+                problem(ex, r.problem);
+                return;
+            }
+            submit(ex, target, commands);
+        } catch (RuntimeException e) {
+            LOG.warn("request failed: {}", e.toString());
+            try {
+                problem(ex, Problem.unavailable("the commands could not be written to Kafka; retry (an operation that was written"
+                        + " before the failure is answered on the audit topic)"));
+            } catch (IOException | RuntimeException alreadySent) {
+                // the response had begun: the connection closes
+            }
+        } finally {
+            ex.close();
+        }
+    }
+
+    private void submit(HttpExchange ex, CommandTopics.Target target, List<Operations.Command> commands) throws IOException {
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        String traceparent = ex.getRequestHeaders().getFirst(WireFormat.TRACEPARENT);
+        String tracestate = ex.getRequestHeaders().getFirst(WireFormat.TRACESTATE);
+        for (Operations.Command c : commands) {
+            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(target.topic(), null, null,
+                    c.key() == null ? null : c.key().getBytes(StandardCharsets.UTF_8), c.value());
+            // the headers a Kafka producer's command carries: the token (the bridge verifies it against the record), the trace
+            header(r, WireFormat.H_AUTH, target.token());
+            header(r, WireFormat.TRACEPARENT, traceparent);
+            header(r, WireFormat.TRACESTATE, traceparent == null ? null : tracestate);
+            records.add(r);
+        }
+        Optional<List<CommandSender.Answer>> answers;
+        try {
+            answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout(), settings.verdictTimeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problem(ex, Problem.unavailable("the server is stopping"));
+            return;
+        }
+        if (answers.isEmpty()) {
+            ex.getResponseHeaders().set("Retry-After", "1");
+            problem(ex, Problem.unavailable("every command sender was busy for " + settings.verdictTimeout() + "; nothing was written"));
+            return;
+        }
+        ObjectNode body = JSON.createObjectNode();
+        ArrayNode results = body.putArray("results");
+        int rejected = 0;
+        int pending = 0;
+        for (int i = 0; i < answers.get().size(); i++) {
+            CommandSender.Answer a = answers.get().get(i);
+            ObjectNode n = results.addObject().put("index", i);
+            VerdictJson.write(n, a);
+            if (a.verdict().isEmpty()) {
+                pending++;
+            } else if (a.verdict().get() instanceof AuditEvent.Rejected) {
+                rejected++;
+            }
+        }
+        int n = answers.get().size();
+        int status = pending > 0 ? 202 : rejected == 0 ? 200 : rejected == n ? 422 : 207;
+        send(ex, status, "application/json", JSON.writeValueAsBytes(body));
+    }
+
+    private static void header(ProducerRecord<byte[], byte[]> r, String name, String value) {
+        if (value != null) {
+            r.headers().add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8)));
+        }
+    }
+
+    /** The token of {@code Authorization: Bearer <token>}; null without the header. */
+    private static String bearer(HttpExchange ex) throws Operations.Refusal {
+        List<String> all = ex.getRequestHeaders().get("Authorization");
+        if (all == null || all.isEmpty()) {
+            return null;
+        }
+        String h = all.get(0).trim();
+        if (all.size() > 1 || !h.regionMatches(true, 0, "Bearer ", 0, 7) || h.substring(7).isBlank()) {
+            throw new Operations.Refusal(Problem.unauthorized(401, "Authorization must be one 'Bearer <token>'"));
+        }
+        return h.substring(7).trim();
+    }
+
+    /** The body, refused (413) past api.max.body.bytes: unread when its Content-Length says so, else when it passes it. */
+    private byte[] body(HttpExchange ex) throws IOException, Operations.Refusal {
+        String type = ex.getRequestHeaders().getFirst("Content-Type");
+        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/json")) {
+            throw new Operations.Refusal(Problem.unsupportedMediaType("Content-Type must be application/json"));
+        }
+        int max = settings.maxBodyBytes();
+        String length = ex.getRequestHeaders().getFirst("Content-Length");
+        if (length != null) {
+            long declared;
+            try {
+                declared = Long.parseLong(length.trim());
+            } catch (NumberFormatException e) {
+                throw new Operations.Refusal(Problem.badRequest("Content-Length is not a number"));
+            }
+            if (declared > max) {
+                ex.getResponseHeaders().set("Connection", "close");
+                throw new Operations.Refusal(Problem.tooLarge("the body is " + declared + " bytes; at most " + max + " (api.max.body.bytes)"));
+            }
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[16 * 1024];
+        try (InputStream in = ex.getRequestBody()) {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+                if (out.size() > max) {
+                    ex.getResponseHeaders().set("Connection", "close");
+                    throw new Operations.Refusal(Problem.tooLarge("the body is more than " + max + " bytes (api.max.body.bytes)"));
+                }
+            }
+        }
+        return out.toByteArray();
+    }
+
+    private void limited(HttpExchange ex) throws IOException {
+        ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+        problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second (api.rate.limit)"));
+    }
+
+    private static String remote(HttpExchange ex) {
+        InetSocketAddress a = ex.getRemoteAddress();
+        return a == null || a.getAddress() == null ? "?" : a.getAddress().getHostAddress();
+    }
+
+    private static void problem(HttpExchange ex, Problem p) throws IOException {
+        send(ex, p.status(), Problem.MEDIA_TYPE, p.json(JSON));
+    }
+
+    private static void send(HttpExchange ex, int status, String type, byte[] body) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", type);
+        ex.sendResponseHeaders(status, body.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        pool.shutdownNow();
+    }
+}

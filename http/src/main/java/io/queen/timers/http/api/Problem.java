@@ -1,0 +1,61 @@
+package io.queen.timers.http.api;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * An error answer as RFC 9457 {@code application/problem+json}: {@code type} (a stable URI per kind, relative to the
+ * API, listed in openapi.yaml), {@code title}, {@code status}, {@code detail}. Details name the request's own
+ * mistake, never another tenant, key or internal address.
+ */
+public record Problem(int status, String kind, String title, String detail) {
+
+    public static final String MEDIA_TYPE = "application/problem+json";
+    static final String TYPE_PREFIX = "/problems/";
+
+    public static Problem badRequest(String detail) {
+        return new Problem(400, "bad-request", "The request is not a valid command request", detail);
+    }
+
+    public static Problem tooLarge(String detail) {
+        return new Problem(413, "too-large", "The request is too large", detail);
+    }
+
+    public static Problem unauthorized(int status, String detail) {
+        return status == 403 ? new Problem(403, "forbidden", "The token may not write here", detail)
+                : new Problem(401, "unauthorized", "No valid token", detail);
+    }
+
+    public static Problem notFound(String detail) {
+        return new Problem(404, "not-found", "No such route", detail);
+    }
+
+    public static Problem methodNotAllowed(String detail) {
+        return new Problem(405, "method-not-allowed", "Method not allowed", detail);
+    }
+
+    public static Problem unsupportedMediaType(String detail) {
+        return new Problem(415, "unsupported-media-type", "The body must be application/json", detail);
+    }
+
+    public static Problem tooManyRequests(String detail) {
+        return new Problem(429, "rate-limited", "Too many requests", detail);
+    }
+
+    public static Problem unavailable(String detail) {
+        return new Problem(503, "unavailable", "The commands could not be written", detail);
+    }
+
+    byte[] json(ObjectMapper json) {
+        ObjectNode n = json.createObjectNode();
+        n.put("type", TYPE_PREFIX + kind);
+        n.put("title", title);
+        n.put("status", status);
+        n.put("detail", detail);
+        try {
+            return json.writeValueAsBytes(n);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.queen.timers.http.send;
+
+import io.queen.timers.client.verdict.CommandSender;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * A fixed set of the client's {@link CommandSender}s for one command topic and its audit topic: the same sender a
+ * Java producer or the CLI uses, so a command from HTTP is written, keyed and answered exactly as one from Kafka.
+ * A sender is not thread-safe, so a request borrows one for its send and its wait.
+ * PRICE: each sender's audit consumer reads the whole audit topic (every verdict of the tenant, not only its own),
+ * so N senders read it N times; and a request waits while all are busy (at most {@code maxWait}).
+ */
+public final class SenderPool implements AutoCloseable {
+
+    private final BlockingQueue<CommandSender> idle;
+    private final List<CommandSender> all = new ArrayList<>();
+
+    /** {@code producer}, {@code consumer}: each client's settings (kafka.* with kafka.producer.* / kafka.consumer.* on top). */
+    public SenderPool(Map<String, Object> producer, Map<String, Object> consumer, String auditTopic, int size) {
+        this.idle = new ArrayBlockingQueue<>(size);
+        try {
+            for (int i = 0; i < size; i++) {
+                Map<String, Object> p = new java.util.HashMap<>(producer);
+                Map<String, Object> c = new java.util.HashMap<>(consumer);
+                p.putIfAbsent("client.id", "queen-timers-api-" + auditTopic + "-" + i);
+                c.putIfAbsent("client.id", "queen-timers-api-verdicts-" + auditTopic + "-" + i);
+                CommandSender s = new CommandSender(p, c, auditTopic, CommandSender.DEFAULT_SEND_TIMEOUT);
+                all.add(s);
+                idle.add(s);
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** Sends {@code commands} and awaits their verdicts; empty when no sender came free within {@code maxWait}. */
+    public java.util.Optional<List<CommandSender.Answer>> sendAll(List<ProducerRecord<byte[], byte[]>> commands, Duration timeout,
+            Duration maxWait) throws InterruptedException {
+        CommandSender s = idle.poll(maxWait.toMillis(), TimeUnit.MILLISECONDS);
+        if (s == null) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(s.sendAllAndAwait(commands, timeout));
+        } finally {
+            idle.add(s);
+        }
+    }
+
+    @Override
+    public void close() {
+        all.forEach(CommandSender::close);
+    }
+}

@@ -1,0 +1,94 @@
+package io.queen.timers.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import io.queen.timers.http.api.ApiServer;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * openapi.yaml (OpenAPI 3.1) says what the server serves: read as YAML, its routes are exactly the two the server
+ * routes, every error answer is application/problem+json of the Problem schema, and that schema, compiled by a real
+ * JSON Schema validator (2020-12, the dialect of OpenAPI 3.1), accepts every problem the end-to-end test receives.
+ */
+class OpenApiContractTest {
+
+    static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    static final JsonNode DOC = read();
+    static final Schema PROBLEM = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12)
+            .getSchema(DOC.at("/components/schemas/Problem").toString(), InputFormat.JSON);
+
+    static JsonNode read() {
+        try (InputStream in = OpenApiContractTest.class.getResourceAsStream("/openapi.yaml")) {
+            return YAML.readTree(in);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Fails when {@code body} is not a Problem of openapi.yaml. */
+    static void validProblem(String body) {
+        var errors = PROBLEM.validate(body, InputFormat.JSON);
+        assertThat(errors).as(body).isEmpty();
+    }
+
+    @Test
+    void theRoutesAreExactlyThoseTheServerServes() {
+        assertThat(DOC.get("openapi").asText()).startsWith("3.1.");
+        Map<String, List<String>> routes = new TreeMap<>();
+        DOC.get("paths").fields().forEachRemaining(p -> {
+            List<String> methods = new ArrayList<>();
+            p.getValue().fieldNames().forEachRemaining(methods::add);
+            routes.put(p.getKey(), methods);
+        });
+        assertThat(routes).isEqualTo(Map.of(ApiServer.TIMERS, List.of("post"), ApiServer.TIMERS + "/{queue}/{timerKey}", List.of("delete")));
+    }
+
+    @Test
+    void everyErrorIsAProblemAndEveryReferenceResolves() {
+        DOC.get("paths").forEach(path -> path.forEach(op -> op.get("responses").fields().forEachRemaining(r -> {
+            String ref = r.getValue().get("$ref").asText();
+            JsonNode resolved = DOC.at(ref.substring(1));
+            assertThat(resolved.isMissingNode()).as(ref).isFalse();
+            int status = Integer.parseInt(r.getKey());
+            if (status >= 400 && status != 422) {
+                assertThat(resolved.at("/content").fieldNames().next()).as(r.getKey()).isEqualTo("application/problem+json");
+            }
+        })));
+        List<String> refs = new ArrayList<>();
+        collect(DOC, refs);
+        refs.forEach(ref -> assertThat(DOC.at(ref.substring(1)).isMissingNode()).as(ref).isFalse());
+    }
+
+    @Test
+    void theProblemSchemaAcceptsAProblemAndRefusesOtherShapes() {
+        validProblem("{\"type\":\"/problems/too-large\",\"title\":\"t\",\"status\":413,\"detail\":\"d\"}");
+        assertThat(PROBLEM.validate("{\"type\":\"/problems/other\",\"title\":\"t\",\"status\":413,\"detail\":\"d\"}", InputFormat.JSON)).isNotEmpty();
+        assertThat(PROBLEM.validate("{\"results\":[]}", InputFormat.JSON)).isNotEmpty();
+    }
+
+    private static void collect(JsonNode n, List<String> refs) {
+        if (n.isObject()) {
+            n.fields().forEachRemaining(e -> {
+                if (e.getKey().equals("$ref")) {
+                    refs.add(e.getValue().asText());
+                } else {
+                    collect(e.getValue(), refs);
+                }
+            });
+        } else if (n.isArray()) {
+            n.forEach(c -> collect(c, refs));
+        }
+    }
+}
