@@ -32,7 +32,10 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.text.Secrets;
 import io.queen.timers.sweeper.SweeperSettings;
+import java.io.IOException;
+import java.io.StringReader;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.net.InetAddress;
@@ -44,6 +47,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -190,8 +194,105 @@ class DeploymentManifestsTest {
         }
     }
 
-    /** The container's environment as the kubelet builds it: envFrom in order, then env, which wins. */
+    /**
+     * The environment as the process reads it: {@link #rawEnvironment}, each secret read from a file
+     * ({@code QUEEN_<KEY>_FILE}, as {@link ConfigLoader} reads it) replaced by the variable it stands for, valued as
+     * the file the pod mounts there (its Secret's or ConfigMap's key; "" where the build has no Secrets). A file on
+     * no mounted volume stays as it is: {@link #everyFileTheSettingsNameIsOnAVolumeItsWorkloadMounts} says why.
+     */
     static Map<String, Value> environment(Build b, Workload w) {
+        Map<String, Value> env = rawEnvironment(b, w);
+        for (String name : List.copyOf(env.keySet())) {
+            String plain = secretFileOf(w, name);
+            MountedFile f = plain == null ? null : mounted(b, w, env.get(name).text());
+            if (f != null) {
+                Value inline = env.get(plain);
+                assertThat(inline == null || inline.text().isEmpty()).as("%s: both %s and %s are set: the process refuses to start", w.name(),
+                        plain, name).isTrue();
+                env.remove(name);
+                env.put(plain, new Value(f.content() == null ? "" : f.content(), f.source() + " (file " + f.key() + ")"));
+            }
+        }
+        return env;
+    }
+
+    /**
+     * The variable {@code name} reads a secret for ({@code QUEEN_JDBC_PASSWORD} for {@code QUEEN_JDBC_PASSWORD_FILE}), or
+     * null: as {@link ConfigLoader}, a password key the process declares or a {@code QUEEN_KAFKA_*} secret.
+     */
+    static String secretFileOf(Workload w, String name) {
+        if (!name.endsWith("_FILE")) {
+            return null;
+        }
+        String plain = name.substring(0, name.length() - "_FILE".length());
+        boolean password = w.def().keys().stream().anyMatch(k -> k.type() == ConfigDef.Type.PASSWORD && k.env().equals(plain));
+        boolean kafka = passesThroughToKafka(w, plain) && Secrets.isSecretSetting(kafkaKey(plain));
+        return password || kafka ? plain : null;
+    }
+
+    /** As {@link ConfigLoader}: a {@code QUEEN_KAFKA_*} variable that is no declared key is a Kafka client setting. */
+    static boolean passesThroughToKafka(Workload w, String name) {
+        return name.startsWith("QUEEN_KAFKA_") && w.def().keys().stream().noneMatch(k -> k.env().equals(name) || (k.env() + "_FILE").equals(name));
+    }
+
+    /** {@code QUEEN_KAFKA_SSL_TRUSTSTORE_LOCATION} → {@code ssl.truststore.location}. */
+    static String kafkaKey(String name) {
+        return name.substring("QUEEN_KAFKA_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+    }
+
+    /** A file as the pod sees it: the mount over it, its volume, and the key of the Secret or ConfigMap it comes from. */
+    record MountedFile(VolumeMount mount, Volume volume, String source, String key, boolean generated, String content) {
+        boolean fromSecret() {
+            return volume.getSecret() != null;
+        }
+    }
+
+    /** The volume the container mounts {@code path} from (the deepest mount), or null. */
+    static MountedFile mounted(Build b, Workload w, String path) {
+        VolumeMount m = w.container().getVolumeMounts().stream().filter(x -> path.startsWith(x.getMountPath() + "/"))
+                .max(java.util.Comparator.comparingInt(x -> x.getMountPath().length())).orElse(null);
+        if (m == null) {
+            return null;
+        }
+        Volume v = w.template().getSpec().getVolumes().stream().filter(x -> x.getName().equals(m.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError(w.name() + ": volumeMount " + m.getName() + " has no volume"));
+        String key = path.substring(m.getMountPath().length() + 1);
+        if (m.getSubPath() != null && !m.getSubPath().isEmpty()) {
+            key = m.getSubPath() + "/" + key;
+        }
+        Map<String, String> data = null;
+        String source;
+        List<io.fabric8.kubernetes.api.model.KeyToPath> items = List.of();
+        if (v.getSecret() != null) {
+            source = "Secret " + v.getSecret().getSecretName();
+            items = v.getSecret().getItems();
+            Secret s = b.named(Secret.class, v.getSecret().getSecretName());
+            if (s != null) {
+                data = new LinkedHashMap<>();
+                if (s.getData() != null) {
+                    data.putAll(s.getData());
+                }
+                if (s.getStringData() != null) {
+                    data.putAll(s.getStringData());
+                }
+            }
+        } else if (v.getConfigMap() != null) {
+            source = "ConfigMap " + v.getConfigMap().getName();
+            items = v.getConfigMap().getItems();
+            ConfigMap cm = b.named(ConfigMap.class, v.getConfigMap().getName());
+            data = cm == null ? null : cm.getData();
+        } else {
+            source = (v.getEmptyDir() != null ? "emptyDir " : "volume ") + v.getName();
+        }
+        if (items != null && !items.isEmpty()) {   // only the listed keys, each at its path
+            String at = key;
+            key = items.stream().filter(i -> i.getPath().equals(at)).map(io.fabric8.kubernetes.api.model.KeyToPath::getKey).findFirst().orElse(at + " (not in items)");
+        }
+        return new MountedFile(m, v, source, key, data != null, data == null ? null : data.get(key));
+    }
+
+    /** The container's environment as the kubelet builds it: envFrom in order, then env, which wins. */
+    static Map<String, Value> rawEnvironment(Build b, Workload w) {
         Map<String, Value> env = new LinkedHashMap<>();
         for (EnvFromSource f : w.container().getEnvFrom()) {
             if (f.getConfigMapRef() != null) {
@@ -230,21 +331,33 @@ class DeploymentManifestsTest {
         return env;
     }
 
-    /** The settings the process would run with: its --config file (from its mounted ConfigMap) and the environment. */
-    static Config settings(Build b, Workload w, Map<String, Value> env, Path tmp) throws Exception {
-        Path file = null;
+    /** The text of the process's --config file (from its mounted ConfigMap), or null without one. */
+    static String configFile(Build b, Workload w) {
         List<String> args = w.container().getArgs();
         int i = args.indexOf("--config");
-        if (i >= 0) {
-            String path = args.get(i + 1);
-            VolumeMount mount = w.container().getVolumeMounts().stream().filter(m -> path.startsWith(m.getMountPath() + "/")).findFirst()
-                    .orElseThrow(() -> new AssertionError(w.name() + ": --config " + path + " is on no mounted volume"));
-            Volume v = w.template().getSpec().getVolumes().stream().filter(x -> x.getName().equals(mount.getName())).findFirst().orElseThrow();
-            assertThat(v.getConfigMap()).as("%s: --config comes from a ConfigMap", w.name()).isNotNull();
-            String text = b.named(ConfigMap.class, v.getConfigMap().getName()).getData().get(path.substring(mount.getMountPath().length() + 1));
-            assertThat(text).as("%s: the ConfigMap holds %s", w.name(), path).isNotNull();
-            file = Files.writeString(tmp.resolve(w.name() + ".properties"), text);
+        if (i < 0) {
+            return null;
         }
+        String path = args.get(i + 1);
+        MountedFile f = mounted(b, w, path);
+        assertThat(f).as("%s: --config %s is on no mounted volume", w.name(), path).isNotNull();
+        assertThat(f.volume().getConfigMap()).as("%s: --config comes from a ConfigMap", w.name()).isNotNull();
+        assertThat(f.content()).as("%s: the ConfigMap holds %s", w.name(), path).isNotNull();
+        return f.content();
+    }
+
+    static Properties properties(String text) throws IOException {
+        Properties p = new Properties();
+        if (text != null) {
+            p.load(new StringReader(text));
+        }
+        return p;
+    }
+
+    /** The settings the process would run with: its --config file (from its mounted ConfigMap) and the environment. */
+    static Config settings(Build b, Workload w, Map<String, Value> env, Path tmp) throws Exception {
+        String text = configFile(b, w);
+        Path file = text == null ? null : Files.writeString(tmp.resolve(w.name() + ".properties"), text);
         Map<String, String> raw = new LinkedHashMap<>();
         env.forEach((k, v) -> raw.put(k, v.text()));
         raw.remove(JVM_OPTIONS);
@@ -290,7 +403,10 @@ class DeploymentManifestsTest {
             Map<String, Value> env = environment(b, w);
             Map<String, ConfigDef.Key> byEnv = w.def().keys().stream().collect(Collectors.toMap(ConfigDef.Key::env, k -> k));
             env.forEach((name, v) -> {
-                if (!name.equals(JVM_OPTIONS)) {
+                if (passesThroughToKafka(w, name)) {
+                    assertThat(w.def().key(CommonSettings.KAFKA_BOOTSTRAP)).as("%s: %s, but `queen-timers %s` uses no Kafka client", w.name(), name,
+                            w.process()).isNotNull();
+                } else if (!name.equals(JVM_OPTIONS)) {
                     assertThat(byEnv).as("%s (%s) sets %s from %s: not a key `queen-timers %s` declares (docs/configuration.md)", w.name(),
                             b, name, v.from(), w.process()).containsKey(name);
                     if (byEnv.get(name).type() == ConfigDef.Type.PASSWORD) {
@@ -322,6 +438,183 @@ class DeploymentManifestsTest {
             assertThat(Quantity.getAmountInBytes(limit).longValue() - heap).as("%s: the limit leaves the measured non-heap room", w.name())
                     .isGreaterThanOrEqualTo(w.process().equals("migrate") ? 64L << 20 : NON_HEAP_MEASURED);
         }
+    }
+
+    /** A file a setting names: the setting, the path, and whether the file is a secret (then only a Secret may hold it). */
+    record NamedFile(String setting, String path, boolean secret) {}
+
+    /** PostgreSQL's URL parameters that name a file (pgjdbc); sslkey is the client's private key. */
+    static final Map<String, Boolean> JDBC_FILE_PARAMETERS = Map.of("sslrootcert", false, "sslcert", false, "sslkey", true);
+
+    /**
+     * Every file the workload's settings name, in its environment (before {@link #environment} reads the secret files) and
+     * its --config file: the JDBC URL's sslrootcert, sslcert and sslkey; every {@code kafka.*ssl*.location} (a keystore
+     * holds a private key: a secret); every {@code QUEEN_*_FILE}; every {@code *.file} key of the --config file.
+     */
+    static List<NamedFile> namedFiles(Build b, Workload w) throws IOException {
+        Map<String, Value> env = rawEnvironment(b, w);
+        Properties file = properties(configFile(b, w));
+        List<NamedFile> out = new ArrayList<>();
+        Value url = env.get(w.def().key(CommonSettings.JDBC_URL).env());
+        jdbcParameters(url != null ? url.text() : file.getProperty(CommonSettings.JDBC_URL, "")).forEach((k, v) -> {
+            if (JDBC_FILE_PARAMETERS.containsKey(k)) {
+                out.add(new NamedFile("jdbc.url " + k, v, JDBC_FILE_PARAMETERS.get(k)));
+            }
+        });
+        Map<String, String> kafka = new LinkedHashMap<>();
+        file.stringPropertyNames().stream().filter(k -> k.startsWith(Config.KAFKA_PREFIX))
+                .forEach(k -> kafka.put(k.substring(Config.KAFKA_PREFIX.length()), file.getProperty(k)));
+        env.forEach((name, v) -> {
+            if (passesThroughToKafka(w, name) && !name.endsWith("_FILE")) {
+                kafka.put(kafkaKey(name), v.text());
+            }
+        });
+        kafka.forEach((k, v) -> {
+            if (k.contains("ssl") && k.endsWith(".location") && !v.isEmpty()) {
+                out.add(new NamedFile("kafka." + k, v, k.contains("keystore") || Secrets.isSecretSetting(k)));
+            }
+        });
+        env.forEach((name, v) -> {
+            if (name.startsWith("QUEEN_") && name.endsWith("_FILE")) {
+                out.add(new NamedFile(name, v.text(), secretFileOf(w, name) != null));
+            }
+        });
+        file.stringPropertyNames().stream().filter(k -> k.endsWith(".file") && !file.getProperty(k).isEmpty())
+                .forEach(k -> out.add(new NamedFile(k, file.getProperty(k), Secrets.isSecretSetting(k))));
+        return out;
+    }
+
+    /** The query parameters of a JDBC URL ({@code ?a=b&c=d}), decoded. */
+    static Map<String, String> jdbcParameters(String url) {
+        Map<String, String> out = new LinkedHashMap<>();
+        int q = url.indexOf('?');
+        if (q >= 0) {
+            for (String p : url.substring(q + 1).split("&")) {
+                int eq = p.indexOf('=');
+                out.put(eq < 0 ? p : p.substring(0, eq), eq < 0 ? "" : java.net.URLDecoder.decode(p.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Each workload mounts what its settings name: every file (the CA, a password or JAAS config read through
+     * QUEEN_X_FILE, a keystore) is on a read-only Secret or ConfigMap volume of that workload, a secret one on a Secret,
+     * and where the build generates the Secrets (the example) the key is there: else the process finds no file and
+     * stops, or pgjdbc does not find its CA. And a verify-ca/verify-full URL names its CA: without sslrootcert pgjdbc
+     * reads ~/.postgresql/root.crt, which the image does not have.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void everyFileTheSettingsNameIsOnAVolumeItsWorkloadMounts(Build b) throws Exception {
+        List<String> problems = new ArrayList<>();
+        for (Workload w : workloads(b)) {
+            for (NamedFile f : namedFiles(b, w)) {
+                String what = w.name() + ": " + f.setting() + " names " + f.path();
+                MountedFile m = f.path().startsWith("/") ? mounted(b, w, f.path()) : null;
+                if (!f.path().startsWith("/")) {
+                    problems.add(what + ", not an absolute path");
+                } else if (m == null) {
+                    problems.add(what + ", on no volume the container mounts (" + w.container().getVolumeMounts().stream()
+                            .map(VolumeMount::getMountPath).toList() + ")");
+                } else if (m.volume().getSecret() == null && m.volume().getConfigMap() == null) {
+                    problems.add(what + ", on " + m.source() + ": nothing puts the file there");
+                } else {
+                    if (!Boolean.TRUE.equals(m.mount().getReadOnly())) {
+                        problems.add(what + ": mount " + m.mount().getMountPath() + " is not read-only");
+                    }
+                    if (f.secret() && !m.fromSecret()) {
+                        problems.add(what + ", a secret, from " + m.source() + " (a ConfigMap is no place for a secret)");
+                    }
+                    if (b.hasSecrets() && m.content() == null) {
+                        problems.add(what + ": " + m.source() + " has no key " + m.key()
+                                + (m.generated() ? "" : " (this build generates no such object)"));
+                    }
+                }
+            }
+            String sslmode = jdbcParameters(environment(b, w).get("QUEEN_JDBC_URL").text()).get("sslmode");
+            if (("verify-ca".equals(sslmode) || "verify-full".equals(sslmode))
+                    && !jdbcParameters(environment(b, w).get("QUEEN_JDBC_URL").text()).containsKey("sslrootcert")) {
+                problems.add(w.name() + ": jdbc.url has sslmode=" + sslmode + " and no sslrootcert: pgjdbc then reads ~/.postgresql/root.crt,"
+                        + " which the image does not have");
+            }
+        }
+        assertThat(problems).isEmpty();
+    }
+
+    /**
+     * The example as shipped encrypts every connection and checks the server: PostgreSQL verify-full against the mounted
+     * CA, Kafka over SASL_SSL with the CA as a PEM truststore (bridge and sweeper: the consumers, the audit relay, the
+     * admin clients of readiness), each password and the JAAS config read from a file of the workload's own Secret.
+     * docs/security.md#encrypted-transport; TlsEndToEndIT runs the processes with these settings.
+     */
+    @Test
+    void theExampleEncryptsEveryConnectionAndChecksTheServer(@TempDir Path tmp) throws Exception {
+        Build b = builds().skip(1).findFirst().orElseThrow();
+        for (Workload w : workloads(b)) {
+            Map<String, Value> env = environment(b, w);
+            Config c = settings(b, w, env, tmp);
+            Map<String, String> jdbc = jdbcParameters(c.string(CommonSettings.JDBC_URL));
+            assertThat(jdbc.get("sslmode")).as("%s: jdbc.url sslmode", w.name()).isEqualTo("verify-full");
+            assertThat(jdbc.get("sslrootcert")).as("%s: jdbc.url sslrootcert", w.name()).isNotBlank();
+            assertThat(env.get("QUEEN_JDBC_PASSWORD").from()).as("%s: the database password, from a file of a Secret", w.name())
+                    .startsWith("Secret ").contains("(file ");
+            if (w.def().key(CommonSettings.KAFKA_BOOTSTRAP) == null) {
+                assertThat(w.process()).as("only migrate connects to PostgreSQL alone").isEqualTo("migrate");
+                continue;
+            }
+            Map<String, Object> kafka = c.kafka();
+            assertThat(kafka.get("security.protocol")).as("%s: kafka.security.protocol", w.name()).isEqualTo("SASL_SSL");
+            assertThat(kafka.get("ssl.truststore.type")).as("%s: kafka.ssl.truststore.type", w.name()).isEqualTo("PEM");
+            assertThat(kafka.get("ssl.truststore.location")).as("%s: the CA is the brokers' truststore", w.name()).isEqualTo(jdbc.get("sslrootcert"));
+            assertThat(env.get("QUEEN_KAFKA_SASL_JAAS_CONFIG")).as("%s: kafka.sasl.jaas.config", w.name()).isNotNull();
+            assertThat(env.get("QUEEN_KAFKA_SASL_JAAS_CONFIG").from()).as("%s: the JAAS config, from a file of a Secret", w.name())
+                    .startsWith("Secret ").contains("(file ");
+        }
+    }
+
+    /**
+     * A ConfigMap is readable by whoever may read the namespace's ConfigMaps, and shows in `kubectl describe`: none holds
+     * a password, a JAAS config or a private key, judged by the key's name (a password setting of any process, a Kafka
+     * setting that {@link Secrets} masks, a file named like a key or keystore; also each key of a properties file in it)
+     * and, for what a name does not say, by a JAAS login module or a PEM private key in a value. A path to a secret
+     * ({@code QUEEN_X_FILE}) is not one.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void noConfigMapHoldsAPasswordAJaasConfigOrAKey(Build b) throws Exception {
+        List<Workload> workloads = workloads(b);
+        Set<String> passwordVariables = workloads.stream().flatMap(w -> w.def().keys().stream()).filter(k -> k.type() == ConfigDef.Type.PASSWORD)
+                .map(ConfigDef.Key::env).collect(Collectors.toSet());
+        Set<String> passwordKeys = workloads.stream().flatMap(w -> w.def().keys().stream()).filter(k -> k.type() == ConfigDef.Type.PASSWORD)
+                .map(ConfigDef.Key::name).collect(Collectors.toSet());
+        List<String> problems = new ArrayList<>();
+        for (ConfigMap cm : b.all(ConfigMap.class)) {
+            String where = "ConfigMap " + cm.getMetadata().getName();
+            for (Map.Entry<String, String> e : (cm.getData() == null ? Map.<String, String>of() : cm.getData()).entrySet()) {
+                String key = e.getKey();
+                if (key.startsWith("QUEEN_")) {
+                    if (!key.endsWith("_FILE") && (passwordVariables.contains(key) || key.startsWith("QUEEN_KAFKA_") && Secrets.isSecretSetting(kafkaKey(key)))) {
+                        problems.add(where + " sets " + key + ", a secret");
+                    }
+                } else if (key.endsWith(".properties")) {
+                    Properties p = properties(e.getValue());
+                    p.stringPropertyNames().stream().filter(k -> passwordKeys.contains(k) || k.startsWith(Config.KAFKA_PREFIX)
+                            && !k.endsWith(".location") && Secrets.isSecretSetting(k.substring(Config.KAFKA_PREFIX.length())))
+                            .forEach(k -> problems.add(where + ": " + key + " sets " + k + ", a secret"));
+                } else if (Secrets.isSecretSetting(key) || key.matches("(?i).*(keystore|\\.jks|\\.p12|\\.pfx|\\.key)$")) {
+                    problems.add(where + " holds " + key + ", by its name a key or a keystore");
+                }
+                String value = e.getValue() == null ? "" : e.getValue();
+                if (value.contains("LoginModule")) {
+                    problems.add(where + ": " + key + " holds a JAAS config (a LoginModule)");
+                }
+                if (value.contains("PRIVATE KEY-----")) {
+                    problems.add(where + ": " + key + " holds a PEM private key");
+                }
+            }
+        }
+        assertThat(problems).isEmpty();
     }
 
     /** As docker-compose.yml (ComposeFileTest): the owner only migrates; each service a login of its own role, checked. */
@@ -462,7 +755,10 @@ class DeploymentManifestsTest {
             for (EnvFromSource f : w.container().getEnvFrom()) {
                 String cm = f.getConfigMapRef().getName();
                 envFrom.add(cm);
-                b.named(ConfigMap.class, cm).getData().keySet().forEach(v -> where.computeIfAbsent(v, x -> new ArrayList<>()).add(cm));
+                b.named(ConfigMap.class, cm).getData().forEach((v, value) -> {
+                    String plain = secretFileOf(w, v);
+                    where.computeIfAbsent(plain == null ? v : plain, x -> new ArrayList<>()).add(plain == null ? cm : fileSource(b, w, value));
+                });
                 commented.getOrDefault(cm, Map.of()).forEach((v, dflt) -> {
                     where.computeIfAbsent(v, x -> new ArrayList<>()).add(cm + " (commented)");
                     commentedHere.put(v, dflt);
@@ -472,11 +768,14 @@ class DeploymentManifestsTest {
                 String from = e.getValueFrom() == null ? "env value"
                         : e.getValueFrom().getSecretKeyRef() != null ? "Secret " + e.getValueFrom().getSecretKeyRef().getName()
                         : "ConfigMap " + e.getValueFrom().getConfigMapKeyRef().getName();
-                if (!e.getName().equals(JVM_OPTIONS)) {
+                String plain = secretFileOf(w, e.getName());
+                if (plain != null && e.getValueFrom() == null) {   // QUEEN_X_FILE: the secret X, from the volume mounted there
+                    where.computeIfAbsent(plain, x -> new ArrayList<>()).add(fileSource(b, w, e.getValue()));
+                } else if (!e.getName().equals(JVM_OPTIONS)) {
                     where.computeIfAbsent(e.getName(), x -> new ArrayList<>()).add(from);
                 }
             }
-            where.keySet().stream().filter(v -> !byEnv.containsKey(v))
+            where.keySet().stream().filter(v -> !byEnv.containsKey(v) && !passesThroughToKafka(w, v))
                     .forEach(v -> problems.add(w.name() + ": " + v + " (" + where.get(v) + ") is not a key `queen-timers " + w.process() + "` declares"));
             Map<String, String> required = new LinkedHashMap<>();
             w.def().keys().stream().filter(ConfigDef.Key::required).forEach(k -> required.put(k.env(), "x"));
@@ -541,6 +840,12 @@ class DeploymentManifestsTest {
             Files.writeString(Path.of("target", "configmap-keys.yaml"), out);
         }
         assertThat(problems).as("see cli/target/configmap-keys.yaml for the expected lines").isEmpty();
+    }
+
+    /** Where a {@code QUEEN_X_FILE} path reads from: "Secret s (file)", "ConfigMap c (file)", or "file on no volume". */
+    static String fileSource(Build b, Workload w, String path) {
+        MountedFile f = path == null ? null : mounted(b, w, path);
+        return f == null ? "file " + path + " on no volume" : f.source() + " (file)";
     }
 
     /** A commented key: {@code # QUEEN_X: "<default>"   # <what it is>} (a JSON string, so an empty default shows). */
@@ -662,6 +967,14 @@ class DeploymentManifestsTest {
             w.container().getEnv().stream().filter(e -> e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null)
                     .forEach(e -> assertThat(section).as("docs/operations.md names Secret %s", e.getValueFrom().getSecretKeyRef().getName())
                             .contains("`" + e.getValueFrom().getSecretKeyRef().getName() + "`"));
+        }
+        for (Workload w : workloads(base)) {
+            for (Volume v : w.template().getSpec().getVolumes()) {
+                String name = v.getSecret() != null ? v.getSecret().getSecretName() : v.getConfigMap() != null ? v.getConfigMap().getName() : null;
+                if (name != null) {
+                    assertThat(section).as("docs/operations.md names %s, mounted by %s", name, w.name()).contains("`" + name + "`");
+                }
+            }
         }
         base.objects().forEach(o -> assertThat(section).as("docs/operations.md says what %s is for", o.getKind()).contains(o.getKind()));
     }

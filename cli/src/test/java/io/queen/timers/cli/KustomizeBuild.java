@@ -19,17 +19,18 @@ import java.util.Set;
 /**
  * The part of {@code kustomize build} that deploy/kubernetes uses, so its test reads what {@code kubectl apply -k}
  * would apply without kustomize on the machine: resources (files and directories), labels (metadata only),
- * namespace, images, replicas, secretGenerator from env files, and patches that only set map fields (a strategic
- * merge patch of maps is a deep merge). Any other field, or a patch with a list in it, fails: the test does not
- * pretend to resolve what it cannot. Generated Secrets keep their name (kustomize adds a hash suffix and rewrites
- * every reference to it, which changes no reference's meaning) and are read from {@code <file>.example}: the real
- * env files are git-ignored.
+ * namespace, images, replicas, secretGenerator from env files, configMapGenerator from files, and patches that only
+ * set map fields (a strategic merge patch of maps is a deep merge). Any other field, or a patch with a list in it,
+ * fails: the test does not pretend to resolve what it cannot. Generated Secrets and ConfigMaps keep their name
+ * (kustomize adds a hash suffix and rewrites every reference to it, which changes no reference's meaning);
+ * Secrets are read from {@code <file>.example} (the real env files are git-ignored), ConfigMaps from the
+ * committed files (the example's CA is a placeholder to replace, not a secret).
  */
 final class KustomizeBuild {
 
     static final YAMLMapper YAML = new YAMLMapper();
     static final Set<String> FIELDS = Set.of("apiVersion", "kind", "resources", "labels", "namespace", "images", "replicas",
-            "secretGenerator", "patches");
+            "secretGenerator", "configMapGenerator", "patches");
 
     private KustomizeBuild() {}
 
@@ -62,6 +63,22 @@ final class KustomizeBuild {
                 }
             }
             out.add(secret);
+        }
+        for (JsonNode g : k.path("configMapGenerator")) {
+            ObjectNode map = JsonNodeFactory.instance.objectNode();
+            map.put("apiVersion", "v1").put("kind", "ConfigMap").putObject("metadata").put("name", g.get("name").asText());
+            ObjectNode data = map.putObject("data");
+            g.fieldNames().forEachRemaining(f -> assertThat(f).as("configMapGenerator field").isIn("name", "files"));
+            for (JsonNode f : g.path("files")) {
+                // `key=path` or `path` (the key is then the file's name)
+                String spec = f.asText();
+                int eq = spec.indexOf('=');
+                String file = eq < 0 ? spec : spec.substring(eq + 1);
+                String key = eq < 0 ? Path.of(file).getFileName().toString() : spec.substring(0, eq);
+                assertThat(data.has(key)).as("%s: key %s twice", g.get("name").asText(), key).isFalse();
+                data.put(key, read(dir.resolve(file)));
+            }
+            out.add(map);
         }
         for (JsonNode l : k.path("labels")) {
             assertThat(l.path("includeSelectors").asBoolean(false)).as("labels: only metadata labels are resolved").isFalse();
