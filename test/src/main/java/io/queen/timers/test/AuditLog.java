@@ -13,6 +13,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -23,13 +29,18 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * The stack's audit topic as a consumer reads it: every event since the stack started, parsed by the client
  * ({@link AuditEvents#parse}), one copy per event id (publishing is at-least-once). A thread of its own reads
- * the topic from its beginning, so an event is never missed however late the test asks for it.
+ * the topic from its beginning, so an event is never missed however late the test asks for it; a list it returns
+ * holds every event on the topic when it was asked for (it waits for the reader to reach the topic's end).
  *
  * <p>Thread-safe. PRICE: holds every event of the stack in memory (a test writes hundreds, not millions).
  */
 public final class AuditLog implements AutoCloseable {
 
     private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Admin admin;
+    private final List<TopicPartition> parts;
+    /** The reader's position per partition after its last poll: what {@link #events()} waits for. */
+    private final Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
     private final Thread thread;
     private final List<AuditEvent> events = new ArrayList<>();
     private final Set<UUID> seen = new HashSet<>();
@@ -44,10 +55,13 @@ public final class AuditLog implements AutoCloseable {
         c.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never subscribed
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-test-audit");
         consumer = new KafkaConsumer<>(c);
-        List<TopicPartition> parts = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+        parts = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
                 .map(i -> new TopicPartition(topic, i.partition())).toList();
         consumer.assign(parts);
         consumer.seekToBeginning(parts);
+        Map<String, Object> a = new HashMap<>(kafka);
+        a.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        admin = Admin.create(a);
         thread = new Thread(this::loop, "queen-timers-test-audit");
         thread.setDaemon(true);
         thread.start();
@@ -70,6 +84,9 @@ public final class AuditLog implements AutoCloseable {
                         }
                     }
                 }
+                for (TopicPartition tp : parts) {
+                    positions.put(tp, consumer.position(tp));
+                }
             }
         } catch (WakeupException stopping) {
             // close()
@@ -77,20 +94,63 @@ public final class AuditLog implements AutoCloseable {
             failure = e;
         } finally {
             consumer.close(Duration.ofSeconds(2));
+            admin.close(Duration.ofSeconds(2));
         }
     }
 
-    /** Every event read so far, in the topic's order. */
-    public synchronized List<AuditEvent> events() {
+    /**
+     * Every event on the topic as of this call, in the topic's order: waits (up to 10 s) until the reader has read
+     * up to the topic's end as it is now, so a verdict a {@code CommandSender} has already seen is in the list.
+     */
+    public List<AuditEvent> events() {
+        catchUp(Duration.ofSeconds(10));
+        synchronized (this) {
+            return List.copyOf(events);
+        }
+    }
+
+    /** What the reader has read, without waiting (the await messages: they hold this object's monitor). */
+    private synchronized List<AuditEvent> readSoFar() {
         return List.copyOf(events);
     }
 
-    /** The events read so far about timer {@code timerKey} of {@code queue} (verdicts, fires, retries, dead letters). */
+    private void catchUp(Duration timeout) {
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        try {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            parts.forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+            admin.listOffsets(latest).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .forEach((tp, info) -> ends.put(tp, info.offset()));
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the audit topic's end: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (ends.entrySet().stream().anyMatch(e -> positions.getOrDefault(e.getKey(), 0L) < e.getValue())) {
+            if (failure != null) {
+                throw new IllegalStateException("the audit topic reader failed: " + failure, failure);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the audit reader did not reach the topic's end " + ends + " within " + timeout
+                        + " (at " + positions + ")");
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+    }
+
+    /** The events about timer {@code timerKey} of {@code queue} (verdicts, fires, retries, dead letters), as {@link #events()}. */
     public List<AuditEvent> eventsOf(String queue, String timerKey) {
         return events().stream().filter(about(queue, timerKey)).toList();
     }
 
-    /** The events read so far that carry {@code txn} (a schedule's, a fire's or a dead letter's). */
+    /** The events that carry {@code txn}, as {@link #events()} (a schedule's, a fire's or a dead letter's). */
     public List<AuditEvent> eventsOfTxn(String txn) {
         return events().stream().filter(e -> txn.equals(Fields.txn(e))).toList();
     }
@@ -103,7 +163,7 @@ public final class AuditLog implements AutoCloseable {
         @SuppressWarnings("unchecked")
         T found = (T) await(about(queue, timerKey).and(e -> e.type() == type), timeout,
                 () -> "no " + type.wireName() + " event for " + queue + "/" + timerKey + " within " + timeout
-                        + "; its events: " + eventsOf(queue, timerKey));
+                        + "; its events: " + readSoFar().stream().filter(about(queue, timerKey)).toList());
         return found;
     }
 
@@ -111,13 +171,13 @@ public final class AuditLog implements AutoCloseable {
     public <T extends AuditEvent> T awaitTxn(String txn, EventType type, Duration timeout) {
         @SuppressWarnings("unchecked")
         T found = (T) await(e -> e.type() == type && txn.equals(Fields.txn(e)), timeout,
-                () -> "no " + type.wireName() + " event with txn " + txn + " within " + timeout + "; its events: " + eventsOfTxn(txn));
+                () -> "no " + type.wireName() + " event with txn " + txn + " within " + timeout + "; its events: " + readSoFar().stream().filter(e -> txn.equals(Fields.txn(e))).toList());
         return found;
     }
 
     /** The first event {@code wanted} accepts, waiting up to {@code timeout}; an {@link AssertionError} when none comes. */
     public AuditEvent await(Predicate<AuditEvent> wanted, Duration timeout) {
-        return await(wanted, timeout, () -> "no such audit event within " + timeout + " (" + events().size() + " read)");
+        return await(wanted, timeout, () -> "no such audit event within " + timeout + " (" + readSoFar().size() + " read)");
     }
 
     private synchronized AuditEvent await(Predicate<AuditEvent> wanted, Duration timeout, java.util.function.Supplier<String> why) {
