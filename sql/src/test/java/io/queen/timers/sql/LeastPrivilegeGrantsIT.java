@@ -66,6 +66,19 @@ class LeastPrivilegeGrantsIT {
     }
 
     @Test
+    void onlyTheOwnerMayMoveDueTimes() throws SQLException {
+        // the tests' clock (R__timer_advance.sql) makes timers fire early: no service role and not PUBLIC
+        for (String role : ROLES) {
+            assertThat(strings("SELECT 'yes' WHERE has_function_privilege('" + role + "',"
+                    + " 'queen.timer_advance_v1(uuid, text, interval)', 'EXECUTE')")).as(role).isEmpty();
+        }
+        assertThat(strings("SELECT 'public' FROM pg_proc p, aclexplode(p.proacl) a WHERE p.oid ="
+                + " 'queen.timer_advance_v1(uuid, text, interval)'::regprocedure AND a.grantee = 0")).isEmpty();
+        assertThat(strings("SELECT p.proacl IS NOT NULL FROM pg_proc p WHERE p.oid = 'queen.timer_advance_v1(uuid, text, interval)'::regprocedure"))
+                .as("an explicit ACL, PUBLIC's default EXECUTE revoked").containsExactly("t");
+    }
+
+    @Test
     void everyMigrateReappliesTheListsAndTakesAStrayGrantAway() throws SQLException {
         execute("GRANT DELETE ON queen.timer_audit_outbox TO queen_bridge");
         execute("GRANT EXECUTE ON FUNCTION queen.json_rows_v1(text, jsonb, text[]) TO PUBLIC");
