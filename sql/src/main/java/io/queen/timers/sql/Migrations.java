@@ -131,6 +131,7 @@ public final class Migrations {
      */
     public static MigrateResult migrate(DataSource dataSource, String targetVersion) {
         try (Connection lock = dataSource.getConnection()) {
+            PostgresVersion.require(lock);   // an older server is refused in one sentence, before any migration fails on it
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
                 realignSupersededChecksums(lock);

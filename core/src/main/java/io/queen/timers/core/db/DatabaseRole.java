@@ -7,6 +7,7 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sql.PostgresVersion;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -73,7 +74,9 @@ public final class DatabaseRole {
      * service does not migrate whatever {@link CommonSettings#MIGRATE_ON_START} says, because a role allowed to
      * migrate is one the check refuses (the owner migrates: `queen-timers migrate`). Without it: the migration
      * when {@link CommonSettings#MIGRATE_ON_START}, as before. An unreachable database is retried through
-     * {@code startup}; a refused role or a pending migration is a {@link ConfigException}.
+     * {@code startup}; a refused role, a pending migration or a PostgreSQL older than {@link PostgresVersion#OLDEST_MAJOR}
+     * (checked first, in both cases) is a {@link ConfigException}. With both settings off nothing here reads the
+     * database, the version neither: the `migrate` that made the schema checked it.
      */
     public static void atStart(Config config, MeterRegistry registry, Startup startup, String service, String group) {
         boolean check = config.bool(CommonSettings.DB_ROLE_CHECK);
@@ -82,6 +85,8 @@ public final class DatabaseRole {
         }
         // a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
         try (HikariDataSource ds = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
+            // the PostgreSQL version first: an older server is refused naming the supported versions, whichever branch follows
+            startup.retry("check the PostgreSQL version", () -> requireSupportedVersion(ds, service));
             if (!check) {
                 startup.retry("apply the schema migrations", () -> Migrations.migrate(ds));
                 return;
@@ -99,6 +104,15 @@ public final class DatabaseRole {
                 LOG.info("{}: the schema is current; {} is not applied by a least-privilege role (the owner migrates)", service,
                         CommonSettings.MIGRATE_ON_START);
             }
+        }
+    }
+
+    /** {@link PostgresVersion#require}, as a {@link ConfigException}: a deployment's choice, which waiting would not fix. */
+    static int requireSupportedVersion(DataSource dataSource, String service) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return PostgresVersion.require(c);
+        } catch (PostgresVersion.Unsupported e) {
+            throw new ConfigException(service + " refuses to start: " + e.getMessage());
         }
     }
 
