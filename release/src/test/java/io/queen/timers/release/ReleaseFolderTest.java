@@ -51,6 +51,7 @@ class ReleaseFolderTest {
             names.addAll(List.of(base + ".jar", base + "-sources.jar", base + "-javadoc.jar", base + "-cyclonedx.json"));
         }
         names.addAll(LAUNCHERS.keySet());
+        names.add("queen-timers-image-" + VERSION + ".tar"); // module image (ImageIT reads and runs it)
         names.addAll(List.of("RELEASE-NOTES.md", Checksums.FILE));
         return names;
     }
