@@ -32,7 +32,7 @@ class ArtifactMetadataTest {
      * Modules that are not published: this repository's test kit and harnesses, nothing outside it should depend on.
      * (The kit for a team's tests, module test, is published, and embedded with it.)
      */
-    static final Set<String> INTERNAL = Set.of("testkit", "processes", "compat-kafka3", "e2e", "bench", "faults", "soak");
+    static final Set<String> INTERNAL = Set.of("testkit", "processes", "compat-kafka3", "e2e", "bench", "faults", "soak", "image", "release");
 
     @Test
     void theVersionIsOneRevisionWrittenOutInEveryInstalledPom() throws Exception {
