@@ -85,13 +85,17 @@ public final class DatabaseRole {
         }
         // a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
         try (HikariDataSource ds = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
-            // the PostgreSQL version first: an older server is refused naming the supported versions, whichever branch follows
-            startup.retry("check the PostgreSQL version", () -> requireSupportedVersion(ds, service));
+            // the PostgreSQL version first, inside the step the service is known by (readiness names it while the database
+            // is away): an older server is refused naming the supported versions, whichever branch follows
             if (!check) {
-                startup.retry("apply the schema migrations", () -> Migrations.migrate(ds));
+                startup.retry("apply the schema migrations", () -> {
+                    requireSupportedVersion(ds, service);
+                    return Migrations.migrate(ds);
+                });
                 return;
             }
             startup.retry("check the database role", () -> {
+                requireSupportedVersion(ds, service);
                 requireLeastPrivilege(ds, service, group);
                 return null;
             });
