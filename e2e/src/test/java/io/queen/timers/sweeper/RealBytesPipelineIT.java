@@ -100,8 +100,9 @@ class RealBytesPipelineIT {
         Process bridge = startBridge(topic, bridgeGc, bridgeLog);
         Process sweeper = ChildSweeper.start(db, "256m", List.of(GcLog.option(sweeperGc)), Map.of(), sweeperLog);
         try {
-            // every timer due at one instant, after all are sent
-            String at = Instant.now().plus(Duration.ofSeconds(45)).truncatedTo(ChronoUnit.SECONDS).toString();
+            // every timer due at one instant once all are staged: scheduled an hour ahead, then made due together by the
+            // tests' clock (R__timer_advance.sql), rather than sent against a fixed wait that a slow machine may overrun
+            String at = Instant.now().plus(Duration.ofHours(1)).truncatedTo(ChronoUnit.SECONDS).toString();
             Map<String, Object> props = TestKafka.producerProps();
             props.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "zstd");
             props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 << 20);
@@ -118,6 +119,12 @@ class RealBytesPipelineIT {
                 }
                 producer.flush();
             }
+            await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofSeconds(1)).until(() -> {
+                assertThat(bridge.isAlive()).as("the bridge is still running; log: " + bridgeLog.toAbsolutePath()).isTrue();
+                return staging.count("SELECT count(*) FROM queen.log_timers") >= commands;
+            });
+            assertThat(staging.count("SELECT count(*) FROM queen.timer_advance_v1('" + Staging.DEFAULT_TENANT + "', '" + queue
+                    + "', NULL) WHERE due")).as("every staged timer made due at one instant").isEqualTo(commands);
             await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofSeconds(1)).until(() -> {
                 assertThat(bridge.isAlive()).as("the bridge is still running; log: " + bridgeLog.toAbsolutePath()).isTrue();
                 assertThat(sweeper.isAlive()).as("the sweeper is still running; log: " + sweeperLog.toAbsolutePath()).isTrue();
