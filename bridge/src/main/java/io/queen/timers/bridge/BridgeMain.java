@@ -163,10 +163,9 @@ public final class BridgeMain implements AutoCloseable {
                     settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> probeProps = probeProps(config, settings);
-            IngestLoop loop = new IngestLoop(new KafkaConsumer<>(consumerProps(config, settings)),
-                    () -> new KafkaConsumer<>(probeProps), settings.commandTopics(),
-                    routes, parser, applier, offsets, settings.pollTimeout(), settings.batchMaxBytes(),
-                    settings.batchMaxRecords(), HealthSettings.retryPauseMax(config), timestamps, settings.startPosition(), registry, ingest);
+            IngestLoop loop = new IngestLoop(settings.ingest(HealthSettings.retryPauseMax(config)),
+                    new KafkaConsumer<>(consumerProps(config, settings)), () -> new KafkaConsumer<>(probeProps),
+                    routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
                 // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed

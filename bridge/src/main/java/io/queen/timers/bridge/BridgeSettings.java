@@ -10,6 +10,7 @@ import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
 import io.queen.timers.bridge.crypto.EncryptionSettings;
+import io.queen.timers.bridge.ingest.IngestSettings;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
@@ -186,6 +187,14 @@ public record BridgeSettings(
     public int maxPollRecords() {
         long perPoll = (ingestMaxBytes / 2L) / wireLimits().maxValueBytes();
         return (int) Math.max(1, Math.min(batchMaxRecords, perPoll));
+    }
+
+    /**
+     * What the ingest loop is told. {@code maxBackoff}, its longest pause between retries, is the common settings'
+     * ({@code HealthSettings.retryPauseMax}: db.retry.backoff.max, at most health.failing.after), not a bridge key.
+     */
+    public IngestSettings ingest(Duration maxBackoff) {
+        return new IngestSettings(commandTopics, pollTimeout, batchMaxBytes(), batchMaxRecords, maxBackoff, startPosition);
     }
 
     /** Value bytes a batch gathers from successive polls before it is applied: the other half of {@link #INGEST_MAX_BYTES}. */

@@ -3,6 +3,7 @@ package io.queen.timers.bridge;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queen.timers.bridge.ingest.IngestSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import java.time.Duration;
@@ -45,6 +46,22 @@ class BridgeSettingsTest {
         assertThat(s.commandTopics()).isEqualTo(List.of("a.commands", "b.commands"));
         assertThat(s.groupId()).isEqualTo("g2");
         assertThat(s.horizon()).isEqualTo(Duration.ofDays(7));
+    }
+
+    @Test
+    void theIngestLoopIsToldTheBridgeKeysAsOneRecord() {
+        Map<String, String> env = required();
+        env.put("QUEEN_COMMAND_TOPICS", "a.commands,b.commands");
+        env.put("QUEEN_BRIDGE_POLL_TIMEOUT", "350ms");
+        env.put("QUEEN_BRIDGE_INGEST_MAX_BYTES", String.valueOf(8 << 20));
+        env.put("QUEEN_BRIDGE_BATCH_MAX_RECORDS", "300");
+        env.put("QUEEN_BRIDGE_START_POSITION", "latest");
+        IngestSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).ingest(Duration.ofSeconds(7));
+        assertThat(s).isEqualTo(new IngestSettings(List.of("a.commands", "b.commands"), Duration.ofMillis(350), 4 << 20, 300,
+                Duration.ofSeconds(7), "latest"));
+        // unset: a new group's partition that holds records waits rather than starting anywhere
+        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required())).ingest(Duration.ofSeconds(1))
+                .startPosition()).isNull();
     }
 
     @Test

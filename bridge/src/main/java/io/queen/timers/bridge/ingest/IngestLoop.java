@@ -16,7 +16,6 @@ import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
-import io.queen.timers.bridge.wire.Parsed;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.core.text.Printable;
@@ -29,13 +28,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -52,24 +47,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bridge's consumer loop. Kafka's committed offsets play no part: positions come from
- * {@code queen.bridge_offsets}, which each batch advances in the same transaction as its timers.
+ * The bridge's consumer loop: poll, parse (and, on a jwt topic, authenticate) every record, apply the batch in one
+ * transaction. Where each partition is read from, and every rewind to the stored offsets, is {@link PartitionPositions}'s.
  *
- * <p>One cycle: (re)seek if needed → poll → parse (and, on a jwt topic, authenticate) every record → apply the batch in one
- * transaction. When the apply fails (database unreachable, or any other error) the loop never skips:
- * it pauses every partition, backs off ({@link Backoff}: jittered under a ceiling of 100 ms doubling to
- * {@code db.retry.backoff.max}), reads the stored offsets again, seeks to them and resumes. When the apply is fenced (the stored offset is not
- * the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does
- * the same without waiting. A partition whose stored offset is out of range stops (never auto-reset):
- * {@link #stop}; one where the group has no stored offset gets its first ({@link #firstOffsets}), or waits paused
- * when it holds records and bridge.start.position is not set. Not thread-safe: runs on one thread; {@link #close()} may be called from any.
+ * <p>One cycle: (re)seek if needed → poll → parse → apply. When the apply fails (database unreachable, or any other error)
+ * the loop never skips: it pauses every partition, backs off ({@link Backoff}: jittered under a ceiling of 100 ms doubling
+ * to {@code db.retry.backoff.max}), reads the stored offsets again, seeks to them and resumes. When the apply is fenced (the
+ * stored offset is not the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does the
+ * same without waiting. A record whose values fail the apply is isolated and answered {@code rejected} ({@link #commit});
+ * one the Kafka client cannot decode is read past and answered too ({@link #salvage(Throwable)}). A partition whose stored
+ * offset is out of range stops (never auto-reset). Not thread-safe: runs on one thread; {@link #close()} may be called
+ * from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(IngestLoop.class);
     private static final Duration MIN_BACKOFF = Duration.ofMillis(100);
-    /** How often a stopped partition's stored offset is read again. */
-    private static final Duration STOPPED_CHECK = Duration.ofSeconds(2);
     /**
      * How often the jwt topics' timestamp settings are read again while all are safe: an operator's change
      * makes no rebalance, so this bounds how long records it let producers date are read unnoticed.
@@ -77,20 +70,15 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     static final Duration TIMESTAMPS_RECHECK = Duration.ofSeconds(10);
     private static final Duration TIMESTAMPS_MIN_BACKOFF = Duration.ofSeconds(1);
 
+    private final IngestSettings settings;
     private final Consumer<byte[], byte[]> consumer;
     private final KafkaClientMetrics consumerMetrics;
-    private final List<String> topics;
     private final TopicRoutes routes;
     private final CommandParser parser;
     private final BatchApplier applier;
-    private final OffsetStore offsets;
-    private final Duration pollTimeout;
-    private final long batchMaxBytes;
-    private final int batchMaxRecords;
+    private final PartitionPositions positions;
     /** Null when no topic checks tokens. */
     private final TopicTimestamps timestamps;
-    /** jwt topics whose timestamp settings are unsafe: their partitions stay paused (never rejected) until safe. */
-    private Set<String> held = Set.of();
     private long timestampsCheckAtNanos = System.nanoTime();
     private final Backoff.Waits timestampsWaits;
     private final MeterRegistry registry;
@@ -105,50 +93,28 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
-    /** The stored next offset each assigned partition was sought to (null value: none stored yet). */
-    private final Map<TopicPartition, Long> expected = new HashMap<>();
-    /** Partitions stopped on an out-of-range stored offset, and that offset. Read by {@link #stoppedPartitions()} from any thread. */
-    private final Map<TopicPartition, Long> stopped = new ConcurrentHashMap<>();
-    /**
-     * Partitions with no stored offset that hold records, waiting (paused) because bridge.start.position is not set,
-     * and the log range they hold. Read by {@link #stoppedPartitions()} from any thread.
-     */
-    private final Map<TopicPartition, String> unstarted = new ConcurrentHashMap<>();
-    /** bridge.start.position: earliest, latest, or null (unset). */
-    private final String startPosition;
-    private long stoppedCheckAtNanos = System.nanoTime();
-    private boolean resync = true;
-    private long retryAtNanos = System.nanoTime();
+    /** The pause before the next rewind after a failure; reset by an applied batch. */
     private final Backoff.Waits waits;
 
     /**
-     * @param batchMaxBytes   value bytes a batch gathers from successive polls before it is applied (half of bridge.ingest.max.bytes;
-     *                        the consumer's max.poll.records bounds the other half)
-     * @param batchMaxRecords records a batch gathers at most (bridge.batch.max.records)
-     * @param timestamps      the jwt topics' timestamp settings, read again on every assignment and periodically; null when
-     *                        no topic checks tokens
-     * @param startPosition   bridge.start.position ({@code earliest}, {@code latest}) or null: where a partition with no
-     *                        stored offset starts when it holds records; null keeps it paused
-     * @param probes          makes a consumer of the same settings without a group and with max.poll.records 1, which reads
-     *                        past a record the client cannot decode ({@link UnreadableRecords})
+     * @param consumer   the group's consumer (auto.offset.reset=none, no auto-commit); closed when the loop ends
+     * @param probes     makes a consumer of the same settings without a group and with max.poll.records 1, which reads
+     *                   past a record the client cannot decode ({@link UnreadableRecords})
+     * @param offsets    the group's stored offsets, read at every rewind
+     * @param timestamps the jwt topics' timestamp settings, read again on every assignment and periodically; null when
+     *                   no topic checks tokens
      */
-    public IngestLoop(Consumer<byte[], byte[]> consumer, Supplier<Consumer<byte[], byte[]>> probes, List<String> topics,
-                      TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, Duration pollTimeout, long batchMaxBytes, int batchMaxRecords,
-                      Duration maxBackoff, TopicTimestamps timestamps, String startPosition, MeterRegistry registry,
-                      LoopProgress progress) {
-        this.startPosition = startPosition;
+    public IngestLoop(IngestSettings settings, Consumer<byte[], byte[]> consumer, Supplier<Consumer<byte[], byte[]>> probes,
+                      TopicRoutes routes, CommandParser parser, BatchApplier applier, OffsetStore offsets,
+                      TopicTimestamps timestamps, MeterRegistry registry, LoopProgress progress) {
+        this.settings = settings;
         this.timestamps = timestamps;
-        this.batchMaxBytes = batchMaxBytes;
-        this.batchMaxRecords = batchMaxRecords;
         this.consumer = consumer;
-        this.topics = List.copyOf(topics);
         this.routes = routes;
         this.parser = parser;
         this.applier = applier;
-        this.offsets = offsets;
-        this.pollTimeout = pollTimeout;
-        this.waits = new Backoff(MIN_BACKOFF, maxBackoff).waits();
+        this.positions = new PartitionPositions(consumer, offsets, settings.topics(), routes, settings.startPosition());
+        this.waits = new Backoff(MIN_BACKOFF, settings.maxBackoff()).waits();
         this.timestampsWaits = new Backoff(TIMESTAMPS_MIN_BACKOFF, TIMESTAMPS_RECHECK).waits();
         this.registry = registry;
         this.progress = progress;
@@ -161,8 +127,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.unreadableAnswered = Counter.builder("queen.timers.bridge.records.unreadable")
                 .description("Offsets answered rejected/unreadable_record: records the Kafka client could not decode (a declared"
                         + " size beyond the heap, a batch that does not parse) and the rest of their compressed batch").register(registry);
-        this.unreadable = new UnreadableRecords(probes, pollTimeout);
-        Gauge.builder("queen.timers.bridge.partitions.stopped", this, l -> l.stopped.size() + l.unstarted.size())
+        this.unreadable = new UnreadableRecords(probes, settings.pollTimeout());
+        Gauge.builder("queen.timers.bridge.partitions.stopped", positions, PartitionPositions::waiting)
                 .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
                         + " or because the group has none there and bridge.start.position is not set").register(registry);
         // the consumer's own meters (kafka_consumer_*: fetch rate, records lag, coordinator); closed with it
@@ -174,7 +140,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
     @Override
     public void run() {
-        consumer.subscribe(topics, new Rebalance());
+        consumer.subscribe(settings.topics(), new Rebalance());
         try {
             while (running.get()) {
                 progress.begin();
@@ -183,19 +149,19 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 if (timestamps != null && System.nanoTime() - timestampsCheckAtNanos >= 0) {
                     checkTimestamps();
                 }
-                if (resync && System.nanoTime() - retryAtNanos >= 0) {
+                if (positions.resyncDue()) {
                     resync();
                 }
                 ConsumerRecords<byte[], byte[]> records;
                 try {
-                    records = consumer.poll(pollTimeout);
+                    records = consumer.poll(settings.pollTimeout());
                 } catch (NoOffsetForPartitionException e) {
                     // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them, once the
                     // stored offsets can be read; until then poll throws at once, so wait here instead of spinning
-                    idle(pollTimeout);
+                    idle(settings.pollTimeout());
                     continue;
                 } catch (OffsetOutOfRangeException e) {
-                    stop(e.offsetOutOfRangePartitions());
+                    positions.stopOutOfRange(e.offsetOutOfRangePartitions());
                     continue;
                 } catch (RuntimeException | OutOfMemoryError e) {
                     if (!UnreadableRecords.isUnreadable(e)) {
@@ -204,18 +170,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                     salvage(e);
                     continue;
                 }
-                if ((!stopped.isEmpty() || !unstarted.isEmpty()) && !resync && System.nanoTime() - stoppedCheckAtNanos >= 0) {
-                    // re-reads the stored offsets: a stopped (or unstarted) partition resumes once an operator set its offset
-                    resync = true;
-                    retryAtNanos = System.nanoTime();
-                    stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
-                }
+                positions.recheckStopped();
                 if (!records.isEmpty()) {
                     apply(gather(records));
                     if (unreadableMet != null) {
                         Throwable e = unreadableMet;
                         unreadableMet = null;
-                        if (!resync) { // after a failed apply the resync's poll meets the record again
+                        if (!positions.resyncPending()) { // after a failed apply the resync's poll meets the record again
                             salvage(e);
                         }
                     }
@@ -261,9 +222,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * caught by the offsets' check-and-set (the apply is fenced and re-read).
      */
     private List<Incoming> gather(ConsumerRecords<byte[], byte[]> first) {
-        List<Incoming> batch = new ArrayList<>(Math.min(batchMaxRecords, first.count() * 4));
+        List<Incoming> batch = new ArrayList<>(Math.min(settings.batchMaxRecords(), first.count() * 4));
         long bytes = parseInto(first, batch);
-        while (batch.size() < batchMaxRecords && bytes < batchMaxBytes && running.get()) {
+        while (batch.size() < settings.batchMaxRecords() && bytes < settings.batchMaxBytes() && running.get()) {
             ConsumerRecords<byte[], byte[]> more;
             try {
                 more = consumer.poll(Duration.ZERO);
@@ -320,8 +281,8 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         consumer.pause(consumer.assignment());
         try {
             for (TopicPartition tp : List.copyOf(consumer.assignment())) {
-                Long from = expected.get(tp);
-                if (from == null || stopped.containsKey(tp) || unstarted.containsKey(tp) || held.contains(tp.topic())) {
+                Long from = positions.readFrom(tp);
+                if (from == null) {
                     continue; // never polled: not where the record was met
                 }
                 if (!salvage(tp, from) || !running.get()) {
@@ -334,10 +295,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             LOG.warn("reading past an unreadable record stopped: {}; retrying in {} ms", Printable.line(String.valueOf(e)),
                     wait.toMillis());
             problem.set("kafka: " + Printable.line(String.valueOf(e.getMessage())));
-            pauseAndResync(wait);
+            positions.rewind(wait);
             return;
         }
-        pauseAndResync(Duration.ZERO);
+        positions.rewind(Duration.ZERO);
     }
 
     /** One partition of {@link #salvage(Throwable)}; false when an apply failed (it paused and resyncs). */
@@ -345,7 +306,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         TopicRoutes.Route route = routes.route(tp.topic());
         try (UnreadableRecords.Scan scan = unreadable.scan(tp)) {
             long end = scan.end();
-            long until = Math.min(end, from + batchMaxRecords);
+            long until = Math.min(end, from + settings.batchMaxRecords());
             List<Incoming> batch = new ArrayList<>();
             long bytes = 0;
             long at = from;
@@ -387,7 +348,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 batch.add(incoming(r, route));
                 bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
                 at = r.offset() + 1;
-                if (batch.size() >= batchMaxRecords || bytes >= batchMaxBytes) {
+                if (batch.size() >= settings.batchMaxRecords() || bytes >= settings.batchMaxBytes()) {
                     if (!commit(batch)) {
                         return false;
                     }
@@ -409,7 +370,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         String after = "the Kafka client cannot read this record: it follows the unreadable record " + head
                 + " in one compressed producer batch, which the client reads as one stream";
         for (long o = first; o < end; ) {
-            long to = Math.min(end, o + batchMaxRecords);
+            long to = Math.min(end, o + settings.batchMaxRecords());
             List<Incoming> answers = new ArrayList<>((int) (to - o));
             for (long x = o; x < to; x++) {
                 answers.add(new Incoming(new Source(tp.topic(), tp.partition(), x), route.tenant(), route.producerSub(),
@@ -433,18 +394,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
      * offset): nothing of the batch is judged, every partition pauses and resyncs. Returns false then.
      */
     private boolean commit(List<Incoming> batch) {
-        List<OffsetAdvance> advances = advances(batch);
+        List<OffsetAdvance> advances = positions.advances(batch);
         try {
             Outcome out = applyTimer.recordCallable(() -> applier.apply(batch, advances));
             if (out instanceof Outcome.Applied applied) {
-                advances.forEach(a -> expected.put(new TopicPartition(a.topic(), a.partition()), a.next()));
+                positions.advanced(advances);
                 applied.decisions().forEach(this::count);
                 return true;
             }
             LOG.warn("batch of {} records from {} fenced: another consumer advanced the stored offsets; seeking to them",
                     batch.size(), describe(advances));
             retries.increment();
-            pauseAndResync(Duration.ZERO);
+            positions.rewind(Duration.ZERO);
             return false;
         } catch (Exception e) {
             if (SqlStates.causedByValues(e) && !isInternalRejection(batch)) {
@@ -471,20 +432,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             }
             problem.set("database: " + Printable.line(String.valueOf(e.getMessage())));
             retries.increment();
-            pauseAndResync(wait);
+            positions.rewind(wait);
             return false;
         }
-    }
-
-    /** One offset advance per partition of {@code batch}, from the offset it was sought (or last committed) to. */
-    private List<OffsetAdvance> advances(List<Incoming> batch) {
-        Map<TopicPartition, Long> last = new LinkedHashMap<>();
-        for (Incoming in : batch) {
-            last.put(new TopicPartition(in.source().topic(), in.source().partition()), in.source().offset());
-        }
-        List<OffsetAdvance> out = new ArrayList<>(last.size());
-        last.forEach((tp, offset) -> out.add(new OffsetAdvance(tp.topic(), tp.partition(), expected.get(tp), offset + 1)));
-        return out;
     }
 
     /**
@@ -542,97 +492,24 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     }
 
     /**
-     * Seek every assigned partition to its stored offset and resume. A partition with none stored gets its first one
-     * ({@link #firstOffsets}); one that cannot be given one yet stays paused.
+     * Seeks every partition to its stored offset ({@link PartitionPositions#resync}); when the stored offsets cannot be
+     * read, the partitions stay paused and it is tried again after a backoff.
      */
     private void resync() {
-        Collection<TopicPartition> assigned = consumer.assignment();
         try {
-            Map<TopicPartition, Long> stored = offsets.load(topics);
-            List<TopicPartition> none = assigned.stream().filter(tp -> !stored.containsKey(tp)).toList();
-            if (!none.isEmpty()) {
-                stored.putAll(firstOffsets(none));
-            }
-            expected.clear();
-            for (TopicPartition tp : assigned) {
-                Long s = stored.get(tp);
-                if (s != null) {
-                    consumer.seek(tp, s);
-                    if (unstarted.remove(tp) != null) {
-                        LOG.warn("partition {} starts at stored offset {}, set on purpose", tp, s);
-                    }
-                }
-                expected.put(tp, s);
-            }
-            List<TopicPartition> resumed = new ArrayList<>();
-            for (TopicPartition tp : assigned) {
-                Long was = stopped.get(tp);
-                if (was != null && !was.equals(stored.get(tp))) {
-                    stopped.remove(tp);
-                    LOG.warn("partition {} resumes at stored offset {}, set on purpose (it was stopped at out-of-range offset {})",
-                            tp, stored.get(tp), was);
-                }
-                if (!stopped.containsKey(tp) && !unstarted.containsKey(tp) && !held.contains(tp.topic())) {
-                    resumed.add(tp);
-                }
-            }
-            consumer.resume(resumed);
-            if (!assigned.isEmpty()) {
-                LOG.info("consuming {} from the stored offsets {}", assigned, describe(assigned));
-            }
-            resync = false;
+            positions.resync();
             problem.set(null);
         } catch (Exception e) {
             Duration wait = waits.next();
             LOG.warn("cannot read the stored offsets ({}); partitions stay paused, retrying in {} ms", e, wait.toMillis());
             problem.set("database: " + e.getMessage());
-            pauseAndResync(wait);
+            positions.rewind(wait);
         }
     }
 
     /**
-     * The first stored offset of partitions where the group has none. Kafka never chooses it (auto.offset.reset=none):
-     * an empty partition starts at its log start; one holding records where bridge.start.position says (its log start,
-     * or its end with an offset_moved audit event), and without that setting it is left out and waits, paused, named by
-     * readiness ({@link #stoppedPartitions()}): a new or mistyped group id must not replay a topic, nor skip it, without
-     * a decision. Each is stored at once, so a restart before the first batch does not decide again.
-     */
-    private Map<TopicPartition, Long> firstOffsets(List<TopicPartition> none) throws SQLException {
-        Duration t = Duration.ofSeconds(10);
-        Map<TopicPartition, Long> begin = consumer.beginningOffsets(none, t);
-        Map<TopicPartition, Long> end = consumer.endOffsets(none, t); // the last stable offset under read_committed
-        Map<TopicPartition, Long> out = new HashMap<>();
-        for (TopicPartition tp : none) {
-            long b = begin.get(tp);
-            long e = Math.max(b, end.get(tp));
-            if (e == b) {
-                out.put(tp, offsets.start(tp, b, "empty", b, e, routes.route(tp.topic()).tenant()));
-                unstarted.remove(tp);
-            } else if (startPosition == null) {
-                if (unstarted.put(tp, b + ".." + (e - 1)) == null) {
-                    LOG.error("partition {} WAITS: group {} has no stored offset there and it holds records {}..{}; set {}=earliest"
-                            + " (apply them) or latest (skip them), or `queen-timers offsets set --group {} --topic {} --partition {}"
-                            + " --offset N --reason ...`", tp, offsets.groupId(), b, e - 1, "bridge.start.position",
-                            offsets.groupId(), tp.topic(), tp.partition());
-                }
-                // a position, or every poll throws NoOffsetForPartitionException and the other partitions stop too;
-                // paused (never resumed while it waits), so nothing of it is fetched
-                consumer.seek(tp, b);
-                stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
-            } else {
-                long first = offsets.start(tp, "latest".equals(startPosition) ? e : b, startPosition, b, e, routes.route(tp.topic()).tenant());
-                LOG.warn("partition {}: group {} had no stored offset; bridge.start.position={} starts it at {} (the log holds {}..{})",
-                        tp, offsets.groupId(), startPosition, first, b, e - 1);
-                out.put(tp, first);
-                unstarted.remove(tp);
-            }
-        }
-        return out;
-    }
-
-    /**
-     * Reads the jwt topics' timestamp settings again: an unsafe topic's assigned partitions are paused (their records
-     * wait in Kafka, none is rejected: they would be lost), a topic safe again resumes where it paused. When the broker
+     * Reads the jwt topics' timestamp settings again: an unsafe topic's assigned partitions are paused, a topic safe
+     * again resumes where it paused ({@link PartitionPositions#hold}). When the broker
      * does not answer, the last state stands. Runs on the loop's thread, also from the rebalance listener.
      */
     private void checkTimestamps() {
@@ -646,52 +523,12 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             timestampsCheckAtNanos = System.nanoTime() + wait.toNanos();
             return;
         }
-        Set<String> was = held;
-        held = now;
-        List<TopicPartition> pause = new ArrayList<>();
-        List<TopicPartition> resume = new ArrayList<>();
-        for (TopicPartition tp : consumer.assignment()) {
-            if (now.contains(tp.topic())) {
-                pause.add(tp);
-            } else if (was.contains(tp.topic()) && !resync && !stopped.containsKey(tp) && !unstarted.containsKey(tp)) {
-                resume.add(tp); // paused with its position: it goes on from there (a pending resync resumes it otherwise)
-            }
-        }
-        consumer.pause(pause);
-        consumer.resume(resume);
+        positions.hold(now);
         if (now.isEmpty()) {
             timestampsWaits.reset();
             timestampsCheckAtNanos = System.nanoTime() + TIMESTAMPS_RECHECK.toNanos();
         } else {
             timestampsCheckAtNanos = System.nanoTime() + timestampsWaits.next().toNanos();
-        }
-    }
-
-    /**
-     * The stored offset of these partitions is outside the log (topic recreated, or retention passed
-     * it). Kafka would jump to one end and drop or replay commands without a verdict; instead the
-     * partition stops here, loudly, until an operator sets its offset on purpose
-     * ({@code queen-timers offsets set}, docs/commands.md). The other partitions go on.
-     */
-    private void stop(Map<TopicPartition, Long> outOfRange) {
-        for (Map.Entry<TopicPartition, Long> e : outOfRange.entrySet()) {
-            TopicPartition tp = e.getKey();
-            consumer.pause(List.of(tp));
-            if (stopped.put(tp, e.getValue()) == null) {
-                LOG.error("partition {} STOPPED: its stored offset {} (group {}) is out of range{}; nothing is skipped on its own:"
-                        + " move it on purpose with `queen-timers offsets set --group {} --topic {} --partition {} --offset N --reason ...`",
-                        tp, e.getValue(), offsets.groupId(), logRange(tp), offsets.groupId(), tp.topic(), tp.partition());
-            }
-        }
-        stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
-    }
-
-    private String logRange(TopicPartition tp) {
-        try {
-            Duration t = Duration.ofSeconds(5);
-            return " (the log holds " + consumer.beginningOffsets(List.of(tp), t).get(tp) + ".." + consumer.endOffsets(List.of(tp), t).get(tp) + ")";
-        } catch (RuntimeException e) {
-            return "";
         }
     }
 
@@ -702,12 +539,6 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             Thread.currentThread().interrupt();
             running.set(false);
         }
-    }
-
-    private void pauseAndResync(Duration after) {
-        consumer.pause(consumer.assignment());
-        resync = true;
-        retryAtNanos = System.nanoTime() + after.toNanos();
     }
 
     private void count(Decision d) {
@@ -724,15 +555,6 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         lag.set(sum);
     }
 
-    private String describe(Collection<TopicPartition> assigned) {
-        StringBuilder b = new StringBuilder();
-        for (TopicPartition tp : assigned) {
-            Long e = expected.get(tp);
-            b.append(b.length() == 0 ? "" : ", ").append(tp).append('@').append(e == null ? "waiting" : e);
-        }
-        return b.toString();
-    }
-
     private static String describe(List<OffsetAdvance> advances) {
         if (advances.isEmpty()) {
             return "no partition";
@@ -746,25 +568,11 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     }
 
     /**
-     * Empty while no partition is stopped; otherwise which, at which stored offset, and what to do. A stopped
-     * partition never resumes on its own, so readiness reports it at once rather than after
-     * {@code health.failing.after} like a passing failure. Any thread.
+     * Empty while no partition is stopped; otherwise which, at which stored offset, and what to do
+     * ({@link PartitionPositions#stoppedPartitions()}). Any thread.
      */
     public Optional<String> stoppedPartitions() {
-        if (stopped.isEmpty() && unstarted.isEmpty()) {
-            return Optional.empty();
-        }
-        StringBuilder b = new StringBuilder();
-        if (!stopped.isEmpty()) {
-            b.append("stopped on an out-of-range stored offset (set it with `queen-timers offsets set`):");
-            stopped.forEach((tp, offset) -> b.append(' ').append(tp).append('@').append(offset));
-        }
-        if (!unstarted.isEmpty()) {
-            b.append(b.length() == 0 ? "" : "; ").append("waiting: no stored offset of group ").append(offsets.groupId())
-                    .append(" in partitions that hold records (set bridge.start.position=earliest or latest, or `queen-timers offsets set`):");
-            unstarted.forEach((tp, range) -> b.append(' ').append(tp).append(" holds ").append(range));
-        }
-        return Optional.of(b.toString());
+        return positions.stoppedPartitions();
     }
 
     /** Finish the batch in hand, commit it, leave the group. Any thread; the loop's thread ends. */
@@ -781,9 +589,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             if (!partitions.isEmpty()) {
                 LOG.info("partitions revoked by a rebalance: {}", partitions);
             }
-            expected.keySet().removeAll(partitions);
-            stopped.keySet().removeAll(partitions);
-            unstarted.keySet().removeAll(partitions);
+            positions.forget(partitions);
         }
 
         @Override
@@ -793,16 +599,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             if (!partitions.isEmpty()) {
                 LOG.warn("partitions LOST: this consumer was out of the group longer than its session: {}", partitions);
             }
-            expected.keySet().removeAll(partitions);
-            stopped.keySet().removeAll(partitions);
-            unstarted.keySet().removeAll(partitions);
+            positions.forget(partitions);
         }
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
             if (!partitions.isEmpty()) {
-                consumer.pause(partitions);
-                resync = true;
+                positions.assigned(partitions);
                 if (timestamps != null && partitions.stream().anyMatch(tp -> timestamps.topics().contains(tp.topic()))) {
                     // a partition of a jwt topic is read only once its topic's timestamps are known to be safe now
                     checkTimestamps();

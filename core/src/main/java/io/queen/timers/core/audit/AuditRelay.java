@@ -301,67 +301,96 @@ public final class AuditRelay implements AutoCloseable {
     private int relayOnce(Connection c, Producer<String, String> producer)
             throws SQLException, InterruptedException {
         held.advance(topic -> producer.partitionsFor(topic));
-        List<UUID> excluded = held.excludedTenants();
-        List<Sent> sent = new ArrayList<>(batchSize);
-        Map<Long, String> rowTopic = new LinkedHashMap<>();
-        Map<String, String> failed = new HashMap<>();
-        int events = 0;
+        Round round = sendOldest(c, producer);
+        if (round.rowTopic.isEmpty()) {
+            return 0;
+        }
+        long acked = awaitAcks(producer, round);
+        deleteAcknowledged(c, round);
+        settleHolds(round);
+        published.increment(acked);
+        progress.impaired(held.describe());
+        heldSnapshot = Map.copyOf(held.heldSince());
+        return round.events;
+    }
+
+    /** What one round read and sent: each row's topic (in id order), the sends awaiting their ack, the topics that failed and why. */
+    private static final class Round {
+        final List<Sent> sent;
+        final Map<Long, String> rowTopic = new LinkedHashMap<>();
+        final Map<String, String> failed = new HashMap<>();
+        /** Events read: a {@code fired} row is one per timer of its segment. */
+        int events;
+
+        Round(int batchSize) {
+            sent = new ArrayList<>(batchSize);
+        }
+    }
+
+    /** Reads the oldest events of the topics not held and sends them, each topic until its first failed send. */
+    private Round sendOldest(Connection c, Producer<String, String> producer) throws SQLException, InterruptedException {
+        Round round = new Round(batchSize);
         try (PreparedStatement st = c.prepareStatement(FETCH)) {
-            st.setArray(1, c.createArrayOf("uuid", excluded.toArray()));
+            st.setArray(1, c.createArrayOf("uuid", held.excludedTenants().toArray()));
             st.setInt(2, batchSize);
             st.setInt(3, batchSize);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    events++;
+                    round.events++;
                     long id = rs.getLong("id");
                     UUID tenant = rs.getObject("tenant_id", UUID.class);
                     String topic = topics.topicFor(tenant);
                     held.seen(topic, tenant);
-                    rowTopic.put(id, topic);
-                    if (failed.containsKey(topic) || !held.sendable(topic)) {
+                    round.rowTopic.put(id, topic);
+                    if (round.failed.containsKey(topic) || !held.sendable(topic)) {
                         continue; // order kept: nothing after a failed event of this topic goes out in this round
                     }
-                    String eventId = rs.getString("event_id");
-                    var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
-                    record.headers().add("queen-event-id", eventId.getBytes(StandardCharsets.UTF_8));
-                    // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
-                    // instrumentation, W3CTraceContextPropagator) joins the producer's trace (docs/tracing.md#tracing)
-                    String traceparent = rs.getString("traceparent");
-                    if (traceparent != null) {
-                        record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));
-                        String tracestate = rs.getString("tracestate");
-                        if (tracestate != null) {
-                            record.headers().add(TRACESTATE, tracestate.getBytes(StandardCharsets.US_ASCII));
-                        }
-                    }
-                    Future<RecordMetadata> ack = producer.send(record); // blocks up to the send timeout while the topic has no metadata
+                    Future<RecordMetadata> ack = producer.send(record(rs, topic)); // blocks up to the send timeout while the topic has no metadata
                     if (ack.isDone() && failure(ack) != null) {
-                        failed.put(topic, failure(ack).toString());
+                        round.failed.put(topic, failure(ack).toString());
                     } else {
-                        sent.add(new Sent(topic, ack));
+                        round.sent.add(new Sent(topic, ack));
                     }
                 }
             }
         }
-        if (rowTopic.isEmpty()) {
-            return 0;
+        return round;
+    }
+
+    /** The event of the fetch's current row as a record to {@code topic}: its eventId and the command's trace as headers. */
+    private static ProducerRecord<String, String> record(ResultSet rs, String topic) throws SQLException {
+        var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
+        record.headers().add("queen-event-id", rs.getString("event_id").getBytes(StandardCharsets.UTF_8));
+        // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
+        // instrumentation, W3CTraceContextPropagator) joins the producer's trace (docs/tracing.md#tracing)
+        String traceparent = rs.getString("traceparent");
+        if (traceparent != null) {
+            record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));
+            String tracestate = rs.getString("tracestate");
+            if (tracestate != null) {
+                record.headers().add(TRACESTATE, tracestate.getBytes(StandardCharsets.US_ASCII));
+            }
         }
+        return record;
+    }
+
+    /** Waits for every send of the round; returns the events acknowledged on topics none of whose sends failed. */
+    private static long awaitAcks(Producer<String, String> producer, Round round) throws InterruptedException {
         producer.flush(); // bounded: every send completes or fails within delivery.timeout.ms
-        long acked = 0;
-        for (Sent s : sent) {
+        for (Sent s : round.sent) {
             Throwable f = failure(s.ack());
             if (f != null) {
-                failed.putIfAbsent(s.topic(), f.toString());
+                round.failed.putIfAbsent(s.topic(), f.toString());
             }
         }
-        for (Sent s : sent) {
-            if (!failed.containsKey(s.topic())) {
-                acked++;
-            }
-        }
-        List<Long> done = new ArrayList<>(rowTopic.size());
-        rowTopic.forEach((id, topic) -> {
-            if (!failed.containsKey(topic) && held.sendable(topic)) {
+        return round.sent.stream().filter(s -> !round.failed.containsKey(s.topic())).count();
+    }
+
+    /** Deletes the rows of every topic whose sends were all acknowledged; a failed or held topic's rows stay. */
+    private void deleteAcknowledged(Connection c, Round round) throws SQLException {
+        List<Long> done = new ArrayList<>(round.rowTopic.size());
+        round.rowTopic.forEach((id, topic) -> {
+            if (!round.failed.containsKey(topic) && held.sendable(topic)) {
                 done.add(id);
             }
         });
@@ -371,8 +400,12 @@ public final class AuditRelay implements AutoCloseable {
                 st.execute(); // a SELECT of queen.timer_audit_delete_v1: the relay's role may not DELETE itself
             }
         }
-        for (String topic : new java.util.LinkedHashSet<>(rowTopic.values())) {
-            String why = failed.get(topic);
+    }
+
+    /** A topic whose send failed is held ({@link HeldTopics}, said once); one whose sends all landed is not. */
+    private void settleHolds(Round round) {
+        for (String topic : new java.util.LinkedHashSet<>(round.rowTopic.values())) {
+            String why = round.failed.get(topic);
             if (why != null) {
                 if (held.sendable(topic)) {
                     LOG.warn("audit relay: cannot publish to topic {} ({}); holding its events (order kept) while the other topics flow",
@@ -383,10 +416,6 @@ public final class AuditRelay implements AutoCloseable {
                 held.succeeded(topic);
             }
         }
-        published.increment(acked);
-        progress.impaired(held.describe());
-        heldSnapshot = Map.copyOf(held.heldSince());
-        return events;
     }
 
     private record Sent(String topic, Future<RecordMetadata> ack) {}
