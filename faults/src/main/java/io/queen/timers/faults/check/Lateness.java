@@ -69,7 +69,10 @@ final class Lateness {
     private final List<Long> audit = new ArrayList<>();
     private final List<Long> faultFreeAudit = new ArrayList<>();
     /** The latest fires, whatever the bound said: where a tail comes from is read from them (the run's logs kept). */
-    private final java.util.TreeMap<Long, String> slowest = new java.util.TreeMap<>();
+    private final java.util.PriorityQueue<Slow> slowest = new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(Slow::lateMs));
+
+    /** One fire among the slowest: a heap of these keeps the {@link #SLOWEST} latest, ties and all. */
+    private record Slow(long lateMs, String how) {}
     static final int SLOWEST = 5;
     private long faultFreeFromMs = Long.MAX_VALUE;
     private final List<Long> all = new ArrayList<>();
@@ -127,10 +130,10 @@ final class Lateness {
         long bound = LEASE_MS + failures * BACKOFF_MAX_MS + UNDER_FAULTS_SLACK_MS;
         String how = at + ": in the log " + late + " ms after " + (from == intendedMs ? "its time" : "it was staged")
                 + ", its fired event read " + auditDelay + " ms after that";
-        slowest.put(late * 10_000 + slowest.size() % 10_000, how + " (intended " + java.time.Instant.ofEpochMilli(intendedMs)
-                + ", anchored " + java.time.Instant.ofEpochMilli(from) + ", seen " + java.time.Instant.ofEpochMilli(seen) + ")");
+        slowest.add(new Slow(late, how + " (intended " + java.time.Instant.ofEpochMilli(intendedMs)
+                + ", anchored " + java.time.Instant.ofEpochMilli(from) + ", seen " + java.time.Instant.ofEpochMilli(seen) + ")"));
         if (slowest.size() > SLOWEST) {
-            slowest.pollFirstEntry();
+            slowest.poll();
         }
         if (from >= faultFreeFromMs) {
             faultFree.add(late);
@@ -163,8 +166,10 @@ final class Lateness {
         f.fact("observed lateness fault-free to the fired event p50 / p99 / max ms",
                 p(faultFreeAudit, 0.5) + " / " + p(faultFreeAudit, 0.99) + " / " + p(faultFreeAudit, 1));
         int i = 0;
-        for (String fire : slowest.descendingMap().values()) {
-            f.fact("slowest fire " + ++i, fire);
+        List<Slow> latestFirst = new ArrayList<>(slowest);
+        latestFirst.sort(java.util.Comparator.comparingLong(Slow::lateMs).reversed());
+        for (Slow fire : latestFirst) {
+            f.fact("slowest fire " + ++i, fire.how());
         }
         if (!faultFreeAudit.isEmpty() && p(faultFreeAudit, 0.99) > FAULT_FREE_P99_MS) {
             f.violation(FAULT_FREE_P99, "p99 " + p(faultFreeAudit, 0.99) + " ms over " + faultFreeAudit.size() + " fires, bound "

@@ -106,4 +106,32 @@ class LatenessTest {
         assertThat(g.clean()).isTrue();
         assertThat(g.facts()).containsEntry("observed lateness", "not judged (no live observation)");
     }
+
+    @Test
+    void theReportListsTheSlowestFiresLatestFirstTiesIncluded() {
+        Findings f = new Findings();
+        Lateness l = new Lateness(f);
+        // eight fires: three 900 ms late (a tie, after five others were kept), one 2 s, the rest quicker; the five slowest
+        // are listed, latest first
+        long[] lates = {2_000, 100, 50, 300, 200, 900, 900, 900};
+        Map<String, Long> reads = new java.util.HashMap<>(Map.of("v", 0L));
+        Map<UUID, Long> seen = new java.util.HashMap<>();
+        UUID[] ids = new UUID[lates.length];
+        for (int i = 0; i < lates.length; i++) {
+            ids[i] = UUID.randomUUID();
+            seen.put(ids[i], lates[i]);
+            reads.put("e" + i, lates[i] + 10);
+        }
+        l.observed(reads, seen, Map.of(), FAULTS_ENDED);
+        for (int i = 0; i < lates.length; i++) {
+            l.fire(Lateness.LATE, "fire-" + i, 0, "v", ids[i], "t", "e" + i, 0);
+        }
+        l.summarize();
+        assertThat(f.facts().get("slowest fire 1")).asString().startsWith("fire-0:");
+        for (int i = 2; i <= 4; i++) {
+            assertThat(f.facts().get("slowest fire " + i)).asString().contains("in the log 900 ms");
+        }
+        assertThat(f.facts().get("slowest fire 5")).asString().startsWith("fire-3:");
+        assertThat(f.facts()).doesNotContainKey("slowest fire 6");
+    }
 }
