@@ -97,9 +97,14 @@ class DeathIsAPoisonIT {
         }
         System.out.println("the guilty timer killed its sweeper " + deaths + " times");
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).as("only the guilty timer is dead-lettered").isEqualTo(1);
-        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE error LIKE 'abandoned:%'")).isEqualTo(1);
+        // the database's count, not the test's: its fifth attempt alone was a lease that ran out in a sweeper's hands
+        assertThat(staging.count("SELECT count(*) FROM queen.log_dlq WHERE error LIKE"
+                + " 'abandoned: the lease ran out while a sweeper fired this timer alone%attempt 5'")).isEqualTo(1);
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
-        assertThat(deaths).as("3 deaths in groups of all, 16 and 4, then sweeper.max.attempts deaths alone").isEqualTo(3 + 5);
+        // 3 deaths in groups of all, 16 and 4, then sweeper.max.attempts deaths alone: 8 kills on a quiet machine. On a
+        // loaded one a sweeper blocked on the held row may outlive its 1 s lease before the test's kill: to the database
+        // that is a death too (a stall past the lease, R__timer_claim.sql), so fewer kills reach the same count.
+        assertThat(deaths).as("kills: at most 3 in groups and sweeper.max.attempts alone").isBetween(1, 3 + 5);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'"))
                 .as("every innocent fired exactly once (the provisioning timer too)").isEqualTo(INNOCENTS + 1);
         assertThat(staging.count("SELECT count(DISTINCT substring(t.hashes FROM i * 16 + 1 FOR 16)) FROM queen.log_txns t,"
