@@ -15,7 +15,7 @@ import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.recur.Recurrence;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

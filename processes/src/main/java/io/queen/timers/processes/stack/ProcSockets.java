@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes.stack;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;

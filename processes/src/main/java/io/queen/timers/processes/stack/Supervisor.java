@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes.stack;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package io.queen.timers.faults.stack;
+package io.queen.timers.processes.stack;
 
 import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;

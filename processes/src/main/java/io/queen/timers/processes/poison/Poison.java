@@ -1,4 +1,4 @@
-package io.queen.timers.faults.load;
+package io.queen.timers.processes.poison;
 
 import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
