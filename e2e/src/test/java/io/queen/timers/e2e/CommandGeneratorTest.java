@@ -1,4 +1,4 @@
-package io.queen.timers.faults.load;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,6 +15,11 @@ import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.recur.Recurrence;
+import io.queen.timers.faults.load.CommandGenerator;
+import io.queen.timers.faults.load.CommandKind;
+import io.queen.timers.faults.load.GeneratedCommand;
+import io.queen.timers.faults.load.Intent;
+import io.queen.timers.faults.load.Series;
 import io.queen.timers.processes.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,9 +28,9 @@ import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.EnumMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.producer.ProducerRecord;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.apply.Decision;

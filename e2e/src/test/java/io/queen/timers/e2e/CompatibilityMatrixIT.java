@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -21,6 +21,9 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sql.PostgresVersion;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.TestKafka;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -7,8 +7,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.HostileRecords;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.HostileRecords.HostileRecord;
+import io.queen.timers.testkit.HostileRecords;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import io.queen.timers.testkit.WireSchemas;

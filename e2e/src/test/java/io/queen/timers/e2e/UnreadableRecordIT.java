@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -15,6 +15,8 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.ChildSweeper;
+import io.queen.timers.sweeper.Staging;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.RawBatch;
 import io.queen.timers.testkit.TestKafka;

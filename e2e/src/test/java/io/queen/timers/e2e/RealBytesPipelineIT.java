@@ -1,10 +1,12 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.ChildSweeper;
+import io.queen.timers.sweeper.Staging;
 import io.queen.timers.testkit.GcLog;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;

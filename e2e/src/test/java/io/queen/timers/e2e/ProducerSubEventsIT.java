@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,6 +11,11 @@ import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.Poison;
+import io.queen.timers.sweeper.Staging;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,6 +26,8 @@ import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import io.queen.timers.testkit.WireSchemas;

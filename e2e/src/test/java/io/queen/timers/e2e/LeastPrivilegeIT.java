@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,9 +14,12 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
+import io.queen.timers.sweeper.Sweepers;
+import io.queen.timers.testkit.AuditTopicReader;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
-import io.queen.timers.testkit.AuditTopicReader;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -10,9 +10,12 @@ import io.queen.timers.client.audit.EventType;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.Sweepers;
+import io.queen.timers.testkit.AuditTopicReader;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
-import io.queen.timers.testkit.AuditTopicReader;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -14,6 +14,9 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.TestCertificates;
 import java.io.PrintWriter;
 import java.io.StringWriter;

@@ -1,4 +1,4 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,6 +11,12 @@ import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.log.codec.UuidV7;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.Poison;
+import io.queen.timers.sweeper.Staging;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
+import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import java.nio.charset.StandardCharsets;

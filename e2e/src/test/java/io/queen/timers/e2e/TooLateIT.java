@@ -1,10 +1,12 @@
-package io.queen.timers.sweeper;
+package io.queen.timers.e2e;
 
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queen.timers.bridge.apply.Verdict;
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.LogContents;
+import io.queen.timers.sweeper.Staging;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.fire.FireResult;
