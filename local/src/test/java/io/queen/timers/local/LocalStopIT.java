@@ -1,4 +1,4 @@
-package io.queen.timers.cli;
+package io.queen.timers.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,7 +32,7 @@ class LocalStopIT {
         // client connection of a concurrent build draws from): the test failed so while other builds ran.
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-                "io.queen.timers.cli.QueenTimers", "local", "--temp", "--no-demo",
+                "io.queen.timers.local.LocalLauncher", "local", "--temp", "--no-demo",
                 "--kafka-port", "0", "--pg-port", "0", "--http-port", "0")
                 .redirectErrorStream(true).start();
         List<String> out = new ArrayList<>();

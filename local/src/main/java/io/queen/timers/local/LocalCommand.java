@@ -1,4 +1,4 @@
-package io.queen.timers.cli.local;
+package io.queen.timers.local;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.cli.Output;
@@ -175,7 +175,7 @@ public final class LocalCommand implements Callable<Integer> {
     }
 
     private void banner(PrintWriter out, LocalStack.Endpoints ep) {
-        String jar = "java -jar cli/target/queen-timers.jar";
+        String jar = "java -jar local/target/queen-timers.jar";
         say(out, String.join("\n",
                 "queen-timers local stack is up",
                 "  Kafka        " + ep.bootstrap() + "   commands: " + ep.commandTopic() + "   audit: " + ep.auditTopic()

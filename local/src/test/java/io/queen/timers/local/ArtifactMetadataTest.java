@@ -1,4 +1,4 @@
-package io.queen.timers.service;
+package io.queen.timers.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,7 +20,7 @@ import org.w3c.dom.NodeList;
  * What a team gets from {@code mvn install} (docs/development.md#versions-and-artifacts): the poms as installed, which
  * flatten-maven-plugin wrote beside each pom ({@code .flattened-pom.xml}), carry the real version and the
  * project's metadata; the BOM lists the published artifacts and nothing of the parent; the LICENSE and CHANGELOG
- * are there. The client's sources and javadoc jars exist only after {@code package}: ServiceJarIT (integration lane)
+ * are there. The client's sources and javadoc jars exist only after {@code package}: the cli's ServiceJarIT (integration lane)
  * checks them.
  */
 class ArtifactMetadataTest {
@@ -41,7 +41,7 @@ class ArtifactMetadataTest {
         assertThat(text(root.getDocumentElement(), "version")).isEqualTo("${revision}");
         assertThat(text(child(root.getDocumentElement(), "properties"), "revision")).isEqualTo(VERSION);
         List<String> modules = modules();
-        assertThat(modules).contains("bom", "client", "service");
+        assertThat(modules).contains("bom", "client", "cli", "local");
         for (String module : modules) {
             Path source = ROOT.resolve(module).resolve("pom.xml");
             Element written = read(source).getDocumentElement();

@@ -1,8 +1,7 @@
-package io.queen.timers.service;
+package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queen.timers.cli.QueenTimers;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -24,9 +23,9 @@ class ImageTest {
     @Test
     void theImageRunsTheServiceOnlyJar() throws Exception {
         List<String> lines = Files.readAllLines(DOCKER.resolve("Dockerfile"));
-        assertThat(lines).anySatisfy(l -> assertThat(l).matches("RUN mvn .* -pl service -am package"));
-        assertThat(lines).contains("COPY --from=build /src/service/target/queen-timers-service.jar /app/queen-timers.jar");
-        assertThat(lines).noneMatch(l -> l.contains("cli/target/queen-timers.jar") && l.startsWith("COPY"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).matches("RUN mvn .* -pl cli -am package"));
+        assertThat(lines).contains("COPY --from=build /src/cli/target/queen-timers-service.jar /app/queen-timers.jar");
+        assertThat(lines).noneMatch(l -> l.contains("local/target/queen-timers.jar") && l.startsWith("COPY"));
         assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("ENTRYPOINT [").contains("\"-jar\", \"/app/queen-timers.jar\""));
         // the jar the COPY names is the one this module's shade writes
         assertThat(Files.readString(Path.of("pom.xml"))).contains("<finalName>queen-timers-service</finalName>");
@@ -34,7 +33,7 @@ class ImageTest {
 
     @Test
     void everyRoleComposeGivesTheImageIsACommandOfTheServiceJar() throws Exception {
-        Set<String> commands = QueenTimers.serviceCommandLine(new QueenTimers(java.util.Map.of()),
+        Set<String> commands = QueenTimers.commandLine(new QueenTimers(java.util.Map.of()),
                 new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())).getSubcommands().keySet();
         assertThat(commands).contains("bridge", "sweeper", "migrate").doesNotContain("local");
 

@@ -1,4 +1,4 @@
-package io.queen.timers.cli;
+package io.queen.timers.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,7 +18,7 @@ class LocalCommandIT {
 
     @Test
     void theDemoRunsToCompletionAndPrintsEveryVerdictAndFire() {
-        Cli r = Cli.run("local", "--temp", "--kafka-port", "0", "--http-port", "0",
+        Launch r = Launch.run("local", "--temp", "--kafka-port", "0", "--http-port", "0",
                 "--jdbc-url", db.jdbcUrl(), "--jdbc-user", db.user(), "--jdbc-password", db.password(),
                 "--demo-only", "--exit-after", "90");
 
@@ -41,7 +41,7 @@ class LocalCommandIT {
     @Test
     void aPortInUseIsOneLineNamingTheFlagBeforeAnythingStarts() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            Cli r = Cli.run("local", "--temp", "--kafka-port", Integer.toString(taken.getLocalPort()));
+            Launch r = Launch.run("local", "--temp", "--kafka-port", Integer.toString(taken.getLocalPort()));
             assertThat(r.exitCode()).isEqualTo(1);
             assertThat(r.err()).isEqualTo("error: port " + taken.getLocalPort()
                     + " is in use (another local stack?): choose another with --kafka-port" + System.lineSeparator());

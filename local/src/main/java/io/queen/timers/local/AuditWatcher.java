@@ -1,4 +1,4 @@
-package io.queen.timers.cli.local;
+package io.queen.timers.local;
 
 import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,4 +1,4 @@
-package io.queen.timers.cli.local;
+package io.queen.timers.local;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.bridge.BridgeMain;

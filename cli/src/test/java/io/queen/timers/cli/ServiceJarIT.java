@@ -1,4 +1,4 @@
-package io.queen.timers.service;
+package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ServiceJarIT {
 
     static final Path JAR = Path.of("target", "queen-timers-service.jar");
-    /** cli/target/queen-timers.jar is 200 MiB; this jar 32 MiB. The bound leaves room for new dependencies, not for one platform's PostgreSQL (about 40 MiB). */
+    /** local/target/queen-timers.jar is 200 MiB; this jar 32 MiB. The bound leaves room for new dependencies, not for one platform's PostgreSQL (about 40 MiB). */
     static final long MAX_BYTES = 60L * 1024 * 1024;
 
     @RegisterExtension
@@ -47,13 +47,13 @@ class ServiceJarIT {
             entries = jar.stream().map(e -> e.getName()).collect(Collectors.toList());
         }
         assertThat(entries).as("the launcher and the services are in it")
-                .contains("io/queen/timers/service/ServiceLauncher.class", "io/queen/timers/cli/QueenTimers.class",
+                .contains("io/queen/timers/cli/QueenTimers.class",
                         "io/queen/timers/cli/BridgeCommand.class", "io/queen/timers/cli/SweeperCommand.class",
                         "io/queen/timers/cli/MigrateCommand.class", "org/postgresql/Driver.class",
                         "org/apache/kafka/clients/consumer/KafkaConsumer.class");
         assertThat(entries).as("nothing of the local stack: the embedded module, the Kafka broker (Scala core), zonky's PostgreSQL")
                 .noneMatch(e -> e.startsWith("io/queen/timers/embedded/"))
-                .noneMatch(e -> e.startsWith("io/queen/timers/cli/local/"))
+                .noneMatch(e -> e.startsWith("io/queen/timers/local/"))
                 .noneMatch(e -> e.startsWith("kafka/server/") || e.startsWith("scala/"))
                 .noneMatch(e -> e.startsWith("io/zonky/"))
                 .noneMatch(e -> e.startsWith("postgres-") && e.endsWith(".txz"));

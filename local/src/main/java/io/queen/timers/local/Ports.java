@@ -1,4 +1,4 @@
-package io.queen.timers.cli.local;
+package io.queen.timers.local;
 
 import java.io.IOException;
 import java.net.InetAddress;
