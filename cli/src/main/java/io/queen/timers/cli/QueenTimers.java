@@ -1,6 +1,5 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.cli.local.LocalCommand;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;
@@ -10,14 +9,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * The one launcher: {@code java -jar queen-timers.jar <subcommand>}. The services ({@code bridge},
- * {@code sweeper}), the embedded stack ({@code local}) and the operator tools share it so that an
+ * The launcher: {@code java -jar queen-timers-service.jar <subcommand>} (this module's jar) or
+ * {@code java -jar queen-timers.jar <subcommand>} (module {@code local}'s, which adds {@code local}). The
+ * services ({@code bridge}, {@code sweeper}, {@code http}) and the operator tools share it so that an
  * operator has one thing to install and one {@code --help} to read.
  *
- * <p>{@code local} is added by {@link #commandLine} and not declared below: the service-only jar
- * (module {@code service}, {@link #serviceCommandLine}) leaves it out, with the embedded broker and
- * PostgreSQL it needs, and picocli loads the class of every declared subcommand. A new subcommand
- * declared below is in both jars.
+ * <p>{@code local} is not declared below: module {@code local} adds it ({@link #commandLine(QueenTimers,
+ * PrintWriter, PrintWriter, Object...)}), so this module carries neither it nor the embedded broker and
+ * PostgreSQL it needs, and the service jar is simply this module shaded. A new subcommand declared below is
+ * in both jars.
  *
  * <p>Exit codes: 0 done, 1 error (one line on stderr), 2 usage error, 3 "not there" ({@code peek},
  * {@code find}, {@code dead-letters show|replay|drop}), 130 interrupted.
@@ -68,19 +68,21 @@ public final class QueenTimers implements Runnable {
         System.exit(commandLine(new QueenTimers(), new PrintWriter(System.out, true), new PrintWriter(System.err, true)).execute(args));
     }
 
-    /** The launcher with its error handling, writing to {@code out} and {@code err}: what main runs, and what tests run. */
-    public static CommandLine commandLine(QueenTimers root, PrintWriter out, PrintWriter err) {
+    /**
+     * The launcher with its error handling, writing to {@code out} and {@code err}: what main runs, and what tests
+     * run. {@code more} are subcommands a launcher built on this one adds (module {@code local}'s {@code local}),
+     * listed before {@code help}, which stays last.
+     */
+    public static CommandLine commandLine(QueenTimers root, PrintWriter out, PrintWriter err, Object... more) {
         CommandLine launcher = new CommandLine(root);
-        // listed before help, which stays last
-        launcher.getCommandSpec().removeSubcommand("help");
-        launcher.addSubcommand(new LocalCommand());
-        launcher.addSubcommand(new CommandLine.HelpCommand());
+        if (more.length > 0) {
+            launcher.getCommandSpec().removeSubcommand("help");
+            for (Object sub : more) {
+                launcher.addSubcommand(sub);
+            }
+            launcher.addSubcommand(new CommandLine.HelpCommand());
+        }
         return configured(launcher, root, out, err);
-    }
-
-    /** The launcher without {@code local}: what the service-only jar runs (no embedded broker or PostgreSQL in it). */
-    public static CommandLine serviceCommandLine(QueenTimers root, PrintWriter out, PrintWriter err) {
-        return configured(new CommandLine(root), root, out, err);
     }
 
     private static CommandLine configured(CommandLine launcher, QueenTimers root, PrintWriter out, PrintWriter err) {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class LauncherTest {
 
     static final List<String> SUBCOMMANDS = List.of(
-            "bridge", "sweeper", "http", "local", "schedule", "cancel", "peek", "list", "find", "tail", "migrate");
+            "bridge", "sweeper", "http", "schedule", "cancel", "peek", "list", "find", "tail", "migrate");
 
     @Test
     void everySubcommandAnswersHelp() {
@@ -58,7 +58,7 @@ class LauncherTest {
 
     @Test
     void theConfigurationTableIsTheGeneratedOne() throws Exception {
-        // regenerate with: java -jar cli/target/queen-timers.jar config-docs
+        // regenerate with: java -jar cli/target/queen-timers-service.jar config-docs
         String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "configuration.md"));
         Cli r = Cli.run("config-docs");
         assertThat(r.out().lines()).hasSizeGreaterThan(10).allSatisfy(line -> assertThat(readme).contains(line));

@@ -2,7 +2,6 @@ package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queen.timers.cli.local.AuditWatcherHygiene;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.log.codec.UuidV7;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A producer's text never reaches the operator's terminal raw: timer keys, txns, partition names and
  * payloads holding CR, LF, ESC, C1 controls or bidi overrides are escaped in list, peek, tail, find
- * and local, in the text and the JSON form; and the CLI's errors never print a password.
+ * (local: LocalOutputHygieneTest, module local), in the text and the JSON form; and the CLI's errors never print a password.
  */
 class OutputHygieneIT {
 
@@ -68,16 +67,6 @@ class OutputHygieneIT {
             assertClean(r.err(), String.join(" ", args));
         }
         assertThat(Cli.run(env, "list", "-q", QUEUE).out()).contains("k\\r\\nINFO forged line\\u001b[2J\\u009b31m\\u202e");
-    }
-
-    @Test
-    void localEscapesAuditEventsItPrints() {
-        String human = AuditWatcherHygiene.printed("{\"type\":\"rejected\",\"reason\":\"key_mismatch\",\"queue\":\"q\",\"timerKey\":\"" 
-                + "a\\r\\nforged\\u001b[31m\"}", false);
-        assertClean(human, "local (text)");
-        String json = AuditWatcherHygiene.printed("{\"type\":\"scheduled\",\"queue\":\"q\",\"timerKey\":\"a\u0085\u202e\"}", true);
-        assertClean(json, "local (json)");
-        assertThat(json).contains("\\u0085");
     }
 
     @Test

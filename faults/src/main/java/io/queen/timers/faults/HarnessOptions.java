@@ -18,7 +18,7 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
     static final String USAGE = """
             usage: fault-harness [--seed N] [--commands N] [--keys K] [--produce-seconds S] [--fault-window-seconds S]
                                  [--faults kind=count,...] [--no-faults] [--hostile-fraction F] [--poison-fraction F]
-                                 [--large-fraction F] [--recurring-fraction F] [--bridges N] [--sweepers N] [--jar cli/target/queen-timers.jar]
+                                 [--large-fraction F] [--recurring-fraction F] [--bridges N] [--sweepers N] [--jar local/target/queen-timers.jar]
                                  [--work-dir DIR] [--keep] [--settle-timeout-seconds S] [--strict-exits]
                                  [--strict-faults] [--durable]
             fault kinds: kill-bridge kill-sweeper pg-immediate pg-fast pg-terminate broker-kill broker-outage pause""";
@@ -51,7 +51,7 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
         double recurring = 0.002;
         int bridges = 2;
         int sweepers = 3;
-        Path jar = Path.of("cli/target/queen-timers.jar");
+        Path jar = Path.of("local/target/queen-timers.jar");
         Path work = null;
         boolean keep = false;
         long settleMs = 180_000;

@@ -16,7 +16,7 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How the project's processes are started from the launcher jar ({@code cli/target/queen-timers.jar}),
+ * How the project's processes are started from the launcher jar ({@code local/target/queen-timers.jar}),
  * exactly as operators start them: a bridge or a sweeper is {@code java -jar queen-timers.jar <role>
  * --config <file>}, the schema is {@code queen-timers migrate}, the broker is {@link BrokerMain} on the
  * launcher jar's classes. The fault harness and the pipeline benchmark both start their stacks here.
@@ -29,7 +29,7 @@ public final class Launcher {
     public Launcher(Path launcherJar) {
         if (!Files.isRegularFile(launcherJar)) {
             throw new IllegalStateException("launcher jar " + launcherJar + " not found: build it first"
-                    + " (mvn -B -q -DskipTests -pl cli -am package)");
+                    + " (mvn -B -q -DskipTests -pl local -am package)");
         }
         this.launcherJar = launcherJar.toAbsolutePath();
     }

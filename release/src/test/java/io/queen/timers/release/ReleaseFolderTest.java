@@ -25,13 +25,13 @@ import org.junit.jupiter.api.Test;
 class ReleaseFolderTest {
 
     static final String VERSION = System.getProperty("project.version");
-    static final List<String> JARS = List.of("client", "sql", "log", "core", "bridge", "sweeper", "http", "cli", "service",
+    static final List<String> JARS = List.of("client", "sql", "log", "core", "bridge", "sweeper", "http", "cli", "local",
             "embedded", "test");
 
     /** The runnable shaded jars, by file name, with the main class their manifest must name. */
     static final Map<String, String> LAUNCHERS = Map.of(
-            "queen-timers.jar", "io.queen.timers.cli.",
-            "queen-timers-service.jar", "io.queen.timers.service.ServiceLauncher");
+            "queen-timers.jar", "io.queen.timers.local.LocalLauncher",
+            "queen-timers-service.jar", "io.queen.timers.cli.QueenTimers");
 
     static Path folder() {
         String dir = System.getProperty("release.dir");

@@ -12,7 +12,7 @@ record RigOptions(long secondsPerVariant, List<Variant> variants, int rate, int 
 
     static final String USAGE = """
             usage: soak/run [--minutes N | --seconds N] [--variants baseline,ff70,...] [--rate COMMANDS_PER_S]
-                            [--max-delay-seconds S] [--sample-seconds S] [--sweepers N] [--jar cli/target/queen-timers.jar]
+                            [--max-delay-seconds S] [--sample-seconds S] [--sweepers N] [--jar local/target/queen-timers.jar]
                             [--work-dir DIR] [--results DIR] [--note TEXT]
             variants:""" + " " + String.join(" ", Variant.all().stream().map(Variant::name).toList());
 
@@ -23,7 +23,7 @@ record RigOptions(long secondsPerVariant, List<Variant> variants, int rate, int 
         int maxDelay = 120;
         int sample = 10;
         int sweepers = 1;
-        Path jar = Path.of("cli/target/queen-timers.jar");
+        Path jar = Path.of("local/target/queen-timers.jar");
         Path work = Path.of("soak/target/work");
         Path results = Path.of("soak/results/" + LocalDate.now(ZoneOffset.UTC));
         String note = "";

@@ -15,17 +15,18 @@ import java.util.Properties;
 /**
  * A sweeper in a JVM of its own ({@code SweeperMain.main}, the way it runs in production), so a test can give
  * it a heap of its own and see its exit code. No relay, no cleanup, HTTP on a free port; output to a file.
+ * Public: e2e's tests (RealBytesPipelineIT, UnreadableRecordIT) start it too, from the test-jar.
  */
-final class ChildSweeper {
+public final class ChildSweeper {
 
     private ChildSweeper() {}
 
-    static Process start(PostgresDatabase db, String maxHeap, Map<String, String> overrides, Path log) throws IOException {
+    public static Process start(PostgresDatabase db, String maxHeap, Map<String, String> overrides, Path log) throws IOException {
         return start(db, maxHeap, List.of(), overrides, log);
     }
 
     /** As above, with more JVM options (a GC log, for instance). */
-    static Process start(PostgresDatabase db, String maxHeap, List<String> jvmOptions, Map<String, String> overrides, Path log)
+    public static Process start(PostgresDatabase db, String maxHeap, List<String> jvmOptions, Map<String, String> overrides, Path log)
             throws IOException {
         Properties p = new Properties();
         p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl());

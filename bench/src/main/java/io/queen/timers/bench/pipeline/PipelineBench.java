@@ -36,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * → sweeper → log, and every verdict and fire back to the audit topic, read here by a plain consumer.
  *
  * <pre>
- * mvn -B -q -pl bench -am package -DskipTests      # also builds cli/target/queen-timers.jar
+ * mvn -B -q -pl bench -am package -DskipTests      # also builds local/target/queen-timers.jar
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode burst [--count 200000] [--jfr]
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 5000 --seconds 60
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 600 --no-parts --pending 1000000
@@ -132,7 +132,7 @@ public final class PipelineBench {
         boolean parts = !opts.containsKey("no-parts") && !cold;
         int pending = Integer.parseInt(opts.getOrDefault("pending", "0"));
         label = opts.getOrDefault("label", (cold ? "cold" : mode) + (mode.equals("steady") ? Integer.toString(rate) : ""));
-        Launcher launcher = new Launcher(Path.of(opts.getOrDefault("launcher", "cli/target/queen-timers.jar")));
+        Launcher launcher = new Launcher(Path.of(opts.getOrDefault("launcher", "local/target/queen-timers.jar")));
 
         deleteTree(workDir);
         Files.createDirectories(workDir.resolve("logs"));

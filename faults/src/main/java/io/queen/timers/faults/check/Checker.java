@@ -6,7 +6,7 @@ import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.processes.PostgresProcess;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.faults.decode.DecodedFrame;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

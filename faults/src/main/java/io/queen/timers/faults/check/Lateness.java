@@ -1,6 +1,6 @@
 package io.queen.timers.faults.check;
 
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -2,7 +2,7 @@ package io.queen.timers.faults.inject;
 
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package io.queen.timers.faults.load;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.client.command.WireFormat;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,6 +1,7 @@
 package io.queen.timers.faults.load;
 
 import io.queen.timers.processes.PostgresProcess;
+import io.queen.timers.processes.poison.Poison;
 import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

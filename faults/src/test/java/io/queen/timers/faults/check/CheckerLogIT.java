@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdCompressCtx;
 import io.queen.timers.faults.load.Intent;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.PackedSegment;
 import io.queen.timers.log.codec.SegmentCodec;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.faults.decode.DecodedFrame;
 import io.queen.timers.log.codec.UuidV7;
 import java.nio.charset.StandardCharsets;

@@ -10,7 +10,7 @@ import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.load.Series;
 import io.queen.timers.client.command.WireFormat;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.codec.SegmentCodec;
 import io.queen.timers.log.codec.UuidV7;

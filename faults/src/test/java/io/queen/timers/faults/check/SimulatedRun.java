@@ -9,7 +9,7 @@ import io.queen.timers.faults.load.GeneratedCommand;
 import io.queen.timers.faults.load.Intent;
 import io.queen.timers.faults.load.Series;
 import io.queen.timers.client.command.WireFormat;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.faults.decode.DecodedFrame;
 import io.queen.timers.log.codec.UuidV7;
 import java.nio.charset.StandardCharsets;

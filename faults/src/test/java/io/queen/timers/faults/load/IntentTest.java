@@ -8,7 +8,7 @@ import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.Parsed;
 import io.queen.timers.bridge.wire.Rejection;
 import io.queen.timers.bridge.wire.WireLimits;
-import io.queen.timers.faults.stack.Stack;
+import io.queen.timers.processes.stack.Stack;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;

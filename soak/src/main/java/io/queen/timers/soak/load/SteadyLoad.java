@@ -1,6 +1,6 @@
 package io.queen.timers.soak.load;
 
-import io.queen.timers.faults.load.Poison;
+import io.queen.timers.processes.poison.Poison;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Instant;

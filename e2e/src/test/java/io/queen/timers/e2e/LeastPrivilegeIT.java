@@ -1,0 +1,305 @@
+package io.queen.timers.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.bridge.BridgeMain;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.client.audit.AuditEvent;
+import io.queen.timers.client.audit.EventType;
+import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
+import io.queen.timers.sweeper.Sweepers;
+import io.queen.timers.testkit.AuditTopicReader;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 24, point 6 (docs/schema-and-roles.md#database-roles): the services run as least-privilege roles. Connected as
+ * them, the bridge and the sweeper schedule, fire and publish the audit end to end, while the same
+ * connections cannot write a table directly (42501), nor call another role's functions; and a service
+ * started as a role that could (the superuser, a role with a stray table grant, the wrong group) refuses
+ * to start, naming the fix.
+ */
+class LeastPrivilegeIT {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final String PASSWORD = "least-privilege-pw";
+    static final UUID DEFAULT_TENANT = UUID.fromString(CommonSettings.DEFAULT_TENANT);
+    static String bridgeLogin;
+    static String sweeperLogin;
+    static String strayLogin;
+
+    @BeforeAll
+    static void logins() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        bridgeLogin = "lp_bridge_" + suffix;
+        sweeperLogin = "lp_sweeper_" + suffix;
+        strayLogin = "lp_stray_" + suffix;
+        // what a DBA does (docs/schema-and-roles.md#database-roles): a login that is a member of the group role, nothing more
+        admin("CREATE ROLE " + bridgeLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        admin("CREATE ROLE " + sweeperLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
+        admin("CREATE ROLE " + strayLogin + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        admin("GRANT UPDATE ON queen.bridge_offsets TO " + strayLogin); // one stray grant
+    }
+
+    @AfterAll
+    static void dropLogins() throws Exception {
+        admin("REVOKE ALL ON queen.bridge_offsets FROM " + strayLogin);
+        for (String login : List.of(bridgeLogin, sweeperLogin, strayLogin)) {
+            admin("DROP ROLE IF EXISTS " + login);
+        }
+    }
+
+    @Test
+    void asTheirRolesTheServicesWorkEndToEndAndCannotWriteATableDirectly() throws Exception {
+        String topic = TestKafka.newTopic("lp-cmd", 1);
+        String audit = TestKafka.newTopic("lp-audit", 1);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, audit, bridgeLogin)),
+                        new SimpleMeterRegistry());
+                SweeperMain sweeper = Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, sweeperLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                        CommonSettings.DB_ROLE_CHECK, "true", SweeperSettings.CLEANUP_ENABLED, "true"));
+                KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
+            for (int i = 0; i < 3; i++) {
+                producer.send(TimerCommand.schedule("lp.q", "k" + i).delay(Duration.ZERO).txn("t" + i).payload("{\"n\":" + i + "}").envelope(topic));
+            }
+            producer.flush();
+            List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 6, Duration.ofSeconds(120));
+            assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
+            assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
+            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v1
+            await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.timer_audit_outbox") == 0);
+            assertThat(count("SELECT count(*) FROM queen.bridge_offsets")).isPositive();
+        }
+
+        try (Connection c = as(bridgeLogin)) {
+            assertRefused(c, "UPDATE queen.bridge_offsets SET next_offset = 0");
+            assertRefused(c, "DELETE FROM queen.timer_audit_outbox");
+            assertRefused(c, "TRUNCATE queen.timer_audit_outbox");
+            assertRefused(c, "INSERT INTO queen.bridge_offsets (group_id, topic, \"partition\", next_offset) VALUES ('g', 't', 0, 0)");
+            assertRefused(c, "DELETE FROM queen.log_timers");
+            // another role's function, and a helper the bridge's functions call as the owner
+            assertRefused(c, "SELECT * FROM queen.timer_fire_v3('[]'::jsonb, ''::bytea, ''::bytea)");
+            assertRefused(c, "SELECT * FROM queen.bridge_offset_set_v2('g', 't', 0, 0, 'why', true, NULL, 'me')");
+            assertRefused(c, "SELECT queen.json_rows_v1('x', '[]'::jsonb, ARRAY['a'])");
+            // what it may do: read its tables, and call its functions
+            try (Statement st = c.createStatement()) {
+                st.executeQuery("SELECT count(*) FROM queen.bridge_offsets").close();
+                st.executeQuery("SELECT queen.timer_audit_delete_v1(ARRAY[]::bigint[])").close();
+            }
+        }
+        try (Connection c = as(sweeperLogin)) {
+            assertRefused(c, "UPDATE queen.log_timers SET attempts = 0");
+            assertRefused(c, "DELETE FROM queen.timer_audit_outbox");
+            assertRefused(c, "UPDATE queen.bridge_offsets SET next_offset = 0");
+            assertRefused(c, "SELECT count(*) FROM queen.bridge_offsets");
+            assertRefused(c, "SELECT count(*) FROM queen.log_timers WHERE recurrence IS NOT NULL");
+            // the recurring-series gauge counts through its function, which the role may call
+            try (Statement st = c.createStatement()) {
+                st.executeQuery("SELECT queen.timer_recurring_count_v1(10)").close();
+            }
+        }
+    }
+
+    @Test
+    void aServiceRefusesToStartAsARoleThatCouldWriteTheTablesOrIsNotItsOwn() {
+        String topic = TestKafka.newTopic("lp-refuse", 1);
+        // the testkit's user is the server's superuser, and owns the schema
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", db.user())),
+                new SimpleMeterRegistry()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("as role " + db.user()).hasMessageContaining("superuser").hasMessageContaining("queen_bridge")
+                .hasMessageContaining(CommonSettings.DB_ROLE_CHECK + "=false");
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", strayLogin)),
+                new SimpleMeterRegistry()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("queen.bridge_offsets");
+        assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, db.user(), CommonSettings.DB_ROLE_CHECK, "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("superuser").hasMessageContaining("queen_sweeper");
+        assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, bridgeLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                CommonSettings.DB_ROLE_CHECK, "true")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("not a member of queen_sweeper");
+    }
+
+    /**
+     * Issue 37, point 5: what a function may change comes from the row, the owner's settings or a held claim, never
+     * from the caller alone. Each case calls a function as the sweeper's login with arguments a hostile caller picks.
+     */
+    @Test
+    void theSweepersFunctionsTakeNoBoundFromTheirCaller() throws Exception {
+        String queue = "lp.hostile." + Long.toHexString(System.nanoTime());
+        admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
+                + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea)");
+        try (Connection c = as(sweeperLogin)) {
+            // dead-letter: an unclaimed pending timer, max attempts 0, and a payload of the caller's: nothing moves
+            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3('[{"
+                    + "\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
+                    + " \"claim_token\": \"" + UUID.randomUUID() + "\", \"payload\": \"eyJ4IjogMX0=\"}]'::jsonb, 0)")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isZero();
+            }
+            // a lease of ten years (a due timer made uncancellable): beyond queen.timer_settings.max_lease
+            assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v5(10, interval '10 years', 10, 1000000, true)", "max_lease");
+            // a cleanup cutoff in the future (every idle partition dead at once): later than now() - min_cleanup_idle
+            assertInvalid(c, "SELECT count(*) FROM queen.log_cleanup_partitions_v1(now() + interval '1 day', 10)", "min_cleanup_idle");
+            // the owner's bounds are not the login's to move
+            assertRefused(c, "UPDATE queen.timer_settings SET max_lease = interval '100 years'");
+        }
+        assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "' AND claim_token IS NULL")).isOne();
+        assertThat(count("SELECT count(*) FROM queen.timer_dlq_keys WHERE queue = '" + queue + "'")).isZero();
+        admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
+    }
+
+    /**
+     * Issue 37, point 5: a bridge group's topics, sealed patterns and offsets are changed only by the login bound to
+     * the group at its first call; another login of queen_bridge, calling with the group's name, is refused.
+     */
+    @Test
+    void aBridgeGroupIsChangedOnlyByItsOwnLogin() throws Exception {
+        String other = "lp_bridge_other_" + Long.toHexString(System.nanoTime());
+        admin("CREATE ROLE " + other + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        String group = "lp-victim-" + UUID.randomUUID();
+        try {
+            try (Connection c = as(bridgeLogin); Statement st = c.createStatement()) {
+                // the group's first start, as its own login: binds it
+                st.execute("SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'], ARRAY['" + DEFAULT_TENANT + "']::uuid[])");
+                st.execute("SELECT queen.bridge_sealed_queues_set_v1('" + group + "', ARRAY['secret.%'])");
+                st.execute("SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 0, 0, 'empty', 0, 0, NULL)");
+            }
+            try (Connection c = as(other)) {
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'],"
+                        + " ARRAY['00000000-0000-0000-0000-00000000000b']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_sealed_queues_set_v1('" + group + "', '{}')");
+                assertRefused(c, "SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 1, 99, 'empty', 99, 99, NULL)");
+                assertRefused(c, "SELECT queen.bridge_apply_v4('" + group + "', '[{\"topic\": \"victim-topic\", \"partition\": 0,"
+                        + " \"expected\": 0, \"next\": 1000}]'::jsonb, '[]'::jsonb, '[]'::jsonb, '[]'::jsonb, interval '1 second')");
+            }
+            assertThat(count("SELECT count(*) FROM queen.bridge_topics WHERE group_id = '" + group + "' AND tenant_id = '" + DEFAULT_TENANT + "'"))
+                    .isOne();
+            assertThat(count("SELECT count(*) FROM queen.bridge_sealed_queues WHERE group_id = '" + group + "'")).isOne();
+            assertThat(count("SELECT max(next_offset) FROM queen.bridge_offsets WHERE group_id = '" + group + "'")).isZero();
+        } finally {
+            admin("DROP ROLE IF EXISTS " + other);
+        }
+    }
+
+    /** Issue 37, point 5: the start check refuses CREATEROLE and a second service's group role. */
+    @Test
+    void aServiceRefusesALoginThatCanGrantItselfMoreOrHoldsAnotherServicesRole() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        String creator = "lp_creator_" + suffix;
+        String twoHats = "lp_two_hats_" + suffix;
+        String operatorToo = "lp_operator_too_" + suffix;
+        admin("CREATE ROLE " + creator + " LOGIN CREATEROLE PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER);
+        admin("CREATE ROLE " + twoHats + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.SWEEPER + ", " + DatabaseRole.BRIDGE);
+        admin("CREATE ROLE " + operatorToo + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE + ", " + DatabaseRole.OPERATOR);
+        try {
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, creator, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("CREATEROLE");
+            assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, twoHats, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                    CommonSettings.DB_ROLE_CHECK, "true")))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.BRIDGE);
+            String topic = TestKafka.newTopic("lp-two-hats", 1);
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", operatorToo)),
+                    new SimpleMeterRegistry()))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.OPERATOR);
+        } finally {
+            for (String login : List.of(creator, twoHats, operatorToo)) {
+                admin("DROP ROLE IF EXISTS " + login);
+            }
+        }
+    }
+
+    /**
+     * Issue 37, point 5: a function the owner creates (as a migration does) is not callable by PUBLIC at any moment,
+     * not only after db/least-privilege.sql has run: Migrations set the owner's default privileges.
+     */
+    @Test
+    void aFunctionTheOwnerCreatesHasNoPublicExecuteEvenBeforeTheGrantsRun() throws Exception {
+        String name = "queen.lp_new_fn_" + Long.toHexString(System.nanoTime());
+        admin("CREATE FUNCTION " + name + "() RETURNS INT LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog AS 'SELECT 1'");
+        try (Connection c = as(sweeperLogin)) {
+            assertRefused(c, "SELECT " + name + "()");
+        } finally {
+            admin("DROP FUNCTION " + name + "()");
+        }
+    }
+
+    private static void assertInvalid(Connection c, String sql, String naming) {
+        assertThatThrownBy(() -> {
+            try (Statement st = c.createStatement()) {
+                st.execute(sql);
+            }
+        }).as(sql).isInstanceOfSatisfying(SQLException.class, e -> {
+            assertThat(e.getSQLState()).as(sql).isEqualTo("22023");
+            assertThat(e.getMessage()).contains(naming);
+        });
+    }
+
+    private static void assertRefused(Connection c, String sql) {
+        assertThatThrownBy(() -> {
+            try (Statement st = c.createStatement()) {
+                st.execute(sql);
+            }
+        }).as(sql).isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).as(sql).isEqualTo("42501"));
+    }
+
+    private static Connection as(String login) throws SQLException {
+        Connection c = DriverManager.getConnection(db.jdbcUrl(), login, PASSWORD);
+        c.setAutoCommit(true);
+        return c;
+    }
+
+    private static void admin(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private static long count(String sql) throws SQLException {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); var rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static Map<String, String> bridgeSettings(String topic, String audit, String user) {
+        Map<String, String> s = new HashMap<>();
+        s.put("jdbc.url", db.jdbcUrl());
+        s.put("jdbc.user", user);
+        s.put("jdbc.password", user.equals(db.user()) ? db.password() : PASSWORD);
+        s.put("jdbc.pool.size", "4");
+        s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        s.put("command.topics", topic);
+        s.put("audit.topic", audit);
+        s.put("audit.relay.poll.interval", "50ms");
+        s.put("bridge.group.id", "lp-" + UUID.randomUUID());
+        s.put("bridge.start.position", "earliest");   // the test produces before the bridge joins: apply those records
+        s.put("http.port", "0");
+        s.put("db.retry.backoff.max", "1s");
+        return s; // db.role.check and migrate.on.start at their defaults (true): the role is checked, the schema must be current
+    }
+}

@@ -1,0 +1,52 @@
+package io.queen.timers.processes.poison;
+
+import io.queen.timers.log.codec.TxnHash;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Collection;
+
+/**
+ * The destination that refuses poisoned messages: a trigger on {@code queen.log_txns} raises
+ * check_violation (23514, permanent) when a pushed segment carries the txn hash of a registered
+ * poisoned txn, so that fire fails inside its transaction, for that data, every time — what a real
+ * permanent refusal looks like to the sweeper. Installed in the harness's database only, after the
+ * schema exists. Hashes are compared 16-byte aligned, as log_txns stores them.
+ */
+public final class Poison {
+
+    private static final String INSERT = "INSERT INTO public.faults_poison VALUES (?) ON CONFLICT DO NOTHING";
+
+    private Poison() {
+    }
+
+    public static void install(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS public.faults_poison (hash bytea PRIMARY KEY)");
+            s.execute("""
+                    CREATE OR REPLACE FUNCTION public.faults_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF EXISTS (SELECT 1
+                                     FROM public.faults_poison p, generate_series(0, octet_length(NEW.hashes) / 16 - 1) AS i
+                                    WHERE substring(NEW.hashes FROM i * 16 + 1 FOR 16) = p.hash) THEN
+                            RAISE EXCEPTION 'fault harness: this destination refuses a poisoned message' USING ERRCODE = '23514';
+                        END IF;
+                        RETURN NEW;
+                    END $$""");
+            s.execute("DROP TRIGGER IF EXISTS faults_refuse_poison ON queen.log_txns");
+            s.execute("CREATE TRIGGER faults_refuse_poison BEFORE INSERT ON queen.log_txns FOR EACH ROW EXECUTE FUNCTION public.faults_refuse_poison()");
+        }
+    }
+
+    /** Registers poisoned txns: a segment carrying one of them is refused from now on. */
+    public static void register(Connection c, Collection<String> txns) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+            for (String txn : txns) {
+                ps.setBytes(1, TxnHash.of(txn));
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+}
