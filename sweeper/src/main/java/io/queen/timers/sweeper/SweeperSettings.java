@@ -12,6 +12,7 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.telemetry.TelemetrySettings;
 import java.time.Duration;
 
 /**
@@ -42,7 +43,10 @@ public record SweeperSettings(
         int cleanupBatch,
         Duration statementTimeout,
         Duration lockTimeout,
-        int recurringMaxConsecutiveDeadLetters) {
+        int recurringMaxConsecutiveDeadLetters,
+        CommonSettings common,
+        AuditSettings audit,
+        TelemetrySettings telemetry) {
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -189,6 +193,7 @@ public record SweeperSettings(
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
-                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS));
+                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS),
+                CommonSettings.from(c), AuditSettings.from(c), TelemetrySettings.fromEnvironment("sweeper"));
     }
 }
