@@ -1,6 +1,7 @@
 package io.queen.timers.bench;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.command.TimerCommand;
@@ -118,7 +119,7 @@ public final class IngestBench {
             long start = System.nanoTime();
             long first = 0;
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(s), registry)) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(s)), Dependencies.defaults(registry))) {
                 long done;
                 while ((done = offsets(ds, group)) < commands) {
                     if (first == 0 && done > 0) {

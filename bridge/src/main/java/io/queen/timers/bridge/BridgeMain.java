@@ -5,28 +5,25 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.crypto.EncryptionPolicy;
-import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.core.audit.AuditRelay;
-import io.queen.timers.core.audit.AuditSettings;
-import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
-import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
-import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -39,7 +36,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The bridge process: configuration → data source → migrations → consumer, applier, relay → start.
- * {@link #main} takes {@code --config FILE}; {@link #start(Config, MeterRegistry)} runs the same
+ * {@link #main} takes {@code --config FILE}; {@link #start(BridgeSettings, Dependencies)} runs the same
  * thing in-process (the CLI, tests, benchmarks) and {@link #close()} stops it gracefully: the batch
  * in hand is committed, the consumer leaves its group, the relay stops.
  */
@@ -68,62 +65,45 @@ public final class BridgeMain implements AutoCloseable {
     public static void main(String[] args) {
         // the same wiring as the launcher's `bridge` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("bridge", args, BridgeSettings.definition(), BridgeMain::run);
+        ServiceHost.main("bridge", args, file -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), file)), BridgeMain::host);
     }
 
     /** Runs the bridge under a {@link ServiceHost} in this JVM (the launcher's `bridge` subcommand, the local stack). */
-    public static ServiceHost host(Config config) {
-        return ServiceHost.start("bridge", config, BridgeMain::run);
-    }
-
-    private static ServiceHost.Running run(Config config, MeterRegistry registry, Health health, Startup startup) {
-        BridgeMain bridge = start(config, registry, health, startup);
-        return new ServiceHost.Running(bridge::awaitTermination, bridge);
-    }
-
-    /** Starts the bridge in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
-    public static BridgeMain start(Config config, MeterRegistry registry) {
-        return start(config, registry, Telemetry.process("bridge"));
-    }
-
-    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (docs/tracing.md#tracing). */
-    public static BridgeMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
-        return start(config, registry, Health.from(config), new Startup("bridge", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);
+    public static ServiceHost host(BridgeSettings settings) {
+        return ServiceHost.start("bridge", settings.common(), deps -> {
+            BridgeMain bridge = start(settings, deps);
+            return new ServiceHost.Running(bridge::awaitTermination, bridge);
+        });
     }
 
     /**
-     * Starts the bridge in this JVM; its loops report to {@code health}. Blocks while the database is
-     * unreachable at start (the migration is retried through {@code startup}). Refuses to start ({@link
+     * Starts the bridge in this JVM; its loops report to the {@link Health} of {@code dependencies} (one of its own,
+     * {@link #health()}, with {@link Dependencies#defaults}), its spans go to their telemetry (this JVM's unless a test
+     * gives its own, docs/tracing.md#tracing); the caller owns the registry. Blocks while the database is unreachable at
+     * start (the migration is retried through the startup). Refuses to start ({@link
      * io.queen.timers.core.config.ConfigException}) when a jwt topic lets its producers choose record timestamps
      * ({@link TopicTimestamps}).
      */
-    public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
-        return start(config, registry, health, startup, Telemetry.process("bridge"));
-    }
-
-    /** As above, its spans going to {@code telemetry}: this JVM's ({@link Telemetry#process}) unless a test gives its own. */
-    public static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, Telemetry telemetry) {
-        LOG.info("starting bridge: {}", config);
-        // the mappings first: a bad one is a start-up error before anything connects
-        TopicRoutes routes = TopicRoutes.from(config);
-        AuditTopics.from(config);
-        BridgeSettings settings = BridgeSettings.from(config);
+    public static BridgeMain start(BridgeSettings settings, Dependencies dependencies) {
+        Dependencies deps = dependencies.complete("bridge", settings.common(), settings.telemetry());
+        LOG.info("starting bridge: {}", settings.common());
+        // the mappings were read with the settings: a bad one was a start-up error before anything connects
+        TopicRoutes routes = settings.routes();
         settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
         TopicTimestamps timestamps = null;
         if (routes.checksTokens()) {
             // tokens are checked at the record's timestamp: refuse to start on a topic whose producers choose it
-            timestamps = new TopicTimestamps(Admin.create(adminProps(config)), routes.jwtSkews(),
-                    String.valueOf(config.kafka().get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)));
+            timestamps = new TopicTimestamps(Admin.create(adminProps(settings)), routes.jwtSkews(),
+                    String.valueOf(settings.common().kafka().shared().get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)));
             try {
-                timestamps.requireSafe(config.duration(CommonSettings.STARTUP_TIMEOUT));
+                timestamps.requireSafe(settings.common().startupTimeout());
             } catch (RuntimeException e) {
                 timestamps.close();
                 throw e;
             }
         }
         try {
-            return start(config, registry, health, startup, routes, settings, timestamps, telemetry);
+            return start(settings, deps, routes, timestamps);
         } catch (RuntimeException e) {
             if (timestamps != null) {
                 timestamps.close();
@@ -132,17 +112,22 @@ public final class BridgeMain implements AutoCloseable {
         }
     }
 
-    private static BridgeMain start(Config config, MeterRegistry registry, Health health, Startup startup, TopicRoutes routes,
-            BridgeSettings settings, TopicTimestamps timestamps, Telemetry telemetry) {
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", config, BridgeSettings.STATEMENT_TIMEOUT, BridgeSettings.LOCK_TIMEOUT);
+    private static BridgeMain start(BridgeSettings settings, Dependencies deps, TopicRoutes routes, TopicTimestamps timestamps) {
+        MeterRegistry registry = deps.registry();
+        Health health = deps.health();
+        Startup startup = deps.startup();
+        Telemetry telemetry = deps.telemetry();
+        CommonSettings common = settings.common();
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
+                settings.lockTimeout(), common.socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(config, registry, startup, "bridge", DatabaseRole.BRIDGE);
-        HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
+        DatabaseRole.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
+        HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             String group = settings.groupId();
             CommandParser parser = new CommandParser(settings.wireLimits());
-            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(config.list(EncryptionSettings.QUEUES)),
-                    EncryptionSettings.cipher(config));
+            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.encryption().queues()),
+                    settings.encryption().cipher());
             // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (fault harness,
             // seed 20261203, 2026-12-05: a fast stop during checkAtStart made the bridge exit "cannot read queen.queues")
             startup.retry("check the queues that require encryption", () -> {
@@ -162,9 +147,9 @@ public final class BridgeMain implements AutoCloseable {
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
                     settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
-            Map<String, Object> probeProps = probeProps(config, settings);
-            IngestLoop loop = new IngestLoop(settings.ingest(HealthSettings.retryPauseMax(config)),
-                    new KafkaConsumer<>(consumerProps(config, settings)), () -> new KafkaConsumer<>(probeProps),
+            Map<String, Object> probeProps = probeProps(settings);
+            IngestLoop loop = new IngestLoop(settings.ingest(common.retryPauseMax()),
+                    new KafkaConsumer<>(consumerProps(settings)), () -> new KafkaConsumer<>(probeProps),
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
@@ -173,8 +158,8 @@ public final class BridgeMain implements AutoCloseable {
                 // an operator made a jwt topic's timestamps producer-chosen: its partitions are paused until fixed
                 health.add(ReadinessCheck.of("auth-timestamps", timestamps::problems));
             }
-            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED)
-                    ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
+            AuditRelay relay = settings.audit().relayEnabled()
+                    ? new AuditRelay(dataSource, settings.audit(), common, registry, health.loop("audit-relay")).start() : null;
             BridgeMain bridge = new BridgeMain(dataSource, loop, ingest, relay, health, timestamps);
             bridge.loopThread.start();
             return bridge;
@@ -185,9 +170,9 @@ public final class BridgeMain implements AutoCloseable {
     }
 
     /** Kafka settings of the consumer: every kafka.* key, kafka.consumer.* on top, then what exactly-once and the byte bound require. */
-    static Map<String, Object> consumerProps(Config config, BridgeSettings settings) {
+    static Map<String, Object> consumerProps(BridgeSettings settings) {
         String group = settings.groupId();
-        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.CONSUMER));
+        Map<String, Object> p = new HashMap<>(settings.common().kafka(KafkaSettings.Client.CONSUMER));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -220,8 +205,8 @@ public final class BridgeMain implements AutoCloseable {
      * (security, isolation, fetch sizes) without a group, since it is assigned the one partition it reads, and one record
      * per poll, so that the poll that fails names the record.
      */
-    static Map<String, Object> probeProps(Config config, BridgeSettings settings) {
-        Map<String, Object> p = consumerProps(config, settings);
+    static Map<String, Object> probeProps(BridgeSettings settings) {
+        Map<String, Object> p = consumerProps(settings);
         p.remove(ConsumerConfig.GROUP_ID_CONFIG);
         p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         p.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
@@ -232,8 +217,8 @@ public final class BridgeMain implements AutoCloseable {
     }
 
     /** The Admin client reading the jwt topics' settings: every kafka.* key, kafka.admin.* on top, short timeouts. */
-    static Map<String, Object> adminProps(Config config) {
-        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.ADMIN));
+    static Map<String, Object> adminProps(BridgeSettings settings) {
+        Map<String, Object> p = new HashMap<>(settings.common().kafka(KafkaSettings.Client.ADMIN));
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
         p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "queen-timers-bridge-admin");

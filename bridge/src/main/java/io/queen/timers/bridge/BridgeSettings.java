@@ -16,6 +16,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.telemetry.TelemetrySettings;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
@@ -42,7 +43,12 @@ public record BridgeSettings(
         /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition,
         int tenantMaxPending,
         Duration recurringMinPeriod,
-        int tenantMaxRecurring) {
+        int tenantMaxRecurring,
+        /* each command topic's tenant, producer sub and token rules */ TopicRoutes routes,
+        CommonSettings common,
+        AuditSettings audit,
+        EncryptionSettings encryption,
+        TelemetrySettings telemetry) {
 
     public static final String COMMAND_TOPICS = "command.topics";
     /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
@@ -171,7 +177,19 @@ public record BridgeSettings(
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
                 c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
                 c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING),
-                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING));
+                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING), routes(c), CommonSettings.from(c),
+                AuditSettings.from(c), EncryptionSettings.from(c), TelemetrySettings.fromEnvironment("bridge"));
+    }
+
+    /**
+     * The command topics' routes ({@link TopicRoutes#from}) from {@code command.topics}, the list forms
+     * {@code command.topic.tenants} / {@code command.topic.producer.subs}, every undeclared {@code topic.*} key,
+     * {@code bridge.default.tenant.allowed} and {@code auth.admin.claim}: shared with the HTTP API, which checks a
+     * token exactly as the bridge will.
+     */
+    public static TopicRoutes routes(Config c) {
+        return TopicRoutes.from(new TopicRoutes.Declared(c.list(COMMAND_TOPICS), c.list(TOPIC_TENANTS), c.list(TOPIC_PRODUCER_SUBS),
+                c.withPrefix(TopicRoutes.PREFIX), c.bool(DEFAULT_TENANT_ALLOWED), c.string(AUTH_ADMIN_CLAIM)));
     }
 
     /** The wire's limits as the parser applies them. */

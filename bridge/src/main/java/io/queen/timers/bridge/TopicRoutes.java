@@ -2,7 +2,6 @@ package io.queen.timers.bridge;
 
 import io.queen.timers.bridge.auth.TokenVerifier;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import java.nio.charset.StandardCharsets;
@@ -51,6 +50,19 @@ public record TopicRoutes(Map<String, Route> routes) {
     }
 
     /**
+     * The settings the routes are made of, as {@link BridgeSettings#routes} reads them.
+     *
+     * @param topics         {@code command.topics}
+     * @param tenantPairs    {@code command.topic.tenants}, {@code <topic>=<tenant>} items
+     * @param subPairs       {@code command.topic.producer.subs}, {@code <topic>=<sub>} items
+     * @param perTopic       every undeclared key under {@code topic.}, prefix removed
+     * @param defaultAllowed {@code bridge.default.tenant.allowed}
+     * @param adminClaim     {@code auth.admin.claim}
+     */
+    public record Declared(List<String> topics, List<String> tenantPairs, List<String> subPairs, Map<String, Object> perTopic,
+            boolean defaultAllowed, String adminClaim) {}
+
+    /**
      * The routes of {@code command.topics}, failing closed: every key under {@code topic.} must be
      * {@code topic.<a command topic>.tenant} or {@code .producer.sub} (a typo is a start-up error naming
      * the key, never a mapping silently not applied), and with more than one command topic each must
@@ -58,14 +70,14 @@ public record TopicRoutes(Map<String, Route> routes) {
      * The list settings {@code command.topic.tenants} / {@code command.topic.producer.subs}
      * ({@code <topic>=<value>,...}) are the same mappings in a form the environment can carry.
      */
-    public static TopicRoutes from(Config config) {
-        List<String> topics = config.list(BridgeSettings.COMMAND_TOPICS);
+    public static TopicRoutes from(Declared config) {
+        List<String> topics = config.topics();
         Map<String, String> tenants = new HashMap<>();
         Map<String, String> subs = new HashMap<>();
-        pairs(config, BridgeSettings.TOPIC_TENANTS, topics, tenants);
-        pairs(config, BridgeSettings.TOPIC_PRODUCER_SUBS, topics, subs);
+        pairs(config.tenantPairs(), BridgeSettings.TOPIC_TENANTS, topics, tenants);
+        pairs(config.subPairs(), BridgeSettings.TOPIC_PRODUCER_SUBS, topics, subs);
         Map<String, Object> perTopic = new HashMap<>();
-        config.withPrefix(PREFIX).forEach((k, v) -> {
+        config.perTopic().forEach((k, v) -> {
             String name = PREFIX + k;
             String authKey = AUTH_KEYS.stream().filter(k::endsWith).findFirst().orElse(null);
             if (authKey != null) {
@@ -85,7 +97,7 @@ public record TopicRoutes(Map<String, Route> routes) {
             String topic = k.substring(0, k.length() - (into == tenants ? TENANT : PRODUCER_SUB).length());
             put(into, topic, String.valueOf(v), name, topics);
         });
-        boolean defaultAllowed = topics.size() == 1 || config.bool(BridgeSettings.DEFAULT_TENANT_ALLOWED);
+        boolean defaultAllowed = topics.size() == 1 || config.defaultAllowed();
         Map<String, Route> routes = new HashMap<>();
         for (String topic : topics) {
             String tenantText = tenants.get(topic);
@@ -105,7 +117,7 @@ public record TopicRoutes(Map<String, Route> routes) {
             if (producerSub != null && producerSub.getBytes(StandardCharsets.UTF_8).length > 65535) {
                 throw new ConfigException("setting " + PREFIX + topic + PRODUCER_SUB + " is longer than 65535 UTF-8 bytes");
             }
-            TokenVerifier auth = auth(perTopic, topic, config.string(BridgeSettings.AUTH_ADMIN_CLAIM).trim());
+            TokenVerifier auth = auth(perTopic, topic, config.adminClaim().trim());
             if (auth != null && producerSub != null) {
                 throw new ConfigException("settings topic." + topic + ".auth=jwt and topic." + topic + ".producer.sub contradict each other: "
                         + "with a token, the producer sub is the token's sub; remove topic." + topic + ".producer.sub");
@@ -115,13 +127,13 @@ public record TopicRoutes(Map<String, Route> routes) {
         return new TopicRoutes(routes);
     }
 
-    private static final String PREFIX = "topic.";
+    static final String PREFIX = "topic.";
     private static final String TENANT = ".tenant";
     private static final String PRODUCER_SUB = ".producer.sub";
 
     /** {@code <topic>=<value>} items of a list setting into {@code into}. */
-    private static void pairs(Config config, String key, List<String> topics, Map<String, String> into) {
-        for (String item : config.list(key)) {
+    private static void pairs(List<String> items, String key, List<String> topics, Map<String, String> into) {
+        for (String item : items) {
             int eq = item.lastIndexOf('=');
             if (eq <= 0) {
                 throw new ConfigException("setting " + key + ": '" + item + "' is not <topic>=<value>");

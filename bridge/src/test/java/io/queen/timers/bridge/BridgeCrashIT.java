@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.command.Op;
@@ -103,7 +104,7 @@ class BridgeCrashIT {
         Process child = startChild(file, "two-1");
         Path childLog = Path.of("target", "child-two-1.log");
         Thread producer;
-        try (BridgeMain inProcess = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
+        try (BridgeMain inProcess = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(childLog).contains("consuming [" + topic));
             producer = w.produceSlowly();
             try {

@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.command.RejectReason;
@@ -70,7 +71,7 @@ class BridgeEndToEndIT {
         s.put("topic." + a + ".tenant", "00000000-0000-0000-0000-000000000001"); // two topics: each names its tenant
         s.put("topic." + b + ".tenant", OTHER_TENANT);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (BridgeMain bridge = BridgeMain.start(config(s), registry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
             producer.send(TimerCommand.schedule("orders.reminders", "order-42").at(at).txn("remind-42").payload("{\"orderId\":42}").envelope(a));
@@ -131,7 +132,7 @@ class BridgeEndToEndIT {
         List<Future<RecordMetadata>> badSends = new ArrayList<>();
         List<RejectReason> badReasons = new ArrayList<>();
         String[] unicodeKeys = {"😀-%d", "שלום-%d", "e\u0301-%d", "\u200b-%d", "a/b/c-%d", " spaced %d ", "\uFEFF%d", "日本-%d"};
-        try (BridgeMain bridge = BridgeMain.start(config(s), registry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
                 KafkaProducer<byte[], byte[]> hostile = new KafkaProducer<>(TestKafka.producerProps())) {
             for (int i = 0; i < 1000; i++) {
@@ -178,7 +179,7 @@ class BridgeEndToEndIT {
         Instant at = Instant.now().plus(1, ChronoUnit.DAYS).truncatedTo(ChronoUnit.MILLIS);
         List<TimerModel.Cmd> commands = new ArrayList<>();
         Map<String, Integer> indexBySource = new HashMap<>();
-        try (BridgeMain bridge = BridgeMain.start(config(settings(db, topic, audit, group)), registry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(settings(db, topic, audit, group))), Dependencies.defaults(registry));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, commands, indexBySource, 300, at);
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 300);

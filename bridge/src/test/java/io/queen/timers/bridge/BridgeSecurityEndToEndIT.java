@@ -12,6 +12,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jwt.PlainJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
@@ -87,7 +88,7 @@ class BridgeSecurityEndToEndIT {
         String valid = signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID).build());
         List<String> expect = new ArrayList<>();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             expect.add("scheduled");
@@ -159,7 +160,7 @@ class BridgeSecurityEndToEndIT {
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (ServiceHost host = BridgeMain.host(config(s));
+        try (ServiceHost host = BridgeMain.host(BridgeSettings.from(config(s)));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
                     .timeout(Duration.ofSeconds(5)).build();
@@ -201,13 +202,13 @@ class BridgeSecurityEndToEndIT {
         s.put("topic." + topic + ".auth", "jwt");
         s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
         s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
-        assertThatThrownBy(() -> TopicRoutes.from(config(s))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-conflict.auth.keys.file");
         s.put("topic." + topic + ".auth.keys.file", "/nonexistent/keys.jwks");
-        assertThatThrownBy(() -> TopicRoutes.from(config(s))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("cannot read verification keys");
         s.put("topic." + topic + ".auth", "kerberos");
-        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("not one of [none, jwt]");
+        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("not one of [none, jwt]");
     }
 
     @Test
@@ -223,7 +224,7 @@ class BridgeSecurityEndToEndIT {
         s.put("bridge.payload.zstd.threshold", "200");
         String secret = "{\"card\":\"4111-1111-1111-1111\"}";
         String big = "{\"card\":\"4111-1111-1111-1111\",\"pad\":\"" + "x".repeat(600) + "\"}";
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (String[] t : new String[][] {{"vault", "a", secret}, {"secret.cards", "b", secret}, {"open", "c", secret},
                     {"vault", "big", big}}) {
@@ -270,14 +271,14 @@ class BridgeSecurityEndToEndIT {
         s.put("audit.relay.enabled", "false");
         Map<String, String> withPattern = new java.util.HashMap<>(s);
         withPattern.put("encryption.queues", "secret.*");
-        assertThatThrownBy(() -> BridgeMain.start(config(withPattern), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(withPattern)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("encryption.queues").hasMessageContaining("QUEEN_ENCRYPTION_KEY");
         exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
-        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining(TENANT + "/vault").hasMessageContaining("encryption.key");
 
         exec("DELETE FROM queen.queues");
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
             producer.send(TimerCommand.schedule("vault", "a").delay(Duration.ofHours(1)).txn("t-a").payload("{\"card\":\"4111\"}").envelope(topic));
@@ -306,22 +307,22 @@ class BridgeSecurityEndToEndIT {
         s.put("audit.relay.enabled", "false");
         jwt(s, topic, keys);
         s.remove("topic." + topic + ".auth.audience");
-        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.audience");
         s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
         s.remove("topic." + topic + ".auth.issuer");
-        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.issuer");
         s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
         s.put("topic." + topic + ".auth.tenant.claim", "sometimes");
-        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
+        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
                 .hasMessageContaining("[required, optional]");
         s.put("topic." + topic + ".auth.tenant.claim", "optional");
         s.put("topic." + topic + ".auth.max.token.lifetime", "30d");
-        assertThatThrownBy(() -> TopicRoutes.from(config(s))).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
+        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
                 .hasMessageContaining("out of range");
         s.put("topic." + topic + ".auth.max.token.lifetime", "15m");
-        assertThat(TopicRoutes.from(config(s)).route(topic).auth()).isNotNull();
+        assertThat(BridgeSettings.routes(config(s)).route(topic).auth()).isNotNull();
     }
 
     /**
@@ -339,7 +340,7 @@ class BridgeSecurityEndToEndIT {
         Map<String, String> refused = settings(db, unsafe, TestKafka.newTopic("audit", 1), "g-" + UUID.randomUUID());
         refused.put("audit.relay.enabled", "false");
         jwt(refused, unsafe, keys);
-        assertThatThrownBy(() -> BridgeMain.start(config(refused), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(refused)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("jwt topic " + unsafe + " lets producers choose their record timestamps")
                 .hasMessageContaining("message.timestamp.type=CreateTime")
                 .hasMessageContaining("kafka-configs.sh --bootstrap-server " + TestKafka.bootstrapServers() + " --alter --entity-type topics"
@@ -348,7 +349,7 @@ class BridgeSecurityEndToEndIT {
         refused.put("command.topics", "cmd-jwt-missing-" + UUID.randomUUID());
         refused.keySet().removeIf(k -> k.startsWith("topic."));
         jwt(refused, refused.get("command.topics"), keys);
-        assertThatThrownBy(() -> BridgeMain.start(config(refused), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(refused)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("does not exist").hasMessageContaining("--config message.timestamp.type=LogAppendTime");
 
         String topic = TestKafka.newTopic("cmd-jwt-logappend", 1, TestKafka.BROKER_TIMESTAMPS);
@@ -361,7 +362,7 @@ class BridgeSecurityEndToEndIT {
         Instant longAgo = now.minus(Duration.ofHours(3));
         String expired = signer.sign(TestTokens.claims("billing-svc", longAgo, TENANT_ID).build());
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             sends.add(send(producer, topic, "back-dated", expired, longAgo.plusSeconds(60).toEpochMilli()));
@@ -388,13 +389,13 @@ class BridgeSecurityEndToEndIT {
         s.put("audit.relay.enabled", "false");
         jwt(s, topic, keys);
         // 120 s back is more than the default skew (60 s)
-        assertThatThrownBy(() -> BridgeMain.start(config(s), new SimpleMeterRegistry())).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("jwt topic " + topic).hasMessageContaining("message.timestamp.before.max.ms=120000")
                 .hasMessageContaining("topic." + topic + ".auth.clock.skew = 60000 ms");
         s.put("topic." + topic + ".auth.clock.skew", "2m");
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             producer.flush();
@@ -420,7 +421,7 @@ class BridgeSecurityEndToEndIT {
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (ServiceHost host = BridgeMain.host(config(s));
+        try (ServiceHost host = BridgeMain.host(BridgeSettings.from(config(s)));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
                 Admin admin = TestKafka.admin()) {
             HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))

@@ -40,6 +40,8 @@ class BridgeSettingsTest {
     void environmentOverridesUseTheDeclaredNames() {
         Map<String, String> env = required();
         env.put("QUEEN_COMMAND_TOPICS", "a.commands,b.commands");
+        // two topics must each name a tenant: the settings read the routes too (TopicRoutes)
+        env.put("QUEEN_BRIDGE_DEFAULT_TENANT_ALLOWED", "true");
         env.put("QUEEN_BRIDGE_GROUP_ID", "g2");
         env.put("QUEEN_BRIDGE_HORIZON", "7d");
         BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env));
@@ -52,6 +54,7 @@ class BridgeSettingsTest {
     void theIngestLoopIsToldTheBridgeKeysAsOneRecord() {
         Map<String, String> env = required();
         env.put("QUEEN_COMMAND_TOPICS", "a.commands,b.commands");
+        env.put("QUEEN_BRIDGE_DEFAULT_TENANT_ALLOWED", "true");   // the settings read the routes too
         env.put("QUEEN_BRIDGE_POLL_TIMEOUT", "350ms");
         env.put("QUEEN_BRIDGE_INGEST_MAX_BYTES", String.valueOf(8 << 20));
         env.put("QUEEN_BRIDGE_BATCH_MAX_RECORDS", "300");

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
@@ -50,7 +51,7 @@ class BridgeStallIT {
     void aSessionHoldingATimerRowLongerThanTheLockTimeoutDelaysTheBatchButLosesNothing() throws Exception {
         String topic = TestKafka.newTopic("cmd-lock", 1);
         String audit = TestKafka.newTopic("audit-lock", 1);
-        try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(stallSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "lock.q", "held", Duration.ofHours(1), "txn-1");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("lock.q") == 1);
@@ -80,7 +81,7 @@ class BridgeStallIT {
     void aBridgeBackendStoppedWithSigstopIsGivenUpAndTheBridgeResumesByItself() throws Exception {
         String topic = TestKafka.newTopic("cmd-stop", 1);
         String audit = TestKafka.newTopic("audit-stop", 1);
-        try (BridgeMain bridge = BridgeMain.start(config(stallSettings(topic, audit)), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(stallSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "stop.q", "first", Duration.ofHours(1), "txn-first");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 1);

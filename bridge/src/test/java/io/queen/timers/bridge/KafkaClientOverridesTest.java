@@ -23,10 +23,10 @@ class KafkaClientOverridesTest {
         Config config = ConfigLoader.load(BridgeSettings.definition(), null, env);
         BridgeSettings settings = BridgeSettings.from(config);
 
-        assertThat(BridgeMain.consumerProps(config, settings)).containsEntry("sasl.jaas.config", "consumer-only")
+        assertThat(BridgeMain.consumerProps(settings)).containsEntry("sasl.jaas.config", "consumer-only")
                 .containsEntry("bootstrap.servers", "kafka:9092");
-        assertThat(BridgeMain.probeProps(config, settings)).containsEntry("sasl.jaas.config", "consumer-only");
-        assertThat(BridgeMain.adminProps(config)).containsEntry("sasl.jaas.config", "admin-only")
+        assertThat(BridgeMain.probeProps(settings)).containsEntry("sasl.jaas.config", "consumer-only");
+        assertThat(BridgeMain.adminProps(settings)).containsEntry("sasl.jaas.config", "admin-only")
                 .containsEntry("bootstrap.servers", "kafka:9092");
     }
 }

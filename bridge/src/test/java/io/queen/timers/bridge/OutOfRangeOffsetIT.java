@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
@@ -43,7 +44,7 @@ class OutOfRangeOffsetIT {
         try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, 0, 0, 10);
             send(producer, topic, 1, 0, 10);
-            try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 20);
             }
             send(producer, topic, 0, 10, 10); // offsets 10..19 of partition 0, never applied
@@ -51,7 +52,7 @@ class OutOfRangeOffsetIT {
                 admin.deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(15))).all().get();
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (BridgeMain bridge = BridgeMain.start(config(s), registry)) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> !bridge.health().report().ready()
                         && bridge.health().report().text().contains("out-of-range"));
                 assertThat(bridge.health().report().text()).contains("ingest-partitions: stopped")

@@ -5,6 +5,7 @@ import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -41,7 +42,7 @@ class ReadmeJavaExampleIT {
         String commands = TestKafka.newTopic("readme-cmd", 1);
         String audit = TestKafka.newTopic("readme-audit", 1);
         Instant before = Instant.now();
-        try (BridgeMain bridge = BridgeMain.start(config(settings(db, commands, audit, "g-" + UUID.randomUUID())), new SimpleMeterRegistry())) {
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(settings(db, commands, audit, "g-" + UUID.randomUUID()))), Dependencies.defaults(new SimpleMeterRegistry()))) {
             AuditEvent.Verdict verdict = UseItFromJava.remindLater(TestKafka.bootstrapServers(), commands, audit);
             assertThat(verdict).isInstanceOf(AuditEvent.Scheduled.class);
             AuditEvent.Scheduled s = (AuditEvent.Scheduled) verdict;

@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -70,7 +71,7 @@ class RecordIsolationIT {
                 producer.send(TimerCommand.schedule("iso", key).delay(Duration.ofHours(1)).txn("t" + i).payload("{\"i\":" + i + "}").envelope(topic));
             }
         }
-        try (BridgeMain bridge = BridgeMain.start(config(s), registry)) {
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry))) {
             await().atMost(Duration.ofSeconds(90)).until(() -> storedOffsetSum(db.dataSource(), group) == n);
             assertThat(registry.counter("queen.timers.bridge.batch.isolations").count()).as("batches split").isPositive();
             assertThat(bridge.health().report().ready()).as(bridge.health().report().text()).isTrue();
@@ -96,7 +97,7 @@ class RecordIsolationIT {
         s.put("health.failing.after", "2s");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         setWorldBroken(true);
-        try (BridgeMain bridge = BridgeMain.start(config(s), registry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < 20; i++) {
                 producer.send(TimerCommand.schedule("busy", "busy-" + i).delay(Duration.ofHours(1)).txn("t").payload("1").envelope(topic));

@@ -32,8 +32,11 @@ class SecretFilesTest {
         Config config = ConfigLoader.load(BridgeSettings.definition(), null, env);
         assertThat(config.string(EncryptionSettings.KEY)).isEqualTo("k1:c2VjcmV0LWtleS1vbmU=");
         assertThat(config.string(EncryptionSettings.KEYS_PREVIOUS)).isEqualTo("k0:b2xkLWtleQ==");
-        assertThat(BridgeMain.consumerProps(config, BridgeSettings.from(config)))
+        BridgeSettings settings = BridgeSettings.from(config);
+        assertThat(BridgeMain.consumerProps(settings))
                 .containsEntry("sasl.jaas.config", "ScramLoginModule required username=\"bridge\" password=\"pw\";");
         assertThat(config.toString()).doesNotContain("c2VjcmV0").doesNotContain("b2xk").doesNotContain("password=\"pw\"");
+        // the typed records print no secret either: the start line and any record in a log line
+        assertThat(settings.toString()).doesNotContain("c2VjcmV0").doesNotContain("b2xk").doesNotContain("password=\"pw\"");
     }
 }

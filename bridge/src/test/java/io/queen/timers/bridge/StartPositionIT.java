@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -45,7 +46,7 @@ class StartPositionIT {
         s.put("topic." + topic + ".tenant", TENANT_B);
         try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, 0, "latest.q", "old", 5); // partition 1 stays empty
-            try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> !bridge.health().report().ready()
                         && bridge.health().report().text().contains("bridge.start.position"));
                 assertThat(bridge.health().report().text()).contains("waiting", group, topic + "-0 holds 0..4").doesNotContain(topic + "-1");
@@ -58,7 +59,7 @@ class StartPositionIT {
                 assertThat(bridge.health().report().ready()).isFalse();
             }
             s.put("bridge.start.position", "latest");
-            try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 5);
                 send(producer, topic, 0, "latest.q", "new", 2);
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 7);
@@ -92,7 +93,7 @@ class StartPositionIT {
         s.put("audit.relay.enabled", "false");
         try (KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, 0, "earliest.q", "old", 5);
-            try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry())) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> storedOffset(group, topic, 0) == 5);
             }
         }

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -46,7 +47,7 @@ class TenantFairnessEndToEndIT {
         s.put("audit.relay.enabled", "false"); // the verdicts stay in the outbox, where this test reads them
         s.put("tenant.max.pending", "5");
         long before = longQuery(db.dataSource(), "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 1; i <= 7; i++) {   // 5 fit, the 6th and 7th new keys do not
                 producer.send(TimerCommand.schedule("flood", "k" + i).at(EPOCH_ISH).txn("t" + i).payload("{}").envelope(a));

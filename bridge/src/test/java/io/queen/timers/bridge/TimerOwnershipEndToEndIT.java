@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.sql.Migrations;
@@ -70,7 +71,7 @@ class TimerOwnershipEndToEndIT {
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         List<String> expect = new ArrayList<>();
         Map<String, String> before;
-        try (BridgeMain bridge = BridgeMain.start(config(s), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             // 1. A stages two one-shot timers and a series
             send(producer, topic, sends, expect, TimerCommand.schedule(Q, "a1").delay(Duration.ofHours(1)).txn("t-a1").payload("{\"by\":\"a\"}"), a, "scheduled");

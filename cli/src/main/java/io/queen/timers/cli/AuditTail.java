@@ -7,7 +7,7 @@ import io.queen.timers.client.audit.EventType;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.text.Printable;
@@ -55,7 +55,7 @@ final class AuditTail implements Runnable {
     static AuditTopics topics(Map<String, String> env, java.nio.file.Path file, KafkaOptions kafka) {
         ConfigDef def = CommonSettings.definition().select(CommonSettings.AUDIT_TOPIC)
                 .include(AuditSettings.definition().select(AuditSettings.TENANT_TOPICS));
-        return AuditTopics.from(ConfigLoader.load(def, file != null ? file : kafka == null ? null : kafka.config, env));
+        return AuditSettings.topics(ConfigLoader.load(def, file != null ? file : kafka == null ? null : kafka.config, env));
     }
 
     @Command(name = "tail", mixinStandardHelpOptions = true,
@@ -108,7 +108,7 @@ final class AuditTail implements Runnable {
                             + String.join(", ", new Types())))).collect(Collectors.toSet());
             Map<String, String> env = audit.root.env();
             String t = topic != null ? topic : topics(env, null, kafka).topicFor(tenant);
-            Map<String, Object> props = new HashMap<>(kafka.clientProps(env, Config.KafkaClient.CONSUMER));
+            Map<String, Object> props = new HashMap<>(kafka.clientProps(env, KafkaSettings.Client.CONSUMER));
             props.remove(ConsumerConfig.GROUP_ID_CONFIG); // assigned, never committed: a reader leaves no trace on the broker
             props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
             props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());

@@ -2,7 +2,6 @@ package io.queen.timers.cli;
 
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -25,7 +24,6 @@ final class BridgeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Config c = ConfigLoader.load(BridgeSettings.definition(), config, root.env());
-        return BridgeMain.host(c).runUntilStopped();
+        return BridgeMain.host(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), config, root.env()))).runUntilStopped();
     }
 }

@@ -2,6 +2,7 @@ package io.queen.timers.cli;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.telemetry.TelemetrySettings;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -45,6 +46,15 @@ final class ConfigDocsCommand implements Callable<Integer> {
             String users = usedBy.get(k.name()).size() == definitions().size() ? "all" : String.join(", ", usedBy.get(k.name()));
             out.println("| `" + k.name() + "` | " + users + " | " + dflt + " | `" + k.env() + "` | " + k.doc().replace("|", "\\|") + " |");
         });
+        // the only variables a service reads outside the table: OpenTelemetry's own (TelemetrySettings)
+        out.println();
+        out.println("OpenTelemetry's own variables are not queen settings: the OpenTelemetry SDK reads them (and every other `OTEL_*`)"
+                + " itself. The services (bridge, sweeper) read only these, to decide whether to trace ([tracing.md](tracing.md#tracing));"
+                + " each may also be the Java system property of the same name (`-Dotel.traces.exporter=otlp`), which wins.");
+        out.println();
+        out.println("| environment | read for |");
+        out.println("|---|---|");
+        TelemetrySettings.VARIABLES.forEach((name, doc) -> out.println("| `" + name + "` | " + doc + " |"));
         out.flush();
         return 0;
     }

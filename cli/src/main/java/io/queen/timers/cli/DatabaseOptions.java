@@ -2,10 +2,10 @@ package io.queen.timers.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.text.Secrets;
 import io.queen.timers.core.db.SessionTimeouts;
 import java.nio.file.Path;
@@ -41,7 +41,12 @@ public final class DatabaseOptions {
     }
 
     /** The database settings: file, then environment, then these flags. */
-    public Config settings(Map<String, String> env) {
+    public DatabaseSettings settings(Map<String, String> env) {
+        return DatabaseSettings.from(ConfigLoader.load(definition(), config, environment(env)));
+    }
+
+    /** {@code env} with these flags on top (each flag wins over its variable) and the tools' pool size as the default. */
+    Map<String, String> environment(Map<String, String> env) {
         ConfigDef def = definition();
         Map<String, String> merged = new HashMap<>(env);
         put(merged, def, CommonSettings.JDBC_URL, jdbcUrl);
@@ -49,12 +54,12 @@ public final class DatabaseOptions {
         put(merged, def, CommonSettings.JDBC_PASSWORD, jdbcPassword);
         // migrate holds one connection for its advisory lock while Flyway uses up to two more
         merged.putIfAbsent(def.key(CommonSettings.JDBC_POOL_SIZE).env(), "4");
-        return ConfigLoader.load(def, config, merged);
+        return merged;
     }
 
     /** A small pool that has answered once: an unreachable database is one clear line now, not a timeout later. */
     public HikariDataSource open(Map<String, String> env, SessionTimeouts timeouts) {
-        Config c = settings(env);
+        DatabaseSettings c = settings(env);
         HikariDataSource ds = DataSources.create(c, timeouts);
         try (Connection probe = ds.getConnection()) {
             return ds;
@@ -64,7 +69,7 @@ public final class DatabaseOptions {
             while (root.getCause() != null && root.getCause() != root) {
                 root = root.getCause();
             }
-            throw new UserError("cannot connect to " + Secrets.mask(c.string(CommonSettings.JDBC_URL)) + " as " + c.string(CommonSettings.JDBC_USER)
+            throw new UserError("cannot connect to " + Secrets.mask(c.url()) + " as " + c.user()
                     + ": " + root.getMessage());
         }
     }

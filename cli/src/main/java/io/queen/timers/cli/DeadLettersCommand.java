@@ -6,7 +6,7 @@ import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.client.verdict.CommandSender;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.text.Printable;
@@ -356,8 +356,8 @@ final class DeadLettersCommand implements Runnable {
                     String verdicts = auditTopic != null ? auditTopic : AuditTail.topics(env, null, kafka).topicFor(l.tenant());
                     Optional<AuditEvent.Verdict> verdict;
                     RecordMetadata md;
-                    try (CommandSender sender = new CommandSender(kafka.clientProps(env, Config.KafkaClient.PRODUCER),
-                            kafka.clientProps(env, Config.KafkaClient.CONSUMER), verdicts, CommandSender.DEFAULT_SEND_TIMEOUT)) {
+                    try (CommandSender sender = new CommandSender(kafka.clientProps(env, KafkaSettings.Client.PRODUCER),
+                            kafka.clientProps(env, KafkaSettings.Client.CONSUMER), verdicts, CommandSender.DEFAULT_SEND_TIMEOUT)) {
                         md = sender.send(command.envelope(commandTopic));
                         verdict = sender.await(md, waitFor);
                     }

@@ -30,7 +30,7 @@ public final class EncryptionOptions {
         Map<String, String> merged = new HashMap<>(env);
         DatabaseOptions.put(merged, def, EncryptionSettings.KEY, key);
         try {
-            return EncryptionSettings.cipher(ConfigLoader.load(def, config, merged));
+            return EncryptionSettings.from(ConfigLoader.load(def, config, merged)).cipher();
         } catch (ConfigException e) {
             throw new UserError(e.getMessage());
         }

@@ -1,6 +1,5 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.http.HttpMain;
 import io.queen.timers.http.HttpSettings;
@@ -25,7 +24,6 @@ final class HttpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Config c = ConfigLoader.load(HttpSettings.definition(), config, root.env());
-        return HttpMain.host(c).runUntilStopped();
+        return HttpMain.host(HttpSettings.from(ConfigLoader.load(HttpSettings.definition(), config, root.env()))).runUntilStopped();
     }
 }

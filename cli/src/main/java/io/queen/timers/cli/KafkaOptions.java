@@ -1,7 +1,7 @@
 package io.queen.timers.cli;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import java.nio.file.Path;
@@ -29,12 +29,11 @@ public final class KafkaOptions {
      * Settings for one Kafka client: {@code kafka.*} from file and environment, that client's
      * {@code kafka.consumer.*} / {@code kafka.producer.*} / {@code kafka.admin.*} on top, bootstrap from the flag.
      */
-    public Map<String, Object> clientProps(Map<String, String> env, Config.KafkaClient client) {
+    public Map<String, Object> clientProps(Map<String, String> env, KafkaSettings.Client client) {
         ConfigDef def = CommonSettings.definition().select(CommonSettings.KAFKA_BOOTSTRAP);
         Map<String, String> merged = new HashMap<>(env);
         DatabaseOptions.put(merged, def, CommonSettings.KAFKA_BOOTSTRAP, bootstrap);
         merged.putIfAbsent(def.key(CommonSettings.KAFKA_BOOTSTRAP).env(), LOCAL_BOOTSTRAP);
-        Config c = ConfigLoader.load(def, config, merged);
-        return new HashMap<>(c.kafka(client));
+        return new HashMap<>(KafkaSettings.from(ConfigLoader.load(def, config, merged)).client(client));
     }
 }

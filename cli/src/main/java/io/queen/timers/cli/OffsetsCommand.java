@@ -1,7 +1,7 @@
 package io.queen.timers.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.ingest.OffsetStore;
@@ -83,7 +83,7 @@ final class OffsetsCommand implements Runnable {
             if (!noKafka && !rows.isEmpty()) {
                 java.util.List<org.apache.kafka.common.TopicPartition> parts = rows.stream()
                         .map(r -> new org.apache.kafka.common.TopicPartition(r.topic(), r.partition())).distinct().toList();
-                Map<String, Object> props = new java.util.HashMap<>(kafka.clientProps(env, Config.KafkaClient.CONSUMER));
+                Map<String, Object> props = new java.util.HashMap<>(kafka.clientProps(env, KafkaSettings.Client.CONSUMER));
                 props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG); // reads positions, joins no group
                 props.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
                         org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());

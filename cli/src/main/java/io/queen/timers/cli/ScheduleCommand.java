@@ -1,6 +1,6 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.text.Printable;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -202,7 +202,7 @@ final class ScheduleCommand implements Callable<Integer> {
                          TimerCommand command, String detail) {
             String op = command.op().wireName();
             String topic = target.topic(root.env());
-            Map<String, Object> props = kafka.clientProps(root.env(), Config.KafkaClient.PRODUCER);
+            Map<String, Object> props = kafka.clientProps(root.env(), KafkaSettings.Client.PRODUCER);
             Duration wait = null;
             if (target.wait != null) {
                 try {
@@ -211,7 +211,7 @@ final class ScheduleCommand implements Callable<Integer> {
                     throw new UserError("--wait '" + target.wait + "': " + e.getMessage());
                 }
             }
-            try (CommandSender waiter = wait == null ? null : verdicts(kafka.clientProps(root.env(), Config.KafkaClient.CONSUMER),
+            try (CommandSender waiter = wait == null ? null : verdicts(kafka.clientProps(root.env(), KafkaSettings.Client.CONSUMER),
                     target.auditTopic(root.env()))) {
                 RecordMetadata md = Producing.send(props, command.auth(target.token(root.env())).envelope(topic));
                 Map<String, Object> f = new LinkedHashMap<>();

@@ -1,6 +1,5 @@
 package io.queen.timers.cli;
 
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
@@ -25,7 +24,6 @@ final class SweeperCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Config c = ConfigLoader.load(SweeperSettings.definition(), config, root.env());
-        return SweeperMain.host(c).runUntilStopped();
+        return SweeperMain.host(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), config, root.env()))).runUntilStopped();
     }
 }

@@ -25,8 +25,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -424,11 +423,11 @@ class DeploymentManifestsTest {
             Config c = settings(b, w, env, tmp);   // every value valid, as the process checks it at start
             long heap = heap(w, env);
             if (w.process().equals("bridge")) {
-                TopicRoutes.from(c);
-                AuditTopics.from(c);
+                BridgeSettings.routes(c);
+                AuditSettings.topics(c);
                 BridgeSettings.from(c).checkFitsHeap(heap);   // the bridge's own refusal, at the manifest's heap
             } else if (w.process().equals("sweeper")) {
-                AuditTopics.from(c);
+                AuditSettings.topics(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
             }
             var res = w.container().getResources();
@@ -874,7 +873,7 @@ class DeploymentManifestsTest {
 
     /** The settings as the process loads them from this environment (`migrate` through its own options: a pool of 4). */
     static Config load(Workload w, Map<String, String> env) {
-        return w.process().equals("migrate") ? new DatabaseOptions().settings(env) : ConfigLoader.load(w.def(), null, env);
+        return w.process().equals("migrate") ? ConfigLoader.load(DatabaseOptions.definition(), null, new DatabaseOptions().environment(env)) : ConfigLoader.load(w.def(), null, env);
     }
 
     /** The key's default as the process applies it: the declared text, unless the process starts from another value. */

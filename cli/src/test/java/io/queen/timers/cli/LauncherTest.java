@@ -48,6 +48,15 @@ class LauncherTest {
     }
 
     @Test
+    void configDocsAlsoNamesEveryOpenTelemetryVariableTheServicesRead() {
+        // not queen settings, so not in a ConfigDef; read by TelemetrySettings alone, which may read no other variable
+        String out = Cli.run("config-docs").out();
+        assertThat(io.queen.timers.core.telemetry.TelemetrySettings.VARIABLES).isNotEmpty()
+                .allSatisfy((name, doc) -> assertThat(out).contains("| `" + name + "` |"));
+        assertThat(out).contains("`OTEL_SDK_DISABLED`", "`OTEL_TRACES_EXPORTER`", "`OTEL_EXPORTER_OTLP_ENDPOINT`");
+    }
+
+    @Test
     void theShippedLogbackConfigurationIsWellFormedXml() throws Exception {
         // tests run with the testkit's logback-test.xml, so the jar's own file is parsed here
         try (var in = QueenTimers.class.getResourceAsStream("/logback.xml")) {

@@ -1,5 +1,6 @@
 package io.queen.timers.cli;
 
+import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.ops.ServiceHost;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -92,8 +93,8 @@ class ServiceCommandsIT {
     void aServiceThatStopsOnItsOwnMakesTheProcessExitNonZero() {
         var config = io.queen.timers.core.config.ConfigLoader.load(io.queen.timers.core.config.CommonSettings.definition(), null,
                 env("t", "a", 0));
-        ServiceHost host = ServiceHost.start("bridge", config,
-                (cfg, registry, health, startup) -> new ServiceHost.Running(() -> {}, () -> {}));
+        ServiceHost host = ServiceHost.start("bridge", CommonSettings.from(config),
+                deps -> new ServiceHost.Running(() -> {}, () -> {}));
         org.assertj.core.api.Assertions.assertThatThrownBy(host::runUntilStopped)
                 .hasMessage("bridge stopped on its own (see the log above); exiting so it can be restarted");
     }

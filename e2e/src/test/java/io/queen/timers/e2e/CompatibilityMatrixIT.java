@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.audit.AuditEvent;
@@ -111,10 +112,8 @@ class CompatibilityMatrixIT {
             String audit = "mx-audit-" + major + "-" + suffix;
             createTopics(bootstrap, commands, audit);
             Instant start;
-            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(pg, bootstrap, commands, audit, bridgeLogin)),
-                            new SimpleMeterRegistry());
-                    SweeperMain sweeper = SweeperMain.start(SweeperSettings.definition().parse(sweeperSettings(pg, sweeperLogin)),
-                            new SimpleMeterRegistry());
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(pg, bootstrap, commands, audit, bridgeLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
+                    SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(SweeperSettings.definition().parse(sweeperSettings(pg, sweeperLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
                     CommandSender sender = new CommandSender(Map.of("bootstrap.servers", bootstrap), audit)) {
                 // scheduled, fired, audited
                 expect(sender, TimerCommand.schedule("mx.q", "once").delay(Duration.ZERO).txn("mx-once").payload("{\"n\":1}")
@@ -154,7 +153,7 @@ class CompatibilityMatrixIT {
                     .as("nothing migrated").isZero();
             Map<String, String> settings = sweeperSettings(pg, EmbeddedPostgresServer.USER);
             settings.put(CommonSettings.JDBC_PASSWORD, "");
-            assertThatThrownBy(() -> SweeperMain.start(SweeperSettings.definition().parse(settings), new SimpleMeterRegistry()))
+            assertThatThrownBy(() -> SweeperMain.start(SweeperSettings.from(SweeperSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry())))
                     .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper refuses to start: PostgreSQL 13.");
         }
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.sql.Migrations;
@@ -78,7 +79,7 @@ class HostileCommandsFuzzIT {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         DataSource ds = db.dataSource();
         Map<String, String> histogram = new TreeMap<>();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, group)), registry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, group))), Dependencies.defaults(registry));
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(TestKafka.producerProps())) {
             List<Future<RecordMetadata>> sends = new ArrayList<>();
             List<HostileRecord> records = new ArrayList<>();

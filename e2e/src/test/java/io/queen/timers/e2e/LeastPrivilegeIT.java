@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.audit.AuditEvent;
@@ -78,8 +79,7 @@ class LeastPrivilegeIT {
     void asTheirRolesTheServicesWorkEndToEndAndCannotWriteATableDirectly() throws Exception {
         String topic = TestKafka.newTopic("lp-cmd", 1);
         String audit = TestKafka.newTopic("lp-audit", 1);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, audit, bridgeLogin)),
-                        new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, audit, bridgeLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
                 SweeperMain sweeper = Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, sweeperLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
                         CommonSettings.DB_ROLE_CHECK, "true", SweeperSettings.CLEANUP_ENABLED, "true"));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
@@ -128,13 +128,11 @@ class LeastPrivilegeIT {
     void aServiceRefusesToStartAsARoleThatCouldWriteTheTablesOrIsNotItsOwn() {
         String topic = TestKafka.newTopic("lp-refuse", 1);
         // the testkit's user is the server's superuser, and owns the schema
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", db.user())),
-                new SimpleMeterRegistry()))
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", db.user()))), Dependencies.defaults(new SimpleMeterRegistry())))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("as role " + db.user()).hasMessageContaining("superuser").hasMessageContaining("queen_bridge")
                 .hasMessageContaining(CommonSettings.DB_ROLE_CHECK + "=false");
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", strayLogin)),
-                new SimpleMeterRegistry()))
+        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", strayLogin))), Dependencies.defaults(new SimpleMeterRegistry())))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("queen.bridge_offsets");
         assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, db.user(), CommonSettings.DB_ROLE_CHECK, "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("superuser").hasMessageContaining("queen_sweeper");
@@ -223,8 +221,7 @@ class LeastPrivilegeIT {
                     CommonSettings.DB_ROLE_CHECK, "true")))
                     .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.BRIDGE);
             String topic = TestKafka.newTopic("lp-two-hats", 1);
-            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", operatorToo)),
-                    new SimpleMeterRegistry()))
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", operatorToo))), Dependencies.defaults(new SimpleMeterRegistry())))
                     .isInstanceOf(ConfigException.class).hasMessageContaining("also a member of " + DatabaseRole.OPERATOR);
         } finally {
             for (String login : List.of(creator, twoHats, operatorToo)) {

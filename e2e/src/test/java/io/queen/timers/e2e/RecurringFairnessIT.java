@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.sql.Migrations;
@@ -57,7 +58,7 @@ class RecurringFairnessIT {
         String flood = TestKafka.newTopic("fair-flood", 1);
         String quiet = TestKafka.newTopic("fair-quiet", 1);
         Instant start = Instant.now().plusSeconds(8).truncatedTo(ChronoUnit.SECONDS);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(flood, quiet)), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(flood, quiet))), Dependencies.defaults(new SimpleMeterRegistry()));
                 SweeperMain sweeper = Sweepers.start(db, Map.of());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < SERIES; i++) {

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.log.codec.UuidV7;
@@ -440,7 +441,7 @@ class RecurringTimersIT {
     }
 
     private BridgeMain bridge() {
-        return BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings()), new SimpleMeterRegistry());
+        return BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings())), Dependencies.defaults(new SimpleMeterRegistry()));
     }
 
     private SweeperMain sweeper() {

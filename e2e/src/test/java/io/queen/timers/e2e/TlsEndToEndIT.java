@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.cli.QueenTimers;
@@ -116,8 +117,8 @@ class TlsEndToEndIT {
             assertThat(bridgeConfig.toString()).doesNotContain(ownerPassword).doesNotContain(users.get("bridge"))
                     .doesNotContain(users.get("relay"));
 
-            try (BridgeMain bridge = BridgeMain.start(bridgeConfig, new SimpleMeterRegistry());
-                    SweeperMain sweeper = SweeperMain.start(sweeperConfig, new SimpleMeterRegistry())) {
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(bridgeConfig), Dependencies.defaults(new SimpleMeterRegistry()));
+                    SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(sweeperConfig), Dependencies.defaults(new SimpleMeterRegistry()))) {
                 Map<String, String> operator = new HashMap<>(env);
                 operator.put("QUEEN_KAFKA_SASL_JAAS_CONFIG_FILE", jaas(dir, "operator", users).toString());
                 operator.remove("QUEEN_KAFKA_PRODUCER_SASL_JAAS_CONFIG_FILE");

@@ -3,6 +3,7 @@ package io.queen.timers.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.audit.AuditEvent;
@@ -42,7 +43,7 @@ class TraceAcrossTheDelayIT {
     void theTraceOfTheCommandReachesTheFrameAndEveryEventOfItsTimer() {
         String topic = TestKafka.newTopic("trace-cmd", 1);
         String audit = TestKafka.newTopic("trace-audit", 1);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, audit)), new SimpleMeterRegistry());
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()));
                 SweeperMain sweeper = Sweepers.start(db, Map.of());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             producer.send(TimerCommand.schedule("trace.q", "by-headers").delay(Duration.ZERO).txn("t-headers").payload("{\"h\":1}")

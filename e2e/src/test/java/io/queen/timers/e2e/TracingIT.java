@@ -20,6 +20,7 @@ import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.LinkData;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.audit.AuditEvent;
@@ -27,6 +28,7 @@ import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -88,9 +90,8 @@ class TracingIT {
                 TraceState.builder().put("rojo", "00f067aa0ba902b7").build());
 
         Telemetry telemetry = Telemetry.of(SDK);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.definition().parse(bridgeSettings(topic, audit)), new SimpleMeterRegistry(),
-                telemetry);
-                SweeperMain sweeper = SweeperMain.start(Sweepers.config(db, Map.of()), new SimpleMeterRegistry(), telemetry);
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()).withTelemetry(telemetry));
+                SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(Sweepers.config(db, Map.of())), Dependencies.defaults(new SimpleMeterRegistry()).withTelemetry(telemetry));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             producer.send(TimerCommand.schedule("otel.q", "sampled").delay(Duration.ZERO).txn("t-sampled").payload("1")
                     .traceparent(headers.get("traceparent")).tracestate(headers.get("tracestate")).headers(topic));

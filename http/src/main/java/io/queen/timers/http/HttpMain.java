@@ -1,12 +1,10 @@
 package io.queen.timers.http;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.core.audit.AuditTopics;
-import io.queen.timers.core.config.Config;
-import io.queen.timers.core.health.Health;
+import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.ops.ServiceHost;
-import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
 import io.queen.timers.http.route.CommandTopics;
 import io.queen.timers.http.send.SenderPool;
@@ -35,29 +33,26 @@ public final class HttpMain implements AutoCloseable {
     }
 
     public static void main(String[] args) {
-        ServiceHost.main("http", args, HttpSettings.definition(), HttpMain::run);
+        ServiceHost.main("http", args, file -> HttpSettings.from(ConfigLoader.load(HttpSettings.definition(), file)), HttpMain::host);
     }
 
     /** Runs the API under a {@link ServiceHost} in this JVM (the launcher's `http` subcommand). */
-    public static ServiceHost host(Config config) {
-        return ServiceHost.start("http", config, HttpMain::run);
-    }
-
-    private static ServiceHost.Running run(Config config, MeterRegistry registry, Health health, Startup startup) {
-        HttpMain http = start(config);
-        return new ServiceHost.Running(http::awaitTermination, http);
+    public static ServiceHost host(HttpSettings settings) {
+        return ServiceHost.start("http", settings.common(), deps -> {
+            HttpMain http = start(settings);
+            return new ServiceHost.Running(http::awaitTermination, http);
+        });
     }
 
     /** Starts the API in this JVM: fails at once on a bad setting, an unreadable key file or an audit topic that does not exist. */
-    public static HttpMain start(Config config) {
-        HttpSettings s = HttpSettings.from(config);
-        TopicRoutes routes = TopicRoutes.from(config);
+    public static HttpMain start(HttpSettings s) {
+        TopicRoutes routes = s.routes();
         CommandTopics topics = new CommandTopics(routes, s.commandTopics());
-        AuditTopics audit = AuditTopics.from(config);
+        AuditTopics audit = s.auditTopics();
         Map<String, SenderPool> senders = new LinkedHashMap<>();
         try {
             for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {
-                senders.put(topic, new SenderPool(config.kafka(Config.KafkaClient.PRODUCER), config.kafka(Config.KafkaClient.CONSUMER),
+                senders.put(topic, new SenderPool(s.common().kafka(KafkaSettings.Client.PRODUCER), s.common().kafka(KafkaSettings.Client.CONSUMER),
                         audit.topicFor(routes.route(topic).tenant()), s.senders()));
             }
             ApiServer api = ApiServer.start(s, topics, senders);

@@ -10,6 +10,8 @@ import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.bridge.TopicRoutes;
+import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -24,7 +26,8 @@ import java.util.List;
  * {@code audit.topic} / {@code audit.tenant.topics}, the keys the relay publishes by.
  */
 public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int maxOps, int rateLimit, int rateBurst,
-        List<String> commandTopics, Duration verdictTimeout, int threads, int senders) {
+        List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
+        /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common) {
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
@@ -77,6 +80,6 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
     public static HttpSettings from(Config c) {
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS),
                 c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS));
+                c.intValue(THREADS), c.intValue(SENDERS), BridgeSettings.routes(c), AuditSettings.topics(c), CommonSettings.from(c));
     }
 }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.auth.TestTokens;
@@ -105,9 +106,9 @@ class HttpApiEndToEndIT {
         settings.put("api.senders", "2");
         settings.put("audit.relay.poll.interval", "50ms");
         settings.put("audit.relay.standby.interval", "500ms");
-        bridge = BridgeMain.start(BridgeSettings.definition().parse(settings), new SimpleMeterRegistry());
+        bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry()));
         sweeper = Sweepers.start(db, Map.of());
-        api = HttpMain.start(config(Map.of()));
+        api = HttpMain.start(HttpSettings.from(config(Map.of())));
     }
 
     static Config config(Map<String, String> overrides) {
@@ -263,7 +264,7 @@ class HttpApiEndToEndIT {
 
     @Test
     void aClientPastItsRateIsAnswered429() throws Exception {
-        try (HttpMain limited = HttpMain.start(config(Map.of("api.rate.limit", "1", "api.rate.burst", "2")))) {
+        try (HttpMain limited = HttpMain.start(HttpSettings.from(config(Map.of("api.rate.limit", "1", "api.rate.burst", "2"))))) {
             int[] codes = new int[3];
             for (int i = 0; i < 3; i++) {
                 codes[i] = send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + limited.port() + "/api/v1/timers/api.q/rate-" + i))

@@ -7,6 +7,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
@@ -133,9 +134,9 @@ final class LocalStack implements AutoCloseable {
         bridgeEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(bridgePort));
         // a sandbox whose topic may outlive its database: its commands are the user's own, applied again rather than waiting
         bridgeEnv.putIfAbsent(env(BridgeSettings.START_POSITION), "earliest");
-        started.push(BridgeMain.host(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv)));
+        started.push(BridgeMain.host(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv))));
         sweeperEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(sweeperPort));
-        started.push(SweeperMain.host(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv)));
+        started.push(SweeperMain.host(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv))));
 
         endpoints = new Endpoints(kafka.bootstrapServers(), jdbcUrl, user, plan.commandTopic(), plan.auditTopic(),
                 bridgePort, sweeperPort, pgData, kafkaData);
@@ -211,7 +212,7 @@ final class LocalStack implements AutoCloseable {
 
     /** A small pool on the stack's database, built as the services build theirs. */
     private static HikariDataSource dataSource(Map<String, String> env, SessionTimeouts timeouts) {
-        return DataSources.create(ConfigLoader.load(DATABASE, null, env), timeouts, 4);
+        return DataSources.create(DatabaseSettings.from(ConfigLoader.load(DATABASE, null, env)), timeouts, 4);
     }
 
     private static void createTopics(String bootstrap, String... topics) {

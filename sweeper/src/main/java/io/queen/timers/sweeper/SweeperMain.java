@@ -3,15 +3,15 @@ package io.queen.timers.sweeper;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.audit.AuditRelay;
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
-import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
@@ -35,7 +35,6 @@ import io.queen.timers.sweeper.probe.DueProbe;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +46,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The sweeper process: configuration → data source → migrations → probe, claimer, packer, firer, failer →
  * loops, LISTEN, partition cleanup, audit relay → start. {@link #main} takes {@code --config FILE};
- * {@link #start(Config, MeterRegistry)} runs the same thing in-process (the CLI, tests, benchmarks) and
+ * {@link #start(SweeperSettings, Dependencies)} runs the same thing in-process (the CLI, tests, benchmarks) and
  * {@link #close()} stops it gracefully: each loop finishes the fire in flight (its transaction decides),
  * releases the claimed timers it has not fired yet (its own tokens only), and the relay stops last.
  */
@@ -96,47 +95,38 @@ public final class SweeperMain implements AutoCloseable {
     public static void main(String[] args) {
         // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and
         // metrics on http.port, exit 2 on a bad setting, exit 1 when the service dies on its own
-        ServiceHost.main("sweeper", args, SweeperSettings.definition(), SweeperMain::run);
+        ServiceHost.main("sweeper", args, file -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), file)),
+                SweeperMain::host);
     }
 
     /** Runs the sweeper under a {@link ServiceHost} in this JVM (the launcher's `sweeper` subcommand, the local stack). */
-    public static ServiceHost host(Config config) {
-        return ServiceHost.start("sweeper", config, SweeperMain::run);
-    }
-
-    private static ServiceHost.Running run(Config config, MeterRegistry registry, Health health, Startup startup) {
-        SweeperMain sweeper = start(config, registry, health, startup);
-        return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
-    }
-
-    /** Starts the sweeper in this JVM with a {@link Health} of its own ({@link #health()}); the caller owns the registry. */
-    public static SweeperMain start(Config config, MeterRegistry registry) {
-        return start(config, registry, Telemetry.process("sweeper"));
-    }
-
-    /** As {@link #start(Config, MeterRegistry)}, its spans going to {@code telemetry} (docs/tracing.md#tracing). */
-    public static SweeperMain start(Config config, MeterRegistry registry, Telemetry telemetry) {
-        return start(config, registry, Health.from(config), new Startup("sweeper", config.duration(CommonSettings.STARTUP_TIMEOUT),
-                HealthSettings.retryPauseMax(config), Clock.systemUTC()), telemetry);
+    public static ServiceHost host(SweeperSettings settings) {
+        return ServiceHost.start("sweeper", settings.common(), deps -> {
+            SweeperMain sweeper = start(settings, deps);
+            return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
+        });
     }
 
     /**
-     * Starts the sweeper in this JVM; its loops report to {@code health}. Blocks while the database is
-     * unreachable at start (the migration is retried through {@code startup}).
+     * Starts the sweeper in this JVM; its loops report to the {@link Health} of {@code dependencies} (one of its own,
+     * {@link #health()}, with {@link Dependencies#defaults}), its spans go to their telemetry (this JVM's unless a test
+     * gives its own, docs/tracing.md#tracing); the caller owns the registry. Blocks while the database is unreachable at
+     * start (the migration is retried through the startup).
      */
-    public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup) {
-        return start(config, registry, health, startup, Telemetry.process("sweeper"));
-    }
-
-    /** As above, its spans going to {@code telemetry}: this JVM's ({@link Telemetry#process}) unless a test gives its own. */
-    public static SweeperMain start(Config config, MeterRegistry registry, Health health, Startup startup, Telemetry telemetry) {
-        SweeperSettings s = SweeperSettings.from(config);
+    public static SweeperMain start(SweeperSettings s, Dependencies dependencies) {
+        Dependencies deps = dependencies.complete("sweeper", s.common(), s.telemetry());
+        MeterRegistry registry = deps.registry();
+        Health health = deps.health();
+        Startup startup = deps.startup();
+        Telemetry telemetry = deps.telemetry();
+        CommonSettings common = s.common();
         s.checkFitsHeap(Runtime.getRuntime().maxMemory());
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", config, SweeperSettings.STATEMENT_TIMEOUT, SweeperSettings.LOCK_TIMEOUT);
-        LOG.info("starting sweeper: {}", config);
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", s.statementTimeout(), SweeperSettings.STATEMENT_TIMEOUT,
+                s.lockTimeout(), common.socketTimeout());
+        LOG.info("starting sweeper: {}", common);
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(config, registry, startup, "sweeper", DatabaseRole.SWEEPER);
-        HikariDataSource dataSource = DataSources.create(config, timeouts, registry);
+        DatabaseRole.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
+        HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
@@ -155,15 +145,16 @@ public final class SweeperMain implements AutoCloseable {
                         new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
                         s.cycleClaimMax()));
             }
-            WakeListener listener = new WakeListener(() -> connect(config), wake, health.loop("wake-listener"),
-                    HealthSettings.retryPauseMax(config)).start();
+            WakeListener listener = new WakeListener(() -> connect(common.database()), wake, health.loop("wake-listener"),
+                    common.retryPauseMax()).start();
             CleanupClock cleanup = s.cleanupEnabled()
                     ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
                     : null;
             DeadLetterClock deadLetters = new DeadLetterClock(CappedCount.deadLetters(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
             RecurringSeriesClock recurringSeries = new RecurringSeriesClock(CappedCount.recurringSeries(dataSource, RECURRING_SERIES_CAP),
                     metrics, RECURRING_SERIES_EVERY);
-            AuditRelay relay = config.bool(AuditSettings.RELAY_ENABLED) ? new AuditRelay(dataSource, config, registry, health.loop("audit-relay")).start() : null;
+            AuditRelay relay = s.audit().relayEnabled()
+                    ? new AuditRelay(dataSource, s.audit(), common, registry, health.loop("audit-relay")).start() : null;
             SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, recurringSeries, relay,
                     health);
             sweeper.threads.forEach(Thread::start);
@@ -175,11 +166,11 @@ public final class SweeperMain implements AutoCloseable {
     }
 
     /** The LISTEN connection: its own, outside the pool, with the pool's URL and credentials and its own timeouts. */
-    private static Connection connect(Config config) throws SQLException {
+    private static Connection connect(DatabaseSettings database) throws SQLException {
         Properties p = WakeListener.TIMEOUTS.driverProperties();
-        p.setProperty("user", config.string(CommonSettings.JDBC_USER));
-        p.setProperty("password", config.string(CommonSettings.JDBC_PASSWORD));
-        return DriverManager.getConnection(config.string(CommonSettings.JDBC_URL), p);
+        p.setProperty("user", database.user());
+        p.setProperty("password", database.password());
+        return DriverManager.getConnection(database.url(), p);
     }
 
     /** The sweeper's readiness: its sweep workers, the wake listener and the relay ({@code /health/ready} reads it). */

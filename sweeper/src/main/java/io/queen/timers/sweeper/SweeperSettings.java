@@ -12,6 +12,7 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.telemetry.TelemetrySettings;
 import java.time.Duration;
 
 /**
@@ -42,7 +43,10 @@ public record SweeperSettings(
         int cleanupBatch,
         Duration statementTimeout,
         Duration lockTimeout,
-        int recurringMaxConsecutiveDeadLetters) {
+        int recurringMaxConsecutiveDeadLetters,
+        CommonSettings common,
+        AuditSettings audit,
+        TelemetrySettings telemetry) {
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -114,8 +118,7 @@ public record SweeperSettings(
                 .define(BATCH_SIZE, INT, "512", between(1, 10_000),
                         "Most timers one claim takes. Each of the 64 shards gives at most max(ceil(batch/64), 8) per claim;"
                                 + " 512 = 64 x 8, so a claim keeps every row it locks (the first default, 200, locked up to 512 to"
-                                + " keep 200). Measured 2026-12-02, FireBench, 2 cores: 512 with 2 workers fired 2.7-3.6x"
-                                + " db-scheduler's rate against 1.5-2.0x at 200.")
+                                + " keep 200), and fires faster than 200 did (docs/configuration.md, which defaults are measured).")
                 .define(LEASE, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
                         "How long a claim holds its timers. A sweeper that dies loses them for this long; claiming stops "
                                 + "at half of it in one cycle, so a batch is fired well inside its lease.")
@@ -123,7 +126,7 @@ public record SweeperSettings(
                         "How long one cycle keeps claiming (while claims come back full) before it fires what it holds; it also"
                                 + " stops at sweeper.max.fire.bytes and at half the lease. Bounds how long a timer claimed first waits"
                                 + " for the others of its cycle under a backlog: a quiet tenant beside another's flood is fired within"
-                                + " about one cycle (TenantFloodBench, 2026-12-04: quiet p99 97 ms at 50ms, 163 ms at 100ms, 2,170 ms without the bound). Longer packs larger segments per fire under a backlog.")
+                                + " about one cycle (docs/configuration.md, which defaults are measured). Longer packs larger segments per fire under a backlog.")
                 .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
                         "Most timers of one tenant per shard per claim (round-robin over tenants).")
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
@@ -148,8 +151,8 @@ public record SweeperSettings(
                         "Longest sleep when idle; the idle sleep doubles from sweeper.sleep.near up to this. NOTIFY queen_timers_wake wakes at once.")
                 .define(WORKERS, INT, "2", between(1, 64),
                         "Claim-and-fire loops in this process. Each holds one connection at a time; they coordinate only through"
-                                + " SKIP LOCKED. 2 overlaps one loop's packing with the other's SQL (FireBench, 2026-12-02: 4 was slower"
-                                + " than 2 on 2 cores).")
+                                + " SKIP LOCKED. 2 overlaps one loop's packing with the other's SQL; more loops than cores"
+                                + " contend instead (docs/configuration.md, which defaults are measured).")
                 .define(DUE_CAP, INT, "10000", between(1, 10_000_000),
                         "The due gauge counts up to this many visible timers per probe.")
                 .define(CLEANUP_ENABLED, BOOLEAN, "true", null,
@@ -189,6 +192,7 @@ public record SweeperSettings(
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
-                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS));
+                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS),
+                CommonSettings.from(c), AuditSettings.from(c), TelemetrySettings.fromEnvironment("sweeper"));
     }
 }

@@ -54,8 +54,8 @@ class JsonLogIT {
         PrintStream stdout = System.out;
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));   // logback-test.xml's console appender
         String metrics;
-        try (ServiceHost host = SweeperMain.host(Sweepers.config(db, Map.of(CommonSettings.LOG_FORMAT, "json",
-                CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1")))) {
+        try (ServiceHost host = SweeperMain.host(SweeperSettings.from(Sweepers.config(db, Map.of(CommonSettings.LOG_FORMAT, "json",
+                CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1"))))) {
             await().atMost(Duration.ofSeconds(60)).until(() -> captured.toString(StandardCharsets.UTF_8).contains("moved to queen.log_dlq"));
             LoggerFactory.getLogger("io.queen.timers.test").error("connect failed",
                     new SQLException("FATAL: password=hunter2 rejected", new IllegalStateException("secret=hunter2")));

@@ -47,8 +47,8 @@ class ReadinessIT {
                 CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers(),
                 CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1",
                 HealthSettings.FAILING_AFTER, "2s"));
-        ServiceHost host = ServiceHost.start("sweeper", config, (cfg, registry, health, startup) -> {
-            SweeperMain sweeper = SweeperMain.start(cfg, registry, health, startup);
+        ServiceHost host = ServiceHost.start("sweeper", CommonSettings.from(config), deps -> {
+            SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(config), deps);
             return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
         });
         try {

@@ -2,6 +2,7 @@ package io.queen.timers.sweeper;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
@@ -38,10 +39,10 @@ public final class Sweepers {
     }
 
     public static SweeperMain start(PostgresDatabase db, Map<String, String> overrides) {
-        return SweeperMain.start(config(db, overrides), new SimpleMeterRegistry());
+        return SweeperMain.start(SweeperSettings.from(config(db, overrides)), Dependencies.defaults(new SimpleMeterRegistry()));
     }
 
     public static SweeperMain start(PostgresDatabase db, Map<String, String> overrides, MeterRegistry registry) {
-        return SweeperMain.start(config(db, overrides), registry);
+        return SweeperMain.start(SweeperSettings.from(config(db, overrides)), Dependencies.defaults(registry));
     }
 }

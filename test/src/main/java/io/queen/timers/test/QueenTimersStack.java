@@ -8,6 +8,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
@@ -142,10 +143,10 @@ public final class QueenTimersStack implements AutoCloseable {
         env.put(env(CommonSettings.HTTP_PORT), "0");
         env.put(env(CommonSettings.HTTP_BIND_ADDRESS), "127.0.0.1");
 
-        try (HikariDataSource migrating = DataSources.create(ConfigLoader.load(DATABASE, null, env), SessionTimeouts.MIGRATION, 3)) {
+        try (HikariDataSource migrating = DataSources.create(DatabaseSettings.from(ConfigLoader.load(DATABASE, null, env)), SessionTimeouts.MIGRATION, 3)) {
             Migrations.migrate(migrating);
         }
-        owner = DataSources.create(ConfigLoader.load(DATABASE, null, env), SessionTimeouts.OPERATOR.named("queen-timers-test"), 4);
+        owner = DataSources.create(DatabaseSettings.from(ConfigLoader.load(DATABASE, null, env)), SessionTimeouts.OPERATOR.named("queen-timers-test"), 4);
         started.push(owner);
         Map<String, String> bridgeEnv = new HashMap<>(env);
         Map<String, String> sweeperEnv = new HashMap<>(env);
@@ -156,8 +157,8 @@ public final class QueenTimersStack implements AutoCloseable {
         // the group is bound to the login that first runs it (V131): a group of this stack's own
         bridgeEnv.put(env(BridgeSettings.GROUP_ID), "queen-timers-test-" + suffix);
         bridgeEnv.put(env(BridgeSettings.START_POSITION), "earliest");
-        started.push(BridgeMain.host(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv)));
-        started.push(SweeperMain.host(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv)));
+        started.push(BridgeMain.host(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv))));
+        started.push(SweeperMain.host(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv))));
 
         audit = new AuditLog(kafkaSettings(), auditTopic);
         started.push(audit);

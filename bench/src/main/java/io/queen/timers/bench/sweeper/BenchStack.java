@@ -4,7 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.FreshDatabase;
@@ -36,7 +36,7 @@ public final class BenchStack {
 
     private BenchStack() {}
 
-    public static Config sweeperConfig(FreshDatabase db, int poolSize, Map<String, String> overrides) {
+    public static SweeperSettings sweeperSettings(FreshDatabase db, int poolSize, Map<String, String> overrides) {
         Map<String, String> raw = new HashMap<>();
         raw.put(CommonSettings.JDBC_URL, db.jdbcUrl());
         raw.put(CommonSettings.JDBC_USER, db.user());
@@ -48,15 +48,15 @@ public final class BenchStack {
         raw.put(AuditSettings.RELAY_ENABLED, "false");
         raw.put(SweeperSettings.CLEANUP_ENABLED, "false");
         raw.putAll(overrides);
-        return SweeperSettings.definition().parse(raw);
+        return SweeperSettings.from(SweeperSettings.definition().parse(raw));
     }
 
     public static SweeperMain startSweeper(FreshDatabase db, int poolSize, Map<String, String> overrides) {
-        return SweeperMain.start(sweeperConfig(db, poolSize, overrides), new SimpleMeterRegistry());
+        return SweeperMain.start(sweeperSettings(db, poolSize, overrides), Dependencies.defaults(new SimpleMeterRegistry()));
     }
 
     public static SweeperMain startSweeper(FreshDatabase db, int poolSize, Map<String, String> overrides, MeterRegistry registry) {
-        return SweeperMain.start(sweeperConfig(db, poolSize, overrides), registry);
+        return SweeperMain.start(sweeperSettings(db, poolSize, overrides), Dependencies.defaults(registry));
     }
 
     /** Timers the sweeper fired so far, from its own meter (no query: polling the database would load it). */

@@ -14,14 +14,16 @@ import java.util.Optional;
  * The payload encryption keys (docs/security.md#payload-encryption): the bridge seals with {@link #KEY}; the
  * operator tools open with it and with {@link #KEYS_PREVIOUS}. The environment names are Queen's
  * ({@code QUEEN_ENCRYPTION_KEY}), so one secret serves the Queen broker and this bridge.
+ *
+ * @param key          {@link #KEY}, never printed
+ * @param keysPrevious {@link #KEYS_PREVIOUS}, never printed
+ * @param queues       {@link #QUEUES} (empty where a tool selects only the keys)
  */
-public final class EncryptionSettings {
+public record EncryptionSettings(String key, String keysPrevious, List<String> queues) {
 
     public static final String KEY = "encryption.key";
     public static final String KEYS_PREVIOUS = "encryption.keys.previous";
     public static final String QUEUES = "encryption.queues";
-
-    private EncryptionSettings() {}
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -37,14 +39,18 @@ public final class EncryptionSettings {
                                 + "encrypted, in addition to every queue with queen.queues.encryption_enabled = true.");
     }
 
+    public static EncryptionSettings from(Config config) {
+        return new EncryptionSettings(config.string(KEY), config.string(KEYS_PREVIOUS),
+                config.definition().key(QUEUES) != null ? config.list(QUEUES) : List.of());
+    }
+
     /** The cipher the settings describe: the key in use and the older keys; empty when no key is set at all. */
-    public static Optional<PayloadCipher> cipher(Config config) {
+    public Optional<PayloadCipher> cipher() {
         EncryptionKey current;
         List<EncryptionKey> older = new ArrayList<>();
         try {
-            String key = config.string(KEY);
             current = key.isBlank() ? null : EncryptionKey.fromHex(key, KEY + " (env QUEEN_ENCRYPTION_KEY)");
-            for (String k : config.string(KEYS_PREVIOUS).split(",")) {
+            for (String k : keysPrevious.split(",")) {
                 if (!k.isBlank()) {
                     older.add(EncryptionKey.fromHex(k, KEYS_PREVIOUS + " (env QUEEN_ENCRYPTION_KEYS_PREVIOUS)"));
                 }
@@ -53,5 +59,11 @@ public final class EncryptionSettings {
             throw new ConfigException(e.getMessage());
         }
         return current == null && older.isEmpty() ? Optional.empty() : Optional.of(new PayloadCipher(current, older));
+    }
+
+    /** The keys masked. */
+    @Override
+    public String toString() {
+        return "EncryptionSettings[key=***, keysPrevious=***, queues=" + queues + "]";
     }
 }

@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.sql.SqlFile;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -114,39 +114,39 @@ public final class AuditRelay implements AutoCloseable {
     private Thread thread;
 
     /**
-     * @param config the process's settings: {@code kafka.*} for the producer, {@code audit.topic},
-     *               {@code tenant.<uuid>.audit.topic} and {@link AuditSettings}
+     * @param audit  {@link AuditSettings}: the batch, the pauses, the producer's bounds, each tenant's topic
+     * @param common the process's shared settings: {@code kafka.*} for the producer, {@code db.retry.backoff.max}, the health bounds
      */
-    public AuditRelay(DataSource dataSource, Config config, MeterRegistry registry) {
-        this(dataSource, config, registry, new LoopProgress("audit-relay", HealthSettings.bounds(config), Clock.systemUTC()));
+    public AuditRelay(DataSource dataSource, AuditSettings audit, CommonSettings common, MeterRegistry registry) {
+        this(dataSource, audit, common, registry, new LoopProgress("audit-relay", common.health().bounds(), Clock.systemUTC()));
     }
 
     /** As above; the relay reports each round to {@code progress} (readiness: held topics, failing rounds, death). */
-    public AuditRelay(DataSource dataSource, Config config, MeterRegistry registry, LoopProgress progress) {
+    public AuditRelay(DataSource dataSource, AuditSettings audit, CommonSettings common, MeterRegistry registry, LoopProgress progress) {
         this.dataSource = dataSource;
         this.registry = registry;
         this.progress = progress;
-        this.topics = AuditTopics.from(config);
-        this.batchSize = config.intValue(AuditSettings.RELAY_BATCH_SIZE);
-        this.pollInterval = config.duration(AuditSettings.RELAY_POLL_INTERVAL);
-        this.standbyInterval = config.duration(AuditSettings.RELAY_STANDBY_INTERVAL);
-        this.maxBackoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
-        this.maxRetryPause = HealthSettings.retryPauseMax(config);
+        this.topics = audit.topics();
+        this.batchSize = audit.batchSize();
+        this.pollInterval = audit.pollInterval();
+        this.standbyInterval = audit.standbyInterval();
+        this.maxBackoff = common.retryBackoffMax();
+        this.maxRetryPause = common.retryPauseMax();
         this.prober = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "queen-audit-relay-probe");
             t.setDaemon(true);
             return t;
         });
         this.held = new HeldTopics(maxBackoff, prober, Clock.systemUTC());
-        Map<String, Object> p = new HashMap<>(config.kafka(Config.KafkaClient.PRODUCER));
+        Map<String, Object> p = new HashMap<>(common.kafka(KafkaSettings.Client.PRODUCER));
         // Bounded sends (audit.relay.send.timeout): a topic that cannot be written fails within it and is held
         // on its own, instead of blocking every send for the client's 60 s default.
-        long sendMs = config.duration(AuditSettings.RELAY_SEND_TIMEOUT).toMillis();
+        long sendMs = audit.sendTimeout().toMillis();
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, sendMs);
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) sendMs);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, (int) config.duration(AuditSettings.RELAY_LINGER).toMillis());
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, config.string(AuditSettings.RELAY_COMPRESSION));
-        p.put(ProducerConfig.BATCH_SIZE_CONFIG, config.intValue(AuditSettings.RELAY_MAX_BATCH_BYTES));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, (int) audit.linger().toMillis());
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, audit.compression());
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, audit.maxBatchBytes());
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.max(1, sendMs - 5));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

@@ -9,7 +9,13 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
 import java.time.Duration;
 
 /**
@@ -17,8 +23,19 @@ import java.time.Duration;
  * (bridge, sweeper) includes these and may run a relay; one per database is active at a time.
  * The audit topic itself is {@code audit.topic} of CommonSettings; a tenant other than the default
  * publishes to {@code tenant.<uuid>.audit.topic}, default {@code <audit.topic>.<uuid>}.
+ *
+ * @param relayEnabled    {@link #RELAY_ENABLED}
+ * @param batchSize       {@link #RELAY_BATCH_SIZE}
+ * @param pollInterval    {@link #RELAY_POLL_INTERVAL}
+ * @param standbyInterval {@link #RELAY_STANDBY_INTERVAL}
+ * @param sendTimeout     {@link #RELAY_SEND_TIMEOUT}
+ * @param compression     {@link #RELAY_COMPRESSION}
+ * @param linger          {@link #RELAY_LINGER}
+ * @param maxBatchBytes   {@link #RELAY_MAX_BATCH_BYTES}
+ * @param topics          each tenant's audit topic ({@link #topics(Config)})
  */
-public final class AuditSettings {
+public record AuditSettings(boolean relayEnabled, int batchSize, Duration pollInterval, Duration standbyInterval,
+        Duration sendTimeout, String compression, Duration linger, int maxBatchBytes, AuditTopics topics) {
 
     public static final String RELAY_ENABLED = "audit.relay.enabled";
     public static final String RELAY_BATCH_SIZE = "audit.relay.batch.size";
@@ -29,8 +46,6 @@ public final class AuditSettings {
     public static final String RELAY_COMPRESSION = "audit.relay.compression";
     public static final String RELAY_LINGER = "audit.relay.linger";
     public static final String RELAY_MAX_BATCH_BYTES = "audit.relay.max.batch.bytes";
-
-    private AuditSettings() {}
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -68,5 +83,37 @@ public final class AuditSettings {
                         "Largest producer batch of the relay per partition, in bytes (batch.size, overriding kafka.*): a round of"
                                 + " audit.relay.batch.size events goes out in few large batches. The producer holds up to this much"
                                 + " per partition in memory while a round is sent.");
+    }
+
+    public static AuditSettings from(Config c) {
+        return new AuditSettings(c.bool(RELAY_ENABLED), c.intValue(RELAY_BATCH_SIZE), c.duration(RELAY_POLL_INTERVAL),
+                c.duration(RELAY_STANDBY_INTERVAL), c.duration(RELAY_SEND_TIMEOUT), c.string(RELAY_COMPRESSION), c.duration(RELAY_LINGER),
+                c.intValue(RELAY_MAX_BATCH_BYTES), topics(c));
+    }
+
+    /**
+     * From {@code tenant.<uuid>.audit.topic} keys and the list form {@code audit.tenant.topics}
+     * ({@code <uuid>=<topic>,...}, which the environment can carry). Any other {@code tenant.*} key is a
+     * start-up error naming it: a misspelt mapping would send a tenant's events to the default name.
+     */
+    public static AuditTopics topics(Config config) {
+        Map<UUID, String> configured = new HashMap<>();
+        config.withPrefix(AuditTopics.PREFIX).forEach((k, v) -> {
+            if (config.definition().key(AuditTopics.PREFIX + k) != null) {
+                return;   // a declared setting that shares the prefix (the bridge's tenant.max.pending), not a mapping
+            }
+            if (!k.endsWith(AuditTopics.SUFFIX)) {
+                throw new ConfigException("unknown setting " + AuditTopics.PREFIX + k + ": a tenant takes only " + AuditTopics.PREFIX + "<uuid>" + AuditTopics.SUFFIX);
+            }
+            AuditTopics.put(configured, k.substring(0, k.length() - AuditTopics.SUFFIX.length()), String.valueOf(v), AuditTopics.PREFIX + k);
+        });
+        for (String item : config.list(TENANT_TOPICS)) {
+            int eq = item.indexOf('=');
+            if (eq <= 0) {
+                throw new ConfigException("setting " + TENANT_TOPICS + ": '" + item + "' is not <tenant uuid>=<topic>");
+            }
+            AuditTopics.put(configured, item.substring(0, eq).trim(), item.substring(eq + 1), TENANT_TOPICS);
+        }
+        return new AuditTopics(config.string(CommonSettings.AUDIT_TOPIC), configured);
     }
 }

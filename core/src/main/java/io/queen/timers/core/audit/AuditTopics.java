@@ -1,54 +1,26 @@
 package io.queen.timers.core.audit;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 
 /**
  * Which topic a tenant's audit events go to. Tenants never share an audit key space (docs/architecture.md#tenants):
  * the default tenant publishes to {@code audit.topic}; any other tenant to
- * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}.
+ * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}. Read by {@link AuditSettings#topics}.
  */
 public record AuditTopics(String defaultTopic, Map<UUID, String> configured) {
 
     static final UUID DEFAULT_TENANT = UUID.fromString(CommonSettings.DEFAULT_TENANT);
-    private static final String PREFIX = "tenant.";
-    private static final String SUFFIX = ".audit.topic";
+    static final String PREFIX = "tenant.";
+    static final String SUFFIX = ".audit.topic";
 
     public AuditTopics {
         configured = Map.copyOf(configured);
     }
 
-    /**
-     * From {@code tenant.<uuid>.audit.topic} keys and the list form {@code audit.tenant.topics}
-     * ({@code <uuid>=<topic>,...}, which the environment can carry). Any other {@code tenant.*} key is a
-     * start-up error naming it: a misspelt mapping would send a tenant's events to the default name.
-     */
-    public static AuditTopics from(Config config) {
-        Map<UUID, String> configured = new HashMap<>();
-        config.withPrefix(PREFIX).forEach((k, v) -> {
-            if (config.definition().key(PREFIX + k) != null) {
-                return;   // a declared setting that shares the prefix (the bridge's tenant.max.pending), not a mapping
-            }
-            if (!k.endsWith(SUFFIX)) {
-                throw new ConfigException("unknown setting " + PREFIX + k + ": a tenant takes only " + PREFIX + "<uuid>" + SUFFIX);
-            }
-            put(configured, k.substring(0, k.length() - SUFFIX.length()), String.valueOf(v), PREFIX + k);
-        });
-        for (String item : config.list(AuditSettings.TENANT_TOPICS)) {
-            int eq = item.indexOf('=');
-            if (eq <= 0) {
-                throw new ConfigException("setting " + AuditSettings.TENANT_TOPICS + ": '" + item + "' is not <tenant uuid>=<topic>");
-            }
-            put(configured, item.substring(0, eq).trim(), item.substring(eq + 1), AuditSettings.TENANT_TOPICS);
-        }
-        return new AuditTopics(config.string(CommonSettings.AUDIT_TOPIC), configured);
-    }
-
-    private static void put(Map<UUID, String> configured, String id, String value, String setting) {
+    static void put(Map<UUID, String> configured, String id, String value, String setting) {
         UUID tenant;
         try {
             tenant = UUID.fromString(id);

@@ -9,14 +9,34 @@ import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
+import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.health.HealthSettings;
 import java.time.Duration;
 
 /**
  * Settings every queen-timers process reads. The environment names are part of the interface
- * (docs/configuration.md: docker-compose and operators use them).
+ * (docs/configuration.md: docker-compose and operators use them). Built once by {@link #from(Config)} and held by each
+ * service's settings (BridgeSettings, SweeperSettings, HttpSettings); the components take these records, never the
+ * {@link Config}.
+ *
+ * @param database        {@code jdbc.*}
+ * @param kafka           {@code kafka.*}, passed through to the Kafka clients
+ * @param auditTopic      {@link #AUDIT_TOPIC}
+ * @param httpPort        {@link #HTTP_PORT}
+ * @param httpBindAddress {@link #HTTP_BIND_ADDRESS}
+ * @param startupTimeout  {@link #STARTUP_TIMEOUT}
+ * @param retryBackoffMax {@link #DB_RETRY_BACKOFF_MAX}
+ * @param migrateOnStart  {@link #MIGRATE_ON_START}
+ * @param socketTimeout   {@link #DB_SOCKET_TIMEOUT}
+ * @param roleCheck       {@link #DB_ROLE_CHECK}
+ * @param logFormat       {@link #LOG_FORMAT}
+ * @param health          {@link HealthSettings}
+ * @param printed         every setting of the process as one log line, secrets masked ({@link Config#toString()}): what
+ *                        a service's start line prints, and this record's {@link #toString()}
  */
-public final class CommonSettings {
+public record CommonSettings(DatabaseSettings database, KafkaSettings kafka, String auditTopic, int httpPort,
+        String httpBindAddress, Duration startupTimeout, Duration retryBackoffMax, boolean migrateOnStart, Duration socketTimeout,
+        boolean roleCheck, String logFormat, HealthSettings health, String printed) {
 
     public static final String JDBC_URL = "jdbc.url";
     public static final String JDBC_USER = "jdbc.user";
@@ -37,8 +57,6 @@ public final class CommonSettings {
 
     /** The default tenant: every topic maps to it unless configured otherwise. */
     public static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
-
-    private CommonSettings() {}
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -85,5 +103,27 @@ public final class CommonSettings {
                                 + " log shipper: @timestamp, level, logger_name, thread_name, message, stack_trace, and tenant, queue,"
                                 + " key, trace_id on a line about one timer; secrets masked as in text).")
                 .include(HealthSettings.definition());
+    }
+
+    public static CommonSettings from(Config c) {
+        return new CommonSettings(DatabaseSettings.from(c), KafkaSettings.from(c), c.string(AUDIT_TOPIC), c.intValue(HTTP_PORT),
+                c.string(HTTP_BIND_ADDRESS), c.duration(STARTUP_TIMEOUT), c.duration(DB_RETRY_BACKOFF_MAX), c.bool(MIGRATE_ON_START),
+                c.duration(DB_SOCKET_TIMEOUT), c.bool(DB_ROLE_CHECK), c.string(LOG_FORMAT), HealthSettings.from(c), c.toString());
+    }
+
+    /** {@link HealthSettings#retryPauseMax}: {@code db.retry.backoff.max}, never longer than {@code health.failing.after}. */
+    public Duration retryPauseMax() {
+        return health.retryPauseMax(retryBackoffMax);
+    }
+
+    /** The settings of one Kafka client ({@link KafkaSettings#client}). */
+    public java.util.Map<String, Object> kafka(KafkaSettings.Client client) {
+        return kafka.client(client);
+    }
+
+    /** {@link #printed}: the secrets masked. */
+    @Override
+    public String toString() {
+        return printed;
     }
 }

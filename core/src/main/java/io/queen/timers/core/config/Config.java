@@ -11,30 +11,6 @@ public final class Config {
 
     public static final String KAFKA_PREFIX = "kafka.";
 
-    /**
-     * The Kafka clients of the processes, each with its own override prefix under {@code kafka.}:
-     * {@code kafka.consumer.*} (the bridge's consumer and its probe, the CLI's readers),
-     * {@code kafka.producer.*} (the audit relay's producer, the CLI's command sender) and
-     * {@code kafka.admin.*} (readiness, the bridge's topic-settings reader). Each key there wins over
-     * the shared {@code kafka.*} of the same name for that client only, so the relay can authenticate
-     * as a principal the bridge's consumer is not. No Kafka client setting begins with one of these
-     * words, so the split is unambiguous; the price is that these three words are reserved.
-     */
-    public enum KafkaClient {
-        CONSUMER("consumer."), PRODUCER("producer."), ADMIN("admin.");
-
-        private final String infix;
-
-        KafkaClient(String infix) {
-            this.infix = infix;
-        }
-
-        /** The full prefix of this client's overrides, {@code kafka.consumer.} say. */
-        public String prefix() {
-            return KAFKA_PREFIX + infix;
-        }
-    }
-
     private final ConfigDef def;
     private final Map<String, Object> values;
     private final Map<String, String> raw;
@@ -72,28 +48,15 @@ public final class Config {
 
     /**
      * The shared {@code kafka.*} settings with the prefix removed, without any client's overrides
-     * ({@link KafkaClient}): what every client has in common (bootstrap servers, security).
+     * ({@link KafkaSettings.Client}): what every client has in common (bootstrap servers, security).
      */
     public Map<String, Object> kafka() {
-        Map<String, Object> out = withPrefix(KAFKA_PREFIX);
-        out.keySet().removeIf(Config::isClientOverride);
-        return out;
+        return KafkaSettings.from(this).shared();
     }
 
     /** The settings of one Kafka client: the shared {@code kafka.*}, then its own {@code kafka.<client>.*} on top. */
-    public Map<String, Object> kafka(KafkaClient client) {
-        Map<String, Object> out = kafka();
-        out.putAll(withPrefix(client.prefix()));
-        return out;
-    }
-
-    private static boolean isClientOverride(String kafkaKey) {
-        for (KafkaClient c : KafkaClient.values()) {
-            if (kafkaKey.startsWith(c.infix)) {
-                return true;
-            }
-        }
-        return false;
+    public Map<String, Object> kafka(KafkaSettings.Client client) {
+        return KafkaSettings.from(this).client(client);
     }
 
     /** Undeclared keys under {@code prefix} (per-topic settings, for example), prefix removed. */

@@ -96,8 +96,8 @@ public final class ConfigLoader {
 
     /** {@code consumer.sasl.jaas.config} → {@code sasl.jaas.config}: the Kafka client's name of an override. */
     private static String clientKey(String key) {
-        for (Config.KafkaClient c : Config.KafkaClient.values()) {
-            String infix = c.prefix().substring(Config.KAFKA_PREFIX.length());
+        for (KafkaSettings.Client c : KafkaSettings.Client.values()) {
+            String infix = c.infix();
             if (key.startsWith(infix)) {
                 return key.substring(infix.length());
             }

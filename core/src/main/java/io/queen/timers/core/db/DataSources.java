@@ -5,7 +5,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 
 /** Builds a process's connection pools from {@link CommonSettings}, with the timeouts of their role. */
 public final class DataSources {
@@ -13,24 +12,24 @@ public final class DataSources {
     private DataSources() {}
 
     /** A pool named after the role (also its application_name in pg_stat_activity). */
-    public static HikariDataSource create(Config config, SessionTimeouts timeouts) {
-        return create(config, timeouts, config.intValue(CommonSettings.JDBC_POOL_SIZE));
+    public static HikariDataSource create(DatabaseSettings config, SessionTimeouts timeouts) {
+        return create(config, timeouts, config.poolSize());
     }
 
-    public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize) {
+    public static HikariDataSource create(DatabaseSettings config, SessionTimeouts timeouts, int maxPoolSize) {
         return build(config, timeouts, maxPoolSize, 1, 5_000, null);
     }
 
     /**
-     * As {@link #create(Config, SessionTimeouts)}, with the pool's connections (active, idle, pending, total,
+     * As {@link #create(DatabaseSettings, SessionTimeouts)}, with the pool's connections (active, idle, pending, total,
      * acquire and usage times) on {@code registry} as {@code hikaricp_*{pool="<role>"}}: a connection that is
      * never given back shows as an active one that stays.
      */
-    public static HikariDataSource create(Config config, SessionTimeouts timeouts, MeterRegistry registry) {
-        return create(config, timeouts, config.intValue(CommonSettings.JDBC_POOL_SIZE), registry);
+    public static HikariDataSource create(DatabaseSettings config, SessionTimeouts timeouts, MeterRegistry registry) {
+        return create(config, timeouts, config.poolSize(), registry);
     }
 
-    public static HikariDataSource create(Config config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
+    public static HikariDataSource create(DatabaseSettings config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
         return build(config, timeouts, maxPoolSize, 1, 5_000, registry);
     }
 
@@ -38,16 +37,16 @@ public final class DataSources {
      * A pool for readiness probes: no idle connection kept and a short wait for one, because a probe
      * answers quickly or reports; it never waits behind the work it reports on.
      */
-    public static HikariDataSource forProbes(Config config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
+    public static HikariDataSource forProbes(DatabaseSettings config, SessionTimeouts timeouts, int maxPoolSize, MeterRegistry registry) {
         return build(config, timeouts, maxPoolSize, 0, 2_000, registry);
     }
 
-    private static HikariDataSource build(Config config, SessionTimeouts timeouts, int maxPoolSize, int minIdle,
+    private static HikariDataSource build(DatabaseSettings config, SessionTimeouts timeouts, int maxPoolSize, int minIdle,
             long connectionTimeoutMs, MeterRegistry registry) {
         HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(config.string(CommonSettings.JDBC_URL));
-        c.setUsername(config.string(CommonSettings.JDBC_USER));
-        c.setPassword(config.string(CommonSettings.JDBC_PASSWORD));
+        c.setJdbcUrl(config.url());
+        c.setUsername(config.user());
+        c.setPassword(config.password());
         c.setMaximumPoolSize(maxPoolSize);
         c.setMinimumIdle(minIdle);
         c.setPoolName(timeouts.role());

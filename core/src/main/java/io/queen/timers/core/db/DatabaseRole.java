@@ -3,7 +3,6 @@ package io.queen.timers.core.db;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.sql.Migrations;
@@ -78,13 +77,13 @@ public final class DatabaseRole {
      * (checked first, in both cases) is a {@link ConfigException}. With both settings off nothing here reads the
      * database, the version neither: the `migrate` that made the schema checked it.
      */
-    public static void atStart(Config config, MeterRegistry registry, Startup startup, String service, String group) {
-        boolean check = config.bool(CommonSettings.DB_ROLE_CHECK);
-        if (!check && !config.bool(CommonSettings.MIGRATE_ON_START)) {
+    public static void atStart(CommonSettings config, MeterRegistry registry, Startup startup, String service, String group) {
+        boolean check = config.roleCheck();
+        if (!check && !config.migrateOnStart()) {
             return;
         }
         // a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
-        try (HikariDataSource ds = DataSources.create(config, SessionTimeouts.MIGRATION, 3, registry)) {
+        try (HikariDataSource ds = DataSources.create(config.database(), SessionTimeouts.MIGRATION, 3, registry)) {
             // the PostgreSQL version first, inside the step the service is known by (readiness names it while the database
             // is away): an older server is refused naming the supported versions, whichever branch follows
             if (!check) {
@@ -104,7 +103,7 @@ public final class DatabaseRole {
                 throw new ConfigException(service + ": " + pending + " schema migration(s) pending, which its least-privilege role may"
                         + " not apply: run `queen-timers migrate` as the owner of the queen schema first (compose's `migrate` service does)");
             }
-            if (config.bool(CommonSettings.MIGRATE_ON_START)) {
+            if (config.migrateOnStart()) {
                 LOG.info("{}: the schema is current; {} is not applied by a least-privilege role (the owner migrates)", service,
                         CommonSettings.MIGRATE_ON_START);
             }

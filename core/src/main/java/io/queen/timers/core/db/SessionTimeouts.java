@@ -2,7 +2,6 @@ package io.queen.timers.core.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
 import java.time.Duration;
 import java.util.Properties;
@@ -53,13 +52,10 @@ public record SessionTimeouts(String role, Duration statement, Duration lock, Du
     }
 
     /**
-     * A service role: the statement and lock timeouts from the role's own settings, the socket timeout from
-     * {@code db.socket.timeout}; a bad combination is one line naming the settings.
+     * A service role: the statement and lock timeouts from the role's own settings ({@code statementKey} names the
+     * first in the error), the socket timeout from {@code db.socket.timeout}; a bad combination is one line naming the settings.
      */
-    public static SessionTimeouts of(String role, Config config, String statementKey, String lockKey) {
-        Duration statement = config.duration(statementKey);
-        Duration lock = config.duration(lockKey);
-        Duration socket = config.duration(CommonSettings.DB_SOCKET_TIMEOUT);
+    public static SessionTimeouts of(String role, Duration statement, String statementKey, Duration lock, Duration socket) {
         if (statement.compareTo(socket) >= 0) {
             throw new ConfigException("setting " + CommonSettings.DB_SOCKET_TIMEOUT + " = " + socket + " must exceed " + statementKey + " = "
                     + statement + " (the driver would drop a healthy slow statement as a lost connection)");

@@ -2,7 +2,6 @@ package io.queen.timers.core.health;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.ops.ReadinessCheck;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -82,8 +81,8 @@ public final class Health {
     }
 
     /** Bounds from {@link HealthSettings}, the system clock. */
-    public static Health from(Config config) {
-        return new Health(HealthSettings.bounds(config), Clock.systemUTC());
+    public static Health from(HealthSettings settings) {
+        return new Health(settings.bounds(), Clock.systemUTC());
     }
 
     /** Registers a loop with the process's bounds; the loop reports its cycles to the returned record. */

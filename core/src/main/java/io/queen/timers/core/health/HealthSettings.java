@@ -3,18 +3,20 @@ package io.queen.timers.core.health;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
-import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;
 
-/** The bounds /health/ready judges every loop by ({@link LoopProgress}). Included by every service. */
-public final class HealthSettings {
+/**
+ * The bounds /health/ready judges every loop by ({@link LoopProgress}). Included by every service (CommonSettings).
+ *
+ * @param stallAfter   {@link #STALL_AFTER}
+ * @param failingAfter {@link #FAILING_AFTER}
+ */
+public record HealthSettings(Duration stallAfter, Duration failingAfter) {
 
     public static final String STALL_AFTER = "health.stall.after";
     public static final String FAILING_AFTER = "health.failing.after";
-
-    private HealthSettings() {}
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -26,18 +28,21 @@ public final class HealthSettings {
                                 + " disk full); a shorter run of failures is retried without leaving readiness.");
     }
 
-    /**
-     * The longest pause of a loop between two attempts while a dependency fails: {@code db.retry.backoff.max},
-     * but never longer than {@code health.failing.after}, so that a loop tries again within that bound once
-     * the dependency is back and /health/ready turns 200 within {@code health.failing.after} plus one probe.
-     */
-    public static Duration retryPauseMax(Config config) {
-        Duration backoff = config.duration(CommonSettings.DB_RETRY_BACKOFF_MAX);
-        Duration failing = config.duration(FAILING_AFTER);
-        return backoff.compareTo(failing) <= 0 ? backoff : failing;
+    public static HealthSettings from(Config config) {
+        return new HealthSettings(config.duration(STALL_AFTER), config.duration(FAILING_AFTER));
     }
 
-    public static LoopProgress.Bounds bounds(Config config) {
-        return new LoopProgress.Bounds(config.duration(STALL_AFTER), config.duration(FAILING_AFTER));
+    /**
+     * The longest pause of a loop between two attempts while a dependency fails: {@code backoffMax}
+     * ({@code db.retry.backoff.max}), but never longer than {@code health.failing.after}, so that a loop tries again
+     * within that bound once the dependency is back and /health/ready turns 200 within {@code health.failing.after}
+     * plus one probe.
+     */
+    public Duration retryPauseMax(Duration backoffMax) {
+        return backoffMax.compareTo(failingAfter) <= 0 ? backoffMax : failingAfter;
+    }
+
+    public LoopProgress.Bounds bounds() {
+        return new LoopProgress.Bounds(stallAfter, failingAfter);
     }
 }

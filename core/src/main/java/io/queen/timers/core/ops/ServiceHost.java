@@ -10,12 +10,8 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
-import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.health.Health;
-import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.logging.LogFormat;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -38,10 +34,13 @@ public final class ServiceHost implements AutoCloseable {
     /** What the launcher needs of a started service (its loops report to the {@link Health} it was given). */
     public record Running(Runnable awaitTermination, AutoCloseable stop) {}
 
-    /** Starts a service: blocks while {@link Startup#retry} waits for its dependencies. */
+    /**
+     * Starts a service with the host's registry, {@link Health} and {@link Startup} (its telemetry left to the service):
+     * blocks while {@link Startup#retry} waits for its dependencies. The service's own settings are the starter's.
+     */
     @FunctionalInterface
     public interface Starter {
-        Running start(Config config, MeterRegistry registry, Health health, Startup startup);
+        Running start(Dependencies dependencies);
     }
 
     private final String name;
@@ -61,30 +60,29 @@ public final class ServiceHost implements AutoCloseable {
         this.ops = ops;
     }
 
-    public static ServiceHost start(String name, Config config, Starter starter) {
+    public static ServiceHost start(String name, CommonSettings config, Starter starter) {
         return start(name, config, starter, ops -> {});
     }
 
     /**
-     * As {@link #start(String, Config, Starter)}; {@code listening} is told the HTTP port as soon as it
+     * As {@link #start(String, CommonSettings, Starter)}; {@code listening} is told the HTTP port as soon as it
      * answers, before the service itself has started (tests, and the launcher's banner).
      */
-    public static ServiceHost start(String name, Config config, Starter starter, java.util.function.IntConsumer listening) {
+    public static ServiceHost start(String name, CommonSettings config, Starter starter, java.util.function.IntConsumer listening) {
         // first: every line of the service is in the format the platform reads
-        LogFormat.apply(config.string(CommonSettings.LOG_FORMAT));
+        LogFormat.apply(config.logFormat());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         JvmGcMetrics gc = bindJvm(registry);
         Clock clock = Clock.systemUTC();
-        Health health = Health.from(config);
-        Startup startup = new Startup(name, config.duration(CommonSettings.STARTUP_TIMEOUT),
-                HealthSettings.retryPauseMax(config), clock);
+        Health health = Health.from(config.health());
+        Startup startup = new Startup(name, config.startupTimeout(), config.retryPauseMax(), clock);
         health.add(startup);
         StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock, registry);
         readiness.registerWith(health);
         health.exportTo(registry);
         OpsServer ops;
         try {
-            ops = OpsServer.start(config.string(CommonSettings.HTTP_BIND_ADDRESS), config.intValue(CommonSettings.HTTP_PORT), registry, health);
+            ops = OpsServer.start(config.httpBindAddress(), config.httpPort(), registry, health);
         } catch (RuntimeException e) {
             readiness.close();
             gc.close();
@@ -93,7 +91,7 @@ public final class ServiceHost implements AutoCloseable {
         listening.accept(ops.port());
         Running service;
         try {
-            service = starter.start(config, registry, health, startup);
+            service = starter.start(new Dependencies(registry, health, startup, null));
         } catch (RuntimeException e) {
             ops.close();
             readiness.close();
@@ -188,10 +186,12 @@ public final class ServiceHost implements AutoCloseable {
     }
 
     /**
-     * A module's {@code main}: {@code [--config FILE]}, the environment on top, then {@link #runUntilStopped}.
-     * A bad argument or setting is one line and exit 2; a service that dies on its own exits 1.
+     * A module's {@code main}: {@code [--config FILE]}, the environment on top, read into the service's settings by
+     * {@code load} (its {@code *Settings.from}), then {@code host} and {@link #runUntilStopped}. A bad argument or
+     * setting is one line and exit 2; a service that dies on its own exits 1.
      */
-    public static void main(String name, String[] args, ConfigDef definition, Starter starter) {
+    public static <S> void main(String name, String[] args, java.util.function.Function<Path, S> load,
+            java.util.function.Function<S, ServiceHost> host) {
         Path file = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--config") && i + 1 < args.length) {
@@ -201,16 +201,16 @@ public final class ServiceHost implements AutoCloseable {
                 System.exit(2);
             }
         }
-        Config config;
+        S settings;
         try {
-            config = ConfigLoader.load(definition, file);
+            settings = load.apply(file);
         } catch (ConfigException e) {
             System.err.println("queen-timers " + name + ": " + e.getMessage());
             System.exit(2);
             return;
         }
         try {
-            start(name, config, starter).runUntilStopped();
+            host.apply(settings).runUntilStopped();
         } catch (RuntimeException e) {
             System.err.println("queen-timers " + name + ": " + e.getMessage());
             System.exit(1);

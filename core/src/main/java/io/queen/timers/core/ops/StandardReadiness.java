@@ -2,7 +2,8 @@ package io.queen.timers.core.ops;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.health.Health;
 import java.time.Clock;
 import io.queen.timers.core.db.DataSources;
@@ -38,10 +39,10 @@ public final class StandardReadiness implements AutoCloseable {
     private final ScheduledExecutorService prober;
 
     /** {@code registry}: where the probe pool's connection counts go ({@code hikaricp_*{pool="<process>-readiness"}}). */
-    public StandardReadiness(Config config, String processName, Clock clock, MeterRegistry registry) {
-        this.probePool = DataSources.forProbes(config,
+    public StandardReadiness(CommonSettings config, String processName, Clock clock, MeterRegistry registry) {
+        this.probePool = DataSources.forProbes(config.database(),
                 new SessionTimeouts(processName + "-readiness", Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(10)), 1, registry);
-        this.kafka = new KafkaReadiness(config.kafka(Config.KafkaClient.ADMIN), KAFKA_TIMEOUT, registry);
+        this.kafka = new KafkaReadiness(config.kafka(KafkaSettings.Client.ADMIN), KAFKA_TIMEOUT, registry);
         this.database = new Cached(new DatabaseReadiness(probePool), clock);
         this.kafkaCached = new Cached(kafka, clock);
         this.prober = Executors.newSingleThreadScheduledExecutor(r -> {

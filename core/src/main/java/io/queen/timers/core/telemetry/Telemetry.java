@@ -85,9 +85,9 @@ public final class Telemetry implements AutoCloseable {
      * This JVM's telemetry from its environment, built once: the first service started in the JVM names it (the local
      * stack runs the bridge and the sweeper in one JVM; they share one SDK).
      */
-    public static synchronized Telemetry process(String service) {
+    public static synchronized Telemetry process(TelemetrySettings settings) {
         if (process == null) {
-            process = start(TelemetrySettings.fromEnvironment(service));
+            process = start(settings);
         }
         return process;
     }

@@ -22,6 +22,26 @@ import java.util.Properties;
  */
 public record TelemetrySettings(boolean enabled, String reason, String defaultServiceName) {
 
+    /**
+     * The only variables read here, and what for: OpenTelemetry's own, not queen settings, so they are not in a
+     * {@code ConfigDef} (a {@code queen.*} key would let the config file say one thing while the SDK, which reads these
+     * variables itself, does another). {@code config-docs} prints this list below the settings table, so
+     * docs/configuration.md names every variable a service reads. The SDK reads every other {@code OTEL_*} itself.
+     */
+    public static final Map<String, String> VARIABLES = variables();
+
+    private static Map<String, String> variables() {
+        Map<String, String> v = new java.util.LinkedHashMap<>();
+        v.put("OTEL_SDK_DISABLED", "`true` turns tracing off, whatever else is set.");
+        v.put("OTEL_TRACES_EXPORTER", "Set to anything but `none`, tracing is on; `none` turns it off.");
+        v.put("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "Set, tracing is on (unless one of the above turns it off).");
+        v.put("OTEL_EXPORTER_OTLP_ENDPOINT", "Set, tracing is on (unless one of the above turns it off).");
+        v.put("OTEL_SERVICE_NAME", "Names the process; unset (and no `service.name` in OTEL_RESOURCE_ATTRIBUTES), it is"
+                + " `queen-timers-<service>`. Alone it does not turn tracing on.");
+        v.put("OTEL_RESOURCE_ATTRIBUTES", "Read only for a `service.name=` in it (as OTEL_SERVICE_NAME).");
+        return java.util.Collections.unmodifiableMap(v);
+    }
+
     /** Tracing off, whatever the environment says (tests, the operator subcommands). */
     public static TelemetrySettings off() {
         return new TelemetrySettings(false, "tracing off", null);
@@ -58,11 +78,15 @@ public record TelemetrySettings(boolean enabled, String reason, String defaultSe
                 + " OTEL_EXPORTER_OTLP_ENDPOINT", defaultName);
     }
 
-    /** The system property {@code key}, else its variable (OTEL_X_Y); blank counts as unset. */
+    /** The system property {@code key}, else its variable (OTEL_X_Y, one of {@link #VARIABLES}); blank counts as unset. */
     private static String value(Map<String, String> env, Properties props, String key) {
+        String name = envName(key);
+        if (!VARIABLES.containsKey(name)) {
+            throw new IllegalArgumentException(name + " is read but not listed in VARIABLES (config-docs prints that list)");
+        }
         String v = props.getProperty(key);
         if (v == null || v.isBlank()) {
-            v = env.get(envName(key));
+            v = env.get(name);
         }
         return v == null || v.isBlank() ? null : v.trim();
     }

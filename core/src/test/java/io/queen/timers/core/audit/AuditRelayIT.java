@@ -50,7 +50,7 @@ class AuditRelayIT {
         s.put("kafka.producer.sasl.jaas.config", "producer-only");
         s.put("kafka.consumer.client.id", "consumer-only");
         s.put("kafka.admin.client.id", "admin-only");
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry())) {
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(s)), CommonSettings.from(config(s)), new SimpleMeterRegistry())) {
             assertThat(relay.producerProps()).containsEntry("sasl.jaas.config", "producer-only")
                     .containsEntry("client.id", "queen-timers-audit-relay")
                     .doesNotContainKeys("producer.sasl.jaas.config", "consumer.client.id", "admin.client.id");
@@ -70,7 +70,7 @@ class AuditRelayIT {
         insert(OTHER, "q/k", "cancelled", "{\"n\":0}");
         insert(CONFIGURED, "q/k", "absent", "{\"n\":0}");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), registry).start()) {
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(s)), CommonSettings.from(config(s)), registry).start()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
             assertThat(registry.counter("queen.timers.audit.published").count()).isEqualTo(52);
         }
@@ -98,7 +98,7 @@ class AuditRelayIT {
         String audit = TestKafka.newTopic("audit", 1);
         Map<String, String> s = settings(audit);
         s.put("audit.relay.poll.interval", "60s");
-        AuditRelay relay = new AuditRelay(db.dataSource(), config(s), new SimpleMeterRegistry()).start();
+        AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(s)), CommonSettings.from(config(s)), new SimpleMeterRegistry()).start();
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> relay.isActive() && count() == 0);
             Thread.sleep(500); // its round found the outbox empty: it waits, for up to a minute
@@ -117,8 +117,8 @@ class AuditRelayIT {
     void onlyOneRelayPerDatabaseIsActiveAndAStandbyTakesOver() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
         Config config = config(settings(audit));
-        try (AuditRelay a = new AuditRelay(db.dataSource(), config, new SimpleMeterRegistry()).start();
-                AuditRelay b = new AuditRelay(db.dataSource(), config, new SimpleMeterRegistry()).start()) {
+        try (AuditRelay a = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), new SimpleMeterRegistry()).start();
+                AuditRelay b = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), new SimpleMeterRegistry()).start()) {
             await().atMost(Duration.ofSeconds(10)).until(() -> a.isActive() || b.isActive());
             Thread.sleep(1000); // the other has tried for the lock at least once by now
             assertThat(a.isActive() && b.isActive()).isFalse();
@@ -138,9 +138,9 @@ class AuditRelayIT {
         Map<String, String> s = settings(audit);
         s.put("audit.relay.standby.interval", "30s");
         com.zaxxer.hikari.HikariDataSource standbyPool = (com.zaxxer.hikari.HikariDataSource) db.newDataSource(2);
-        try (AuditRelay active = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+        try (AuditRelay active = new AuditRelay(db.dataSource(), AuditSettings.from(config(settings(audit))), CommonSettings.from(config(settings(audit))), new SimpleMeterRegistry()).start()) {
             await().atMost(Duration.ofSeconds(10)).until(active::isActive);
-            try (AuditRelay standby = new AuditRelay(standbyPool, config(s), new SimpleMeterRegistry()).start()) {
+            try (AuditRelay standby = new AuditRelay(standbyPool, AuditSettings.from(config(s)), CommonSettings.from(config(s)), new SimpleMeterRegistry()).start()) {
                 var pool = standbyPool.getHikariPoolMXBean();
                 // it has tried for the lock (a connection was opened for it) and gave the connection back to wait
                 await().atMost(Duration.ofSeconds(10)).until(() -> pool.getTotalConnections() > 0 && pool.getActiveConnections() == 0);
@@ -161,7 +161,7 @@ class AuditRelayIT {
             for (int i = 0; i < 10; i++) {
                 insert(DEFAULT, "q/k", "scheduled", "{\"n\":" + i + "}");
             }
-            try (AuditRelay relay = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+            try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(settings(audit))), CommonSettings.from(config(settings(audit))), new SimpleMeterRegistry()).start()) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> readAll(audit).size() >= 20); // published, not deleted, published again
                 exec("UPDATE public.fail_delete SET on_ = false");
                 await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
@@ -193,7 +193,7 @@ class AuditRelayIT {
         for (int i = 0; i < 200; i++) {
             insert(DEFAULT, "q/k" + i, "scheduled", "{\"note\":\"" + "the same words as every other event ".repeat(8) + "\",\"n\":" + i + "}");
         }
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(settings(audit)), new SimpleMeterRegistry()).start()) {
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(settings(audit))), CommonSettings.from(config(settings(audit))), new SimpleMeterRegistry()).start()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
         }
         long valueBytes = readAll(audit).stream().mapToLong(ConsumerRecord::serializedValueSize).sum();
@@ -245,7 +245,7 @@ class AuditRelayIT {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Map<String, String> s = settings(audit);
         s.put("audit.relay.batch.size", "2");   // rounds of whole rows: the 3-event segment row is never split
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config(s), registry).start()) {
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(s)), CommonSettings.from(config(s)), registry).start()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
             assertThat(registry.counter("queen.timers.audit.published").count()).isEqualTo(5);
         }

@@ -81,7 +81,7 @@ class HeldTopicIT {
         LoopProgress progress = new LoopProgress("audit-relay", new LoopProgress.Bounds(Duration.ofMinutes(1), Duration.ofMinutes(1)),
                 Clock.systemUTC());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (AuditRelay relay = new AuditRelay(db.dataSource(), config, registry, progress).start()) {
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), registry, progress).start()) {
             // the default tenant's events flow although the other tenant's topic does not exist
             await().atMost(Duration.ofSeconds(60)).until(() -> count(DEFAULT) == 0);
             assertThat(readAll(audit)).hasSize(30);

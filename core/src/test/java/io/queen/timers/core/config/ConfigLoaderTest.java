@@ -43,15 +43,15 @@ class ConfigLoaderTest {
                 + "kafka.consumer.client.id=the-consumer\nkafka.admin.request.timeout.ms=1234\n");
         Config c = ConfigLoader.load(CommonSettings.definition(), file,
                 Map.of("QUEEN_KAFKA_PRODUCER_SASL_JAAS_CONFIG", "producer-jaas", "QUEEN_KAFKA_SASL_JAAS_CONFIG", "shared-jaas"));
-        assertThat(c.kafka(Config.KafkaClient.CONSUMER)).containsEntry("client.id", "the-consumer")
+        assertThat(c.kafka(KafkaSettings.Client.CONSUMER)).containsEntry("client.id", "the-consumer")
                 .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("security.protocol", "SASL_SSL")
                 .doesNotContainKey("request.timeout.ms");
-        assertThat(c.kafka(Config.KafkaClient.PRODUCER)).containsEntry("client.id", "shared")
+        assertThat(c.kafka(KafkaSettings.Client.PRODUCER)).containsEntry("client.id", "shared")
                 .containsEntry("sasl.jaas.config", "producer-jaas").doesNotContainKey("request.timeout.ms");
-        assertThat(c.kafka(Config.KafkaClient.ADMIN)).containsEntry("client.id", "shared")
+        assertThat(c.kafka(KafkaSettings.Client.ADMIN)).containsEntry("client.id", "shared")
                 .containsEntry("sasl.jaas.config", "shared-jaas").containsEntry("request.timeout.ms", "1234");
         // the overrides themselves never reach a client as keys of their own (the client would warn of unknown settings)
-        for (Config.KafkaClient client : Config.KafkaClient.values()) {
+        for (KafkaSettings.Client client : KafkaSettings.Client.values()) {
             assertThat(c.kafka(client).keySet()).noneMatch(k -> k.startsWith("consumer.") || k.startsWith("producer.") || k.startsWith("admin."));
         }
         assertThat(c.toString()).doesNotContain("producer-jaas").doesNotContain("shared-jaas").contains("kafka.producer.sasl.jaas.config=***");
@@ -69,9 +69,9 @@ class ConfigLoaderTest {
         env.put("QUEEN_JDBC_PASSWORD", ""); // an empty variable (a compose file's default) does not conflict
         Config c = ConfigLoader.load(CommonSettings.definition(), null, env);
         assertThat(c.string(CommonSettings.JDBC_PASSWORD)).isEqualTo("hunter2 with spaces inside");
-        assertThat(c.kafka(Config.KafkaClient.PRODUCER)).containsEntry("sasl.jaas.config",
+        assertThat(c.kafka(KafkaSettings.Client.PRODUCER)).containsEntry("sasl.jaas.config",
                 "org.apache.kafka.common.security.scram.ScramLoginModule required\n  username=\"relay\" password=\"s3cret\";");
-        assertThat(c.kafka(Config.KafkaClient.CONSUMER)).doesNotContainKey("sasl.jaas.config")
+        assertThat(c.kafka(KafkaSettings.Client.CONSUMER)).doesNotContainKey("sasl.jaas.config")
                 .containsEntry("sasl.oauthbearer.assertion.private.key.file", "/keys/assertion.pem");
         assertThat(c.kafka()).doesNotContainKey("producer.sasl.jaas.config.file");
         assertThat(c.toString()).doesNotContain("hunter2").doesNotContain("s3cret").doesNotContain(dir.toString())

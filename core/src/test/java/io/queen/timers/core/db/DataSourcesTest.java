@@ -21,8 +21,8 @@ class DataSourcesTest {
         Config config = CommonSettings.definition().parse(Map.of(
                 "jdbc.url", "jdbc:postgresql://127.0.0.1:1/none", "jdbc.user", "u", "jdbc.password", "p",
                 "kafka.bootstrap.servers", "127.0.0.1:1"));
-        try (HikariDataSource work = DataSources.create(config, SessionTimeouts.OPERATOR, 1, null);
-                HikariDataSource probes = DataSources.forProbes(config, SessionTimeouts.OPERATOR, 1, null)) {
+        try (HikariDataSource work = DataSources.create(DatabaseSettings.from(config), SessionTimeouts.OPERATOR, 1, null);
+                HikariDataSource probes = DataSources.forProbes(DatabaseSettings.from(config), SessionTimeouts.OPERATOR, 1, null)) {
             assertThat(work.getTransactionIsolation()).isEqualTo("TRANSACTION_READ_COMMITTED");
             assertThat(probes.getTransactionIsolation()).isEqualTo("TRANSACTION_READ_COMMITTED");
         }

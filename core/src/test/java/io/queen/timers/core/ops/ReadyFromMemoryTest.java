@@ -35,7 +35,7 @@ class ReadyFromMemoryTest {
             raw.put(CommonSettings.HTTP_PORT, "0");
             raw.put(CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1");
             Config config = CommonSettings.definition().parse(raw);
-            ServiceHost host = ServiceHost.start("bridge", config, (cfg, registry, health, startup) -> new ServiceHost.Running(() -> {}, () -> {}));
+            ServiceHost host = ServiceHost.start("bridge", CommonSettings.from(config), deps -> new ServiceHost.Running(() -> {}, () -> {}));
             try {
                 HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
                 List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();

@@ -3,6 +3,7 @@ package io.queen.timers.http.route;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.http.HttpSettings;
@@ -17,7 +18,7 @@ class CommandTopicsTest {
     static TopicRoutes routes(Map<String, String> extra) {
         Map<String, String> s = new HashMap<>(Map.of("jdbc.url", "jdbc:postgresql://x/y", "kafka.bootstrap.servers", "x:1"));
         s.putAll(extra);
-        return TopicRoutes.from(HttpSettings.definition().parse(s));
+        return BridgeSettings.routes(HttpSettings.definition().parse(s));
     }
 
     @Test
