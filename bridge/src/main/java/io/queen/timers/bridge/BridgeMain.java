@@ -148,7 +148,7 @@ public final class BridgeMain implements AutoCloseable {
                     settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> probeProps = probeProps(settings);
-            IngestLoop loop = new IngestLoop(settings.ingest(common.retryPauseMax()),
+            IngestLoop loop = new IngestLoop(settings.ingest(),
                     new KafkaConsumer<>(consumerProps(settings)), () -> new KafkaConsumer<>(probeProps),
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));

@@ -208,11 +208,11 @@ public record BridgeSettings(
     }
 
     /**
-     * What the ingest loop is told. {@code maxBackoff}, its longest pause between retries, is the common settings'
-     * ({@code HealthSettings.retryPauseMax}: db.retry.backoff.max, at most health.failing.after), not a bridge key.
+     * What the ingest loop is told. Its longest pause between retries is the common settings'
+     * ({@link CommonSettings#retryPauseMax}: db.retry.backoff.max, at most health.failing.after), not a bridge key.
      */
-    public IngestSettings ingest(Duration maxBackoff) {
-        return new IngestSettings(commandTopics, pollTimeout, batchMaxBytes(), batchMaxRecords, maxBackoff, startPosition);
+    public IngestSettings ingest() {
+        return new IngestSettings(commandTopics, pollTimeout, batchMaxBytes(), batchMaxRecords, common.retryPauseMax(), startPosition);
     }
 
     /** Value bytes a batch gathers from successive polls before it is applied: the other half of {@link #INGEST_MAX_BYTES}. */

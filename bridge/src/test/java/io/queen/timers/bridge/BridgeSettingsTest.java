@@ -59,11 +59,12 @@ class BridgeSettingsTest {
         env.put("QUEEN_BRIDGE_INGEST_MAX_BYTES", String.valueOf(8 << 20));
         env.put("QUEEN_BRIDGE_BATCH_MAX_RECORDS", "300");
         env.put("QUEEN_BRIDGE_START_POSITION", "latest");
-        IngestSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).ingest(Duration.ofSeconds(7));
+        env.put("QUEEN_DB_RETRY_BACKOFF_MAX", "7s");
+        IngestSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).ingest();
         assertThat(s).isEqualTo(new IngestSettings(List.of("a.commands", "b.commands"), Duration.ofMillis(350), 4 << 20, 300,
                 Duration.ofSeconds(7), "latest"));
         // unset: a new group's partition that holds records waits rather than starting anywhere
-        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required())).ingest(Duration.ofSeconds(1))
+        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required())).ingest()
                 .startPosition()).isNull();
     }
 
