@@ -2,8 +2,8 @@
 --
 -- queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v4 and v3 are the same claim
--- with fewer columns, for the previous releases' sweepers during a rolling restart.
+-- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v4 is the same claim
+-- with fewer columns, for the previous release's sweepers during a rolling restart (v3 retired by V132).
 -- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
 -- sweeper is about to fire alone (V122).
 --
@@ -236,23 +236,5 @@ AS $$
 SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
        c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
        c.held_bytes, c.trace_context, c.deaths
-  FROM queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
-$$;
-
--- The release before that's claim (same signature and columns as V090's): the current claim without
--- deaths. Retired by the next release (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_claim_v3(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
-                                                p_lone_oversize BOOLEAN)
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
-               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
-               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-VOLATILE
-AS $$
-SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
-       c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
-       c.held_bytes, c.trace_context
   FROM queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
 $$;

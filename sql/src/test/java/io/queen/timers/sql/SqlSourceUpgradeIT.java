@@ -75,19 +75,19 @@ class SqlSourceUpgradeIT {
             long now = System.currentTimeMillis();
             apply(ds, 0, upsert("due-1", "up.fired", now - 60_000) + ", " + upsert("due-2", "up.fired", now - 30_000)
                     + ", " + upsert("later-1", "up.later", now + 3_600_000) + ", " + upsert("later-2", "up.later", now + 7_200_000));
-            assertThat(claimAndFire(ds)).containsExactly("1 fired");
+            assertThat(claimAndFire(ds, "timer_claim_v3")).containsExactly("1 fired");
             assertThat(query(ds, "SELECT count(*) FROM queen.log_segments")).isEqualTo(1);
 
             int executed = Migrations.migrate(ds).migrationsExecuted;
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, V130, V131, and every R__ file
+            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, V130, V131, V132, and every R__ file
             // (R__timer_audit_relay.sql is issue 24's, R__timer_dead_letters.sql issue 27's, R__timer_cadence.sql issue 28's,
             // R__bridge_groups.sql issue 37's, R__timer_advance.sql issue 41's)
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 10 : 9) + 22);
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 11 : 10) + 22);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
-            assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[12]|timer_(fire|fail|release|dead_letter)_v1)$'"))
+            assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[123]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
             assertThat(query(ds, "SELECT count(*) FROM queen.log_timers WHERE queue = 'up.later'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.log_segments")).isEqualTo(1);
@@ -96,13 +96,13 @@ class SqlSourceUpgradeIT {
             // the sweeper claims and fires them into the partition that already holds a segment.
             apply(ds, 1, upsert("later-1", "up.later", now - 1_000) + ", " + upsert("later-2", "up.later", now - 1_000));
             apply(ds, 2, upsert("again-1", "up.fired", now - 1_000));
-            assertThat(claimAndFire(ds)).containsExactly("1 fired", "2 fired");
+            assertThat(claimAndFire(ds, "timer_claim_v5")).containsExactly("1 fired", "2 fired");
             assertThat(query(ds, "SELECT count(*) FROM queen.log_timers")).isZero();
             assertThat(query(ds, "SELECT max(s.end_offset) FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id"
                     + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'up.fired'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(5);
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
-            assertThat(Migrations.appliedVersion(ds)).contains("131"); // the newest versioned one, not an R__ file
+            assertThat(Migrations.appliedVersion(ds)).contains("132"); // the newest versioned one, not an R__ file
             assertThat(Migrations.pendingCount(ds)).isZero();
         }
     }
@@ -128,11 +128,12 @@ class SqlSourceUpgradeIT {
         }
     }
 
-    /** Claims every due timer (timer_claim_v3) and fires one segment per queue (timer_fire_v2); the verdicts. */
-    private static List<String> claimAndFire(DataSource ds) throws SQLException {
+    /** Claims every due timer with {@code claim} (the shipped schema's v3, the current v5) and fires one segment per queue
+     *  (timer_fire_v2); the verdicts. */
+    private static List<String> claimAndFire(DataSource ds, String claim) throws SQLException {
         Map<String, List<String>> byQueue = new TreeMap<>();
         try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT queue, timer_key, claim_token FROM queen.timer_claim_v3(100, '1 minute', 100, 100000000, true)")) {
+                ResultSet rs = st.executeQuery("SELECT queue, timer_key, claim_token FROM queen." + claim + "(100, '1 minute', 100, 100000000, true)")) {
             while (rs.next()) {
                 byQueue.computeIfAbsent(rs.getString(1), q -> new ArrayList<>())
                         .add("{\"timer_key\": \"%s\", \"claim_token\": \"%s\"}".formatted(rs.getString(2), rs.getString(3)));
