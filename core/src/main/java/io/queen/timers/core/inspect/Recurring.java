@@ -1,4 +1,4 @@
-package io.queen.timers.cli.inspect;
+package io.queen.timers.core.inspect;
 
 import io.queen.timers.core.recur.Recurrence;
 import io.queen.timers.core.text.Printable;
