@@ -262,6 +262,21 @@ class HttpReadsIT {
     }
 
     @Test
+    void aDeadLetterWrittenBeforeKeysWereRecordedIsReplayedWithTheKeyNamed() throws Exception {
+        assertThat(post("[{\"op\":\"schedule\",\"queue\":\"reads.old\",\"timerKey\":\"k3\",\"delayMs\":3600000,\"txn\":\"t-3\",\"payload\":3}]",
+                null).statusCode()).isEqualTo(200);
+        deadLetter(TENANT_B, "reads.old", "k3");
+        String id = idOf(JSON.readTree(get("/api/v1/dead-letters?queue=reads.old", null).body()).get("deadLetters"), "k3");
+        execute("DELETE FROM queen.timer_dlq_keys WHERE dlq_id = '" + id + "'"); // as before V128 recorded keys
+        assertProblem(send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + id + "/replay?reason=old&delayMs=3600000"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build()), 400);
+        HttpResponse<String> r = send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + id + "/replay?reason=old&delayMs=3600000&key=k3"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(one("SELECT txn FROM queen.log_timers WHERE queue = 'reads.old' AND timer_key = 'k3'")).isEqualTo("t-3");
+    }
+
+    @Test
     void aTokenSeesItsOwnTenantOnlyAndAProducersTokenIsRefused() throws Exception {
         assertThat(post("[{\"op\":\"schedule\",\"queue\":\"reads.ten\",\"timerKey\":\"b-only\",\"delayMs\":3600000,\"txn\":\"b\",\"payload\":1}]",
                 null).statusCode()).isEqualTo(200);
