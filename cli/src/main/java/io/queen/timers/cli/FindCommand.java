@@ -3,9 +3,8 @@ package io.queen.timers.cli;
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.db.SessionTimeouts;
-import io.queen.timers.cli.inspect.PendingSeries;
-import io.queen.timers.cli.inspect.TimerInspector;
-import io.queen.timers.log.read.LogReader;
+import io.queen.timers.core.inspect.PendingSeries;
+import io.queen.timers.core.inspect.TimerInspector;
 import io.queen.timers.log.read.TxnHit;
 import java.io.PrintWriter;
 import java.sql.SQLException;
@@ -53,8 +52,9 @@ final class FindCommand implements Callable<Integer> {
         List<TxnHit> hits;
         List<PendingSeries> series;
         try (HikariDataSource ds = db.open(root.env(), SessionTimeouts.OPERATOR.named("queen-find"))) {
-            hits = new LogReader(ds).find(queue.tenant, queue.queue, txn);
-            series = new TimerInspector(ds).series(queue.tenant, queue.queue, txn);
+            TimerInspector.Finding found = new TimerInspector(ds).find(queue.tenant, queue.queue, txn);
+            hits = found.hits();
+            series = found.series();
         }
         PrintWriter out = spec.commandLine().getOut();
         if (output.json()) {

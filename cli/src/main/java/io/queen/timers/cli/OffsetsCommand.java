@@ -6,7 +6,12 @@ import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.inspect.StoredOffsets;
 import io.queen.timers.core.text.Printable;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import org.apache.kafka.common.KafkaException;
 import java.net.InetAddress;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -57,64 +62,30 @@ final class OffsetsCommand implements Runnable {
         @Option(names = "--no-kafka", description = "Do not ask the broker for the log start and end.")
         boolean noKafka;
 
-        record Stored(String group, String topic, int partition, long next, java.time.Instant updatedAt) {}
-
         @Override
         public Integer call() throws SQLException {
             Map<String, String> env = offsets.root.env();
-            java.util.List<Stored> rows = new java.util.ArrayList<>();
-            try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"));
-                    java.sql.Connection c = ds.getConnection();
-                    java.sql.PreparedStatement st = c.prepareStatement("SELECT group_id, topic, \"partition\", next_offset, updated_at"
-                            + " FROM queen.bridge_offsets WHERE (?::text IS NULL OR group_id = ?) AND (?::text IS NULL OR topic = ?)"
-                            + " ORDER BY group_id, topic, \"partition\"")) {
-                st.setString(1, group);
-                st.setString(2, group);
-                st.setString(3, topic);
-                st.setString(4, topic);
-                try (java.sql.ResultSet rs = st.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(new Stored(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getTimestamp(5).toInstant()));
-                    }
-                }
+            List<StoredOffsets.Stored> stored;
+            try (HikariDataSource ds = db.open(env, SessionTimeouts.OPERATOR.named("queen-offsets"))) {
+                stored = new StoredOffsets(ds).read(group, topic);
             }
-            Map<org.apache.kafka.common.TopicPartition, Long> start = Map.of();
-            Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
-            if (!noKafka && !rows.isEmpty()) {
-                java.util.List<org.apache.kafka.common.TopicPartition> parts = rows.stream()
-                        .map(r -> new org.apache.kafka.common.TopicPartition(r.topic(), r.partition())).distinct().toList();
-                Map<String, Object> props = new java.util.HashMap<>(kafka.clientProps(env, KafkaSettings.Client.CONSUMER));
-                props.remove(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG); // reads positions, joins no group
-                props.put(org.apache.kafka.clients.consumer.ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
-                props.put(org.apache.kafka.clients.consumer.ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                        org.apache.kafka.common.serialization.ByteArrayDeserializer.class.getName());
-                try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props)) {
-                    start = consumer.beginningOffsets(parts, java.time.Duration.ofSeconds(15));
-                    end = consumer.endOffsets(parts, java.time.Duration.ofSeconds(15));
-                } catch (org.apache.kafka.common.KafkaException e) {
+            List<StoredOffsets.Row> rows = StoredOffsets.alone(stored);
+            if (!noKafka) {
+                try {
+                    rows = StoredOffsets.withBroker(stored, kafka.clientProps(env, KafkaSettings.Client.CONSUMER), Duration.ofSeconds(15));
+                } catch (KafkaException e) {
                     spec.commandLine().getErr().println("warning: the broker's offsets are not shown: " + Errors.describe(e));
                 }
             }
-            java.io.PrintWriter out = spec.commandLine().getOut();
-            for (Stored r : rows) {
-                var tp = new org.apache.kafka.common.TopicPartition(r.topic(), r.partition());
-                Long s = start.get(tp);
-                Long e = end.get(tp);
-                Map<String, Object> f = new LinkedHashMap<>();
-                f.put("group", r.group());
-                f.put("topic", r.topic());
-                f.put("partition", r.partition());
-                f.put("stored", r.next());
-                f.put("updatedAt", r.updatedAt().toString());
-                f.put("logStart", s);
-                f.put("logEnd", e);
-                f.put("lag", e == null ? null : e - r.next());
-                f.put("inRange", s == null ? null : r.next() >= s && r.next() <= e);
+            PrintWriter out = spec.commandLine().getOut();
+            for (StoredOffsets.Row row : rows) {
+                StoredOffsets.Stored r = row.stored();
+                Long s = row.logStart();
+                Long e = row.logEnd();
                 output.print(out, "group " + Printable.line(r.group()) + "  " + Printable.line(r.topic()) + "/" + r.partition()
-                        + "  stored " + r.next() + (e == null ? "" : "  log [" + s + ", " + e + ")  lag " + (e - r.next())
-                        + (r.next() < s || r.next() > e ? "  OUT OF RANGE: this partition is stopped (offsets set)" : ""))
-                        + "  updated " + r.updatedAt(), f);
+                        + "  stored " + r.next() + (e == null ? "" : "  log [" + s + ", " + e + ")  lag " + row.lag()
+                        + (Boolean.FALSE.equals(row.inRange()) ? "  OUT OF RANGE: this partition is stopped (offsets set)" : ""))
+                        + "  updated " + r.updatedAt(), row.fields());
             }
             if (rows.isEmpty() && !output.json()) {
                 out.println("no stored offsets" + (group == null ? "" : " for group " + Printable.line(group)));

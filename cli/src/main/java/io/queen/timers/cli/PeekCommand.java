@@ -3,12 +3,11 @@ package io.queen.timers.cli;
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.log.codec.CodecException;
-import io.queen.timers.log.codec.Compression;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.crypto.PayloadCipher;
-import io.queen.timers.cli.inspect.TimerInspector;
-import io.queen.timers.cli.inspect.TimerView;
+import io.queen.timers.core.inspect.TimerInspector;
+import io.queen.timers.core.inspect.TimerView;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -97,13 +96,11 @@ final class PeekCommand implements Callable<Integer> {
     }
 
     static String payloadText(TimerView t, Optional<PayloadCipher> cipher, int maxBytes) {
-        byte[] bytes = t.payload();
-        if (t.payloadZstd()) {
-            try {
-                bytes = Compression.decompress(bytes, maxBytes);
-            } catch (CodecException e) {
-                return "(zstd payload that does not decompress: " + e.getMessage() + ")";
-            }
+        byte[] bytes;
+        try {
+            bytes = t.payloadBytes(maxBytes);
+        } catch (CodecException e) {
+            return "(zstd payload that does not decompress: " + e.getMessage() + ")";
         }
         return t.encrypted() ? EncryptionOptions.show(bytes, cipher) : new String(bytes, StandardCharsets.UTF_8);
     }

@@ -3,8 +3,8 @@ package io.queen.timers.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queen.timers.log.codec.Compression;
-import io.queen.timers.cli.inspect.TimerState;
-import io.queen.timers.cli.inspect.TimerView;
+import io.queen.timers.core.inspect.TimerState;
+import io.queen.timers.core.inspect.TimerView;
 import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.apply.Verdict;
-import io.queen.timers.cli.inspect.TimerInspector;
-import io.queen.timers.cli.inspect.TimerState;
+import io.queen.timers.core.inspect.TimerInspector;
+import io.queen.timers.core.inspect.TimerState;
 import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.sql.Migrations;

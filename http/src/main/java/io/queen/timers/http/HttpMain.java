@@ -1,13 +1,23 @@
 package io.queen.timers.http;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
+import io.queen.timers.core.db.DataSources;
+import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
 import io.queen.timers.http.route.CommandTopics;
 import io.queen.timers.http.send.SenderPool;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -25,11 +35,13 @@ public final class HttpMain implements AutoCloseable {
 
     private final ApiServer api;
     private final Map<String, SenderPool> senders;
+    private final HikariDataSource operator;
     private final CountDownLatch closed = new CountDownLatch(1);
 
-    private HttpMain(ApiServer api, Map<String, SenderPool> senders) {
+    private HttpMain(ApiServer api, Map<String, SenderPool> senders, HikariDataSource operator) {
         this.api = api;
         this.senders = senders;
+        this.operator = operator;
     }
 
     public static void main(String[] args) {
@@ -39,27 +51,49 @@ public final class HttpMain implements AutoCloseable {
     /** Runs the API under a {@link ServiceHost} in this JVM (the launcher's `http` subcommand). */
     public static ServiceHost host(HttpSettings settings) {
         return ServiceHost.start("http", settings.common(), deps -> {
-            HttpMain http = start(settings);
+            HttpMain http = start(settings, deps);
             return new ServiceHost.Running(http::awaitTermination, http);
         });
     }
 
     /** Starts the API in this JVM: fails at once on a bad setting, an unreadable key file or an audit topic that does not exist. */
     public static HttpMain start(HttpSettings s) {
+        return start(s, Dependencies.defaults(new SimpleMeterRegistry()));
+    }
+
+    /**
+     * As above, with the host's registry and start-up retries. With api.reads.enabled the process connects to PostgreSQL
+     * as a login of queen_operator, checked first as every service's role is (DatabaseRole: a superuser, the owner or a
+     * member of another service's role refuses to start, unless db.role.check=false).
+     */
+    public static HttpMain start(HttpSettings s, Dependencies deps) {
+        CommonSettings common = s.common();
+        MeterRegistry registry = deps.registry() != null ? deps.registry() : new SimpleMeterRegistry();
+        Startup startup = deps.startup() != null ? deps.startup()
+                : new Startup("http", common.startupTimeout(), common.retryPauseMax(), Clock.systemUTC());
         TopicRoutes routes = s.routes();
         CommandTopics topics = new CommandTopics(routes, s.commandTopics());
         AuditTopics audit = s.auditTopics();
         Map<String, SenderPool> senders = new LinkedHashMap<>();
+        HikariDataSource operator = null;
         try {
+            if (s.readsEnabled()) {
+                DatabaseRole.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
+                operator = DataSources.create(common.database(), SessionTimeouts.OPERATOR.named("queen-http"), registry);
+            }
             for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {
                 senders.put(topic, new SenderPool(s.common().kafka(KafkaSettings.Client.PRODUCER), s.common().kafka(KafkaSettings.Client.CONSUMER),
                         audit.topicFor(routes.route(topic).tenant()), s.senders()));
             }
-            ApiServer api = ApiServer.start(s, topics, senders);
-            LOG.info("HTTP API on {}:{}, writing to {}", s.bindAddress(), api.port(), senders.keySet());
-            return new HttpMain(api, senders);
+            ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.CONSUMER));
+            LOG.info("HTTP API on {}:{} ({}), writing to {}{}", s.bindAddress(), api.port(), s.tlsKeyStore() == null ? "http" : "https",
+                    senders.keySet(), s.readsEnabled() ? ", operator reads on" : "");
+            return new HttpMain(api, senders, operator);
         } catch (RuntimeException e) {
             senders.values().forEach(SenderPool::close);
+            if (operator != null) {
+                operator.close();
+            }
             throw e;
         }
     }
@@ -80,6 +114,9 @@ public final class HttpMain implements AutoCloseable {
     public void close() {
         api.close();
         senders.values().forEach(SenderPool::close);
+        if (operator != null) {
+            operator.close();
+        }
         closed.countDown();
     }
 }

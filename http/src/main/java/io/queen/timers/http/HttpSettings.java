@@ -1,8 +1,10 @@
 package io.queen.timers.http;
 
+import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.Type.INT;
 import static io.queen.timers.core.config.ConfigDef.Type.LIST;
+import static io.queen.timers.core.config.ConfigDef.Type.PASSWORD;
 import static io.queen.timers.core.config.ConfigDef.Type.STRING;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
@@ -15,6 +17,7 @@ import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -23,11 +26,16 @@ import java.util.List;
  * ({@code http.*} is every process's /health and /metrics port). The command topics, their tenants and their
  * {@code topic.<name>.auth*} token rules are the bridge's own keys, read by the bridge's own {@code TopicRoutes}: one
  * config file serves both, so the API checks a token exactly as the bridge will, and the audit topics are
- * {@code audit.topic} / {@code audit.tenant.topics}, the keys the relay publishes by.
+ * {@code audit.topic} / {@code audit.tenant.topics}, the keys the relay publishes by. With {@code api.reads.enabled} the
+ * operator read routes connect to PostgreSQL with the common {@code jdbc.*} keys (one owner: CommonSettings), as a login
+ * of the {@code queen_operator} role, checked at start as every service's role is ({@code db.role.check}).
+ *
+ * @param tlsKeyStore null for plain HTTP
  */
 public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int maxOps, int rateLimit, int rateBurst,
         List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
-        /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common) {
+        /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common,
+        boolean readsEnabled, Path tlsKeyStore, String tlsKeyStorePassword) {
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
@@ -39,6 +47,9 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
     public static final String VERDICT_TIMEOUT = "api.verdict.timeout";
     public static final String THREADS = "api.threads";
     public static final String SENDERS = "api.senders";
+    public static final String READS_ENABLED = "api.reads.enabled";
+    public static final String TLS_KEYSTORE_FILE = "api.tls.keystore.file";
+    public static final String TLS_KEYSTORE_PASSWORD = "api.tls.keystore.password";
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -47,9 +58,9 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
                 .include(BridgeSettings.definition().select(BridgeSettings.COMMAND_TOPICS, BridgeSettings.TOPIC_TENANTS,
                         BridgeSettings.TOPIC_PRODUCER_SUBS, BridgeSettings.DEFAULT_TENANT_ALLOWED, BridgeSettings.AUTH_ADMIN_CLAIM))
                 .define(PORT, INT, "8081", between(0, 65535), "QUEEN_API_PORT",
-                        "Port of the HTTP API (POST /api/v1/timers, DELETE /api/v1/timers/{queue}/{timerKey}); 0 picks a free port.")
+                        "Port of the HTTP API (docs/http-api.md: the timer commands, and the operator routes with api.reads.enabled); 0 picks a free port.")
                 .define(BIND_ADDRESS, STRING, "0.0.0.0", nonEmpty(), "QUEEN_API_BIND_ADDRESS",
-                        "Address the HTTP API listens on. Plain HTTP: put TLS in front of it (a load balancer or sidecar).")
+                        "Address the HTTP API listens on.")
                 .define(MAX_BODY_BYTES, INT, String.valueOf(4 << 20), between(1024, 64 << 20), "QUEEN_API_MAX_BODY_BYTES",
                         "Largest request body in bytes, refused (413) before it is parsed: a Content-Length above it is refused"
                                 + " unread, a chunked body when it passes it. Each operation's own payload is judged by the bridge"
@@ -74,12 +85,34 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
                                 + " a new request's connection is closed.")
                 .define(SENDERS, INT, "4", between(1, 256), "QUEEN_API_SENDERS",
                         "Command senders per command topic (each a Kafka producer and an audit consumer reading the whole"
-                                + " audit topic): requests to one topic that await verdicts at once; more wait for a free sender.");
+                                + " audit topic): requests to one topic that await verdicts at once; more wait for a free sender.")
+                .define(READS_ENABLED, BOOLEAN, "false", null, "QUEEN_API_READS_ENABLED",
+                        "Serve the operator read routes (pending timers and series, find, dead letters with replay and drop,"
+                                + " offsets: docs/http-api.md). They read PostgreSQL through the queen_operator role's functions,"
+                                + " connected with jdbc.url, jdbc.user and jdbc.password as a login of that role: checked at start"
+                                + " (db.role.check), a login that is not one refuses to start. Only an admin token"
+                                + " (auth.admin.claim) or the topic without auth may call them, and only for its own tenant.")
+                .define(TLS_KEYSTORE_FILE, STRING, "", null, "QUEEN_API_TLS_KEYSTORE_FILE",
+                        "Serve the API over HTTPS (TLS 1.2 and 1.3) with the key and certificate chain in this file: a PKCS12 (or"
+                                + " JKS) keystore, or PEM holding a PKCS#8 private key and its certificates. Empty: plain HTTP"
+                                + " (then put TLS in front of it). /health and /metrics on http.port stay plain.")
+                .define(TLS_KEYSTORE_PASSWORD, PASSWORD, "", null, "QUEEN_API_TLS_KEYSTORE_PASSWORD",
+                        "Password of api.tls.keystore.file (a keystore's store and key password; unused for PEM). Never logged;"
+                                + " also read from the file named by QUEEN_API_TLS_KEYSTORE_PASSWORD_FILE.");
     }
 
     public static HttpSettings from(Config c) {
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS),
                 c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS), BridgeSettings.routes(c), AuditSettings.topics(c), CommonSettings.from(c));
+                c.intValue(THREADS), c.intValue(SENDERS), BridgeSettings.routes(c), AuditSettings.topics(c), CommonSettings.from(c),
+                c.bool(READS_ENABLED), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
+                c.string(TLS_KEYSTORE_PASSWORD));
+    }
+
+    @Override
+    public String toString() {
+        // the record's own toString would print the keystore password
+        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", readsEnabled=" + readsEnabled + ", tls="
+                + (tlsKeyStore != null) + ", common=" + common + "]";
     }
 }

@@ -1,5 +1,11 @@
 package io.queen.timers.cli.inspect;
 
+import io.queen.timers.core.inspect.PendingSeries;
+import io.queen.timers.core.inspect.TimerInspector;
+import io.queen.timers.core.inspect.TimerState;
+import io.queen.timers.core.inspect.TimerSummary;
+import io.queen.timers.core.inspect.TimerView;
+
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -16,6 +16,8 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -353,6 +355,20 @@ public final class Recurrence {
                 return new Plan(false, after(now).orElse(null), occurrence, lastDue);
             }
         }
+    }
+
+    /**
+     * Up to {@code n} occurrences from {@code occurrence} (number {@code seq}, pending) on, as the rule and maxOccurrences
+     * allow, for people (peek): a fire that meets missed occurrences plans by its catchUp, which this does not foresee.
+     */
+    public List<Instant> upcoming(Instant occurrence, int seq, int n) {
+        List<Instant> out = new ArrayList<>();
+        Instant c = occurrence;
+        for (int s = seq; c != null && out.size() < n; s++) {
+            out.add(c);
+            c = ended(s) ? null : after(c).orElse(null);
+        }
+        return out;
     }
 
     private boolean ended(int seq) {

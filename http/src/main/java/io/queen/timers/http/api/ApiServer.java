@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.verdict.CommandSender;
@@ -19,6 +22,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -27,6 +31,9 @@ import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.slf4j.Logger;
@@ -58,23 +65,50 @@ public final class ApiServer implements AutoCloseable {
     private final CommandTopics topics;
     private final Map<String, SenderPool> senders;
     private final RateLimiter limiter;
+    private final ReadRoutes reads;
 
     private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
-            Map<String, SenderPool> senders) {
+            Map<String, SenderPool> senders, ReadRoutes reads) {
         this.server = server;
         this.pool = pool;
         this.settings = settings;
         this.topics = topics;
         this.senders = senders;
         this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
+        this.reads = reads;
     }
 
     /** @param senders a pool per command topic the API writes to */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders) {
+        return start(settings, topics, senders, null, Map.of());
+    }
+
+    /**
+     * @param senders    a pool per command topic the API writes to
+     * @param operator   a pool connected as a login of queen_operator for the read routes; null when api.reads.enabled is off
+     * @param consumer   Kafka consumer settings (the offsets route asks the broker's log range with them)
+     */
+    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
+            Map<String, Object> consumer) {
         OpsServer.applyLimits();
         HttpServer server;
         try {
-            server = HttpServer.create(new InetSocketAddress(settings.bindAddress(), settings.port()), 64);
+            InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
+            if (settings.tlsKeyStore() == null) {
+                server = HttpServer.create(address, 64);
+            } else {
+                SSLContext tls = Tls.context(settings.tlsKeyStore(), settings.tlsKeyStorePassword());
+                HttpsServer https = HttpsServer.create(address, 64);
+                https.setHttpsConfigurator(new HttpsConfigurator(tls) {
+                    @Override
+                    public void configure(HttpsParameters p) {
+                        SSLParameters params = tls.getDefaultSSLParameters();
+                        params.setProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
+                        p.setSSLParameters(params);
+                    }
+                });
+                server = https;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot listen on " + settings.bindAddress() + ":" + settings.port() + " (settings "
                     + HttpSettings.BIND_ADDRESS + ", " + HttpSettings.PORT + "): " + e.getMessage(), e);
@@ -86,7 +120,8 @@ public final class ApiServer implements AutoCloseable {
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());
         server.setExecutor(pool);
-        ApiServer api = new ApiServer(server, pool, settings, topics, senders);
+        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, consumer, senders, settings.verdictTimeout());
+        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -100,17 +135,24 @@ public final class ApiServer implements AutoCloseable {
         try {
             String path = ex.getRequestURI().getRawPath();
             String method = ex.getRequestMethod();
-            boolean post = path.equals(TIMERS);
-            boolean delete = path.startsWith(TIMERS + "/");
-            if (!post && !delete) {
-                problem(ex, Problem.notFound("the API serves POST " + TIMERS + " and DELETE " + TIMERS + "/{queue}/{timerKey}"));
+            List<String> allowed;
+            if (path.equals(TIMERS)) {
+                allowed = reads == null ? List.of("POST") : List.of("GET", "POST");
+            } else if (path.startsWith(TIMERS + "/")) {
+                allowed = reads == null ? List.of("DELETE") : List.of("DELETE", "GET");
+            } else if (reads != null && ReadRoutes.owns(path)) {
+                allowed = ReadRoutes.allowed(path);
+            } else {
+                problem(ex, Problem.notFound("the API serves POST " + TIMERS + " and DELETE " + TIMERS + "/{queue}/{timerKey}"
+                        + (reads == null ? "" : ", and the operator routes of docs/http-api.md")));
                 return;
             }
-            if (post && !method.equals("POST") || delete && !method.equals("DELETE")) {
-                ex.getResponseHeaders().set("Allow", post ? "POST" : "DELETE");
+            if (!allowed.contains(method)) {
+                ex.getResponseHeaders().set("Allow", String.join(", ", allowed));
                 problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
                 return;
             }
+            boolean post = method.equals("POST") && path.equals(TIMERS);
             String bearer;
             CommandTopics.Target target;
             try {
@@ -130,6 +172,10 @@ public final class ApiServer implements AutoCloseable {
             }
             if (target.caller() != null && !limiter.allow("sub:" + target.tenant() + "/" + target.caller(), System.nanoTime())) {
                 limited(ex);
+                return;
+            }
+            if (!post && !(method.equals("DELETE") && path.startsWith(TIMERS + "/"))) {
+                read(ex, target, method, path);
                 return;
             }
             List<Operations.Command> commands;
@@ -152,6 +198,21 @@ public final class ApiServer implements AutoCloseable {
         } finally {
             ex.close();
         }
+    }
+
+    private void read(HttpExchange ex, CommandTopics.Target target, String method, String path) throws IOException {
+        ReadRoutes.Reply reply;
+        try {
+            reply = reads.handle(target, method, path, ReadRoutes.query(ex.getRequestURI().getRawQuery()));
+        } catch (ReadRoutes.Answer a) {
+            problem(ex, a.problem);
+            return;
+        } catch (SQLException e) {
+            LOG.warn("read failed: {}", e.toString());
+            problem(ex, Problem.unavailable("the database did not answer; retry"));
+            return;
+        }
+        send(ex, reply.status(), "application/json", JSON.writeValueAsBytes(reply.body()));
     }
 
     private void submit(HttpExchange ex, CommandTopics.Target target, List<Operations.Command> commands) throws IOException {

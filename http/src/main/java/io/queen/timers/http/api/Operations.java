@@ -106,12 +106,9 @@ final class Operations {
      * would be in a Kafka command's timerKey, never a path to walk.
      */
     static Command ofPath(String rawRest) throws Refusal {
-        int slash = rawRest.indexOf('/');
-        if (slash <= 0 || slash == rawRest.length() - 1) {
-            throw new Refusal(Problem.notFound("DELETE /api/v1/timers/{queue}/{timerKey}"));
-        }
-        String queue = decode(rawRest.substring(0, slash));
-        String timerKey = decode(rawRest.substring(slash + 1));
+        TimerPath p = timerPath(rawRest);
+        String queue = p.queue();
+        String timerKey = p.timerKey();
         ObjectNode n = LENIENT.createObjectNode();
         n.put(WireFormat.OP, Op.CANCEL.wireName());
         n.put(WireFormat.QUEUE, queue);
@@ -121,6 +118,18 @@ final class Operations {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The queue and key a {@code /api/v1/timers/{queue}/{timerKey}} path names (DELETE cancels it, GET peeks it). */
+    record TimerPath(String queue, String timerKey) {}
+
+    /** {@code rawRest}: the path after {@code /api/v1/timers/}, percent-encoded; split and decoded as {@link #ofPath} says. */
+    static TimerPath timerPath(String rawRest) throws Refusal {
+        int slash = rawRest.indexOf('/');
+        if (slash <= 0 || slash == rawRest.length() - 1) {
+            throw new Refusal(Problem.notFound("the path must be /api/v1/timers/{queue}/{timerKey}"));
+        }
+        return new TimerPath(decode(rawRest.substring(0, slash)), decode(rawRest.substring(slash + 1)));
     }
 
     /** RFC 3986 percent-decoding ('+' is a plus in a path), strict UTF-8: a malformed escape or byte sequence is a 400. */

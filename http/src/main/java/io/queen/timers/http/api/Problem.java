@@ -30,6 +30,16 @@ public record Problem(int status, String kind, String title, String detail) {
         return new Problem(404, "not-found", "No such route", detail);
     }
 
+    /** A timer, dead letter or other resource the caller's tenant does not have (another tenant's is answered so too). */
+    public static Problem absent(String detail) {
+        return new Problem(404, "not-found", "Not found", detail);
+    }
+
+    /** The state of the resource refuses the request (a dead letter that cannot be replayed as it is). */
+    public static Problem conflict(String detail) {
+        return new Problem(409, "conflict", "Refused by the resource's state", detail);
+    }
+
     public static Problem methodNotAllowed(String detail) {
         return new Problem(405, "method-not-allowed", "Method not allowed", detail);
     }

@@ -23,8 +23,12 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  */
 public final class CommandTopics {
 
-    /** Where a request goes; {@code caller} keys its rate limit (the token's sub), null without a token. */
-    public record Target(String topic, UUID tenant, String token, String caller) {}
+    /**
+     * Where a request goes; {@code caller} keys its rate limit (the token's sub), null without a token. {@code admin}: the
+     * token carries auth.admin.claim (acts on any key of its tenant), or the request came without a token to the topic
+     * without auth, where anyone who reaches the API acts as its tenant.
+     */
+    public record Target(String topic, UUID tenant, String token, String caller, boolean admin) {}
 
     /** Why a request goes nowhere: {@code status} 401 or 403, {@code detail} safe to show (no other tenant is named). */
     public static final class Refused extends Exception {
@@ -79,7 +83,7 @@ public final class CommandTopics {
             if (open == null) {
                 throw new Refused(401, "a bearer token is required");
             }
-            return new Target(open, openTenant, null, null);
+            return new Target(open, openTenant, null, null, true);
         }
         if (jwt.isEmpty()) {
             // the open topic would drop the token unchecked: refuse rather than let a caller think it was verified
@@ -91,7 +95,7 @@ public final class CommandTopics {
         for (Map.Entry<String, TopicRoutes.Route> e : jwt.entrySet()) {
             AuthResult a = e.getValue().auth().verify(h, nowMs, e.getValue().tenant());
             if (a instanceof AuthResult.Verified v) {
-                return new Target(e.getKey(), e.getValue().tenant(), bearer, v.sub());
+                return new Target(e.getKey(), e.getValue().tenant(), bearer, v.sub(), v.admin());
             }
             AuthResult.Refused r = (AuthResult.Refused) a;
             if (best == null || r.reason() == RejectReason.FORBIDDEN) {

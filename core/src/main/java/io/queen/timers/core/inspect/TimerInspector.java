@@ -1,5 +1,7 @@
-package io.queen.timers.cli.inspect;
+package io.queen.timers.core.inspect;
 
+import io.queen.timers.log.read.LogReader;
+import io.queen.timers.log.read.TxnHit;
 import io.queen.timers.sql.SqlFile;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,9 +16,10 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The operators' read-only view of queen.log_timers (V036), for the CLI: {@link #peek} one timer with its
- * payload, {@link #list} a queue's timers by keyset without payloads, {@link #series} the recurring series
- * scheduled with a txn (V129). A recurring timer's row carries its rule. Plain reads: they never block a fire.
+ * The operators' read-only view of queen.log_timers (V036), for the CLI and the HTTP API alike: {@link #peek} one
+ * timer with its payload, {@link #list} a queue's timers by keyset without payloads, {@link #series} the recurring
+ * series scheduled with a txn (V129), {@link #find} where a txn is in the log. A recurring timer's row carries its
+ * rule. Plain reads through the operator role's functions: they never block a fire.
  */
 public final class TimerInspector {
 
@@ -93,6 +96,22 @@ public final class TimerInspector {
                 }
             }
             return out;
+        }
+    }
+
+    /**
+     * "Was it sent?": where {@code txn} is in the queue's log (the authority, not the timer table), and the pending
+     * series scheduled with it (a series' own txn is never in the log; each occurrence is sent as
+     * {@code <txn>@<instant>}).
+     */
+    public Finding find(UUID tenantId, String queue, String txn) throws SQLException {
+        return new Finding(new LogReader(dataSource).find(tenantId, queue, txn), series(tenantId, queue, txn));
+    }
+
+    /** What {@link #find} found: found when either list is not empty (a pending series is an answer too). */
+    public record Finding(List<TxnHit> hits, List<PendingSeries> series) {
+        public boolean found() {
+            return !hits.isEmpty() || !series.isEmpty();
         }
     }
 

@@ -1,9 +1,10 @@
-package io.queen.timers.cli.inspect;
+package io.queen.timers.core.inspect;
 
 import io.queen.timers.core.recur.Recurrence;
 import io.queen.timers.core.text.Printable;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,6 +27,18 @@ public record Recurring(String rule, String seriesTxn, int seq, String stored) {
             // the bridge only stores rules it read; should one not read, the inspection tools still show
             // the row (with what is wrong) instead of failing the whole page
             return new Recurring("unreadable rule (" + e.getMessage() + "): " + stored, null, 0, stored);
+        }
+    }
+
+    /**
+     * Up to {@code n} occurrences from the pending one ({@code nextOccurrence}) on, within the rule's window and
+     * maxOccurrences; empty for an unreadable rule.
+     */
+    public List<Instant> upcoming(Instant nextOccurrence, int n) {
+        try {
+            return Recurrence.fromJson(stored).rule().upcoming(nextOccurrence, seq, n);
+        } catch (RuntimeException e) {
+            return List.of();
         }
     }
 

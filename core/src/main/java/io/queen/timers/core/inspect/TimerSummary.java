@@ -1,15 +1,13 @@
-package io.queen.timers.cli.inspect;
+package io.queen.timers.core.inspect;
 
 import java.time.Instant;
 import java.util.UUID;
 
 /**
- * One staged timer with its payload as stored ({@code payloadZstd}: compressed; never decrypted).
+ * One staged timer in a listing: everything but the payload ({@code payloadBytes} is its stored size).
  * {@code recurring}: the rule of a recurring timer, whose pending occurrence this row is; null for a one-shot timer.
  */
-public record TimerView(
-        UUID tenantId,
-        String queue,
+public record TimerSummary(
         String timerKey,
         String partition,
         Instant deliverAt,
@@ -17,7 +15,7 @@ public record TimerView(
         TimerState state,
         String txn,
         UUID messageId,
-        byte[] payload,
+        int payloadBytes,
         boolean payloadZstd,
         boolean encrypted,
         String producerSub,
@@ -26,5 +24,4 @@ public record TimerView(
         Instant claimedUntil,
         Instant createdAt,
         Instant updatedAt,
-        Instant dbNow,
         Recurring recurring) {}

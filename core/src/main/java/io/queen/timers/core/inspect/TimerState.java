@@ -1,4 +1,4 @@
-package io.queen.timers.cli.inspect;
+package io.queen.timers.core.inspect;
 
 import java.util.Locale;
 
