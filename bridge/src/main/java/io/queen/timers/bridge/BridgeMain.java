@@ -22,6 +22,7 @@ import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import java.util.HashMap;
@@ -90,6 +91,8 @@ public final class BridgeMain implements AutoCloseable {
         // the mappings were read with the settings: a bad one was a start-up error before anything connects
         TopicRoutes routes = settings.routes();
         settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
+        // a Kafka cluster older than the oldest supported is refused in one sentence, before anything reads from it
+        KafkaVersion.requireAtStart(settings.common().kafka(KafkaSettings.Client.ADMIN), "bridge");
         TopicTimestamps timestamps = null;
         if (routes.checksTokens()) {
             // tokens are checked at the record's timestamp: refuse to start on a topic whose producers choose it

@@ -19,6 +19,8 @@ import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.core.ops.KafkaReadiness;
+import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sql.PostgresVersion;
@@ -155,6 +157,49 @@ class CompatibilityMatrixIT {
             settings.put(CommonSettings.JDBC_PASSWORD, "");
             assertThatThrownBy(() -> SweeperMain.start(SweeperSettings.from(SweeperSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry())))
                     .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper refuses to start: PostgreSQL 13.");
+        }
+    }
+
+    /**
+     * Below the oldest supported Kafka (KafkaVersion): a KRaft cluster at metadata.version 3.8 (this build's broker,
+     * formatted at 3.8-IV0: it reports itself as 3.8 until upgraded) is refused by a bridge's, an HTTP API's and a sweeper's start in one
+     * sentence naming both versions, before either touches PostgreSQL (the JDBC URL below names no server); and the
+     * readiness probe, which checks at its first answer when the start had none, stays not ready with the same sentence.
+     * The rows above show the supported ones passing the same check: Kafka 4.4 and the 3.9 broker.
+     */
+    @Test
+    void aKafkaClusterAtMetadataVersion3_8IsRefusedByAServicesStart() throws Exception {
+        try (EmbeddedKafkaBroker old = EmbeddedKafkaBroker.startTemporaryAtRelease("3.8-IV0")) {
+            String bootstrap = old.bootstrapServers();
+            assertThat(brokerVersion(bootstrap)).isEqualTo("3.8-IV0");
+            Map<String, String> bridge = new HashMap<>();
+            bridge.put(CommonSettings.JDBC_URL, "jdbc:postgresql://127.0.0.1:1/none");
+            bridge.put(CommonSettings.JDBC_USER, "none");
+            bridge.put(CommonSettings.JDBC_PASSWORD, "none");
+            bridge.put(CommonSettings.KAFKA_BOOTSTRAP, bootstrap);
+            bridge.put("command.topics", "mx-old-commands");
+            bridge.put(CommonSettings.AUDIT_TOPIC, "mx-old-audit");
+            bridge.put(CommonSettings.HTTP_PORT, "0");
+            // without the check a service would wait for that database for ever: give up soon, so the test fails, not hangs
+            bridge.put(CommonSettings.STARTUP_TIMEOUT, "3s");
+            String sentence = "the Kafka cluster at " + bootstrap + " runs metadata.version 3.8 (feature level 20): queen-timers"
+                    + " needs a KRaft cluster at metadata.version 3.9-IV0 (feature level 21, Kafka 3.9) or newer";
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridge)),
+                    Dependencies.defaults(new SimpleMeterRegistry())))
+                    .isInstanceOf(ConfigException.class).hasMessageStartingWith("bridge refuses to start: " + sentence);
+            assertThatThrownBy(() -> io.queen.timers.http.HttpMain.start(
+                    io.queen.timers.http.HttpSettings.from(io.queen.timers.http.HttpSettings.definition().parse(bridge))))
+                    .isInstanceOf(ConfigException.class).hasMessageStartingWith("http refuses to start: " + sentence);
+            Map<String, String> sweeper = new HashMap<>(bridge);
+            sweeper.remove("command.topics");
+            sweeper.put(AuditSettings.RELAY_ENABLED, "true");
+            assertThatThrownBy(() -> SweeperMain.start(SweeperSettings.from(SweeperSettings.definition().parse(sweeper)),
+                    Dependencies.defaults(new SimpleMeterRegistry())))
+                    .isInstanceOf(ConfigException.class).hasMessageStartingWith("sweeper refuses to start: " + sentence);
+            try (KafkaReadiness readiness = new KafkaReadiness(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                    Duration.ofSeconds(5))) {
+                assertThat(readiness.problem()).hasValueSatisfying(p -> assertThat(p).startsWith(sentence));
+            }
         }
     }
 

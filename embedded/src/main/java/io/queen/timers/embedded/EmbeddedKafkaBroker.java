@@ -57,6 +57,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     /**
+     * A throw-away broker of this Kafka whose cluster is formatted at an older {@code metadata.version} ({@code
+     * releaseVersion}, e.g. "3.8-IV0", StorageTool's {@code --release-version}): it behaves, and reports itself to clients,
+     * as that release until upgraded. CompatibilityMatrixIT shows a service refusing one.
+     */
+    public static EmbeddedKafkaBroker startTemporaryAtRelease(String releaseVersion) {
+        try {
+            return start(Files.createTempDirectory("queen-kafka-"), 0, true, Map.of(), "PLAINTEXT",
+                    List.of("--release-version", releaseVersion));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
      * A throw-away broker whose one client listener requires SASL_SSL with SCRAM-SHA-512: TLS with the key and
      * certificate chain in {@code keyStore} (PKCS12; it also holds the CA the broker trusts when it connects to
      * itself), and the SCRAM users {@code users} (name to password), created when the storage is formatted as

@@ -12,6 +12,7 @@ import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
@@ -74,6 +75,8 @@ public final class HttpMain implements AutoCloseable {
         TopicRoutes routes = s.routes();
         CommandTopics topics = new CommandTopics(routes, s.commandTopics());
         AuditTopics audit = s.auditTopics();
+        // it writes commands and reads verdicts: a Kafka cluster older than the oldest supported is refused in one sentence
+        KafkaVersion.requireAtStart(common.kafka(KafkaSettings.Client.ADMIN), "http");
         Map<String, SenderPool> senders = new LinkedHashMap<>();
         HikariDataSource operator = null;
         try {

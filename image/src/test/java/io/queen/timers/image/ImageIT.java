@@ -105,6 +105,104 @@ class ImageIT {
         assertThat(rootfs.resolve("usr/bin")).doesNotExist();
     }
 
+    /**
+     * The image's SBOM ({@link ImageSbom}, beside the tar): valid CycloneDX 1.6; every jar in the layers listed with its
+     * SHA-256, and every library the service jar bundles (each pom.properties inside it, and Kafka's and PostgreSQL's
+     * clients, which carry none) with its version; the runtime with the modules its release file names; every shared
+     * object of the layers under the Debian package it came from (the runtime's own jar and libraries under the runtime).
+     */
+    @Test
+    void theSbomListsEveryJarTheRuntimeAndTheLibrariesOfTheLayers() throws Exception {
+        Path sbom = Path.of(System.getProperty("image.sbom"));
+        assertThat(new org.cyclonedx.parsers.JsonParser().validate(sbom.toFile(), org.cyclonedx.Version.VERSION_16))
+                .as("CycloneDX 1.6 schema").isEmpty();
+        JsonNode bom = new ObjectMapper().readTree(sbom.toFile());
+        assertThat(bom.path("metadata").path("component").path("type").asText()).isEqualTo("container");
+        assertThat(bom.path("metadata").path("component").path("version").asText()).isEqualTo(VERSION);
+        Map<String, JsonNode> byLocation = new HashMap<>();
+        for (JsonNode c : bom.path("components")) {
+            c.path("evidence").path("occurrences").forEach(o -> byLocation.put(o.path("location").asText(), c));
+        }
+
+        List<Path> jars;
+        try (var files = Files.walk(rootfs)) {
+            jars = files.filter(f -> Files.isRegularFile(f) && f.toString().endsWith(".jar")).toList();
+        }
+        assertThat(jars).isNotEmpty();
+        for (Path jar : jars) {
+            String location = "/" + rootfs.relativize(jar);
+            if (location.startsWith("/opt/java/")) { // the runtime's own (lib/jrt-fs.jar): part of the runtime below
+                assertThat(byLocation).containsKey("/opt/java");
+                continue;
+            }
+            JsonNode c = byLocation.get(location);
+            assertThat(c).as("the SBOM lists the image's %s", location).isNotNull();
+            assertThat(c.path("hashes").get(0).path("content").asText()).as(location).isEqualTo(sha256(jar));
+            java.util.Set<String> bundled = new java.util.HashSet<>(); // group:name:version
+            c.path("components").forEach(b -> bundled.add(b.path("group").asText() + ":" + b.path("name").asText() + ":"
+                    + b.path("version").asText()));
+            try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(jar.toFile())) {
+                List<? extends java.util.zip.ZipEntry> poms = zip.stream()
+                        .filter(e -> e.getName().matches("META-INF/maven/[^/]+/[^/]+/pom\\.properties")).toList();
+                assertThat(poms).as("%s bundles Maven artifacts", location).isNotEmpty();
+                for (java.util.zip.ZipEntry e : poms) {
+                    java.util.Properties p = new java.util.Properties();
+                    p.load(zip.getInputStream(e));
+                    String ga = p.getProperty("groupId") + ":" + p.getProperty("artifactId");
+                    if (ga.equals(c.path("group").asText() + ":" + c.path("name").asText())) {
+                        assertThat(c.path("version").asText()).isEqualTo(p.getProperty("version"));
+                        continue;
+                    }
+                    assertThat(bundled).as("%s bundles %s (%s)", location, ga, e.getName()).contains(ga + ":" + p.getProperty("version"));
+                }
+                // bundled without a pom.properties (built by Gradle, or stripped): the SBOM still names them
+                assertThat(zip.getEntry("org/apache/kafka/clients/producer/KafkaProducer.class")).isNotNull();
+                assertThat(bundled).contains("org.apache.kafka:kafka-clients:" + System.getProperty("kafka.version"));
+                assertThat(zip.getEntry("org/postgresql/Driver.class")).isNotNull();
+                assertThat(bundled).contains("org.postgresql:postgresql:" + System.getProperty("postgresql.version"));
+                // and libraries whose nearest path in the service's graph is a test one (HikariCP through the testkit)
+                Map<String, String> byClass = Map.of("com/zaxxer/hikari/HikariDataSource.class", "com.zaxxer:HikariCP:",
+                        "com/github/luben/zstd/Zstd.class", "com.github.luben:zstd-jni:",
+                        "org/xerial/snappy/Snappy.class", "org.xerial.snappy:snappy-java:",
+                        "picocli/CommandLine.class", "info.picocli:picocli:");
+                byClass.forEach((cls, ga) -> {
+                    assertThat(zip.getEntry(cls)).as(cls).isNotNull();
+                    assertThat(bundled).as("%s bundles %s", location, ga).anyMatch(b -> b.startsWith(ga));
+                });
+            }
+        }
+
+        JsonNode runtime = byLocation.get("/opt/java");
+        assertThat(runtime).as("the runtime").isNotNull();
+        assertThat(runtime.path("type").asText()).isEqualTo("platform");
+        String release = Files.readString(rootfs.resolve("opt/java/release"));
+        String modules = release.lines().filter(l -> l.startsWith("MODULES=")).findFirst().orElseThrow()
+                .substring("MODULES=".length()).replace("\"", "");
+        Map<String, String> props = new HashMap<>();
+        runtime.path("properties").forEach(p -> props.put(p.path("name").asText(), p.path("value").asText()));
+        assertThat(props).containsEntry("queen-timers:jlink.modules", modules);
+        assertThat(runtime.path("version").asText()).startsWith("17.");
+        assertThat(runtime.path("purl").asText()).startsWith("pkg:deb/debian/openjdk-17");
+
+        List<Path> libraries;
+        try (var files = Files.walk(rootfs)) {
+            libraries = files.filter(f -> f.getFileName().toString().matches(".+\\.so(\\.[0-9]+)*")).toList();
+        }
+        assertThat(libraries).isNotEmpty();
+        for (Path so : libraries) {
+            String location = "/" + rootfs.relativize(so);
+            if (location.startsWith("/opt/java/")) { // the runtime's own (libjvm.so and the rest): the runtime above
+                continue;
+            }
+            JsonNode c = byLocation.get(location);
+            assertThat(c).as("the SBOM names the package of %s", location).isNotNull();
+            assertThat(c.path("purl").asText()).as(location).startsWith("pkg:deb/debian/");
+        }
+        assertThat(byLocation.get("/lib/x86_64-linux-gnu/libc.so.6").path("name").asText()).isEqualTo("libc6");
+        assertThat(Files.readString(rootfs.resolve("etc/queen-timers-base")))
+                .contains("libc6 " + byLocation.get("/lib/x86_64-linux-gnu/libc.so.6").path("version").asText());
+    }
+
     @Test
     void theEntrypointMigratesAndRunsABridgeUntilReady() throws Exception {
         Map<String, String> env = new HashMap<>();

@@ -52,6 +52,7 @@ class ReleaseFolderTest {
         }
         names.addAll(LAUNCHERS.keySet());
         names.add("queen-timers-image-" + VERSION + ".tar"); // module image (ImageIT reads and runs it)
+        names.add("queen-timers-image-" + VERSION + "-cyclonedx.json"); // its SBOM (ImageIT checks it against the layers)
         names.addAll(List.of("RELEASE-NOTES.md", Checksums.FILE));
         return names;
     }

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
@@ -13,6 +14,7 @@ import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.log.cleanup.PartitionCleanup;
@@ -124,6 +126,10 @@ public final class SweeperMain implements AutoCloseable {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", s.statementTimeout(), SweeperSettings.STATEMENT_TIMEOUT,
                 s.lockTimeout(), common.socketTimeout());
         LOG.info("starting sweeper: {}", common);
+        // its relay produces the audit events: a Kafka cluster older than the oldest supported is refused in one sentence
+        if (s.audit().relayEnabled()) {
+            KafkaVersion.requireAtStart(common.kafka(KafkaSettings.Client.ADMIN), "sweeper");
+        }
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         DatabaseRole.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);

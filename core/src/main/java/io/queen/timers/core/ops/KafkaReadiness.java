@@ -13,17 +13,25 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Ready when the Kafka cluster answers {@code describeCluster} within a short timeout. One Admin
+ * Ready when the Kafka cluster answers {@code describeCluster} within a short timeout and its version is supported
+ * ({@link KafkaVersion}, read once at the first answer: a too old cluster keeps the process not ready). One Admin
  * client per process, opened with the same {@code kafka.*} settings as the other clients (SASL/TLS),
  * closed with the process.
  */
 public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
 
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaReadiness.class);
+
     private final Admin admin;
     private final Duration timeout;
     private final KafkaClientMetrics metrics;
+    private final String where;
+    /** Why the cluster's version is refused (empty: supported); null until a broker first answered. */
+    private volatile Optional<String> version;
 
     /** @param kafkaProps the process's Kafka client settings ({@code Config.kafka()}), bootstrap included */
     public KafkaReadiness(Map<String, Object> kafkaProps, Duration timeout) {
@@ -40,6 +48,7 @@ public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
         AdminClient client = AdminClient.create(props);   // KafkaClientMetrics takes the AdminClient type, not Admin
         this.admin = client;
         this.timeout = timeout;
+        this.where = String.valueOf(props.get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG));
         this.metrics = registry == null ? null : new KafkaClientMetrics(client);
         if (metrics != null) {
             metrics.bindTo(registry);
@@ -56,7 +65,11 @@ public final class KafkaReadiness implements ReadinessCheck, AutoCloseable {
         try {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) timeout.toMillis()))
                     .clusterId().get(timeout.toMillis() + 500, TimeUnit.MILLISECONDS);
-            return Optional.empty();
+            if (version == null) { // once, at the first answer: the start may not have had one (KafkaVersion)
+                version = KafkaVersion.refusal(KafkaVersion.finalizedLevel(admin, timeout), where);
+                version.ifPresent(v -> LOG.error("not ready until the cluster is upgraded: {}", v));
+            }
+            return version;
         } catch (ExecutionException e) {
             return Optional.of("unreachable: " + e.getCause().getMessage());
         } catch (TimeoutException e) {
