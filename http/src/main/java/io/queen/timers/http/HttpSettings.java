@@ -17,6 +17,7 @@ import io.queen.timers.core.audit.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.ConfigException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -35,7 +36,7 @@ import java.util.List;
 public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int maxOps, int rateLimit, int rateBurst,
         List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
         /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common,
-        boolean readsEnabled, Path tlsKeyStore, String tlsKeyStorePassword) {
+        boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword) {
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
@@ -48,6 +49,7 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
     public static final String THREADS = "api.threads";
     public static final String SENDERS = "api.senders";
     public static final String READS_ENABLED = "api.reads.enabled";
+    public static final String CONSOLE_ENABLED = "api.console.enabled";
     public static final String TLS_KEYSTORE_FILE = "api.tls.keystore.file";
     public static final String TLS_KEYSTORE_PASSWORD = "api.tls.keystore.password";
 
@@ -92,6 +94,10 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
                                 + " connected with jdbc.url, jdbc.user and jdbc.password as a login of that role: checked at start"
                                 + " (db.role.check), a login that is not one refuses to start. Only an admin token"
                                 + " (auth.admin.claim) or the topic without auth may call them, and only for its own tenant.")
+                .define(CONSOLE_ENABLED, BOOLEAN, "false", null, "QUEEN_API_CONSOLE_ENABLED",
+                        "Serve the web console under /console on api.port (docs/http-api.md#console): server-rendered pages of the"
+                                + " operator reads, with Replay and Drop forms for dead letters. Needs api.reads.enabled (a start-up"
+                                + " error without it); the same callers as the operator routes, a browser's token kept in a cookie.")
                 .define(TLS_KEYSTORE_FILE, STRING, "", null, "QUEEN_API_TLS_KEYSTORE_FILE",
                         "Serve the API over HTTPS (TLS 1.2 and 1.3) with the key and certificate chain in this file: a PKCS12 (or"
                                 + " JKS) keystore, or PEM holding a PKCS#8 private key and its certificates. Empty: plain HTTP"
@@ -105,14 +111,22 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS),
                 c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
                 c.intValue(THREADS), c.intValue(SENDERS), BridgeSettings.routes(c), AuditSettings.topics(c), CommonSettings.from(c),
-                c.bool(READS_ENABLED), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
+                c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
                 c.string(TLS_KEYSTORE_PASSWORD));
+    }
+
+    /** api.console.enabled, refused without api.reads.enabled: the console is those reads drawn as pages. */
+    private static boolean console(Config c) {
+        if (c.bool(CONSOLE_ENABLED) && !c.bool(READS_ENABLED)) {
+            throw new ConfigException(CONSOLE_ENABLED + "=true needs " + READS_ENABLED + "=true: the console shows the operator reads");
+        }
+        return c.bool(CONSOLE_ENABLED);
     }
 
     @Override
     public String toString() {
         // the record's own toString would print the keystore password
-        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", readsEnabled=" + readsEnabled + ", tls="
+        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", readsEnabled=" + readsEnabled + ", consoleEnabled=" + consoleEnabled + ", tls="
                 + (tlsKeyStore != null) + ", common=" + common + "]";
     }
 }

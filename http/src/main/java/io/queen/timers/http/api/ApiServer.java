@@ -12,7 +12,9 @@ import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.verdict.CommandSender;
 import io.queen.timers.core.ops.OpsServer;
+import io.queen.timers.core.health.Health;
 import io.queen.timers.http.HttpSettings;
+import io.queen.timers.http.console.Console;
 import io.queen.timers.http.route.CommandTopics;
 import io.queen.timers.http.send.SenderPool;
 import java.io.ByteArrayOutputStream;
@@ -66,9 +68,10 @@ public final class ApiServer implements AutoCloseable {
     private final Map<String, SenderPool> senders;
     private final RateLimiter limiter;
     private final ReadRoutes reads;
+    private final Console console;
 
     private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
-            Map<String, SenderPool> senders, ReadRoutes reads) {
+            Map<String, SenderPool> senders, ReadRoutes reads, Console console) {
         this.server = server;
         this.pool = pool;
         this.settings = settings;
@@ -76,6 +79,7 @@ public final class ApiServer implements AutoCloseable {
         this.senders = senders;
         this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
         this.reads = reads;
+        this.console = console;
     }
 
     /** @param senders a pool per command topic the API writes to */
@@ -90,6 +94,12 @@ public final class ApiServer implements AutoCloseable {
      */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
             Map<String, Object> consumer) {
+        return start(settings, topics, senders, operator, consumer, null);
+    }
+
+    /** As above; {@code health} (null: none) is the readiness the console's overview shows with api.console.enabled. */
+    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
+            Map<String, Object> consumer, Health health) {
         OpsServer.applyLimits();
         HttpServer server;
         try {
@@ -121,7 +131,9 @@ public final class ApiServer implements AutoCloseable {
                 }, new ThreadPoolExecutor.AbortPolicy());
         server.setExecutor(pool);
         ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, consumer, senders, settings.verdictTimeout());
-        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads);
+        Console console = reads == null || !settings.consoleEnabled() ? null
+                : new Console(reads, topics, health, settings.tlsKeyStore() != null);
+        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, console);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -135,6 +147,14 @@ public final class ApiServer implements AutoCloseable {
         try {
             String path = ex.getRequestURI().getRawPath();
             String method = ex.getRequestMethod();
+            if (console != null && Console.owns(path)) {
+                if (!limiter.allow("addr:" + remote(ex), System.nanoTime())) {
+                    limited(ex);
+                    return;
+                }
+                console.handle(ex);
+                return;
+            }
             List<String> allowed;
             if (path.equals(TIMERS)) {
                 allowed = reads == null ? List.of("POST") : List.of("GET", "POST");

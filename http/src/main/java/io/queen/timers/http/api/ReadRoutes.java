@@ -45,12 +45,15 @@ import org.apache.kafka.common.KafkaException;
  * <p>A replay is a schedule command written to the caller's command topic with the caller's token and answered by the
  * bridge's verdict, as the CLI's replay is: no second write path. The dead letter is removed by the database only once
  * it sees the timer staged again with its txn (or fired since), never on the word of this process.
+ *
+ * <p>Public for the console (io.queen.timers.http.console), which renders these same replies as HTML: one implementation
+ * of every read, its tenancy and its admin check.
  */
-final class ReadRoutes {
+public final class ReadRoutes {
 
-    static final String TIMERS_FIND = ApiServer.TIMERS + ":find";
-    static final String DEAD_LETTERS = "/api/v1/dead-letters";
-    static final String OFFSETS = "/api/v1/offsets";
+    public static final String TIMERS_FIND = ApiServer.TIMERS + ":find";
+    public static final String DEAD_LETTERS = "/api/v1/dead-letters";
+    public static final String OFFSETS = "/api/v1/offsets";
     static final int DEFAULT_LIMIT = 100;
     /** Most next occurrences a peek shows. */
     static final int MAX_NEXT = 100;
@@ -59,8 +62,8 @@ final class ReadRoutes {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** A request the route answers with a problem. */
-    static final class Answer extends Exception {
-        final Problem problem;
+    public static final class Answer extends Exception {
+        public final Problem problem;
 
         Answer(Problem problem) {
             super(problem.detail(), null, false, false);
@@ -69,7 +72,7 @@ final class ReadRoutes {
     }
 
     /** A JSON answer: its status and body. */
-    record Reply(int status, JsonNode body) {}
+    public record Reply(int status, JsonNode body) {}
 
     private final TimerInspector timers;
     private final DeadLetters letters;
@@ -104,7 +107,7 @@ final class ReadRoutes {
         return List.of("GET");
     }
 
-    Reply handle(CommandTopics.Target caller, String method, String path, Map<String, String> query) throws Answer, SQLException {
+    public Reply handle(CommandTopics.Target caller, String method, String path, Map<String, String> query) throws Answer, SQLException {
         if (!caller.admin()) {
             throw new Answer(Problem.unauthorized(403, "the operator routes need a token with the admin claim (auth.admin.claim): a"
                     + " producer's token acts on its own timers only"));
@@ -423,7 +426,7 @@ final class ReadRoutes {
     }
 
     /** The query string's parameters, each percent-decoded once as UTF-8 ('+' is a space, as forms send it); a repeated one is a 400. */
-    static Map<String, String> query(String raw) throws Answer {
+    public static Map<String, String> query(String raw) throws Answer {
         Map<String, String> out = new HashMap<>();
         if (raw == null || raw.isEmpty()) {
             return out;

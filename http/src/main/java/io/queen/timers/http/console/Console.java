@@ -1,0 +1,524 @@
+package io.queen.timers.http.console;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import io.queen.timers.core.health.Health;
+import io.queen.timers.http.api.ApiServer;
+import io.queen.timers.http.api.ReadRoutes;
+import io.queen.timers.http.route.CommandTopics;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The web console (api.console.enabled, docs/http-api.md#console): server-rendered pages under {@code /console} drawn
+ * from the operator read routes' own replies ({@link ReadRoutes#handle}, the JSON routes' code: the same reads, tenancy
+ * and admin check), and two forms, Replay and Drop, that call those routes' replay and drop (a replay is a command on
+ * the caller's command topic, answered by the bridge's verdict; no second write path). No script on any page.
+ *
+ * <p>Who calls: as on the JSON routes, the topic without auth, or a token with the admin claim, which a browser keeps in
+ * an HttpOnly, SameSite=Strict cookie set by the login form (also taken from an Authorization header). Forged posts:
+ * every form carries this process's random token in a hidden field, checked on every POST; a page of another site can
+ * neither read it (same-origin policy) nor send the cookie (SameSite=Strict). The price: a restart invalidates open
+ * forms (the operator reloads the page), and the token is one per process, not per session; with the topic without
+ * auth the hidden token is all that stops a forged replay, so serve the console to operators' networks only.
+ */
+public final class Console {
+
+    public static final String ROOT = "/console";
+    static final String COOKIE = "queen_console";
+    static final int MAX_FORM_BYTES = 16 * 1024;
+    /** Timers on one page of a queue. */
+    static final int PAGE = 50;
+    /** Next occurrences shown for a series. */
+    static final int NEXT = 3;
+    /** A JWT (base64url parts and dots): nothing else is ever put into the cookie. */
+    private static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9._~+/=-]{1,8192}");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ReadRoutes reads;
+    private final CommandTopics topics;
+    private final Supplier<Health.Report> health;
+    private final boolean secure;
+    private final String csrf;
+
+    /**
+     * @param health the process's readiness (its ServiceHost's); null when it runs without one
+     * @param secure the API port serves TLS: the cookie is marked Secure
+     */
+    public Console(ReadRoutes reads, CommandTopics topics, Health health, boolean secure) {
+        this.reads = reads;
+        this.topics = topics;
+        this.health = health == null ? null : health::report;
+        this.secure = secure;
+        byte[] b = new byte[32];
+        new SecureRandom().nextBytes(b);
+        this.csrf = HexFormat.of().formatHex(b);
+    }
+
+    public static boolean owns(String path) {
+        return path.equals(ROOT) || path.startsWith(ROOT + "/");
+    }
+
+    /** Answers one console request; the caller closes the exchange. */
+    public void handle(HttpExchange ex) throws IOException {
+        String path = ex.getRequestURI().getRawPath();
+        String method = ex.getRequestMethod();
+        Map<String, String> q;
+        try {
+            q = ReadRoutes.query(ex.getRequestURI().getRawQuery());
+        } catch (ReadRoutes.Answer a) {
+            error(ex, 400, a.problem.detail(), null);
+            return;
+        }
+        boolean post = method.equals("POST");
+        if (!post && !method.equals("GET")) {
+            ex.getResponseHeaders().set("Allow", "GET, POST");
+            error(ex, 405, method + " is not served by the console", null);
+            return;
+        }
+        if (post) {
+            Map<String, String> form = form(ex);
+            if (form == null) {
+                return;
+            }
+            String sent = form.getOrDefault("csrf", "");
+            if (!MessageDigest.isEqual(sent.getBytes(StandardCharsets.UTF_8), csrf.getBytes(StandardCharsets.UTF_8))) {
+                error(ex, 403, "this form is not one this console served (or the server restarted since): reload the page and"
+                        + " send it again", null);
+                return;
+            }
+            q = form;
+        }
+        if (path.equals(ROOT + "/login")) {
+            login(ex, post, q);
+            return;
+        }
+        if (path.equals(ROOT + "/logout") && post) {
+            ex.getResponseHeaders().add("Set-Cookie", cookie("", 0));
+            redirect(ex, ROOT + "/login");
+            return;
+        }
+        CommandTopics.Target caller;
+        try {
+            caller = topics.resolve(token(ex), System.currentTimeMillis());
+        } catch (CommandTopics.Refused r) {
+            send(ex, 401, loginPage(r.getMessage()));
+            return;
+        }
+        try {
+            switch (post ? "POST " + path : path) {
+                case ROOT, ROOT + "/" -> overview(ex, caller);
+                case ROOT + "/queue" -> queue(ex, caller, q);
+                case ROOT + "/timer" -> timer(ex, caller, q);
+                case ROOT + "/dead-letters" -> deadLetters(ex, caller, q);
+                case "POST " + ROOT + "/dead-letters/replay" -> act(ex, caller, q, true);
+                case "POST " + ROOT + "/dead-letters/drop" -> act(ex, caller, q, false);
+                default -> error(ex, 404, "no such console page", caller);
+            }
+        } catch (ReadRoutes.Answer a) {
+            error(ex, a.problem.status(), a.problem.detail(), caller);
+        } catch (SQLException e) {
+            error(ex, 503, "the database did not answer; retry", caller);
+        }
+    }
+
+    private void overview(HttpExchange ex, CommandTopics.Target caller) throws IOException, ReadRoutes.Answer, SQLException {
+        StringBuilder b = new StringBuilder();
+        b.append("<h2>Health</h2>");
+        if (health == null) {
+            b.append("<p class=\"note\">This process runs without a service host: no readiness to show.</p>");
+        } else {
+            Health.Report r = health.get();
+            b.append("<p>Readiness: <span id=\"readiness\" class=\"").append(r.ready() ? "ok\">ready" : "bad\">not ready").append("</span></p>");
+            b.append("<table><tr><th>check</th><th>state</th></tr>");
+            for (Health.Line l : r.lines()) {
+                b.append("<tr><td>").append(Html.text(l.name())).append("</td><td>").append(l.problem()
+                        .map(p -> "<span class=\"bad\">" + Html.text(Health.redact(p)) + "</span>").orElse("<span class=\"ok\">ok</span>"))
+                        .append("</td></tr>");
+            }
+            b.append("</table>");
+        }
+        b.append("<h2>Open a queue</h2>").append(queueForm(""));
+
+        JsonNode letters = get(caller, ReadRoutes.DEAD_LETTERS, Map.of("limit", "1000")).get("deadLetters");
+        Map<String, Integer> byQueue = new TreeMap<>();
+        letters.forEach(l -> byQueue.merge(l.path("queue").asText(), 1, Integer::sum));
+        b.append("<h2>Dead letters</h2><p><a id=\"dead-letters-count\" href=\"").append(ROOT).append("/dead-letters\">")
+                .append(letters.size() >= 1000 ? "1000 or more" : String.valueOf(letters.size())).append(" dead letters</a></p>");
+        if (!byQueue.isEmpty()) {
+            b.append("<table><tr><th>queue</th><th>dead letters</th></tr>");
+            byQueue.forEach((queue, n) -> b.append("<tr><td><a href=\"").append(Html.text(ROOT + "/queue?name=" + Html.url(queue))).append("\">")
+                    .append(Html.text(queue)).append("</a></td><td><a href=\"").append(Html.text(ROOT + "/dead-letters?queue=" + Html.url(queue)))
+                    .append("\">").append(n).append("</a></td></tr>"));
+            b.append("</table>");
+        }
+
+        b.append("<h2>Lag</h2><p class=\"note\">The bridge's stored offsets of this tenant's command topics against the broker's log end.</p>");
+        JsonNode offsets = get(caller, ReadRoutes.OFFSETS, Map.of());
+        b.append(table(offsets.get("offsets"), List.of("group", "topic", "partition", "stored", "logEnd", "lag", "inRange"), null));
+        if (!offsets.path("warning").isNull() && !offsets.path("warning").isMissingNode()) {
+            b.append("<p class=\"bad\">").append(Html.text(offsets.get("warning").asText())).append("</p>");
+        }
+        send(ex, 200, Html.page("Overview", nav(caller), b.toString()));
+    }
+
+    private void queue(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+        String name = q.getOrDefault("name", "");
+        if (name.isEmpty()) {
+            send(ex, 200, Html.page("Open a queue", nav(caller), queueForm("")));
+            return;
+        }
+        Map<String, String> params = new HashMap<>(Map.of("queue", name, "limit", String.valueOf(PAGE)));
+        if (q.get("cursor") != null) {
+            params.put("cursor", q.get("cursor"));
+        }
+        JsonNode page = get(caller, ApiServer.TIMERS, params);
+        StringBuilder b = new StringBuilder(queueForm(name));
+        b.append("<p><a href=\"").append(Html.text(ROOT + "/dead-letters?queue=" + Html.url(name))).append("\">this queue's dead letters</a></p>");
+        JsonNode timers = page.get("timers");
+        if (timers.isEmpty()) {
+            b.append("<p id=\"empty\" class=\"note\">No timer of this queue is pending.</p>");
+        } else {
+            b.append("<table id=\"timers\"><tr><th>timer key</th><th>state</th><th>due</th><th>txn</th><th>attempts</th><th>last error</th>"
+                    + "<th>payload bytes</th><th>series: rule and next occurrences</th></tr>");
+            for (JsonNode t : timers) {
+                String key = t.get("timerKey").asText();
+                b.append("<tr class=\"timer\"><td><a href=\"").append(Html.text(timerLink(name, key, t.path("txn").asText(null)))).append("\">")
+                        .append(Html.text(key)).append("</a></td><td>").append(Html.text(t.path("state").asText())).append("</td><td>")
+                        .append(Html.text(t.path("deliverAt").asText())).append("</td><td>").append(value(t.get("txn"))).append("</td><td>")
+                        .append(t.path("attempts").asInt()).append("</td><td>").append(value(t.get("lastError"))).append("</td><td>")
+                        .append(t.path("payloadBytes").asInt()).append("</td><td>");
+                if (t.path("recurring").isObject()) {
+                    // PRICE: one peek per series on the page (its next occurrences are computed from its rule there)
+                    JsonNode r = get(caller, timerPath(name, key), Map.of("next", String.valueOf(NEXT))).path("recurring");
+                    b.append("<code>").append(Html.text(r.path("rule").asText())).append("</code><ul>");
+                    r.path("nextOccurrences").forEach(n -> b.append("<li>").append(Html.text(n.asText())).append("</li>"));
+                    b.append("</ul>");
+                }
+                b.append("</td></tr>");
+            }
+            b.append("</table>");
+        }
+        if (!page.path("nextCursor").isNull()) {
+            b.append("<p><a href=\"").append(Html.text(ROOT + "/queue?name=" + Html.url(name) + "&cursor=" + Html.url(page.get("nextCursor").asText())))
+                    .append("\">next page</a></p>");
+        }
+        send(ex, 200, Html.page("Queue " + name, nav(caller), b.toString()));
+    }
+
+    private void timer(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+        String queue = q.getOrDefault("queue", "");
+        String key = q.getOrDefault("key", "");
+        if (queue.isEmpty() || key.isEmpty()) {
+            error(ex, 400, "queue and key are required", caller);
+            return;
+        }
+        StringBuilder b = new StringBuilder();
+        String txn = q.get("txn");
+        b.append("<p>Queue <a href=\"").append(Html.text(ROOT + "/queue?name=" + Html.url(queue))).append("\">").append(Html.text(queue))
+                .append("</a></p>");
+        JsonNode t;
+        try {
+            t = get(caller, timerPath(queue, key), Map.of("next", "5"));
+        } catch (ReadRoutes.Answer a) {
+            if (a.problem.status() != 404) {
+                throw a;
+            }
+            t = null;
+        }
+        if (t == null) {
+            b.append("<p id=\"state\" class=\"note\">Not pending: never scheduled, cancelled, or already fired (the log below says"
+                    + " which, by its txn).</p>");
+        } else {
+            txn = t.path("txn").asText(txn);
+            b.append("<h2>Pending</h2><table id=\"pending\">");
+            for (String f : List.of("state", "partition", "deliverAt", "visibleAt", "txn", "messageId", "attempts", "lastError",
+                    "claimedUntil", "producerSub", "encrypted", "dbNow")) {
+                b.append("<tr><th>").append(f).append("</th><td>").append(value(t.get(f))).append("</td></tr>");
+            }
+            String payload = t.has("payload") ? JSON.writerWithDefaultPrettyPrinter().writeValueAsString(t.get("payload"))
+                    : t.has("payloadBase64") ? t.get("payloadBase64").asText() : t.path("payloadError").asText("");
+            String kind = t.has("payload") ? "JSON" : t.has("payloadBase64") ? "base64" : "unreadable";
+            b.append("<tr><th>payload</th><td>").append(payloadBytes(t)).append(" bytes, shown as ").append(kind).append("</td></tr></table>");
+            b.append("<pre id=\"payload\">").append(Html.text(payload)).append("</pre>");
+            if (t.path("recurring").isObject()) {
+                JsonNode r = t.get("recurring");
+                b.append("<h2>Series</h2><p>Rule <code>").append(Html.text(r.path("rule").asText())).append("</code>, series txn <code>")
+                        .append(Html.text(r.path("seriesTxn").asText())).append("</code>, occurrence ").append(r.path("seq").asLong())
+                        .append("</p><ol id=\"next\">");
+                r.path("nextOccurrences").forEach(n -> b.append("<li>").append(Html.text(n.asText())).append("</li>"));
+                b.append("</ol>");
+            }
+        }
+        b.append("<h2>In the log</h2>");
+        if (txn == null || txn.isEmpty()) {
+            b.append("<p class=\"note\">No txn known for this timer: open it from its queue's page while it is pending to follow it.</p>");
+        } else {
+            JsonNode f = get(caller, ReadRoutes.TIMERS_FIND, Map.of("queue", queue, "txn", txn));
+            if (f.path("hits").isEmpty()) {
+                b.append("<p id=\"fired\" class=\"note\">Txn <code>").append(Html.text(txn)).append("</code> is not in the queue's log yet.</p>");
+            } else {
+                b.append("<p id=\"fired\" class=\"ok\">Fired: txn <code>").append(Html.text(txn)).append("</code> is in the log.</p>");
+                b.append(table(f.get("hits"), List.of("partition", "offset", "messageId", "createdAt"), "hits"));
+            }
+            b.append("<p class=\"note\">Trace ids are not recorded by these reads; the timer's audit events carry them.</p>");
+        }
+        send(ex, 200, Html.page("Timer " + key, nav(caller), b.toString()));
+    }
+
+    private void deadLetters(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+        String queue = q.get("queue");
+        Map<String, String> params = new HashMap<>(Map.of("limit", "1000"));
+        if (queue != null && !queue.isEmpty()) {
+            params.put("queue", queue);
+        }
+        JsonNode letters = get(caller, ReadRoutes.DEAD_LETTERS, params).get("deadLetters");
+        StringBuilder b = new StringBuilder();
+        if (letters.isEmpty()) {
+            b.append("<p id=\"empty\" class=\"note\">No dead letters").append(queue == null ? "" : " in " + Html.text(queue)).append(".</p>");
+        } else {
+            b.append("<p class=\"note\">Replay writes a schedule command to your command topic (the bridge's verdict decides);"
+                    + " Drop gives the dead letter up. Each asks a reason, written into its dead_letter_removed audit event.</p>");
+            b.append("<table id=\"dead-letters\"><tr><th>queue</th><th>timer key</th><th>txn</th><th>error</th><th>attempts</th>"
+                    + "<th>failed at</th><th>replay</th><th>drop</th></tr>");
+            for (JsonNode l : letters) {
+                String id = l.get("id").asText();
+                b.append("<tr class=\"dead-letter\"><td>").append(Html.text(l.path("queue").asText())).append("</td><td>")
+                        .append(value(l.get("timerKey"))).append("</td><td>").append(value(l.get("txn"))).append("</td><td>")
+                        .append(value(l.get("error"))).append("</td><td>").append(l.path("attempts").asInt()).append("</td><td>")
+                        .append(Html.text(l.path("failedAt").asText())).append("</td><td>")
+                        .append(actionForm("replay", id, "<input type=\"text\" name=\"delayMs\" size=\"7\" placeholder=\"delay ms\">", "Replay"))
+                        .append("</td><td>").append(actionForm("drop", id, "", "Drop")).append("</td></tr>");
+            }
+            b.append("</table>");
+        }
+        send(ex, 200, Html.page(queue == null ? "Dead letters" : "Dead letters of " + queue, nav(caller), b.toString()));
+    }
+
+    /** POST replay or drop: the JSON routes' replay and drop, the outcome drawn as a page. */
+    private void act(HttpExchange ex, CommandTopics.Target caller, Map<String, String> form, boolean replay)
+            throws IOException, ReadRoutes.Answer, SQLException {
+        String id = form.getOrDefault("id", "");
+        Map<String, String> params = new HashMap<>();
+        params.put("reason", form.getOrDefault("reason", ""));
+        String delay = form.getOrDefault("delayMs", "").trim();
+        if (replay && !delay.isEmpty()) {
+            params.put("delayMs", delay);
+        }
+        String path = ReadRoutes.DEAD_LETTERS + "/" + segment(id);
+        ReadRoutes.Reply r = reads.handle(caller, replay ? "POST" : "DELETE", replay ? path + "/replay" : path, params);
+        JsonNode body = r.body();
+        StringBuilder b = new StringBuilder("<div class=\"msg\" id=\"outcome\">");
+        String key = body.path("timerKey").asText();
+        if (!replay) {
+            b.append("Dropped the dead letter of <code>").append(Html.text(key)).append("</code>.");
+        } else if (r.status() == 200) {
+            b.append("Replayed <code>").append(Html.text(key)).append("</code>: ")
+                    .append(body.has("already") ? "already " + Html.text(body.get("already").asText())
+                            : "verdict " + Html.text(body.path("verdict").path("type").asText()))
+                    .append(", now ").append(Html.text(body.path("state").asText())).append(". The dead letter is removed.");
+        } else if (r.status() == 202) {
+            b.append("Replay of <code>").append(Html.text(key)).append("</code> written; no verdict yet. The dead letter stays until the"
+                    + " timer is seen staged again.");
+        } else {
+            b.append("Replay of <code>").append(Html.text(key)).append("</code> refused: ")
+                    .append(Html.text(body.path("verdict").path("reason").asText(body.path("verdict").path("type").asText())))
+                    .append(". The dead letter is kept.");
+        }
+        if (body.has("traceId")) {
+            b.append(" Trace id <code id=\"trace\">").append(Html.text(body.get("traceId").asText())).append("</code>.");
+        }
+        b.append("</div><p><a id=\"back\" href=\"").append(ROOT).append("/dead-letters\">back to the dead letters</a></p>");
+        send(ex, r.status() == 422 ? 422 : 200, Html.page(replay ? "Replay" : "Drop", nav(caller), b.toString()));
+    }
+
+    private void login(HttpExchange ex, boolean post, Map<String, String> form) throws IOException {
+        if (!post) {
+            send(ex, 200, loginPage(null));
+            return;
+        }
+        String token = form.getOrDefault("token", "").trim();
+        if (!TOKEN.matcher(token).matches()) {
+            send(ex, 401, loginPage("paste a token (a JWT)"));
+            return;
+        }
+        try {
+            topics.resolve(token, System.currentTimeMillis()); // refused here rather than on every page
+        } catch (CommandTopics.Refused r) {
+            send(ex, 401, loginPage(r.getMessage()));
+            return;
+        }
+        ex.getResponseHeaders().add("Set-Cookie", cookie(token, -1));
+        redirect(ex, ROOT);
+    }
+
+    private String loginPage(String problem) {
+        return Html.page("Sign in", "", (problem == null ? "" : "<p class=\"bad\">" + Html.text(problem) + "</p>")
+                + "<p class=\"note\">A token with the admin claim (auth.admin.claim) of your tenant's command topic. It is kept in an"
+                + " HttpOnly cookie of this path until you sign out or close the browser.</p>"
+                + "<form method=\"post\" action=\"" + ROOT + "/login\">" + hidden() + "<input type=\"text\" name=\"token\" size=\"60\""
+                + " autocomplete=\"off\"> <button type=\"submit\">Sign in</button></form>");
+    }
+
+    private String nav(CommandTopics.Target caller) {
+        return "<a href=\"" + ROOT + "/dead-letters\">Dead letters</a><span class=\"note\" style=\"color:#c9ced8\">tenant "
+                + Html.text(caller.tenant()) + " · topic " + Html.text(caller.topic())
+                + (caller.caller() == null ? "" : " · " + Html.text(caller.caller())) + "</span>"
+                + (caller.token() == null ? "" : "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/logout\">" + hidden()
+                        + "<button type=\"submit\">Sign out</button></form>");
+    }
+
+    private String queueForm(String name) {
+        return "<form method=\"get\" action=\"" + ROOT + "/queue\"><input type=\"text\" name=\"name\" value=\"" + Html.text(name)
+                + "\" placeholder=\"queue\"> <button type=\"submit\" id=\"open-queue\">Open</button></form>";
+    }
+
+    private String actionForm(String action, String id, String extra, String label) {
+        return "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/dead-letters/" + action + "\">" + hidden()
+                + "<input type=\"hidden\" name=\"id\" value=\"" + Html.text(id) + "\"><input type=\"text\" name=\"reason\" size=\"14\""
+                + " placeholder=\"reason\" required> " + extra + " <button type=\"submit\" class=\"" + action + "\">" + label + "</button></form>";
+    }
+
+    private String hidden() {
+        return "<input type=\"hidden\" name=\"csrf\" value=\"" + csrf + "\">";
+    }
+
+    /** The JSON route's reply to GET {@code path}: 200 or its problem as an {@link ReadRoutes.Answer}. */
+    private JsonNode get(CommandTopics.Target caller, String path, Map<String, String> params) throws ReadRoutes.Answer, SQLException {
+        return reads.handle(caller, "GET", path, params).body();
+    }
+
+    private static String timerPath(String queue, String key) {
+        return ApiServer.TIMERS + "/" + segment(queue) + "/" + segment(key);
+    }
+
+    private static String timerLink(String queue, String key, String txn) {
+        return ROOT + "/timer?queue=" + Html.url(queue) + "&key=" + Html.url(key) + (txn == null ? "" : "&txn=" + Html.url(txn));
+    }
+
+    /** One path segment as the JSON routes decode it (RFC 3986: a space is %20, a slash %2F). */
+    private static String segment(String s) {
+        return Html.url(s).replace("+", "%20");
+    }
+
+    private static String table(JsonNode rows, List<String> columns, String id) {
+        if (rows == null || rows.isEmpty()) {
+            return "<p class=\"note\">None.</p>";
+        }
+        StringBuilder b = new StringBuilder(id == null ? "<table>" : "<table id=\"" + id + "\">").append("<tr>");
+        columns.forEach(c -> b.append("<th>").append(Html.text(c)).append("</th>"));
+        b.append("</tr>");
+        for (JsonNode r : rows) {
+            b.append("<tr>");
+            columns.forEach(c -> b.append("<td>").append(value(r.get(c))).append("</td>"));
+            b.append("</tr>");
+        }
+        return b.append("</table>").toString();
+    }
+
+    private static String value(JsonNode n) {
+        return n == null || n.isNull() ? "<span class=\"note\">—</span>" : Html.text(n.isValueNode() ? n.asText() : n.toString());
+    }
+
+    private static int payloadBytes(JsonNode t) {
+        if (t.has("payloadBase64")) {
+            return java.util.Base64.getDecoder().decode(t.get("payloadBase64").asText()).length;
+        }
+        return t.has("payload") ? t.get("payload").toString().getBytes(StandardCharsets.UTF_8).length : 0;
+    }
+
+    /** The bearer: the console's cookie, else an Authorization header (as the JSON routes take it); null for neither. */
+    private static String token(HttpExchange ex) {
+        String auth = ex.getRequestHeaders().getFirst("Authorization");
+        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return auth.substring(7).trim();
+        }
+        List<String> cookies = ex.getRequestHeaders().get("Cookie");
+        if (cookies != null) {
+            for (String header : cookies) {
+                for (String c : header.split(";")) {
+                    String p = c.trim();
+                    if (p.startsWith(COOKIE + "=") && p.length() > COOKIE.length() + 1) {
+                        return p.substring(COOKIE.length() + 1);
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private String cookie(String value, int maxAge) {
+        return COOKIE + "=" + value + "; Path=" + ROOT + "; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+                + (maxAge >= 0 ? "; Max-Age=" + maxAge : "");
+    }
+
+    /** The posted form's fields; null when refused (answered here). */
+    private Map<String, String> form(HttpExchange ex) throws IOException {
+        String type = ex.getRequestHeaders().getFirst("Content-Type");
+        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/x-www-form-urlencoded")) {
+            error(ex, 415, "the console takes its own forms only", null);
+            return null;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[4096];
+        try (InputStream in = ex.getRequestBody()) {
+            for (int n; (n = in.read(buf)) > 0; ) {
+                out.write(buf, 0, n);
+                if (out.size() > MAX_FORM_BYTES) {
+                    ex.getResponseHeaders().set("Connection", "close");
+                    error(ex, 413, "a form of more than " + MAX_FORM_BYTES + " bytes", null);
+                    return null;
+                }
+            }
+        }
+        try {
+            return new LinkedHashMap<>(ReadRoutes.query(out.toString(StandardCharsets.US_ASCII)));
+        } catch (ReadRoutes.Answer a) {
+            error(ex, 400, a.problem.detail(), null);
+            return null;
+        }
+    }
+
+    private void error(HttpExchange ex, int status, String detail, CommandTopics.Target caller) throws IOException {
+        send(ex, status, Html.page("Error " + status, caller == null ? "" : nav(caller),
+                "<p class=\"bad\" id=\"error\">" + Html.text(detail) + "</p><p><a href=\"" + ROOT + "\">overview</a></p>"));
+    }
+
+    private static void redirect(HttpExchange ex, String to) throws IOException {
+        ex.getResponseHeaders().set("Location", to);
+        ex.getResponseHeaders().set("Cache-Control", "no-store");
+        ex.sendResponseHeaders(303, -1);
+    }
+
+    private static void send(HttpExchange ex, int status, String html) throws IOException {
+        byte[] body = html.getBytes(StandardCharsets.UTF_8);
+        var h = ex.getResponseHeaders();
+        h.set("Content-Type", "text/html; charset=utf-8");
+        h.set("Cache-Control", "no-store");
+        h.set("X-Content-Type-Options", "nosniff");
+        h.set("Referrer-Policy", "no-referrer"); // a page's URL holds queue names and timer keys
+        // no script, no frame, forms to this origin only: an escaping slip still runs nothing
+        h.set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self';"
+                + " frame-ancestors 'none'; base-uri 'none'");
+        ex.sendResponseHeaders(status, body.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(body);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package io.queen.timers.http.console;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.bridge.BridgeMain;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.bridge.auth.TestTokens;
+import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.HttpSettings;
+import io.queen.timers.sweeper.SweeperMain;
+import io.queen.timers.sweeper.Sweepers;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The console's tests' stack, as HttpReadsIT's: a real bridge, sweeper, broker and PostgreSQL, and the HTTP process with
+ * api.reads.enabled and api.console.enabled, connected as a login of queen_operator. Tenant B's topic takes no token;
+ * tenant A's takes jwt with an admin claim.
+ */
+final class ConsoleStack implements AutoCloseable {
+
+    static final UUID TENANT_A = UUID.fromString("00000000-0000-0000-0000-0000000000a2");
+    static final UUID TENANT_B = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
+    static final String ADMIN_CLAIM = "queen_admin";
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    final PostgresDatabase db;
+    final Map<String, String> settings = new LinkedHashMap<>();
+    final TestTokens.Signer signer;
+    final String open;
+    final String jwt;
+    private final BridgeMain bridge;
+    private final SweeperMain sweeper;
+    final HttpMain api;
+
+    ConsoleStack(PostgresDatabase db) throws Exception {
+        this.db = db;
+        open = TestKafka.newTopic("console-open", 1);
+        jwt = TestKafka.newTopic("console-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
+        String auditA = TestKafka.newTopic("console-audit-a", 1);
+        String auditB = TestKafka.newTopic("console-audit-b", 1);
+        signer = TestTokens.ec("k1");
+        Path keys = Files.createTempDirectory("console-keys").resolve("keys.jwks");
+        TestTokens.writeJwks(keys, List.of(signer));
+        settings.put("jdbc.url", db.jdbcUrl());
+        settings.put("jdbc.user", db.user());
+        settings.put("jdbc.password", db.password());
+        settings.put("db.role.check", "false");
+        settings.put("jdbc.pool.size", "4");
+        settings.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        settings.put("command.topics", open + "," + jwt);
+        settings.put("topic." + open + ".tenant", TENANT_B.toString());
+        settings.put("topic." + jwt + ".tenant", TENANT_A.toString());
+        settings.put("topic." + jwt + ".auth", "jwt");
+        settings.put("topic." + jwt + ".auth.keys.file", keys.toString());
+        settings.put("topic." + jwt + ".auth.audience", TestTokens.AUDIENCE);
+        settings.put("topic." + jwt + ".auth.issuer", TestTokens.ISSUER);
+        settings.put(BridgeSettings.AUTH_ADMIN_CLAIM, ADMIN_CLAIM);
+        settings.put("audit.topic", auditA);
+        settings.put("audit.tenant.topics", TENANT_A + "=" + auditA + "," + TENANT_B + "=" + auditB);
+        settings.put("bridge.group.id", "g-" + UUID.randomUUID());
+        settings.put("bridge.start.position", "earliest");
+        settings.put("http.port", "0");
+        settings.put("api.port", "0");
+        settings.put("api.bind.address", "127.0.0.1");
+        settings.put("api.rate.limit", "0");
+        settings.put("api.verdict.timeout", "30s");
+        settings.put("api.senders", "1");
+        settings.put("audit.relay.poll.interval", "50ms");
+        bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry()));
+        sweeper = Sweepers.start(db, Map.of());
+        String role = "console_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        execute("CREATE ROLE " + role + " LOGIN PASSWORD 'console-pw' IN ROLE " + DatabaseRole.OPERATOR);
+        // a host's readiness, as ServiceHost gives the process one: here one check, answered from memory
+        Health health = Health.from(new HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)));
+        health.add(ReadinessCheck.of("database", java.util.Optional::empty));
+        api = HttpMain.start(config(Map.of("api.reads.enabled", "true", "api.console.enabled", "true", "db.role.check", "true",
+                "jdbc.user", role, "jdbc.password", "console-pw")), Dependencies.defaults(new SimpleMeterRegistry()).withHealth(health));
+    }
+
+    HttpSettings config(Map<String, String> overrides) {
+        Map<String, String> s = new HashMap<>(settings);
+        s.putAll(overrides);
+        return HttpSettings.from(HttpSettings.definition().parse(s));
+    }
+
+    String adminToken() {
+        return signer.sign(TestTokens.claims("ops", Instant.now(), TENANT_A).claim(ADMIN_CLAIM, true).build());
+    }
+
+    String producerToken() {
+        return signer.sign(TestTokens.claims("billing", Instant.now(), TENANT_A).build());
+    }
+
+    String url(String path) {
+        return "http://127.0.0.1:" + api.port() + path;
+    }
+
+    /** Schedules through the JSON route (a token: its topic; none: the open one), answered by the bridge's verdicts. */
+    HttpResponse<String> schedule(String json, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url("/api/v1/timers"))).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The sweeper's dead-letter of these staged timers, as after sweeper.max.attempts failures, under its claim (HttpReadsIT's). */
+    void deadLetter(UUID tenant, String queue, String... keys) throws Exception {
+        String token = UUID.randomUUID().toString();
+        execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
+                + "', claimed_until = now() + interval '1 minute' WHERE queue = '" + queue + "'");
+        StringBuilder rows = new StringBuilder();
+        for (String k : keys) {
+            rows.append(rows.length() == 0 ? "" : ",").append("{\"tenant_id\":\"").append(tenant).append("\",\"queue\":\"").append(queue)
+                    .append("\",\"timer_key\":\"").append(k).append("\",\"claim_token\":\"").append(token).append("\"}");
+        }
+        execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[" + rows + "]'::jsonb, 5)");
+    }
+
+    void execute(String sql) throws Exception {
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (AutoCloseable c : new AutoCloseable[] {api, sweeper, bridge}) {
+            try {
+                if (c != null) {
+                    c.close();
+                }
+            } catch (Exception ignored) {
+                // the next one still stops
+            }
+        }
+    }
+}
