@@ -6,18 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.BridgeMain;
-import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
-import io.queen.timers.core.db.DatabaseRole;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.sql.Migrations;
-import io.queen.timers.sweeper.SweeperMain;
-import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.AuditTopicReader;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestCertificates;
@@ -37,7 +30,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -49,7 +41,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 42, point 1: the operator read routes through a real bridge, sweeper, broker and PostgreSQL, the API connected
+ * Issue 42, point 1: the operator read routes through a real bridge, sweeper, broker and PostgreSQL (OperatorStack), the API connected
  * as a login of queen_operator (db.role.check on). Tenant B's topic takes no token; tenant A's takes jwt with an admin
  * claim. Every answer is held to its openapi.yaml schema.
  */
@@ -58,80 +50,37 @@ class HttpReadsIT {
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
-    static final UUID TENANT_A = UUID.fromString("00000000-0000-0000-0000-0000000000a1");
-    static final UUID TENANT_B = UUID.fromString("00000000-0000-0000-0000-0000000000b1");
-    static final String ADMIN_CLAIM = "queen_admin";
+    static final UUID TENANT_A = OperatorStack.TENANT_A;
+    static final UUID TENANT_B = OperatorStack.TENANT_B;
+    static final String ADMIN_CLAIM = OperatorStack.ADMIN_CLAIM;
     static final ObjectMapper JSON = new ObjectMapper();
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient HTTP = OperatorStack.HTTP;
 
+    static OperatorStack stack;
     static String open;
     static String jwt;
     static String auditB;
     static TestTokens.Signer signer;
     static Map<String, String> settings;
-    static BridgeMain bridge;
-    static SweeperMain sweeper;
-    static HttpMain api;
 
     @BeforeAll
     static void start() throws Exception {
-        open = TestKafka.newTopic("reads-open", 1);
-        jwt = TestKafka.newTopic("reads-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
-        String auditA = TestKafka.newTopic("reads-audit-a", 1);
-        auditB = TestKafka.newTopic("reads-audit-b", 1);
-        signer = TestTokens.ec("k1");
-        Path keys = Files.createTempDirectory("reads-keys").resolve("keys.jwks");
-        TestTokens.writeJwks(keys, List.of(signer));
-        settings = new LinkedHashMap<>();
-        settings.put("jdbc.url", db.jdbcUrl());
-        settings.put("jdbc.user", db.user());
-        settings.put("jdbc.password", db.password());
-        settings.put("db.role.check", "false");
-        settings.put("jdbc.pool.size", "4");
-        settings.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
-        settings.put("command.topics", open + "," + jwt);
-        settings.put("topic." + open + ".tenant", TENANT_B.toString());
-        settings.put("topic." + jwt + ".tenant", TENANT_A.toString());
-        settings.put("topic." + jwt + ".auth", "jwt");
-        settings.put("topic." + jwt + ".auth.keys.file", keys.toString());
-        settings.put("topic." + jwt + ".auth.audience", TestTokens.AUDIENCE);
-        settings.put("topic." + jwt + ".auth.issuer", TestTokens.ISSUER);
-        settings.put(BridgeSettings.AUTH_ADMIN_CLAIM, ADMIN_CLAIM);
-        settings.put("audit.topic", auditA);
-        settings.put("audit.tenant.topics", TENANT_A + "=" + auditA + "," + TENANT_B + "=" + auditB);
-        settings.put("bridge.group.id", "g-" + UUID.randomUUID());
-        settings.put("bridge.start.position", "earliest");
-        settings.put("http.port", "0");
-        settings.put("api.port", "0");
-        settings.put("api.bind.address", "127.0.0.1");
-        settings.put("api.rate.limit", "0");
-        settings.put("api.verdict.timeout", "30s");
-        settings.put("api.senders", "1");
-        settings.put("audit.relay.poll.interval", "50ms");
-        bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry()));
-        sweeper = Sweepers.start(db, Map.of());
-        // the API reads as a login of queen_operator, and the start check holds it to that role
-        execute("CREATE ROLE http_reader LOGIN PASSWORD 'reader-pw' IN ROLE " + DatabaseRole.OPERATOR);
-        api = HttpMain.start(config(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", "http_reader",
-                "jdbc.password", "reader-pw")));
+        stack = new OperatorStack(db, "reads", Map.of());
+        open = stack.open;
+        jwt = stack.jwt;
+        auditB = stack.auditB;
+        signer = stack.signer;
+        settings = stack.settings;
     }
 
     static HttpSettings config(Map<String, String> overrides) {
-        Map<String, String> s = new HashMap<>(settings);
-        s.putAll(overrides);
-        return HttpSettings.from(HttpSettings.definition().parse(s));
+        return stack.config(overrides);
     }
 
     @AfterAll
     static void stop() {
-        for (AutoCloseable c : new AutoCloseable[] {api, sweeper, bridge}) {
-            try {
-                if (c != null) {
-                    c.close();
-                }
-            } catch (Exception ignored) {
-                // the next one still stops
-            }
+        if (stack != null) {
+            stack.close();
         }
     }
 
@@ -216,7 +165,7 @@ class HttpReadsIT {
                 [{"op":"schedule","queue":"reads.dl","timerKey":"k1","delayMs":3600000,"txn":"t-1","payload":{"orderId":1}},
                  {"op":"schedule","queue":"reads.dl","timerKey":"k2","delayMs":3600000,"txn":"t-2","payload":{"orderId":2}}]""", null)
                 .statusCode()).isEqualTo(200);
-        deadLetter(TENANT_B, "reads.dl", "k1", "k2");
+        stack.deadLetter(TENANT_B, "reads.dl", "k1", "k2");
         HttpResponse<String> list = get("/api/v1/dead-letters?queue=reads.dl", null);
         assertThat(list.statusCode()).as(list.body()).isEqualTo(200);
         JsonNode rows = JSON.readTree(list.body()).get("deadLetters");
@@ -265,9 +214,9 @@ class HttpReadsIT {
     void aDeadLetterWrittenBeforeKeysWereRecordedIsReplayedWithTheKeyNamed() throws Exception {
         assertThat(post("[{\"op\":\"schedule\",\"queue\":\"reads.old\",\"timerKey\":\"k3\",\"delayMs\":3600000,\"txn\":\"t-3\",\"payload\":3}]",
                 null).statusCode()).isEqualTo(200);
-        deadLetter(TENANT_B, "reads.old", "k3");
+        stack.deadLetter(TENANT_B, "reads.old", "k3");
         String id = idOf(JSON.readTree(get("/api/v1/dead-letters?queue=reads.old", null).body()).get("deadLetters"), "k3");
-        execute("DELETE FROM queen.timer_dlq_keys WHERE dlq_id = '" + id + "'"); // as before V128 recorded keys
+        stack.execute("DELETE FROM queen.timer_dlq_keys WHERE dlq_id = '" + id + "'"); // as before V128 recorded keys
         assertProblem(send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + id + "/replay?reason=old&delayMs=3600000"))
                 .POST(HttpRequest.BodyPublishers.noBody()).build()), 400);
         HttpResponse<String> r = send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + id + "/replay?reason=old&delayMs=3600000&key=k3"))
@@ -280,7 +229,7 @@ class HttpReadsIT {
     void aTokenSeesItsOwnTenantOnlyAndAProducersTokenIsRefused() throws Exception {
         assertThat(post("[{\"op\":\"schedule\",\"queue\":\"reads.ten\",\"timerKey\":\"b-only\",\"delayMs\":3600000,\"txn\":\"b\",\"payload\":1}]",
                 null).statusCode()).isEqualTo(200);
-        deadLetter(TENANT_B, "reads.ten", "b-only");
+        stack.deadLetter(TENANT_B, "reads.ten", "b-only");
         String bLetter = idOf(JSON.readTree(get("/api/v1/dead-letters?queue=reads.ten", null).body()).get("deadLetters"), "b-only");
         Instant now = Instant.now();
         String admin = signer.sign(TestTokens.claims("ops", now, TENANT_A).claim(ADMIN_CLAIM, true).build());
@@ -388,19 +337,6 @@ class HttpReadsIT {
         return ctx;
     }
 
-    /** The sweeper's dead-letter of these staged timers, as after sweeper.max.attempts failures, under its claim. */
-    static void deadLetter(UUID tenant, String queue, String... keys) throws Exception {
-        String token = UUID.randomUUID().toString();
-        execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
-                + "', claimed_until = now() + interval '1 minute' WHERE queue = '" + queue + "'");
-        StringBuilder rows = new StringBuilder();
-        for (String k : keys) {
-            rows.append(rows.length() == 0 ? "" : ",").append("{\"tenant_id\":\"").append(tenant).append("\",\"queue\":\"").append(queue)
-                    .append("\",\"timer_key\":\"").append(k).append("\",\"claim_token\":\"").append(token).append("\"}");
-        }
-        execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[" + rows + "]'::jsonb, 5)");
-    }
-
     static String idOf(JsonNode rows, String key) {
         for (JsonNode r : rows) {
             if (r.get("timerKey").asText().equals(key)) {
@@ -428,7 +364,7 @@ class HttpReadsIT {
     }
 
     static URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + api.port() + path);
+        return URI.create(stack.url(path));
     }
 
     static HttpResponse<String> send(HttpRequest r) throws Exception {
@@ -449,12 +385,6 @@ class HttpReadsIT {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
             assertThat(rs.next()).as(sql).isTrue();
             return rs.getString(1);
-        }
-    }
-
-    static void execute(String sql) throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
-            st.execute(sql);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.queen.timers.http.console;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queen.timers.http.OperatorStack;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.io.File;
@@ -10,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,7 +37,7 @@ class ConsoleBrowserIT {
     @RegisterExtension
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
-    static ConsoleStack stack;
+    static OperatorStack stack;
     static WebDriver browser;
     static Path profile;
 
@@ -43,7 +45,7 @@ class ConsoleBrowserIT {
     static void start() throws Exception {
         assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
                 .as("the browser lane needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver").isTrue();
-        stack = new ConsoleStack(db);
+        stack = new OperatorStack(db, "console", Map.of("api.console.enabled", "true"));
         profile = Files.createTempDirectory("console-chromium");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toFile());
@@ -74,7 +76,7 @@ class ConsoleBrowserIT {
                 null).statusCode()).isEqualTo(200);
         assertThat(stack.schedule("[{\"op\":\"schedule\",\"queue\":\"payments\",\"timerKey\":\"charge-77\",\"delayMs\":3600000,"
                 + "\"txn\":\"charge-77\",\"payload\":{\"chargeId\":77}}]", null).statusCode()).isEqualTo(200);
-        stack.deadLetter(ConsoleStack.TENANT_B, "payments", "charge-77");
+        stack.deadLetter(OperatorStack.TENANT_B, "payments", "charge-77");
 
         browser.get(stack.url("/console"));
         assertThat(browser.findElement(By.id("readiness")).getText()).isEqualTo("ready");

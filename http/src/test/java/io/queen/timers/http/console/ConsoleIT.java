@@ -3,6 +3,7 @@ package io.queen.timers.http.console;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queen.timers.http.OperatorStack;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.http.HttpMain;
 import io.queen.timers.sql.Migrations;
@@ -31,11 +32,11 @@ class ConsoleIT {
     static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
 
     static final Pattern CSRF = Pattern.compile("name=\"csrf\" value=\"([0-9a-f]{64})\"");
-    static ConsoleStack stack;
+    static OperatorStack stack;
 
     @BeforeAll
     static void start() throws Exception {
-        stack = new ConsoleStack(db);
+        stack = new OperatorStack(db, "console", Map.of("api.console.enabled", "true"));
     }
 
     @AfterAll
@@ -69,7 +70,7 @@ class ConsoleIT {
     @Test
     void aFormWithoutTheProcessTokenChangesNothing() throws Exception {
         stack.schedule("[{\"op\":\"schedule\",\"queue\":\"console.csrf\",\"timerKey\":\"k\",\"delayMs\":3600000,\"txn\":\"c\",\"payload\":1}]", null);
-        stack.deadLetter(ConsoleStack.TENANT_B, "console.csrf", "k");
+        stack.deadLetter(OperatorStack.TENANT_B, "console.csrf", "k");
         HttpResponse<String> page = get("/console/dead-letters?queue=console.csrf", null);
         assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
         Matcher id = Pattern.compile("name=\"id\" value=\"([0-9a-f-]{36})\"").matcher(page.body());
@@ -99,9 +100,9 @@ class ConsoleIT {
 
         HttpResponse<String> overview = get("/console", pair);
         assertThat(overview.statusCode()).as(overview.body()).isEqualTo(200);
-        assertThat(overview.body()).contains("tenant " + ConsoleStack.TENANT_A, "topic " + stack.jwt, "Sign out", "id=\"readiness\" class=\"ok\"");
+        assertThat(overview.body()).contains("tenant " + OperatorStack.TENANT_A, "topic " + stack.jwt, "Sign out", "id=\"readiness\" class=\"ok\"");
         // without the cookie: the topic without auth, tenant B
-        assertThat(get("/console", null).body()).contains("tenant " + ConsoleStack.TENANT_B);
+        assertThat(get("/console", null).body()).contains("tenant " + OperatorStack.TENANT_B);
 
         assertThat(post("/console/login", "token=not-a-token&csrf=" + csrf, null).statusCode()).isEqualTo(401);
         assertThat(post("/console/login", "token=" + stack.adminToken(), null).statusCode()).isEqualTo(403); // no form token
@@ -118,7 +119,7 @@ class ConsoleIT {
         assertThatThrownBy(() -> stack.config(Map.of("api.console.enabled", "true")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("api.reads.enabled");
         try (HttpMain readsOnly = HttpMain.start(stack.config(Map.of("api.reads.enabled", "true")))) {
-            HttpResponse<String> r = ConsoleStack.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + readsOnly.port() + "/console"))
+            HttpResponse<String> r = OperatorStack.HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + readsOnly.port() + "/console"))
                     .GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(404);
         }
@@ -139,7 +140,7 @@ class ConsoleIT {
         if (cookie != null) {
             b.header("Cookie", cookie);
         }
-        return ConsoleStack.HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return OperatorStack.HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     static HttpResponse<String> post(String path, String form, String cookie) throws Exception {
@@ -148,6 +149,6 @@ class ConsoleIT {
         if (cookie != null) {
             b.header("Cookie", cookie);
         }
-        return ConsoleStack.HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return OperatorStack.HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 }

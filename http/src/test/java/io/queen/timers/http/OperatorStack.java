@@ -1,4 +1,4 @@
-package io.queen.timers.http.console;
+package io.queen.timers.http;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
@@ -9,8 +9,6 @@ import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.HealthSettings;
 import io.queen.timers.core.ops.ReadinessCheck;
 import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.http.HttpMain;
-import io.queen.timers.http.HttpSettings;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -32,34 +30,37 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * The console's tests' stack, as HttpReadsIT's: a real bridge, sweeper, broker and PostgreSQL, and the HTTP process with
- * api.reads.enabled and api.console.enabled, connected as a login of queen_operator. Tenant B's topic takes no token;
- * tenant A's takes jwt with an admin claim.
+ * The operator routes' tests' stack (HttpReadsIT, ConsoleIT, ConsoleBrowserIT): a real bridge, sweeper, broker and
+ * PostgreSQL, and the HTTP process with api.reads.enabled (plus the caller's overrides), connected as a login of
+ * queen_operator with db.role.check on. Tenant B's topic takes no token; tenant A's takes jwt with an admin claim.
  */
-final class ConsoleStack implements AutoCloseable {
+public final class OperatorStack implements AutoCloseable {
 
-    static final UUID TENANT_A = UUID.fromString("00000000-0000-0000-0000-0000000000a2");
-    static final UUID TENANT_B = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
-    static final String ADMIN_CLAIM = "queen_admin";
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    public static final UUID TENANT_A = UUID.fromString("00000000-0000-0000-0000-0000000000a2");
+    public static final UUID TENANT_B = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
+    public static final String ADMIN_CLAIM = "queen_admin";
+    public static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     final PostgresDatabase db;
-    final Map<String, String> settings = new LinkedHashMap<>();
-    final TestTokens.Signer signer;
-    final String open;
-    final String jwt;
+    /** The bridge's settings, as the superuser: {@link #config} starts from them. */
+    public final Map<String, String> settings = new LinkedHashMap<>();
+    public final TestTokens.Signer signer;
+    public final String open;
+    public final String jwt;
+    public final String auditB;
     private final BridgeMain bridge;
     private final SweeperMain sweeper;
-    final HttpMain api;
+    public final HttpMain api;
 
-    ConsoleStack(PostgresDatabase db) throws Exception {
+    /** {@code name} prefixes the topics and the operator login; {@code apiOverrides} are the API's settings beyond the reads. */
+    public OperatorStack(PostgresDatabase db, String name, Map<String, String> apiOverrides) throws Exception {
         this.db = db;
-        open = TestKafka.newTopic("console-open", 1);
-        jwt = TestKafka.newTopic("console-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
-        String auditA = TestKafka.newTopic("console-audit-a", 1);
-        String auditB = TestKafka.newTopic("console-audit-b", 1);
+        open = TestKafka.newTopic(name + "-open", 1);
+        jwt = TestKafka.newTopic(name + "-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
+        String auditA = TestKafka.newTopic(name + "-audit-a", 1);
+        auditB = TestKafka.newTopic(name + "-audit-b", 1);
         signer = TestTokens.ec("k1");
-        Path keys = Files.createTempDirectory("console-keys").resolve("keys.jwks");
+        Path keys = Files.createTempDirectory(name + "-keys").resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
         settings.put("jdbc.url", db.jdbcUrl());
         settings.put("jdbc.user", db.user());
@@ -88,35 +89,37 @@ final class ConsoleStack implements AutoCloseable {
         settings.put("audit.relay.poll.interval", "50ms");
         bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry()));
         sweeper = Sweepers.start(db, Map.of());
-        String role = "console_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        execute("CREATE ROLE " + role + " LOGIN PASSWORD 'console-pw' IN ROLE " + DatabaseRole.OPERATOR);
+        // the API reads as a login of queen_operator, and the start check holds it to that role
+        String role = name.replace('-', '_') + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        execute("CREATE ROLE " + role + " LOGIN PASSWORD 'operator-pw' IN ROLE " + DatabaseRole.OPERATOR);
         // a host's readiness, as ServiceHost gives the process one: here one check, answered from memory
         Health health = Health.from(new HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)));
         health.add(ReadinessCheck.of("database", java.util.Optional::empty));
-        api = HttpMain.start(config(Map.of("api.reads.enabled", "true", "api.console.enabled", "true", "db.role.check", "true",
-                "jdbc.user", role, "jdbc.password", "console-pw")), Dependencies.defaults(new SimpleMeterRegistry()).withHealth(health));
+        Map<String, String> reads = new HashMap<>(apiOverrides);
+        reads.putAll(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", role, "jdbc.password", "operator-pw"));
+        this.api = HttpMain.start(config(reads), Dependencies.defaults(new SimpleMeterRegistry()).withHealth(health));
     }
 
-    HttpSettings config(Map<String, String> overrides) {
+    public HttpSettings config(Map<String, String> overrides) {
         Map<String, String> s = new HashMap<>(settings);
         s.putAll(overrides);
         return HttpSettings.from(HttpSettings.definition().parse(s));
     }
 
-    String adminToken() {
+    public String adminToken() {
         return signer.sign(TestTokens.claims("ops", Instant.now(), TENANT_A).claim(ADMIN_CLAIM, true).build());
     }
 
-    String producerToken() {
+    public String producerToken() {
         return signer.sign(TestTokens.claims("billing", Instant.now(), TENANT_A).build());
     }
 
-    String url(String path) {
+    public String url(String path) {
         return "http://127.0.0.1:" + api.port() + path;
     }
 
     /** Schedules through the JSON route (a token: its topic; none: the open one), answered by the bridge's verdicts. */
-    HttpResponse<String> schedule(String json, String token) throws Exception {
+    public HttpResponse<String> schedule(String json, String token) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url("/api/v1/timers"))).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json));
         if (token != null) {
@@ -125,8 +128,8 @@ final class ConsoleStack implements AutoCloseable {
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** The sweeper's dead-letter of these staged timers, as after sweeper.max.attempts failures, under its claim (HttpReadsIT's). */
-    void deadLetter(UUID tenant, String queue, String... keys) throws Exception {
+    /** The sweeper's dead-letter of these staged timers, as after sweeper.max.attempts failures, under its claim (as after a sweeper gave up on them). */
+    public void deadLetter(UUID tenant, String queue, String... keys) throws Exception {
         String token = UUID.randomUUID().toString();
         execute("UPDATE queen.log_timers SET attempts = 5, last_error = 'downstream said no', claim_token = '" + token
                 + "', claimed_until = now() + interval '1 minute' WHERE queue = '" + queue + "'");
@@ -138,7 +141,7 @@ final class ConsoleStack implements AutoCloseable {
         execute("SELECT count(*) FROM queen.timer_dead_letter_v3('[" + rows + "]'::jsonb, 5)");
     }
 
-    void execute(String sql) throws Exception {
+    public void execute(String sql) throws Exception {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
             st.execute(sql);
         }
