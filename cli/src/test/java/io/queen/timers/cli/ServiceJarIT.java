@@ -1,20 +1,13 @@
 package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.LaunchedBridge;
 import io.queen.timers.testkit.PostgresDatabase;
-import io.queen.timers.testkit.TestKafka;
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -104,33 +97,10 @@ class ServiceJarIT {
         assertThat(migrate.out()).matches("applied \\d+ migration\\(s\\); schema version \\d+\\R");
         assertThat(Migrations.pendingCount(db.dataSource())).isZero();
 
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-        env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
-        env.put("QUEEN_COMMAND_TOPICS", TestKafka.newTopic("svc-commands", 1));
-        env.put("QUEEN_AUDIT_TOPIC", TestKafka.newTopic("svc-audit", 1));
-        env.put("QUEEN_HTTP_PORT", Integer.toString(port));
+        int port = LaunchedBridge.environment(env, "svc");
         Path log = Files.createTempFile(Path.of("target"), "service-jar-bridge", ".log");
-        Process bridge = command(env, "bridge").redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-            HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready")).timeout(Duration.ofSeconds(5)).build();
-            await().atMost(Duration.ofSeconds(90)).ignoreExceptions().untilAsserted(() -> {
-                assertThat(bridge.isAlive()).as("bridge still running; log: %s", log).isTrue();
-                HttpResponse<String> r = http.send(ready, HttpResponse.BodyHandlers.ofString());
-                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-                assertThat(r.body()).contains("database: ok", "kafka: ok");
-            });
-        } finally {
-            bridge.destroy(); // SIGTERM: the shutdown hook stops the bridge
-            if (!bridge.waitFor(30, TimeUnit.SECONDS)) {
-                bridge.destroyForcibly();
-            }
-        }
-        assertThat(bridge.exitValue()).as("a SIGTERM'd bridge stops cleanly; log: %s", log).isIn(0, 143);
+        assertThat(LaunchedBridge.runUntilReady(command(env, "bridge"), port, log)).as("a SIGTERM'd bridge stops cleanly; log: %s", log)
+                .isIn(0, 143);
     }
 
     record Run(int code, String out, String err) {}

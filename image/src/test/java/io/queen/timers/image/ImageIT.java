@@ -1,23 +1,16 @@
 package io.queen.timers.image;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.testkit.LaunchedBridge;
 import io.queen.timers.testkit.PostgresDatabase;
-import io.queen.timers.testkit.TestKafka;
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -215,34 +208,10 @@ class ImageIT {
         assertThat(migrate.exitValue()).as(Files.readString(out)).isZero();
         assertThat(Files.readString(out)).contains("applied").contains("schema version");
 
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        env.put("QUEEN_DB_ROLE_CHECK", "false"); // the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-        env.put("QUEEN_KAFKA_BOOTSTRAP", TestKafka.bootstrapServers());
-        env.put("QUEEN_COMMAND_TOPICS", TestKafka.newTopic("image-commands", 1));
-        env.put("QUEEN_AUDIT_TOPIC", TestKafka.newTopic("image-audit", 1));
-        env.put("QUEEN_HTTP_PORT", Integer.toString(port));
+        int port = LaunchedBridge.environment(env, "image");
         Path log = Files.createTempFile(Path.of("target"), "image-bridge", ".log");
-        Process bridge = entrypoint(env, "bridge").redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-            HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready"))
-                    .timeout(Duration.ofSeconds(5)).build();
-            await().atMost(Duration.ofSeconds(90)).ignoreExceptions().untilAsserted(() -> {
-                assertThat(bridge.isAlive()).as("bridge still running; log: %s", log).isTrue();
-                HttpResponse<String> r = http.send(ready, HttpResponse.BodyHandlers.ofString());
-                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-                assertThat(r.body()).contains("database: ok", "kafka: ok");
-            });
-        } finally {
-            bridge.destroy();
-            if (!bridge.waitFor(30, TimeUnit.SECONDS)) {
-                bridge.destroyForcibly();
-            }
-        }
-        assertThat(bridge.exitValue()).as("a SIGTERM'd bridge stops cleanly; log: %s", log).isIn(0, 143);
+        assertThat(LaunchedBridge.runUntilReady(entrypoint(env, "bridge"), port, log)).as("a SIGTERM'd bridge stops cleanly; log: %s", log)
+                .isIn(0, 143);
     }
 
     /**
