@@ -98,8 +98,8 @@ public final class CommandParser {
             Fields f = headers != null && headers.lastHeader(H_OP) != null ? fromHeaders(headers, value) : fromEnvelope(value);
             Command c = validate(f, timestampMs);
             if (kafkaKey == null) {
-                throw new Reject(RejectReason.KEY_MISMATCH, key == null ? "record has no key, expected '" + c.kafkaKey() + "'"
-                        : "record key is not valid UTF-8, expected '" + c.kafkaKey() + "'");
+                throw new Reject(RejectReason.KEY_MISMATCH, key == null ? "record has no key, expected '" + printable(c.kafkaKey()) + "'"
+                        : "record key is not valid UTF-8, expected '" + printable(c.kafkaKey()) + "'");
             }
             if (!kafkaKey.equals(c.kafkaKey())) {
                 throw new Reject(RejectReason.KEY_MISMATCH, "record key '" + printable(kafkaKey) + "' is not '<queue>/<timerKey>' = '"

@@ -80,6 +80,18 @@ class CommandParserTest {
     }
 
     @Test
+    void aMissingOrUnreadableKeyNamesTheExpectedKeyPrintably() {
+        // a timer key with control characters (ESC, a C0 control): the detail that names the expected key escapes them,
+        // as the key_mismatch detail of a readable key does (found by CommandParserPropertiesTest's mutations)
+        String value = "{\"op\":\"cancel\",\"queue\":\"q\",\"timerKey\":\"\\u001b[31mk\\u0012\"}";
+        for (byte[] key : new byte[][] {null, {(byte) 0xC3, (byte) 0x28}}) {
+            Parsed p = parser.parse(key, bytes(value), null, TS);
+            assertThat(((Rejection) p).reason()).isEqualTo(RejectReason.KEY_MISMATCH);
+            assertThat(((Rejection) p).detail()).contains("expected 'q/").doesNotContain("\u001b", "\u0012");
+        }
+    }
+
+    @Test
     void aValueLongerThanAnyValidCommandIsTooLargeFromItsLengthAlone() {
         WireLimits limits = new WireLimits(Duration.ofDays(90), 1024);
         byte[] notEvenJson = new byte[limits.maxValueBytes() + 1];
