@@ -31,10 +31,6 @@ public final class Staging {
         this.dataSource = dataSource;
     }
 
-    public DataSource dataSource() {
-        return dataSource;
-    }
-
     /** A timer due {@code delaySeconds} from the database's now (negative: in the past). txn = "txn-" + key. */
     public void schedule(UUID tenant, String queue, String key, double delaySeconds) {
         schedule(tenant, queue, key, "Default", delaySeconds, "txn-" + key, json(key), false);
