@@ -39,6 +39,8 @@ public final class LoopProgress implements ReadinessCheck {
     private volatile Snapshot state;
     /** When the cycle in progress began; null between cycles. Written by the loop, read by readiness. */
     private volatile Instant cycleBegan;
+    /** When the last cycle failed; only {@link #idle} reads it (the loop's thread, under the lock). */
+    private Instant lastFailedAt;
 
     public LoopProgress(String name, Bounds bounds, Clock clock) {
         this.name = name;
@@ -74,12 +76,32 @@ public final class LoopProgress implements ReadinessCheck {
         state = new Snapshot(name, s.startedAt(), now, now, null, 0, null, s.impaired(), s.diedAt(), s.death(), s.stopped());
     }
 
+    /**
+     * A cycle ended and found nothing to do. Within {@code retryWithin} of a failed cycle that is no evidence of
+     * progress: the failed work may only be waiting out its backoff (a sweeper's fire that waited on a destination's
+     * held lock is retried after sweeper.transient.backoff), and an idle cycle in between would end the failing run
+     * and keep readiness green while nothing fires. So the run stands until work is done ({@link #completed()}) or an
+     * idle cycle comes after the failed work had its chance to return (it was cancelled, or fired elsewhere).
+     */
+    public synchronized void idle(Duration retryWithin) {
+        Snapshot s = state;
+        Instant now = clock.instant();
+        if (s.failingSince() == null || lastFailedAt == null || Duration.between(lastFailedAt, now).compareTo(retryWithin) > 0) {
+            completed();
+            return;
+        }
+        cycleBegan = null;
+        state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(), s.lastError(),
+                s.impaired(), s.diedAt(), s.death(), s.stopped());
+    }
+
     /** A cycle ended in an error the loop will retry; {@code why} is one line a person can act on. */
     public synchronized void failed(String why) {
         cycleBegan = null;
         Snapshot s = state;
         Instant now = clock.instant();
         Instant since = s.failingSince() != null ? s.failingSince() : now;
+        lastFailedAt = now;
         state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), since, s.consecutiveFailures() + 1, why, s.impaired(),
                 s.diedAt(), s.death(), s.stopped());
     }

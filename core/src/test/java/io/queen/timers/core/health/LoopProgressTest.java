@@ -80,6 +80,29 @@ class LoopProgressTest {
     }
 
     @Test
+    void idleCyclesBetweenFailuresOfBackedOffWorkDoNotEndTheFailingRunButIdlenessAfterItsRetryDoes() {
+        LoopProgress sweep = health.loop("sweep-0");
+        sweep.completed();
+        Instant since = clock.instant();
+        Duration retry = Duration.ofSeconds(2);
+        for (int i = 0; i < 6; i++) {
+            sweep.failed("no timer of the claim fired: 5 failed transiently, the last with SQLSTATE 55P03");
+            for (int idle = 0; idle < 4; idle++) {   // the held timers back off: the cycles between find nothing due
+                clock.advance(Duration.ofMillis(500));
+                sweep.idle(retry);
+            }
+        }
+        assertThat(sweep.problem()).as("idle cycles while the failed work backs off hide nothing")
+                .hasValueSatisfying(p -> assertThat(p).contains("every cycle failed since " + since).contains("6 cycles")
+                        .contains("55P03"));
+        clock.advance(Duration.ofSeconds(3));   // the work did not come back (cancelled, or fired elsewhere)
+        sweep.idle(retry);
+        assertThat(sweep.problem()).isEmpty();
+        sweep.idle(retry);
+        assertThat(sweep.problem()).as("an idle loop that never failed is ready").isEmpty();
+    }
+
+    @Test
     void aLoopThatEndsNoCycleWithinTheBoundIsStalled() {
         LoopProgress listen = health.loop("wake-listener");
         clock.advance(Duration.ofSeconds(61));

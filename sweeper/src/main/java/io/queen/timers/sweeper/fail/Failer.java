@@ -60,6 +60,10 @@ public final class Failer {
         return this;
     }
 
+    public Duration transientBackoff() {
+        return transientBackoff;
+    }
+
     public int maxAttempts() {
         return maxAttempts;
     }

@@ -187,6 +187,11 @@ public final class Delivery {
         return claimed.stream().filter(t -> !missed.contains(t)).toList();
     }
 
+    /** sweeper.transient.backoff: how long a timer whose fire failed transiently waits before it is claimable again. */
+    public Duration transientBackoff() {
+        return failer.transientBackoff();
+    }
+
     /** Like {@link #handBack}; returns how many still carried our token. */
     public int handBackCounting(List<ClaimedTimer> timers) throws SQLException {
         return timers.isEmpty() ? 0 : failer.release(timers);

@@ -209,7 +209,12 @@ public final class SweepLoop implements Runnable {
             progress.begin();
             try {
                 sleep = cycle();
-                progress.completed();
+                if (worked) {
+                    progress.completed();
+                } else {
+                    // nothing claimed: timers whose fire waited on a held lock may be backing off (LoopProgress.idle)
+                    progress.idle(delivery.transientBackoff().plus(pacer.near()));
+                }
                 if (deploymentBroken) {
                     deploymentBroken = false;
                     progress.impaired(null);
