@@ -186,7 +186,7 @@ public final class Checker {
 
     /**
      * @param intents    what the generator sent, by seq
-     * @param failedSeqs seqs whose send the producer reported failed: not judged by the oracle, and each one fails the run
+     * @param failedSeqs seqs whose send the producer reported failed: each one not in the topics fails the run
      * @param tooLateSlackMs how long before a timer's own time a {@code too_late} may come: the verdict's time is its
      *                   bridge transaction's start, and the statement that then found the timer claimed may have
      *                   waited for row locks up to the bridge's statement timeout; plus {@link #CLOCK_SLACK_MS}
@@ -295,13 +295,21 @@ public final class Checker {
     }
 
     /**
-     * Every command the producer sent must be in the topics: one whose send failed fails the run (the
-     * oracle cannot judge what never landed, and a harness that shrugs at it judges less than it claims),
-     * and one acknowledged but absent is a loss by the broker the run must not hide.
+     * Every command the producer sent must be in the topics: one whose send failed and that is not there fails the run
+     * (the oracle cannot judge what never landed, and a harness that shrugs at it judges less than it claims), and one
+     * acknowledged but absent is a loss by the broker the run must not hide. A send the client reported failed whose
+     * record IS in the topics is judged like any other (the oracle replays what landed): after a broker kill the
+     * idempotent producer can retry a batch the broker already holds, get OutOfOrderSequence until its delivery timeout
+     * and report a failure for records that landed (a CI run on 878e132: 14 such records, resent for 9 minutes).
      */
     void landed() {
+        long landedAnyway = 0;
         for (long seq : failedSeqs) {
-            f.violation("producer send failures", "seq " + seq + " (" + intents[(int) seq] + ")");
+            if (landedSeqs.get((int) seq)) {
+                landedAnyway++;
+            } else {
+                f.violation("producer send failures", "seq " + seq + " (" + intents[(int) seq] + ") is not in the topics");
+            }
         }
         for (int seq = 0; seq < intents.length; seq++) {
             if (intents[seq] != null && !landedSeqs.get(seq) && !failedSeqs.contains((long) seq)) {
@@ -310,6 +318,7 @@ public final class Checker {
         }
         f.fact("commands generated", java.util.Arrays.stream(intents).filter(java.util.Objects::nonNull).count());
         f.fact("commands whose send failed", failedSeqs.size());
+        f.fact("  of them in the topics all the same (judged)", landedAnyway);
         f.fact("records that landed twice (same seq)", landedTwice);
     }
 

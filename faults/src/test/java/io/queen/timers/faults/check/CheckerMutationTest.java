@@ -36,7 +36,7 @@ class CheckerMutationTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Mutant.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    @EnumSource(value = Mutant.class, names = {"NONE", "SEND_REPORTED_FAILED_BUT_LANDED"}, mode = EnumSource.Mode.EXCLUDE)
     void everyBrokenBehaviourFails(Mutant mutant) {
         Findings f = SimulatedRun.run(SEED, COMMANDS, mutant).findings();
         assertThat(f.clean()).as(mutant + " must FAIL").isFalse();
@@ -57,9 +57,16 @@ class CheckerMutationTest {
             case SUCCESSOR_ID_NOT_V7 -> "message ids not UUIDv7";
             case FIRES_LATE -> Lateness.LATE;
             case OCCURRENCE_LATE -> RecurringCheck.LATE;
-            case NONE -> throw new AssertionError();
+            case NONE, SEND_REPORTED_FAILED_BUT_LANDED -> throw new AssertionError();
         };
         assertThat(f.count(expected)).as(mutant + ": " + examples(f)).isPositive();
+    }
+
+    @Test
+    void aSendReportedFailedWhoseRecordLandedIsJudgedAndPasses() {
+        Findings f = SimulatedRun.run(SEED, COMMANDS, Mutant.SEND_REPORTED_FAILED_BUT_LANDED).findings();
+        assertThat(f.clean()).as(examples(f)).isTrue();
+        assertThat(f.facts()).containsEntry("commands whose send failed", 1).containsEntry("  of them in the topics all the same (judged)", 1L);
     }
 
     @ParameterizedTest

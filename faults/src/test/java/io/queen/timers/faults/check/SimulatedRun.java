@@ -58,6 +58,8 @@ final class SimulatedRun {
         FIRES_FIRST_PAYLOAD,
         /** A command the producer failed to send is not in the topic (the checker must not judge less silently). */
         SEND_FAILED,
+        /** Not a defect: a send the client reported failed although its record landed (judged like any other). */
+        SEND_REPORTED_FAILED_BUT_LANDED,
         /**
          * A schedule of a timer whose message was just fired answers rescheduled, naming that message (the bridge read
          * the row as it was before the fire's delete), and stages it again: a verdict after the delivery.
@@ -166,14 +168,14 @@ final class SimulatedRun {
             cmds.add(c);
             intents[i] = c.intent();
         }
-        long sendFailed = mutant == Mutant.SEND_FAILED ? n / 3 : -1;
+        long sendFailed = mutant == Mutant.SEND_FAILED || mutant == Mutant.SEND_REPORTED_FAILED_BUT_LANDED ? n / 3 : -1;
         Set<Long> failed = sendFailed < 0 ? Set.of() : Set.of(sendFailed);
         SimulatedRun sim = new SimulatedRun(mutant, intents, failed, new java.util.Random(seed));
         long now = t0;
         for (GeneratedCommand c : cmds) {
             now = t0 + c.seq() * STEP_MS;
             sim.sweep(now);
-            if (c.seq() != sendFailed) {
+            if (c.seq() != sendFailed || mutant == Mutant.SEND_REPORTED_FAILED_BUT_LANDED) {
                 sim.apply(c, now);
             }
         }
