@@ -1,50 +1,51 @@
 package io.queen.timers.sweeper;
 
-import io.queen.timers.log.codec.TxnHash;
-import java.util.HexFormat;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import javax.sql.DataSource;
 
 /**
- * A destination that refuses particular messages, installed in ONE test database only: a trigger on
- * queen.log_txns raises check_violation (SQLSTATE 23514, a permanent error) when a pushed segment carries
- * the txn hash of a poisoned timer. It is what a real permanent refusal looks like to the sweeper: the
- * push statement fails inside the fire transaction, for that data, every time. Segments without a
- * poisoned txn go through untouched. The hashes are compared 16-byte aligned, the way log_txns stores them.
+ * A destination that refuses particular messages, installed in ONE test database only: the fault harness's trigger
+ * ({@link io.queen.timers.processes.poison.Poison}) raises check_violation (SQLSTATE 23514, a permanent error) when a
+ * pushed segment carries the txn hash of a poisoned timer. It is what a real permanent refusal looks like to the
+ * sweeper: the push statement fails inside the fire transaction, for that data, every time. Segments without a
+ * poisoned txn go through untouched.
  */
 public final class Poison {
 
-    private final Staging staging;
+    private final DataSource dataSource;
 
     public Poison(Staging staging) {
-        this.staging = staging;
+        this.dataSource = staging.dataSource();
     }
 
     public Poison install() {
-        staging.execute("CREATE TABLE IF NOT EXISTS public.test_poison (hash bytea PRIMARY KEY)");
-        staging.execute("""
-                CREATE OR REPLACE FUNCTION public.test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF EXISTS (SELECT 1
-                                 FROM public.test_poison p, generate_series(0, octet_length(NEW.hashes) / 16 - 1) AS i
-                                WHERE substring(NEW.hashes FROM i * 16 + 1 FOR 16) = p.hash) THEN
-                        RAISE EXCEPTION 'this test destination refuses a poisoned message' USING ERRCODE = '23514';
-                    END IF;
-                    RETURN NEW;
-                END $$""");
-        staging.execute("DROP TRIGGER IF EXISTS test_refuse_poison ON queen.log_txns");
-        staging.execute("CREATE TRIGGER test_refuse_poison BEFORE INSERT ON queen.log_txns"
-                + " FOR EACH ROW EXECUTE FUNCTION public.test_refuse_poison()");
+        run(io.queen.timers.processes.poison.Poison::install);
         return this;
     }
 
     public void poison(String txn) {
-        staging.execute("INSERT INTO public.test_poison VALUES ('\\x" + HexFormat.of().formatHex(TxnHash.of(txn)) + "') ON CONFLICT DO NOTHING");
+        run(c -> io.queen.timers.processes.poison.Poison.register(c, List.of(txn)));
     }
 
     public void cure(String txn) {
-        staging.execute("DELETE FROM public.test_poison WHERE hash = '\\x" + HexFormat.of().formatHex(TxnHash.of(txn)) + "'");
+        run(c -> io.queen.timers.processes.poison.Poison.cure(c, List.of(txn)));
     }
 
     public void cureAll() {
-        staging.execute("DELETE FROM public.test_poison");
+        run(io.queen.timers.processes.poison.Poison::cureAll);
+    }
+
+    private interface Step {
+        void on(Connection c) throws SQLException;
+    }
+
+    private void run(Step step) {
+        try (Connection c = dataSource.getConnection()) {
+            step.on(c);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -31,6 +31,10 @@ public final class Staging {
         this.dataSource = dataSource;
     }
 
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
     /** A timer due {@code delaySeconds} from the database's now (negative: in the past). txn = "txn-" + key. */
     public void schedule(UUID tenant, String queue, String key, double delaySeconds) {
         schedule(tenant, queue, key, "Default", delaySeconds, "txn-" + key, json(key), false);

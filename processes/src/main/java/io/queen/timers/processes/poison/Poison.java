@@ -12,11 +12,13 @@ import java.util.Collection;
  * check_violation (23514, permanent) when a pushed segment carries the txn hash of a registered
  * poisoned txn, so that fire fails inside its transaction, for that data, every time — what a real
  * permanent refusal looks like to the sweeper. Installed in the harness's database only, after the
- * schema exists. Hashes are compared 16-byte aligned, as log_txns stores them.
+ * schema exists (the fault harness's and the soak's; the sweeper's and the end-to-end tests', through their
+ * {@code sweeper.Poison}). Hashes are compared 16-byte aligned, as log_txns stores them.
  */
 public final class Poison {
 
     private static final String INSERT = "INSERT INTO public.faults_poison VALUES (?) ON CONFLICT DO NOTHING";
+    private static final String DELETE = "DELETE FROM public.faults_poison WHERE hash = ?";
 
     private Poison() {
     }
@@ -47,6 +49,24 @@ public final class Poison {
                 ps.addBatch();
             }
             ps.executeBatch();
+        }
+    }
+
+    /** Cures poisoned txns: a segment carrying one of them goes through again. */
+    public static void cure(Connection c, Collection<String> txns) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(DELETE)) {
+            for (String txn : txns) {
+                ps.setBytes(1, TxnHash.of(txn));
+                ps.addBatch();
+            }
+            ps.executeBatch();
+        }
+    }
+
+    /** Cures every poisoned txn. */
+    public static void cureAll(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("DELETE FROM public.faults_poison");
         }
     }
 }
