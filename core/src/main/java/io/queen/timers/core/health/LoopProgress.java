@@ -41,6 +41,11 @@ public final class LoopProgress implements ReadinessCheck {
     private volatile Instant cycleBegan;
     /** When the last cycle failed; only {@link #idle} reads it (the loop's thread, under the lock). */
     private Instant lastFailedAt;
+    /**
+     * Set by an {@link #idle} cycle that kept a failing run: the run counts only until then (or while a cycle runs), so
+     * a loop that failed once and then sleeps long with nothing to do is not reported failing for its whole sleep.
+     */
+    private volatile Instant failingHeldUntil;
 
     public LoopProgress(String name, Bounds bounds, Clock clock) {
         this.name = name;
@@ -71,6 +76,7 @@ public final class LoopProgress implements ReadinessCheck {
     /** A cycle ended and did its work (or found none to do). */
     public synchronized void completed() {
         cycleBegan = null;
+        failingHeldUntil = null;
         Snapshot s = state;
         Instant now = clock.instant();
         state = new Snapshot(name, s.startedAt(), now, now, null, 0, null, s.impaired(), s.diedAt(), s.death(), s.stopped());
@@ -91,6 +97,7 @@ public final class LoopProgress implements ReadinessCheck {
             return;
         }
         cycleBegan = null;
+        failingHeldUntil = lastFailedAt.plus(retryWithin);
         state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(), s.lastError(),
                 s.impaired(), s.diedAt(), s.death(), s.stopped());
     }
@@ -98,6 +105,7 @@ public final class LoopProgress implements ReadinessCheck {
     /** A cycle ended in an error the loop will retry; {@code why} is one line a person can act on. */
     public synchronized void failed(String why) {
         cycleBegan = null;
+        failingHeldUntil = null;
         Snapshot s = state;
         Instant now = clock.instant();
         Instant since = s.failingSince() != null ? s.failingSince() : now;
@@ -170,7 +178,9 @@ public final class LoopProgress implements ReadinessCheck {
                     : "no cycle completed since " + s.lastCycleAt()) + " (" + quiet.toSeconds() + " s, bound " + bounds.stallAfter().toSeconds()
                     + " s)" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
         }
-        if (s.failingSince() != null && Duration.between(s.failingSince(), now).compareTo(bounds.failingAfter()) > 0) {
+        Instant heldUntil = failingHeldUntil;
+        boolean heldRunOver = heldUntil != null && began == null && now.isAfter(heldUntil);   // idle since, and no retry came
+        if (s.failingSince() != null && !heldRunOver && Duration.between(s.failingSince(), now).compareTo(bounds.failingAfter()) > 0) {
             return Optional.of("every cycle failed since " + s.failingSince() + " (" + s.consecutiveFailures() + " cycles): " + s.lastError());
         }
         if (s.impaired() != null) {

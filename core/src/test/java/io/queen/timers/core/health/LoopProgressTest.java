@@ -85,21 +85,32 @@ class LoopProgressTest {
         sweep.completed();
         Instant since = clock.instant();
         Duration retry = Duration.ofSeconds(2);
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 8; i++) {
             sweep.failed("no timer of the claim fired: 5 failed transiently, the last with SQLSTATE 55P03");
-            for (int idle = 0; idle < 4; idle++) {   // the held timers back off: the cycles between find nothing due
+            for (int idle = 0; idle < 3; idle++) {   // the held timers back off: the cycles between find nothing due
                 clock.advance(Duration.ofMillis(500));
                 sweep.idle(retry);
             }
         }
         assertThat(sweep.problem()).as("idle cycles while the failed work backs off hide nothing")
-                .hasValueSatisfying(p -> assertThat(p).contains("every cycle failed since " + since).contains("6 cycles")
+                .hasValueSatisfying(p -> assertThat(p).contains("every cycle failed since " + since).contains("8 cycles")
                         .contains("55P03"));
-        clock.advance(Duration.ofSeconds(3));   // the work did not come back (cancelled, or fired elsewhere)
-        sweep.idle(retry);
+        sweep.begin();
+        clock.advance(Duration.ofSeconds(1));   // a retry under way past the window: still failing
+        assertThat(sweep.problem()).isPresent();
+        sweep.idle(retry);                      // it found nothing: the work did not come back (cancelled, fired elsewhere)
         assertThat(sweep.problem()).isEmpty();
-        sweep.idle(retry);
-        assertThat(sweep.problem()).as("an idle loop that never failed is ready").isEmpty();
+    }
+
+    @Test
+    void oneFailureThenALongIdleSleepIsNotAFailingRun() {
+        LoopProgress sweep = health.loop("sweep-0");
+        sweep.completed();
+        sweep.failed("SQLSTATE 08006: connection reset");
+        clock.advance(Duration.ofMillis(300));
+        sweep.idle(Duration.ofSeconds(2));      // nothing due: the loop now sleeps up to sweeper.idle.max
+        clock.advance(Duration.ofSeconds(40));
+        assertThat(sweep.problem()).as("the kept run ended with its window, without another cycle").isEmpty();
     }
 
     @Test
