@@ -43,18 +43,17 @@ public final class Poison {
 
     /** Registers poisoned txns: a segment carrying one of them is refused from now on. */
     public static void register(Connection c, Collection<String> txns) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(INSERT)) {
-            for (String txn : txns) {
-                ps.setBytes(1, TxnHash.of(txn));
-                ps.addBatch();
-            }
-            ps.executeBatch();
-        }
+        byHash(c, INSERT, txns);
     }
 
     /** Cures poisoned txns: a segment carrying one of them goes through again. */
     public static void cure(Connection c, Collection<String> txns) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(DELETE)) {
+        byHash(c, DELETE, txns);
+    }
+
+    /** Runs {@code sql} once per txn, with the txn's hash as its one parameter, in one batch. */
+    private static void byHash(Connection c, String sql, Collection<String> txns) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             for (String txn : txns) {
                 ps.setBytes(1, TxnHash.of(txn));
                 ps.addBatch();
