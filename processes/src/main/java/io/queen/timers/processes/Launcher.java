@@ -118,6 +118,39 @@ public final class Launcher {
         throw new IllegalStateException("port " + port + " did not open within " + timeoutMs + " ms");
     }
 
+    /**
+     * A free port for a service restarted on the same port (PostgreSQL, the broker): below the kernel's ephemeral range,
+     * so that no outgoing connection made while the service is down can take it as its local port. A CI run on 297c810
+     * lost a broker restart to "Address already in use" on port 34609, inside 32768-60999, which {@link #freePort} draws
+     * from. Falls back to {@link #freePort} if no port below the range is free.
+     */
+    public static int servicePort() {
+        int below = ephemeralLow();
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < 200 && below > SERVICE_PORTS_FROM + 1; i++) {
+            int port = SERVICE_PORTS_FROM + random.nextInt(below - SERVICE_PORTS_FROM);
+            try (ServerSocket s = new ServerSocket(port)) {
+                return port;
+            } catch (IOException taken) {
+                // try another
+            }
+        }
+        return freePort();
+    }
+
+    private static final int SERVICE_PORTS_FROM = 10_000;
+
+    /** The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read. */
+    static int ephemeralLow() {
+        try {
+            // read by line: Files.readString of this /proc file returned its first byte only (JDK 17)
+            String range = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim();
+            return Integer.parseInt(range.split("\\s+")[0]);
+        } catch (IOException | RuntimeException unreadable) {
+            return 32_768;
+        }
+    }
+
     public static int freePort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();

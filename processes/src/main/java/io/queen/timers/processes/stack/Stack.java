@@ -82,10 +82,10 @@ public final class Stack implements AutoCloseable {
         this.workDir = workDir;
         this.launcher = new Launcher(launcherJar);
         this.log = log;
-        this.postgres = new PostgresProcess(workDir, Launcher.freePort(),
+        this.postgres = new PostgresProcess(workDir, Launcher.servicePort(),
                 durable ? PostgresProcess.Durability.DURABLE : PostgresProcess.Durability.FSYNC_OFF,
                 Map.of("max_connections", "400", "shared_buffers", "128MB", "max_locks_per_transaction", "256"));
-        this.kafkaPort = Launcher.freePort();
+        this.kafkaPort = Launcher.servicePort();
     }
 
     /**
