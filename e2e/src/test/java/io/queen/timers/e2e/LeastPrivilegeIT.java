@@ -90,7 +90,7 @@ class LeastPrivilegeIT {
             List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 6, Duration.ofSeconds(120));
             assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
             assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
-            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v1
+            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v2
             await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.timer_audit_outbox") == 0);
             assertThat(count("SELECT count(*) FROM queen.bridge_offsets")).isPositive();
         }
@@ -108,7 +108,7 @@ class LeastPrivilegeIT {
             // what it may do: read its tables, and call its functions
             try (Statement st = c.createStatement()) {
                 st.executeQuery("SELECT count(*) FROM queen.bridge_offsets").close();
-                st.executeQuery("SELECT queen.timer_audit_delete_v1(ARRAY[]::bigint[])").close();
+                st.executeQuery("SELECT count(*) FROM queen.timer_audit_outbox").close();
             }
         }
         try (Connection c = as(sweeperLogin)) {
@@ -240,6 +240,63 @@ class LeastPrivilegeIT {
             admin("DELETE FROM queen.timer_audit_outbox WHERE kafka_key = '" + queue + "/k'");
             admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
         }
+    }
+
+    /**
+     * Issue 47, point 3: the audit outbox is emptied only by the session holding the relay lock, and only of the rows its
+     * last read handed out (V134). timer_audit_delete_v1, granted to both roles, deleted any tenant's unpublished events.
+     */
+    @Test
+    void theAuditOutboxIsEmptiedOnlyByTheRelayHoldingTheLockAndOnlyOfWhatItRead() throws Exception {
+        String victim = "lp.audit." + Long.toHexString(System.nanoTime());
+        long first = outbox(victim + "/a");
+        long second = outbox(victim + "/b");
+        try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin)) {
+            // a login that is not the active relay can neither read for publishing nor delete, whatever it names
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v1('{}', 100000, 100000)");
+            assertRefused(other, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
+            // the relay takes the lock (as AuditRelay does: pg_try_advisory_lock(LOCK_KEY) on its own session) and reads
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + RELAY_LOCK_KEY + ")")) {
+                rs.next();
+                assertThat(rs.getBoolean(1)).as("no other relay runs now").isTrue();
+            }
+            UUID token = null;
+            try (Statement st = relay.createStatement();
+                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v1('{}', 100000, 100000)")) {
+                while (rs.next()) {
+                    token = rs.getObject(2, UUID.class);
+                }
+            }
+            assertThat(token).isNotNull();
+            long late = outbox(victim + "/late");   // written after the read: never handed out
+            String ids = "ARRAY[" + first + ", " + second + ", " + late + "]::bigint[]";
+            // the token is the read's: another login, or the relay with any other token, is refused
+            assertRefused(other, "SELECT queen.timer_audit_delete_v2('" + token + "', " + ids + ")");
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), " + ids + ")");
+            // the relay deletes what it read, and only that
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY["
+                    + first + ", " + late + "]::bigint[])")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isOne();
+            }
+            assertThat(count("SELECT count(*) FROM queen.timer_audit_outbox WHERE id IN (" + second + ", " + late + ")")).isEqualTo(2);
+            try (Statement st = relay.createStatement()) {
+                st.execute("SELECT pg_advisory_unlock(" + RELAY_LOCK_KEY + ")");
+            }
+            // once it let go of the lock its token deletes nothing more
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY[" + second + "]::bigint[])");
+        } finally {
+            admin("DELETE FROM queen.timer_audit_outbox WHERE kafka_key LIKE '" + victim + "/%'");
+        }
+    }
+
+    /** AuditRelay.LOCK_KEY ("queenaud"): the advisory lock one relay per database publishes under. */
+    private static final long RELAY_LOCK_KEY = 0x7175_6565_6e61_7564L;
+
+    /** An unpublished audit event of the default tenant (a verdict, as the bridge writes one); returns its id. */
+    private static long outbox(String key) throws SQLException {
+        return count("INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event) VALUES ('" + DEFAULT_TENANT + "', '"
+                + key + "', 'absent', '{}') RETURNING id");
     }
 
     /** Issue 47, point 3: a sweeper whose settings the owner's bounds refuse does not start as its login, and says which. */
