@@ -1,0 +1,233 @@
+package io.queen.timers.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jwt.SignedJWT;
+import io.queen.timers.bridge.auth.TestTokens;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.sql.Migrations;
+import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.TestKafka;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.Writer;
+import java.lang.management.ManagementFactory;
+import java.net.ConnectException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.management.MBeanServerDelegate;
+import javax.management.MBeanServerNotification;
+import javax.management.NotificationListener;
+import javax.management.ObjectName;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Issue 47, point 4: the HTTP API as it ships (its documented defaults, reads as a login of queen_operator, the console
+ * on), with a real bridge, sweeper, broker and PostgreSQL ({@link OperatorStack#shipped}), against hostile callers,
+ * each through a real socket. Tenant B's topic takes no token, tenant A's takes jwt, and tenant C's jwt topic is read by
+ * no bridge: its requests wait for verdicts that do not come, as while a bridge is far behind.
+ */
+class HostileCallersIT {
+
+    @RegisterExtension
+    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HttpClient HTTP = OperatorStack.HTTP;
+    static final Pattern CSRF = Pattern.compile("name=\"csrf\" value=\"([0-9a-f]{64})\"");
+    static OperatorStack stack;
+
+    @BeforeAll
+    static void start() throws Exception {
+        stack = OperatorStack.shipped(db, "hostile", Map.of("api.console.enabled", "true"));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    /** Point 7: a body in another encoding than UTF-8 is a 400 saying so, never a 503. */
+    @Test
+    void aBodyInAnotherEncodingIsRefused400() throws Exception {
+        long written = commandOffsets();
+        String json = schedule("hostile.enc", "k", "e");
+        byte[] invalid = {'[', '{', '"', 'o', 'p', '"', ':', '"', (byte) 0xC3, '(', '"', '}', ']'};
+        List<byte[]> bodies = List.of(
+                bytes(new byte[] {(byte) 0xFF, (byte) 0xFE}, json.getBytes(StandardCharsets.UTF_16LE)),
+                json.getBytes(StandardCharsets.UTF_16BE),
+                json.getBytes(StandardCharsets.UTF_16),
+                json.getBytes(java.nio.charset.Charset.forName("UTF-32LE")),
+                bytes(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF}, json.getBytes(StandardCharsets.UTF_8)),
+                invalid);
+        for (byte[] body : bodies) {
+            HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/timers"))).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build());
+            assertProblem(r, 400);
+            assertThat(JSON.readTree(r.body()).get("detail").asText()).contains("UTF-8");
+        }
+        HttpResponse<String> declared = send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/timers")))
+                .header("Content-Type", "application/json; charset=utf-16").POST(HttpRequest.BodyPublishers.ofString(json)).build());
+        assertProblem(declared, 415);
+        assertThat(JSON.readTree(declared.body()).get("detail").asText()).contains("UTF-8");
+        assertThat(commandOffsets()).as("no command was written").isEqualTo(written);
+    }
+
+    // ---- helpers
+
+    static String schedule(String queue, String key, String txn) {
+        return "[{\"op\":\"schedule\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + key + "\",\"delayMs\":3600000,\"txn\":\"" + txn
+                + "\",\"payload\":1}]";
+    }
+
+    static HttpRequest post(String json, String token) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(stack.url("/api/v1/timers"))).header("Content-Type", "application/json")
+                .timeout(Duration.ofMinutes(2)).POST(HttpRequest.BodyPublishers.ofString(json));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return b.build();
+    }
+
+    static HttpRequest with(Map<String, String> headers, HttpRequest.Builder b) {
+        headers.forEach(b::header);
+        return b.build();
+    }
+
+    static HttpResponse<String> send(HttpRequest r) {
+        try {
+            return HTTP.send(r, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static void assertProblem(HttpResponse<String> r, int status) throws Exception {
+        HttpApiEndToEndIT.assertProblem(r, status);
+    }
+
+    static String csrf(String html) {
+        Matcher m = CSRF.matcher(html);
+        assertThat(m.find()).as(html).isTrue();
+        return m.group(1);
+    }
+
+    /** A token signed by {@code signer} whose header names no key (no kid). */
+    static String withoutKid(TestTokens.Signer signer) throws Exception {
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.ES256).build(),
+                TestTokens.claims("prober", Instant.now(), OperatorStack.TENANT_A).build());
+        jwt.sign(signer.signer());
+        return jwt.serialize();
+    }
+
+    /** The status of one request sent from the local address {@code from} to an API on this host (HttpClient cannot choose it). */
+    static int rawStatus(String from, int port, String requestLine, String token) throws IOException {
+        try (Socket s = new Socket()) {
+            s.bind(new InetSocketAddress(from, 0));
+            s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            return exchange(s, requestLine, token);
+        }
+    }
+
+    /** The status of one request to {@code host}:{@code port}. */
+    static int rawStatusTo(String host, int port, String requestLine, String token) throws IOException {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(host, port), 5000);
+            return exchange(s, requestLine, token);
+        }
+    }
+
+    private static int exchange(Socket s, String requestLine, String token) throws IOException {
+        s.setSoTimeout(60_000);
+        OutputStream out = s.getOutputStream();
+        out.write((requestLine + " HTTP/1.1\r\nHost: queen\r\nConnection: close\r\n" + (token == null ? "" : "Authorization: Bearer " + token
+                + "\r\n") + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = s.getInputStream();
+        String status = new String(in.readNBytes(12), StandardCharsets.US_ASCII); // "HTTP/1.1 401"
+        return Integer.parseInt(status.substring(9, 12));
+    }
+
+    static Optional<InetAddress> networkAddress() throws IOException {
+        for (NetworkInterface n : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+            if (n.isUp() && !n.isLoopback()) {
+                for (InetAddress a : Collections.list(n.getInetAddresses())) {
+                    if (a instanceof Inet4Address && !a.isLoopbackAddress() && !a.isLinkLocalAddress()) {
+                        return Optional.of(a);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static byte[] bytes(byte[] a, byte[] b) {
+        byte[] out = new byte[a.length + b.length];
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** The end offsets of the command topics the bridge reads (open and jwt, one partition each), summed. */
+    static long commandOffsets() throws Exception {
+        try (var admin = TestKafka.admin()) {
+            Map<TopicPartition, OffsetSpec> parts = new HashMap<>();
+            for (String t : List.of(stack.open, stack.jwt)) {
+                parts.put(new TopicPartition(t, 0), OffsetSpec.latest());
+            }
+            return admin.listOffsets(parts).all().get().values().stream().mapToLong(i -> i.offset()).sum();
+        }
+    }
+}
