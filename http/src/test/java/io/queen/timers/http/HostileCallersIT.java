@@ -116,6 +116,38 @@ class HostileCallersIT {
         assertThat(commandOffsets()).as("no command was written").isEqualTo(written);
     }
 
+    /** Point 8: with one jwt topic and a broken key file, the refusal does not name the file (the server's log does). */
+    @Test
+    void noErrorNamesAFilePath() throws Exception {
+        Path dir = Files.createTempDirectory("hostile-keys");
+        Path keys = dir.resolve("tenant-a-keys.jwks");
+        Files.copy(stack.keys, keys);
+        try (HttpMain one = HttpMain.start(stack.operatorConfig(Map.of("api.command.topics", stack.jwt, "api.console.enabled", "true",
+                "topic." + stack.jwt + ".auth.keys.file", keys.toString())))) {
+            String base = "http://127.0.0.1:" + one.port();
+            HttpResponse<String> ok = send(HttpRequest.newBuilder(URI.create(base + "/api/v1/dead-letters"))
+                    .header("Authorization", "Bearer " + stack.adminToken()).GET().build());
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            Files.writeString(keys, "{\"keys\": [ this is not a key set");
+            HttpResponse<String> post = send(HttpRequest.newBuilder(URI.create(base + "/api/v1/timers")).header("Content-Type", "application/json")
+                    .header("Authorization", "Bearer " + stack.adminToken()).POST(HttpRequest.BodyPublishers.ofString(schedule("hostile.keys", "k", "k")))
+                    .build());
+            assertProblem(post, 401);
+            HttpResponse<String> read = send(HttpRequest.newBuilder(URI.create(base + "/api/v1/dead-letters"))
+                    .header("Authorization", "Bearer " + stack.adminToken()).GET().build());
+            assertProblem(read, 401);
+            String csrf = csrf(send(HttpRequest.newBuilder(URI.create(base + "/console/login")).GET().build()).body());
+            HttpResponse<String> login = send(HttpRequest.newBuilder(URI.create(base + "/console/login"))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("token=" + stack.adminToken() + "&csrf=" + csrf)).build());
+            assertThat(login.statusCode()).isEqualTo(401);
+            for (HttpResponse<String> r : List.of(post, read, login)) {
+                assertThat(r.body()).as("the answer names no file").doesNotContain(keys.toString(), keys.getFileName().toString(), dir.toString())
+                        .contains("verification keys");
+            }
+        }
+    }
+
     // ---- helpers
 
     static String schedule(String queue, String key, String txn) {
