@@ -90,6 +90,45 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 6: a browser's request from another site changes nothing, on the JSON routes and the console alike. */
+    @Test
+    void everyStateChangingRouteRefusesACrossSiteRequest() throws Exception {
+        assertThat(stack.schedule(schedule("hostile.csrf", "k", "x"), null).statusCode()).isEqualTo(200);
+        stack.deadLetter(OperatorStack.TENANT_B, "hostile.csrf", "k");
+        JsonNode letters = JSON.readTree(send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters?queue=hostile.csrf")))
+                .GET().build()).body()).get("deadLetters");
+        String id = letters.get(0).get("id").asText();
+        long written = commandOffsets();
+        List<Map<String, String>> foreign = List.of(Map.of("Origin", "https://evil.example"), Map.of("Sec-Fetch-Site", "cross-site"),
+                Map.of("Sec-Fetch-Site", "same-site"), Map.of("Origin", "null"));
+        for (Map<String, String> h : foreign) {
+            assertProblem(send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters/" + id + "/replay?reason=forged")))
+                    .POST(HttpRequest.BodyPublishers.noBody()))), 403);
+            assertProblem(send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters/" + id + "?reason=forged")))
+                    .DELETE())), 403);
+            assertProblem(send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/api/v1/timers"))).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(schedule("hostile.csrf", "forged", "f"))))), 403);
+            assertProblem(send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/api/v1/timers/hostile.csrf/k"))).DELETE())), 403);
+            // the console's form with its own valid form token: the browser's headers still refuse it
+            String csrf = csrf(send(HttpRequest.newBuilder(URI.create(stack.url("/console/dead-letters"))).GET().build()).body());
+            HttpResponse<String> drop = send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/console/dead-letters/drop")))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .POST(HttpRequest.BodyPublishers.ofString("id=" + id + "&reason=forged&csrf=" + csrf))));
+            assertThat(drop.statusCode()).as(drop.body()).isEqualTo(403);
+            // a read is no state change: served whatever the site
+            assertThat(send(with(h, HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters/" + id))).GET())).statusCode()).isEqualTo(200);
+        }
+        assertThat(commandOffsets()).as("no command was written").isEqualTo(written);
+        assertThat(send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters/" + id))).GET().build()).statusCode())
+                .as("the dead letter is still there").isEqualTo(200);
+        // this server's own origin (a page of the console, or a browser's address bar) goes through
+        String self = "http://127.0.0.1:" + stack.api.port();
+        HttpResponse<String> replay = send(with(Map.of("Origin", self), HttpRequest.newBuilder(
+                URI.create(stack.url("/api/v1/dead-letters/" + id + "/replay?reason=same-origin"))).POST(HttpRequest.BodyPublishers.noBody())));
+        assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
+        assertThat(JSON.readTree(replay.body()).get("removed").asBoolean()).isTrue();
+    }
+
     /** Point 7: a body in another encoding than UTF-8 is a 400 saying so, never a 503. */
     @Test
     void aBodyInAnotherEncodingIsRefused400() throws Exception {

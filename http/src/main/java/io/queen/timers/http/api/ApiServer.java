@@ -172,6 +172,11 @@ public final class ApiServer implements AutoCloseable {
                 problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
                 return;
             }
+            Optional<String> crossSite = CrossSite.refusal(method, ex.getRequestHeaders());
+            if (crossSite.isPresent()) {
+                problem(ex, Problem.crossSite(crossSite.get()));
+                return;
+            }
             boolean post = method.equals("POST") && path.equals(TIMERS);
             String bearer;
             CommandTopics.Target target;
