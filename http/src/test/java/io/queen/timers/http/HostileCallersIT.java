@@ -90,6 +90,30 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 5: loopback by default; a topic without auth keeps it so unless api.unauthenticated.remote.allowed says otherwise. */
+    @Test
+    void theDefaultBindIsLoopbackAndATopicWithoutAuthNeedsTheSettingToServeTheNetwork() throws Exception {
+        Optional<InetAddress> network = networkAddress();
+        assumeThat(network).as("a non-loopback address of this host").isPresent();
+        String host = network.get().getHostAddress();
+        try (Socket s = new Socket()) {
+            assertThatThrownBy(() -> s.connect(new InetSocketAddress(network.get(), stack.api.port()), 5000))
+                    .as("the shipped API on %s", host).isInstanceOf(ConnectException.class);
+        }
+        assertThatThrownBy(() -> stack.operatorConfig(Map.of("api.bind.address", "0.0.0.0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("api.unauthenticated.remote.allowed").hasMessageContaining(stack.open).hasMessageNotContaining("\n");
+        // only jwt topics: the network may be served without the setting
+        try (HttpMain jwtOnly = HttpMain.start(stack.operatorConfig(Map.of("api.bind.address", "0.0.0.0", "api.command.topics", stack.jwt)))) {
+            assertThat(rawStatusTo(host, jwtOnly.port(), "DELETE /api/v1/timers/hostile.q/k", null)).isEqualTo(401);
+        }
+        // the operator says so: the topic without auth is served to the network
+        try (HttpMain open = HttpMain.start(stack.operatorConfig(Map.of("api.bind.address", "0.0.0.0",
+                "api.unauthenticated.remote.allowed", "true")))) {
+            assertThat(rawStatusTo(host, open.port(), "DELETE /api/v1/timers/hostile.q/network", null)).isEqualTo(200);
+        }
+    }
+
     /** Point 6: a browser's request from another site changes nothing, on the JSON routes and the console alike. */
     @Test
     void everyStateChangingRouteRefusesACrossSiteRequest() throws Exception {
