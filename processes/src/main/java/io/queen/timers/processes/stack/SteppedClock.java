@@ -20,12 +20,19 @@ import java.util.concurrent.TimeUnit;
  * +30 s step into a -30 s one in a trial). {@link #probe} reads the time through the same library, file and variables in a
  * process of its own ({@code date}), so the harness knows the step took.
  *
- * <p>PRICE: a {@code stat} of the file at most once a second per process, and libfaketime's own cost on every clock read.
+ * <p>PRICE: a read of the file about once a second per process (a step is seen 1-2 s after the rename), and
+ * libfaketime's own cost on every wall-clock read (0.13 µs instead of 0.04 µs; {@link #LIBRARY}).
  */
 public final class SteppedClock {
 
-    /** Where Debian's libfaketime package puts the multi-threaded library. */
-    public static final Path LIBRARY = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
+    /**
+     * Where Debian's libfaketime package puts the library. Not its thread-safe variant, libfaketimeMT: measured
+     * (2026-12-06, this 2-core machine, JDK 17, the variables of {@link #environment()}) 5,000,000
+     * {@code System.currentTimeMillis} calls took 0.22 s plain, 0.67 s under libfaketime and 17 s under libfaketimeMT.
+     * The plain variant's shared state is a cached offset re-read from the file about once a second: four threads reading
+     * the clock through a step saw no jump but the step's own (at most 48 ms on a quiet machine: the scheduler's).
+     */
+    public static final Path LIBRARY = Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
 
     private final Path offsetFile;
 
@@ -40,7 +47,11 @@ public final class SteppedClock {
     /** The environment a process runs with so that its wall clock is this one. */
     public Map<String, String> environment() {
         return Map.of("LD_PRELOAD", LIBRARY.toString(), "FAKETIME_TIMESTAMP_FILE", offsetFile.toString(),
-                "FAKETIME_CACHE_DURATION", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+                "FAKETIME_CACHE_DURATION", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1",
+                // The "monotonic fix" rewrites every timed wait of the JVM's threads; with the monotonic clock left alone it
+                // fixes nothing and cost a launcher start 6.5 CPU s instead of 0.8 (2026-12-06): a stepped sweeper's restarts
+                // then loaded the machine to 19-27 through a whole harness run.
+                "FAKETIME_FORCE_MONOTONIC_FIX", "0");
     }
 
     /** From now on (within a second) the process's wall clock reads the real time plus {@code offsetMs} (whole seconds). */
