@@ -1,18 +1,124 @@
--- The audit relay's one write: deleting the outbox rows the broker acknowledged (issue 24, point 6).
--- It was a direct DELETE; as a function, the relay's roles (queen_bridge, queen_sweeper) need no DELETE on
--- the outbox, so a compromised service cannot empty it wholesale: it can delete only by id, as the relay does.
--- By id list, never by range: an id below the largest published one may belong to a transaction that
--- committed late, and it has not been published yet.
--- Locks: outbox rows only (a leaf of the project lock order). Returns the rows deleted.
--- PRICE: SECURITY DEFINER with a pinned search_path costs a GUC save and restore per call (once per relay
--- round, not per event).
-CREATE OR REPLACE FUNCTION queen.timer_audit_delete_v1(p_ids BIGINT[])
-RETURNS INT
-LANGUAGE sql VOLATILE
+-- The audit relay's read and its one write (issue 24, point 6; issue 47, point 3): core's AuditRelay reads the
+-- oldest outbox rows through queen.timer_audit_read_v1, publishes them, and deletes the acknowledged ones through
+-- queen.timer_audit_delete_v2. The relay's roles (queen_bridge, queen_sweeper) may not DELETE from the outbox
+-- themselves, and these functions let a login of theirs delete only:
+--  * while its session holds the relay lock, the advisory lock one relay per database publishes under (AuditRelay
+--    takes it with pg_try_advisory_lock on the connection it reads and deletes on); a login that is not the active
+--    relay is refused, 42501;
+--  * rows its last read handed out: the read records their ids in queen.timer_audit_reads (V134) under a new token it
+--    returns with them; the delete removes only those of the ids it is given, and only for that token. Its
+--    predecessor, timer_audit_delete_v1 (dropped by V134), deleted any id for any login of either role: any tenant's
+--    unpublished events.
+-- By id list, never by range: an id below the largest published one may belong to a transaction that committed
+-- late, and it has not been published yet.
+-- What is left to the relay (the lock is PostgreSQL's advisory lock, which any login may take while no relay holds
+-- it): a login that takes the free lock is the active relay, and may read and delete what it read, as a relay does.
+-- Every running bridge and sweeper relay keeps trying the lock (audit.relay.standby.interval), so it is free only
+-- while no relay runs or between two tenures.
+-- PRICE: each read that finds rows writes the one row of queen.timer_audit_reads (its ids, 8 bytes each, compressed
+-- when long); the read and the delete each read pg_locks, which copies the lock table under the lock manager's
+-- partition locks (shared, microseconds on a normal lock table): two per relay round, never per event.
+
+-- Whether THIS session holds the relay lock: AuditRelay.LOCK_KEY ("queenaud", 0x717565656e617564), which pg_locks
+-- shows for a bigint advisory key as classid = its high 32 bits (1903519077), objid = its low 32 bits (1851880804),
+-- objsubid 1. The two places name the same number: every relay IT fails if they part. Internal: granted to no role.
+CREATE OR REPLACE FUNCTION queen.timer_audit_relay_held_v1()
+RETURNS BOOLEAN
+LANGUAGE sql
+STABLE
+AS $$
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())
+                      AND l.classid = 1903519077 AND l.objid = 1851880804 AND l.objsubid = 1)
+$$;
+
+-- The oldest outbox rows, in id order (the order they are published in), one result row per event, each as the
+-- Kafka key and value the relay publishes (the relay renders nothing), with the token of this read (read_token, the
+-- same on every row). The event is read from the view queen.timer_audit_events, the one owner of the per-timer
+-- `fired` events a segment row holds (docs/decisions.md#who-renders-the-audit-event), and published as
+-- {"eventId","type","at","tenant"} || event (`value`, rendered only here). A round holds whole rows only (it deletes
+-- only rows it published completely): the oldest rows while their events add up to less than p_events, always at
+-- least one row; p_rows bounds the rows read for that count. p_held_tenants lists the tenants whose audit topic is
+-- held (the relay cannot write to it): their rows are left out, in place and in order, so the other tenants' rows
+-- flow. PRICE: the primary-key scan reads past the held rows on every round while they wait (no tenant index: every
+-- writer would pay for it). The chosen ids reach the view as one array (`= ANY`), a condition PostgreSQL pushes into
+-- both branches of the view's UNION ALL, so each branch reads those rows by primary key.
+-- Lock order: the one row of queen.timer_audit_reads (only the relay lock's holder writes it: never contended); the
+-- outbox is read without row locks (one relay per database is active, and writers only ever insert).
+CREATE OR REPLACE FUNCTION queen.timer_audit_read_v1(p_held_tenants UUID[], p_rows INT, p_events INT)
+RETURNS TABLE (id BIGINT, tenant_id UUID, kafka_key TEXT, event_id UUID, traceparent TEXT, tracestate TEXT, value TEXT,
+               read_token UUID)
+LANGUAGE plpgsql
+VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
-    WITH gone AS (DELETE FROM queen.timer_audit_outbox WHERE id = ANY(p_ids) RETURNING 1)
-    SELECT count(*)::int FROM gone
+DECLARE
+    v_ids   BIGINT[];
+    v_token UUID;
+BEGIN
+    IF NOT queen.timer_audit_relay_held_v1() THEN
+        RAISE EXCEPTION 'timer_audit_read_v1: this session does not hold the audit relay lock (only the active relay reads for publishing)'
+            USING ERRCODE = '42501';
+    END IF;
+    v_ids := ARRAY(
+        SELECT w.id
+          FROM (SELECT x.id, x.fired, sum(coalesce(cardinality(x.fired), 1)) OVER (ORDER BY x.id) AS events_upto
+                  FROM (SELECT o.id, o.fired FROM queen.timer_audit_outbox o
+                         WHERE o.tenant_id <> ALL (coalesce(p_held_tenants, '{}')) ORDER BY o.id LIMIT p_rows) x) w
+         WHERE w.events_upto - coalesce(cardinality(w.fired), 1) < p_events);
+    IF cardinality(v_ids) = 0 THEN
+        RETURN;   -- nothing handed out: the record of the last read stays (an idle relay writes nothing)
+    END IF;
+    v_token := gen_random_uuid();
+    INSERT INTO queen.timer_audit_reads AS r (one, token, ids) VALUES (TRUE, v_token, v_ids)
+    ON CONFLICT (one) DO UPDATE SET token = EXCLUDED.token, ids = EXCLUDED.ids, read_at = now();
+    RETURN QUERY
+    SELECT e.id,
+           e.tenant_id,
+           e.kafka_key,
+           e.event_id,
+           -- the record's W3C headers (docs/tracing.md#tracing): the trace of the command behind the event, flags as
+           -- sent (an event of before V127 has none: sampled, as consumers were told to assume), and its tracestate
+           CASE WHEN e.event ->> 'traceId' IS NOT NULL AND e.event ->> 'spanId' IS NOT NULL
+                THEN '00-' || (e.event ->> 'traceId') || '-' || (e.event ->> 'spanId') || '-' || coalesce(e.event ->> 'traceFlags', '01')
+           END,
+           e.event ->> 'traceState',
+           (jsonb_build_object('eventId', e.event_id, 'type', e.type, 'at', e.created_at, 'tenant', e.tenant_id)
+            || e.event)::text,
+           v_token
+      FROM queen.timer_audit_events e
+     WHERE e.id = ANY (v_ids)
+     ORDER BY e.id, e.seq;
+END
+$$;
+
+-- Deletes the outbox rows the broker acknowledged: of p_ids, only those the last read handed out under p_token, and
+-- only for the session holding the relay lock (42501 otherwise, and for a token that is not the last read's).
+-- Returns the rows deleted. Lock order: outbox rows only (a leaf of the project lock order).
+CREATE OR REPLACE FUNCTION queen.timer_audit_delete_v2(p_token UUID, p_ids BIGINT[])
+RETURNS INT
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
+AS $$
+DECLARE
+    v_read BIGINT[];
+    v_gone INT;
+BEGIN
+    IF NOT queen.timer_audit_relay_held_v1() THEN
+        RAISE EXCEPTION 'timer_audit_delete_v2: this session does not hold the audit relay lock (only the active relay deletes what it read)'
+            USING ERRCODE = '42501';
+    END IF;
+    SELECT r.ids INTO v_read FROM queen.timer_audit_reads r WHERE r.one AND r.token = p_token;
+    IF v_read IS NULL THEN
+        RAISE EXCEPTION 'timer_audit_delete_v2: % is not the token of the last read (a relay deletes only what it read)', p_token
+            USING ERRCODE = '42501';
+    END IF;
+    DELETE FROM queen.timer_audit_outbox o WHERE o.id = ANY (p_ids) AND o.id = ANY (v_read);
+    GET DIAGNOSTICS v_gone = ROW_COUNT;
+    RETURN v_gone;
+END
 $$;
 
 -- Wakes the active audit relay at the commit of a transaction that wrote the outbox (issue 25): an idle

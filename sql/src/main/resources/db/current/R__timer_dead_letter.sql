@@ -13,6 +13,11 @@
 -- goes; and what is kept is the row's own payload, in its stored form, never bytes the caller passes (v2 stored
 -- the caller's "decompressed" payload). A zstd payload is kept as {"encoding":"zstd+base64",..}: the CLI
 -- decompresses it to replay it.
+-- Nor the thresholds (issue 47, point 3; R__timer_bounds.sql): a p_max_attempts below the owner's min_attempts, or a
+-- recurring row's plan whose maxDeadLettersInRow is below min_dead_letters_in_row (or absent), is refused (22023,
+-- naming the setting) for a login the owner's bounds bind; and a recurring row's plan always counts as a dead
+-- letter ("deadLetter": true is set here, whatever the caller sent: a plan saying otherwise would reset the run and
+-- the series would never end by its dead letters).
 --
 -- Guarantees:
 --  * Only under the caller's live claim: the fail that exhausts a timer keeps its claim (R__timer_fail.sql),
@@ -86,6 +91,8 @@ DECLARE
     v_dq    TEXT[];
     v_dp    TEXT[];
     v_did   UUID[];
+    v_binds      BOOLEAN;
+    v_min_in_row INT;
 BEGIN
     SELECT array_agg(r.tenant_id ORDER BY r.i), array_agg(r.queue ORDER BY r.i), array_agg(r.timer_key ORDER BY r.i),
            array_agg(r.claim_token ORDER BY r.i), array_agg(r.plan ORDER BY r.i)
@@ -95,6 +102,14 @@ BEGIN
            WITH ORDINALITY AS r(tenant_id, queue, timer_key, claim_token, plan, i);
     IF a_tenants IS NULL THEN
         RETURN;
+    END IF;
+    -- the owner's thresholds (R__timer_bounds.sql): a refused call touches no row
+    PERFORM queen.timer_require_attempts_v1('timer_dead_letter_v3', p_max_attempts);
+    SELECT b.binds_caller, b.min_dead_letters_in_row INTO v_binds, v_min_in_row FROM queen.timer_bounds_v1() b;
+    IF v_binds AND EXISTS (SELECT 1 FROM unnest(a_plans) p
+                            WHERE p IS NOT NULL AND NOT coalesce((p ->> 'maxDeadLettersInRow')::int >= v_min_in_row, false)) THEN
+        RAISE EXCEPTION 'timer_dead_letter_v3: a plan''s maxDeadLettersInRow is below % (queen.timer_settings.min_dead_letters_in_row, the owner''s)',
+            v_min_in_row USING ERRCODE = '22023', HINT = 'as the owner: UPDATE queen.timer_settings SET min_dead_letters_in_row = ...';
     END IF;
 
     -- 1. Hold the exhausted rows the caller holds the live claim of (full primary-key probes in a LATERAL subquery).
@@ -164,7 +179,7 @@ BEGIN
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered', queen.timer_event_v1(g.timer)
            || CASE WHEN (g.timer).recurrence IS NOT NULL
-                   THEN queen.timer_series_next_v1(g.timer, a_plans[u.ord::int]) ELSE '{}'::jsonb END
+                   THEN queen.timer_series_next_v1(g.timer, a_plans[u.ord::int] || '{"deadLetter": true}') ELSE '{}'::jsonb END
       FROM gone g
       JOIN unnest(v_ord, v_ctid) AS u(ord, row_ctid) ON u.row_ctid = g.row_ctid
      ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key;

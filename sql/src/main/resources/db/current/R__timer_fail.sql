@@ -16,6 +16,10 @@
 --    08/53/57/58, or none) spend no attempt and back off p_transient_backoff; permanent errors spend one
 --    attempt and back off least(p_backoff_base * 2^attempts, p_backoff_max), attempts counted BEFORE
 --    this failure;
+--  * the backoffs and p_max_attempts are the caller's only within the owner's bounds (queen.timer_settings, V133;
+--    R__timer_bounds.sql): a transient backoff beyond max_transient_backoff (a due timer hidden for a century
+--    without an attempt spent), a backoff beyond max_backoff or a max attempts below min_attempts (a timer exhausted
+--    by one fake failure) is refused, 22023 naming the setting, before any row is touched (issue 47, point 3);
 --  * last_error := the error; a `retrying` audit row per failed timer (with producerSub and trace
 --    fields when the timer has them). Returns the new attempts, the retry instant and `exhausted`
 --    (attempts >= p_max_attempts): the sweeper dead-letters those next, in its own transaction, under the
@@ -71,6 +75,9 @@ LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
+-- the owner's bounds first (R__timer_bounds.sql): a refused call touches no row
+SELECT queen.timer_require_backoffs_v1('timer_fail_v2', p_transient_backoff, p_backoff_base, p_backoff_max);
+SELECT queen.timer_require_attempts_v1('timer_fail_v2', p_max_attempts);
 WITH held AS MATERIALIZED (
     -- Lock order: queen.log_timers rows, primary key ascending, FOR UPDATE, waits (timer_hold_claimed_v2).
     SELECT h AS row_ctid FROM queen.timer_hold_claimed_v2('timer_fail_v2 timers', p_timers) h

@@ -90,7 +90,7 @@ class LeastPrivilegeIT {
             List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 6, Duration.ofSeconds(120));
             assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
             assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
-            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v1
+            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v2
             await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.timer_audit_outbox") == 0);
             assertThat(count("SELECT count(*) FROM queen.bridge_offsets")).isPositive();
         }
@@ -108,7 +108,7 @@ class LeastPrivilegeIT {
             // what it may do: read its tables, and call its functions
             try (Statement st = c.createStatement()) {
                 st.executeQuery("SELECT count(*) FROM queen.bridge_offsets").close();
-                st.executeQuery("SELECT queen.timer_audit_delete_v1(ARRAY[]::bigint[])").close();
+                st.executeQuery("SELECT count(*) FROM queen.timer_audit_outbox").close();
             }
         }
         try (Connection c = as(sweeperLogin)) {
@@ -151,13 +151,15 @@ class LeastPrivilegeIT {
         admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
                 + " VALUES ('" + queue + "', 'k', now() + interval '1 hour', 'txn-h', queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea)");
         try (Connection c = as(sweeperLogin)) {
-            // dead-letter: an unclaimed pending timer, max attempts 0, and a payload of the caller's: nothing moves
-            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3('[{"
-                    + "\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
-                    + " \"claim_token\": \"" + UUID.randomUUID() + "\", \"payload\": \"eyJ4IjogMX0=\"}]'::jsonb, 0)")) {
+            // dead-letter: an unclaimed pending timer and a payload of the caller's: nothing moves; with max attempts 0,
+            // below the owner's min_attempts (issue 47), the call is refused outright
+            String unclaimed = "'[{\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
+                    + " \"claim_token\": \"" + UUID.randomUUID() + "\", \"payload\": \"eyJ4IjogMX0=\"}]'::jsonb";
+            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3(" + unclaimed + ", 5)")) {
                 rs.next();
                 assertThat(rs.getInt(1)).isZero();
             }
+            assertInvalid(c, "SELECT count(*) FROM queen.timer_dead_letter_v3(" + unclaimed + ", 0)", "min_attempts");
             // a lease of ten years (a due timer made uncancellable): beyond queen.timer_settings.max_lease
             assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v5(10, interval '10 years', 10, 1000000, true)", "max_lease");
             // a cleanup cutoff in the future (every idle partition dead at once): later than now() - min_cleanup_idle
@@ -168,6 +170,148 @@ class LeastPrivilegeIT {
         assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "' AND claim_token IS NULL")).isOne();
         assertThat(count("SELECT count(*) FROM queen.timer_dlq_keys WHERE queue = '" + queue + "'")).isZero();
         admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
+    }
+
+    /**
+     * Issue 47, point 3: the backoffs, the attempts and the dead-letter thresholds of a failed fire are the owner's
+     * (queen.timer_settings, V133). As the sweeper's login, on a timer it holds the live claim of: a transient backoff of
+     * a century, a backoff beyond max_backoff, one attempt, a dead letter at one attempt, a series ended by one dead letter
+     * are refused, naming the owner's setting, and the row stays as it was; a failure within the bounds is recorded.
+     */
+    @Test
+    void theSweepersLoginCannotChooseItsBackoffsAttemptsOrDeadLetterThresholds() throws Exception {
+        String queue = "lp.bounds." + Long.toHexString(System.nanoTime());
+        UUID token = UUID.randomUUID();
+        admin("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload, claim_token, claimed_until)"
+                + " VALUES ('" + queue + "', 'k', now() - interval '1 second', 'txn-b', queen.timer_uuidv7_v1(now()), '\\x7b7d'::bytea,"
+                + " '" + token + "', now() + interval '10 minutes')");
+        try {
+            String held = "'[{\"tenant_id\": \"" + DEFAULT_TENANT + "\", \"queue\": \"" + queue + "\", \"timer_key\": \"k\","
+                    + " \"claim_token\": \"" + token + "\"}]'::jsonb";
+            try (Connection c = as(sweeperLogin)) {
+                // hidden for a century without an attempt spent
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_fail_v2(" + held + ", 'fake', true, interval '100 years',"
+                        + " interval '1 second', interval '1 minute', 5)", "max_transient_backoff");
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_fail_v2(" + held + ", 'fake', false, interval '1 second',"
+                        + " interval '100 years', interval '100 years', 5)", "max_backoff");
+                // exhausted by one fake failure, then dead-lettered
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_fail_v2(" + held + ", 'fake', false, interval '1 second',"
+                        + " interval '1 second', interval '1 minute', 1)", "min_attempts");
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_fail_v2(" + held + ", 'fake', false, interval '1 second',"
+                        + " interval '1 second', interval '1 minute', NULL)", "min_attempts");
+            }
+            assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "' AND attempts = 0 AND claim_token = '"
+                    + token + "' AND claimed_until > now() + interval '5 minutes'")).as("untouched").isOne();
+            admin("UPDATE queen.log_timers SET attempts = 1 WHERE queue = '" + queue + "'");
+            try (Connection c = as(sweeperLogin)) {
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_dead_letter_v3(" + held + ", 1)", "min_attempts");
+                // within the owner's bounds the login records a failure of a timer it holds
+                try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT attempts, exhausted FROM queen.timer_fail_v2("
+                        + held + ", 'real', false, interval '1 second', interval '1 second', interval '1 minute', 5)")) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getInt(1)).isEqualTo(2);
+                    assertThat(rs.getBoolean(2)).isFalse();
+                }
+            }
+            assertThat(count("SELECT count(*) FROM queen.timer_dlq_keys WHERE queue = '" + queue + "'")).isZero();
+
+            // a recurring series two dead letters into a run the owner ends at three: a plan saying 1, or none, is refused;
+            // one saying it was no dead letter is counted as one all the same, and the series ends
+            admin("UPDATE queen.log_timers SET attempts = 5, claim_token = '" + token + "', claimed_until = now() + interval '10 minutes',"
+                    + " recurrence = '{\"every\": \"PT1M\", \"startAt\": \"2026-01-01T00:00:00Z\", \"catchUp\": \"all\", \"txn\": \"series\","
+                    + " \"seq\": 4, \"deadLettersInRow\": 2}' WHERE queue = '" + queue + "'");
+            String next = "\"next\": \"" + java.time.Instant.now().plusSeconds(3600) + "\"";
+            try (Connection c = as(sweeperLogin)) {
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_dead_letter_v3(" + plan(held, "{" + next + ", \"deadLetter\": true,"
+                        + " \"maxDeadLettersInRow\": 1}") + ", 5)", "min_dead_letters_in_row");
+                assertInvalid(c, "SELECT count(*) FROM queen.timer_dead_letter_v3(" + plan(held, "{" + next + ", \"deadLetter\": true}")
+                        + ", 5)", "min_dead_letters_in_row");
+                try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT count(*) FROM queen.timer_dead_letter_v3("
+                        + plan(held, "{" + next + ", \"deadLetter\": false, \"maxDeadLettersInRow\": 3}") + ", 5)")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).isOne();
+                }
+            }
+            assertThat(count("SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "'")).as("the series ended: no successor").isZero();
+            assertThat(count("SELECT count(*) FROM queen.timer_audit_outbox WHERE type = 'dead_lettered' AND kafka_key = '" + queue
+                    + "/k' AND event->>'ended' = 'dead_letters'")).isOne();
+        } finally {
+            // the events of this test are not another test's to publish
+            admin("DELETE FROM queen.timer_audit_outbox WHERE kafka_key = '" + queue + "/k'");
+            admin("DELETE FROM queen.log_timers WHERE queue = '" + queue + "'");
+        }
+    }
+
+    /**
+     * Issue 47, point 3: the audit outbox is emptied only by the session holding the relay lock, and only of the rows its
+     * last read handed out (V134). timer_audit_delete_v1, granted to both roles, deleted any tenant's unpublished events.
+     */
+    @Test
+    void theAuditOutboxIsEmptiedOnlyByTheRelayHoldingTheLockAndOnlyOfWhatItRead() throws Exception {
+        String victim = "lp.audit." + Long.toHexString(System.nanoTime());
+        long first = outbox(victim + "/a");
+        long second = outbox(victim + "/b");
+        try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin)) {
+            // a login that is not the active relay can neither read for publishing nor delete, whatever it names
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v1('{}', 100000, 100000)");
+            assertRefused(other, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
+            // the relay takes the lock (as AuditRelay does: pg_try_advisory_lock(LOCK_KEY) on its own session) and reads
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + RELAY_LOCK_KEY + ")")) {
+                rs.next();
+                assertThat(rs.getBoolean(1)).as("no other relay runs now").isTrue();
+            }
+            UUID token = null;
+            try (Statement st = relay.createStatement();
+                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v1('{}', 100000, 100000)")) {
+                while (rs.next()) {
+                    token = rs.getObject(2, UUID.class);
+                }
+            }
+            assertThat(token).isNotNull();
+            long late = outbox(victim + "/late");   // written after the read: never handed out
+            String ids = "ARRAY[" + first + ", " + second + ", " + late + "]::bigint[]";
+            // the token is the read's: another login, or the relay with any other token, is refused
+            assertRefused(other, "SELECT queen.timer_audit_delete_v2('" + token + "', " + ids + ")");
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), " + ids + ")");
+            // the relay deletes what it read, and only that
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY["
+                    + first + ", " + late + "]::bigint[])")) {
+                rs.next();
+                assertThat(rs.getInt(1)).isOne();
+            }
+            assertThat(count("SELECT count(*) FROM queen.timer_audit_outbox WHERE id IN (" + second + ", " + late + ")")).isEqualTo(2);
+            try (Statement st = relay.createStatement()) {
+                st.execute("SELECT pg_advisory_unlock(" + RELAY_LOCK_KEY + ")");
+            }
+            // once it let go of the lock its token deletes nothing more
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY[" + second + "]::bigint[])");
+        } finally {
+            admin("DELETE FROM queen.timer_audit_outbox WHERE kafka_key LIKE '" + victim + "/%'");
+        }
+    }
+
+    /** AuditRelay.LOCK_KEY ("queenaud"): the advisory lock one relay per database publishes under. */
+    private static final long RELAY_LOCK_KEY = 0x7175_6565_6e61_7564L;
+
+    /** An unpublished audit event of the default tenant (a verdict, as the bridge writes one); returns its id. */
+    private static long outbox(String key) throws SQLException {
+        return count("INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event) VALUES ('" + DEFAULT_TENANT + "', '"
+                + key + "', 'absent', '{}') RETURNING id");
+    }
+
+    /** Issue 47, point 3: a sweeper whose settings the owner's bounds refuse does not start as its login, and says which. */
+    @Test
+    void aSweeperRefusesToStartWithASettingBeyondTheOwnersBounds() {
+        assertThatThrownBy(() -> Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, sweeperLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
+                CommonSettings.DB_ROLE_CHECK, "true", SweeperSettings.MAX_ATTEMPTS, "2", SweeperSettings.TRANSIENT_BACKOFF, "5m")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining(SweeperSettings.MAX_ATTEMPTS + " = 2 is below min_attempts = 5")
+                .hasMessageContaining("queen.timer_settings")
+                .hasMessageNotContaining(SweeperSettings.TRANSIENT_BACKOFF);
+    }
+
+    private static String plan(String held, String plan) {
+        return held.replace("\"}]'::jsonb", "\", \"plan\": " + plan + "}]'::jsonb");
     }
 
     /**

@@ -135,6 +135,8 @@ public final class SweeperMain implements AutoCloseable {
         DatabaseRole.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
+            // the owner's bounds (queen.timer_settings): a setting beyond them is refused now, not at every call
+            s.checkOwnerBounds(startup.retry("read the owner's bounds", () -> OwnerBounds.read(dataSource)));
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
             Packer packer = new Packer(s.maxFireBytes(), s.maxTimerBytes(Runtime.getRuntime().maxMemory()), s.maxFireBytes());

@@ -103,6 +103,41 @@ public record SweeperSettings(
     }
 
     /**
+     * Refuses to start with a setting the database refuses at every call (the owner's bounds, {@link OwnerBounds}),
+     * naming each such setting and the owner's column: a sweeper that started would claim and then fail to fail,
+     * dead-letter or clean up anything. Enforced, not advised.
+     */
+    public void checkOwnerBounds(OwnerBounds b) {
+        java.util.List<String> beyond = new java.util.ArrayList<>();
+        if (lease.compareTo(b.maxLease()) > 0) {
+            beyond.add(LEASE + " = " + lease + " exceeds max_lease = " + b.maxLease());
+        }
+        if (cleanupEnabled && cleanupIdle.compareTo(b.minCleanupIdle()) < 0) {
+            beyond.add(CLEANUP_IDLE + " = " + cleanupIdle + " is below min_cleanup_idle = " + b.minCleanupIdle());
+        }
+        if (b.bindsCaller()) {
+            if (transientBackoff.compareTo(b.maxTransientBackoff()) > 0) {
+                beyond.add(TRANSIENT_BACKOFF + " = " + transientBackoff + " exceeds max_transient_backoff = " + b.maxTransientBackoff());
+            }
+            if (backoffMax.compareTo(b.maxBackoff()) > 0) {   // the base is at most the max (checked above)
+                beyond.add(BACKOFF_MAX + " = " + backoffMax + " exceeds max_backoff = " + b.maxBackoff());
+            }
+            if (maxAttempts < b.minAttempts()) {
+                beyond.add(MAX_ATTEMPTS + " = " + maxAttempts + " is below min_attempts = " + b.minAttempts());
+            }
+            if (recurringMaxConsecutiveDeadLetters < b.minDeadLettersInRow()) {
+                beyond.add(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS + " = " + recurringMaxConsecutiveDeadLetters
+                        + " is below min_dead_letters_in_row = " + b.minDeadLettersInRow());
+            }
+        }
+        if (!beyond.isEmpty()) {
+            throw new ConfigException("setting " + String.join("; setting ", beyond) + " (queen.timer_settings, the schema owner's"
+                    + " bounds, which the database enforces at every call of this login): change the setting, or as the owner"
+                    + " UPDATE queen.timer_settings (docs/schema-and-roles.md#database-roles)");
+        }
+    }
+
+    /**
      * The most one timer may decompress to when it fires alone: what half the heap leaves after the other loops'
      * cycles, divided by {@link #HELD_PER_FIRE_BYTE}, at least a fire's bound, at most the frame format's limit. A
      * larger payload fails (then dead-letters) instead of exhausting the heap.

@@ -85,4 +85,32 @@ class SweeperSettingsTest {
         assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env2)))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.backoff.base");
     }
+
+    /** Issue 47, point 3: a setting the owner's bounds refuse at every call is refused at start, each named with its bound. */
+    @Test
+    void aSettingBeyondTheOwnersBoundsIsRefusedNamingBoth() {
+        Map<String, String> env = required();
+        env.put("QUEEN_SWEEPER_MAX_ATTEMPTS", "3");
+        env.put("QUEEN_RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS", "2");
+        env.put("QUEEN_SWEEPER_TRANSIENT_BACKOFF", "5m");
+        env.put("QUEEN_SWEEPER_LEASE", "10m");
+        SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env));
+        OwnerBounds defaults = new OwnerBounds(true, Duration.ofHours(1), Duration.ofMinutes(1), Duration.ofMinutes(10), Duration.ofDays(1), 5, 3);
+        assertThatThrownBy(() -> s.checkOwnerBounds(defaults)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sweeper.max.attempts = 3 is below min_attempts = 5")
+                .hasMessageContaining("recurring.max.consecutive.dead.letters = 2 is below min_dead_letters_in_row = 3")
+                .hasMessageContaining("UPDATE queen.timer_settings")
+                .hasMessageNotContaining("sweeper.transient.backoff").hasMessageNotContaining("sweeper.lease");
+        // a login that may change the bounds (the owner, a superuser) is held only to those that bind every caller
+        s.checkOwnerBounds(new OwnerBounds(false, Duration.ofHours(1), Duration.ofMinutes(1), Duration.ofMinutes(10), Duration.ofDays(1), 5, 3));
+        assertThatThrownBy(() -> s.checkOwnerBounds(new OwnerBounds(false, Duration.ofMinutes(5), Duration.ofMinutes(1), Duration.ofSeconds(1),
+                Duration.ofSeconds(1), 50, 30))).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("sweeper.lease = PT10M exceeds max_lease = PT5M").hasMessageNotContaining("max_attempts");
+        assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, required()))
+                .checkOwnerBounds(new OwnerBounds(true, Duration.ofHours(1), Duration.ofDays(30), Duration.ofMillis(100), Duration.ofSeconds(30), 5, 3)))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("cleanup.idle = PT168H is below min_cleanup_idle = PT720H")
+                .hasMessageContaining("sweeper.transient.backoff = PT1S exceeds max_transient_backoff = PT0.1S")
+                .hasMessageContaining("sweeper.backoff.max = PT1M exceeds max_backoff = PT30S");
+    }
 }

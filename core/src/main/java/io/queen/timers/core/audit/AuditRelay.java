@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>One active relay per database.</b> A relay publishes only while it holds
  *       {@code pg_try_advisory_lock} on a connection of its own, and it reads and deletes on that same
  *       connection, so losing the session (database restart, terminated backend) loses the lock and the
- *       work together. The others stand by and retry every {@code audit.relay.standby.interval}.</li>
+ *       work together. The others stand by and retry every {@code audit.relay.standby.interval}. The database
+ *       holds the line (issue 47): its read records the rows it hands out under a token, and its delete removes only
+ *       those, only for the session holding the lock (db/current/R__timer_audit_relay.sql).</li>
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
@@ -78,7 +80,10 @@ import org.slf4j.LoggerFactory;
 public final class AuditRelay implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AuditRelay.class);
-    /** Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). */
+    /**
+     * Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). db/current/R__timer_audit_relay.sql
+     * names the same number (queen.timer_audit_relay_held_v1): the database lets only its holder read and delete.
+     */
     static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
     /** W3C Trace Context header names, as a command record carries them too. */
     static final String TRACEPARENT = io.queen.timers.client.command.WireFormat.TRACEPARENT;
@@ -321,6 +326,8 @@ public final class AuditRelay implements AutoCloseable {
         final Map<String, String> failed = new HashMap<>();
         /** Events read: a {@code fired} row is one per timer of its segment. */
         int events;
+        /** The read's token: the delete presents it, and removes only rows this read handed out. */
+        UUID readToken;
 
         Round(int batchSize) {
             sent = new ArrayList<>(batchSize);
@@ -342,6 +349,7 @@ public final class AuditRelay implements AutoCloseable {
                     String topic = topics.topicFor(tenant);
                     held.seen(topic, tenant);
                     round.rowTopic.put(id, topic);
+                    round.readToken = rs.getObject("read_token", UUID.class);
                     if (round.failed.containsKey(topic) || !held.sendable(topic)) {
                         continue; // order kept: nothing after a failed event of this topic goes out in this round
                     }
@@ -396,8 +404,9 @@ public final class AuditRelay implements AutoCloseable {
         });
         if (!done.isEmpty()) {
             try (PreparedStatement st = c.prepareStatement(DELETE)) {
-                st.setArray(1, c.createArrayOf("bigint", done.toArray()));
-                st.execute(); // a SELECT of queen.timer_audit_delete_v1: the relay's role may not DELETE itself
+                st.setObject(1, round.readToken);
+                st.setArray(2, c.createArrayOf("bigint", done.toArray()));
+                st.execute(); // a SELECT of queen.timer_audit_delete_v2: the relay's role may not DELETE itself
             }
         }
     }

@@ -1,0 +1,7 @@
+-- The owner's bounds on the sweeper's arguments, as they hold for this login (db/current/R__timer_bounds.sql):
+-- binds_caller, then each interval in seconds, then the two counts. Reads one row.
+SELECT binds_caller,
+       extract(epoch FROM max_lease)::float8, extract(epoch FROM min_cleanup_idle)::float8,
+       extract(epoch FROM max_transient_backoff)::float8, extract(epoch FROM max_backoff)::float8,
+       min_attempts, min_dead_letters_in_row
+  FROM queen.timer_bounds_v1()
