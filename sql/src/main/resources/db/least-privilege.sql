@@ -37,7 +37,7 @@ DECLARE
         ['queen_bridge', 'bridge_topics_register_v1'], ['queen_bridge', 'bridge_offset_start_v1'],
         ['queen_bridge', 'bridge_sealed_queues_set_v1'], ['queen_bridge', 'timer_tenant_pending_v1'],
         ['queen_bridge', 'timer_tenant_series_v1'],
-        ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v5'], ['queen_sweeper', 'timer_claim_v4'],
+        ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v6'], ['queen_sweeper', 'timer_claim_v5'],
         ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fire_v2'], ['queen_sweeper', 'timer_fail_v2'],
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
         ['queen_sweeper', 'timer_dead_letter_v3'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],

@@ -369,10 +369,14 @@ BEGIN
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
            CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
            -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
-           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is)
-           CASE WHEN bool_or(g.recurring)
+           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is);
+           -- a row with a plan and no rule is an occurrence whose series a cancel stopped while it was in hand
+           -- (too_late: bridge_apply_v4 dropped the rule), and its event says so ("ended": "cancelled")
+           CASE WHEN bool_or(g.recurring OR p_plans ? (h.seg || ':' || h.pos))
                 THEN array_agg(CASE WHEN g.recurring
-                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END
+                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos))
+                                    WHEN p_plans ? (h.seg || ':' || h.pos)
+                                    THEN queen.timer_series_stopped_v1(g.deliver_at, p_plans -> (h.seg || ':' || h.pos)) END
                                ORDER BY h.pos) END
       FROM gone g
       JOIN unnest(p_held) AS h ON h.row_ctid = g.row_ctid
