@@ -44,7 +44,10 @@ public final class Launcher {
         return service(role, name, settings, settingsFile, jvmOptions, Map.of(), logFile);
     }
 
-    /** The same, with {@code env} added to its environment (the fault harness's clock step: libfaketime's variables). */
+    /**
+     * The same, with environment variables for its JVM: {@code JAVA_TOOL_OPTIONS}, as the Kubernetes manifests set the
+     * heap (the benchmarks start the services as deployed), or libfaketime's (the fault harness's clock step).
+     */
     public ManagedProcess service(String role, String name, Properties settings, Path settingsFile, List<String> jvmOptions,
             Map<String, String> env, Path logFile) {
         try {

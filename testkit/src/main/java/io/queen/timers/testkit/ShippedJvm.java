@@ -25,7 +25,12 @@ public final class ShippedJvm {
 
     /** The image's JVM flags: what its entrypoint passes to {@code java} before {@code -jar}; both image builds agree. */
     public static List<String> imageFlags() {
-        String dockerfile = read(ROOT.resolve("docker/Dockerfile"));
+        return imageFlags(ROOT);
+    }
+
+    /** The same, for the repository at {@code root} (the benchmarks run from the repository's root, not a module's). */
+    public static List<String> imageFlags(Path root) {
+        String dockerfile = read(root.resolve("docker/Dockerfile"));
         Matcher m = Pattern.compile("(?m)^ENTRYPOINT\\s*\\[(.*)]\\s*$").matcher(dockerfile);
         if (!m.find()) {
             throw new IllegalStateException("docker/Dockerfile has no ENTRYPOINT in exec form");
@@ -34,7 +39,7 @@ public final class ShippedJvm {
         for (String part : m.group(1).split(",")) {
             docker.add(part.trim().replaceAll("^\"|\"$", ""));
         }
-        Matcher jib = Pattern.compile("<entrypoint>([^<]*)</entrypoint>").matcher(read(ROOT.resolve("image/pom.xml")));
+        Matcher jib = Pattern.compile("<entrypoint>([^<]*)</entrypoint>").matcher(read(root.resolve("image/pom.xml")));
         if (!jib.find()) {
             throw new IllegalStateException("image/pom.xml has no <entrypoint>");
         }
@@ -49,7 +54,12 @@ public final class ShippedJvm {
 
     /** The {@code JAVA_TOOL_OPTIONS} the Kubernetes manifests set for {@code workload} (bridge, sweeper, ...). */
     public static String manifestJavaToolOptions(String workload) {
-        String yaml = read(ROOT.resolve("deploy/kubernetes/base/" + workload + ".yaml"));
+        return manifestJavaToolOptions(ROOT, workload);
+    }
+
+    /** The same, for the repository at {@code root}. */
+    public static String manifestJavaToolOptions(Path root, String workload) {
+        String yaml = read(root.resolve("deploy/kubernetes/base/" + workload + ".yaml"));
         Matcher m = Pattern.compile("-\\s+name:\\s*JAVA_TOOL_OPTIONS\\s*\\n\\s*value:\\s*(\\S.*)").matcher(yaml);
         if (!m.find()) {
             throw new IllegalStateException("deploy/kubernetes/base/" + workload + ".yaml sets no JAVA_TOOL_OPTIONS");

@@ -26,11 +26,6 @@ public record Problem(int status, String kind, String title, String detail) {
                 : new Problem(401, "unauthorized", "No valid token", detail);
     }
 
-    /** A browser's request from another site to a route that changes state ({@link CrossSite}). */
-    public static Problem crossSite(String detail) {
-        return new Problem(403, "cross-site", "Cross-site request refused", detail);
-    }
-
     public static Problem notFound(String detail) {
         return new Problem(404, "not-found", "No such route", detail);
     }

@@ -10,13 +10,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Which command topic a request writes to, decided by its caller: the topic whose {@code topic.<name>.auth=jwt}
@@ -44,10 +40,7 @@ public final class CommandTopics {
         }
     }
 
-    private static final Logger LOG = LoggerFactory.getLogger(CommandTopics.class);
-
     private final Map<String, TopicRoutes.Route> jwt = new HashMap<>();
-    private final Map<String, String> loggedProblems = new ConcurrentHashMap<>();
     private final String open;
     private final UUID openTenant;
 
@@ -104,35 +97,15 @@ public final class CommandTopics {
             if (a instanceof AuthResult.Verified v) {
                 return new Target(e.getKey(), e.getValue().tenant(), bearer, v.sub(), v.admin());
             }
-            if (unreadableKeys(e.getKey(), e.getValue())) {
-                continue; // the verifier's detail names the key file: that is for the server's log, not for a caller
-            }
             AuthResult.Refused r = (AuthResult.Refused) a;
             if (best == null || r.reason() == RejectReason.FORBIDDEN) {
                 best = r; // a token valid but for another tenant says more than a bad signature elsewhere
             }
-        }
-        if (best == null) {
-            throw new Refused(401, "token refused: this server cannot read the topic's verification keys now (its log says why);"
-                    + " retry later");
         }
         int status = best.reason() == RejectReason.FORBIDDEN ? 403 : 401;
         // with one jwt topic its detail is exactly what the bridge would say; with several, which topic refused how says
         // which tenants exist: only the kind is told
         throw new Refused(status, jwt.size() == 1 ? best.detail()
                 : status == 403 ? "the token is not valid for any tenant this server writes for" : "the token is not valid here");
-    }
-
-    /** Whether the topic's key file is unreadable now; the first time each problem is seen, the log says which file and why. */
-    private boolean unreadableKeys(String topic, TopicRoutes.Route route) {
-        Optional<String> problem = route.auth().keysProblem();
-        if (problem.isEmpty()) {
-            loggedProblems.remove(topic);
-            return false;
-        }
-        if (!problem.get().equals(loggedProblems.put(topic, problem.get()))) {
-            LOG.warn("tokens of command topic {} are refused: {}", topic, problem.get());
-        }
-        return true;
     }
 }
