@@ -6,6 +6,7 @@ import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.crypto.EncryptionPolicy;
 import io.queen.timers.bridge.crypto.QueueEncryption;
+import io.queen.timers.bridge.fetch.CommandSource;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
@@ -151,9 +152,10 @@ public final class BridgeMain implements AutoCloseable {
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
                     settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
-            Map<String, Object> probeProps = probeProps(settings);
-            IngestLoop loop = new IngestLoop(settings.ingest(),
-                    new KafkaConsumer<>(consumerProps(settings)), () -> new KafkaConsumer<>(probeProps),
+            Map<String, Object> consumerProps = consumerProps(settings);
+            CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
+                    settings.commandTopics(), settings.recordMaxBytes(), settings.batchMaxBytes(), registry);
+            IngestLoop loop = new IngestLoop(settings.ingest(), source,
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
@@ -201,22 +203,6 @@ public final class BridgeMain implements AutoCloseable {
         // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
         p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
-        return p;
-    }
-
-    /**
-     * The consumer that reads past a record the Kafka client cannot decode (IngestLoop's salvage): the consumer's settings
-     * (security, isolation, fetch sizes) without a group, since it is assigned the one partition it reads, and one record
-     * per poll, so that the poll that fails names the record.
-     */
-    static Map<String, Object> probeProps(BridgeSettings settings) {
-        Map<String, Object> p = consumerProps(settings);
-        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        p.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
-        p.remove(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG);
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, p.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-probe");
         return p;
     }
 
