@@ -21,7 +21,6 @@ import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Everything the bridge reads (docs/commands.md lists them with their environment names), typed by
@@ -191,30 +190,6 @@ public record BridgeSettings(
     public static TopicRoutes routes(Config c) {
         return TopicRoutes.from(new TopicRoutes.Declared(c.list(COMMAND_TOPICS), c.list(TOPIC_TENANTS), c.list(TOPIC_PRODUCER_SUBS),
                 c.withPrefix(TopicRoutes.PREFIX), c.bool(DEFAULT_TENANT_ALLOWED), c.string(AUTH_ADMIN_CLAIM)));
-    }
-
-    /**
-     * The keys that say which group a bridge runs and which tenant each of its command topics stands for (with the
-     * undeclared {@code topic.<name>.tenant} keys): what `queen-timers migrate` reads to bind the group as the schema
-     * owner (V135; {@link #tenants}).
-     */
-    public static ConfigDef declaration() {
-        return definition().select(GROUP_ID, COMMAND_TOPICS, TOPIC_TENANTS, DEFAULT_TENANT_ALLOWED);
-    }
-
-    /**
-     * The tenant of each command topic, read exactly as {@link #routes} reads it but from the {@link #declaration} keys
-     * alone (the producer subs and the token rules are the bridge's, not the owner's binding).
-     */
-    public static Map<String, java.util.UUID> tenants(Config c) {
-        Map<String, Object> tenantKeys = new java.util.TreeMap<>();
-        c.withPrefix(TopicRoutes.PREFIX).forEach((k, v) -> {
-            if (k.endsWith(".tenant")) {
-                tenantKeys.put(k, v);
-            }
-        });
-        return TopicRoutes.from(new TopicRoutes.Declared(c.list(COMMAND_TOPICS), c.list(TOPIC_TENANTS), List.of(), tenantKeys,
-                c.bool(DEFAULT_TENANT_ALLOWED), "")).tenants();
     }
 
     /** The wire's limits as the parser applies them. */

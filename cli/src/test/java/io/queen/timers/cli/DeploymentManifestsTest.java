@@ -180,7 +180,7 @@ class DeploymentManifestsTest {
         ConfigDef def = switch (process) {
             case "bridge" -> BridgeSettings.definition();
             case "sweeper" -> SweeperSettings.definition();
-            case "migrate" -> MigrateCommand.definition();
+            case "migrate" -> MigrateSettings.definition();
             default -> throw new AssertionError(name + " runs `" + process + "`, which this test does not know");
         };
         out.add(new Workload(name, template, c, process, def));
@@ -879,7 +879,7 @@ class DeploymentManifestsTest {
 
     /** The settings as the process loads them from this environment (`migrate` through its own options: a pool of 4). */
     static Config load(Workload w, Map<String, String> env) {
-        return w.process().equals("migrate") ? ConfigLoader.load(MigrateCommand.definition(), null, new DatabaseOptions().environment(env)) : ConfigLoader.load(w.def(), null, env);
+        return w.process().equals("migrate") ? ConfigLoader.load(MigrateSettings.definition(), null, new DatabaseOptions().environment(env)) : ConfigLoader.load(w.def(), null, env);
     }
 
     /** The key's default as the process applies it: the declared text, unless the process starts from another value. */

@@ -1,10 +1,10 @@
 package io.queen.timers.local;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.BridgeGroupSettings;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
@@ -177,9 +177,9 @@ final class LocalStack implements AutoCloseable {
      * may not bind a group itself).
      */
     private static void bindBridgeGroup(HikariDataSource ds, Map<String, String> bridgeEnv) {
-        Config declared = ConfigLoader.load(BridgeSettings.declaration(), null, bridgeEnv);
+        BridgeGroupSettings declared = BridgeGroupSettings.from(ConfigLoader.load(BridgeGroupSettings.definition(), null, bridgeEnv));
         try {
-            BridgeGroups.bind(ds, declared.string(BridgeSettings.GROUP_ID), BRIDGE_LOGIN, BridgeSettings.tenants(declared));
+            BridgeGroups.bind(ds, declared.groupId(), BRIDGE_LOGIN, declared.topicTenants());
         } catch (SQLException e) {
             throw new IllegalStateException("cannot bind the bridge group to " + BRIDGE_LOGIN + ": " + e.getMessage(), e);
         }

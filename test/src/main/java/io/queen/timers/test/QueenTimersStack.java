@@ -1,12 +1,12 @@
 package io.queen.timers.test;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.BridgeGroupSettings;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.verdict.CommandSender;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseSettings;
@@ -160,9 +160,9 @@ public final class QueenTimersStack implements AutoCloseable {
         // a group of this stack's own, bound by the owner to the bridge's login with its topic's tenant, as the owner's
         // `queen-timers migrate` binds it from the bridge's declaration (V135: a least-privilege login binds no group itself)
         bridgeEnv.put(env(BridgeSettings.GROUP_ID), "queen-timers-test-" + suffix);
-        Config declared = ConfigLoader.load(BridgeSettings.declaration(), null, bridgeEnv);
+        BridgeGroupSettings declared = BridgeGroupSettings.from(ConfigLoader.load(BridgeGroupSettings.definition(), null, bridgeEnv));
         try {
-            BridgeGroups.bind(owner, declared.string(BridgeSettings.GROUP_ID), bridgeLogin, BridgeSettings.tenants(declared));
+            BridgeGroups.bind(owner, declared.groupId(), bridgeLogin, declared.topicTenants());
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException("cannot bind the bridge group to " + bridgeLogin + ": " + e.getMessage(), e);
         }
