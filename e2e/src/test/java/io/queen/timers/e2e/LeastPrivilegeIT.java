@@ -257,7 +257,7 @@ class LeastPrivilegeIT {
         long second = outbox(victim + "/b");
         try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin)) {
             // a login that is not the active relay can neither read for publishing nor delete, whatever it names
-            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v1('{}', 100000, 100000)");
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v2('{}', 100000, 100000)");
             assertRefused(other, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
             // the relay takes the lock (as AuditRelay does: pg_try_advisory_lock(LOCK_KEY) on its own session) and reads
             try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + RELAY_LOCK_KEY + ")")) {
@@ -266,7 +266,7 @@ class LeastPrivilegeIT {
             }
             UUID token = null;
             try (Statement st = relay.createStatement();
-                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v1('{}', 100000, 100000)")) {
+                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v2('{}', 100000, 100000)")) {
                 while (rs.next()) {
                     token = rs.getObject(2, UUID.class);
                 }
