@@ -138,14 +138,15 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.checkAtStart(dataSource);
                 return null;
             });
-            startup.retry("publish this group's sealed queue patterns", () -> {
-                encryption.publishPatterns(dataSource, group);
-                return null;
-            });
             OffsetStore offsets = new OffsetStore(dataSource, group);
-            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant
+            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
+            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
+                return null;
+            });
+            startup.retry("publish this group's sealed queue patterns", () -> {
+                encryption.publishPatterns(dataSource, group);
                 return null;
             });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,

@@ -79,6 +79,17 @@ class LeastPrivilegeGrantsIT {
     }
 
     @Test
+    void onlyTheOwnerMayBindABridgeGroup() throws SQLException {
+        // V135: a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
+        for (String role : ROLES) {
+            assertThat(strings("SELECT 'yes' WHERE has_function_privilege('" + role + "',"
+                    + " 'queen.bridge_group_bind_v1(text, text, jsonb)', 'EXECUTE')")).as(role).isEmpty();
+        }
+        assertThat(strings("SELECT 'public' FROM pg_proc p, aclexplode(p.proacl) a WHERE p.oid ="
+                + " 'queen.bridge_group_bind_v1(text, text, jsonb)'::regprocedure AND a.grantee = 0")).isEmpty();
+    }
+
+    @Test
     void everyMigrateReappliesTheListsAndTakesAStrayGrantAway() throws SQLException {
         execute("GRANT DELETE ON queen.timer_audit_outbox TO queen_bridge");
         execute("GRANT EXECUTE ON FUNCTION queen.json_rows_v1(text, jsonb, text[]) TO PUBLIC");

@@ -175,7 +175,14 @@ public final class PipelineBench {
         broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, jvm, workDir.resolve("logs/broker.log"));
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
-        services.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
+        // the owner migrates and binds the bridge's group to its login with its topics' tenants, read from the bridge's
+        // settings, as deployed (V135: a least-privilege login binds no group itself)
+        Path declaration = workDir.resolve("bridge-declaration.properties");
+        try (var w = Files.newBufferedWriter(declaration)) {
+            settings(true).store(w, "the bridge's settings, as `migrate --config` reads its group and topics");
+        }
+        services.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres", "--config", declaration.toString(),
+                "--bridge-login", BRIDGE_LOGIN), workDir.resolve("logs/migrate.log"));
         sql("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
         sql("CREATE ROLE " + SWEEPER_LOGIN + " LOGIN IN ROLE queen_sweeper");
         if (profile) {
