@@ -343,8 +343,9 @@ final class SimulatedRun {
         } else if (mutant == Mutant.NEXT_FROM_NOW) {
             next = Instant.ofEpochMilli(now).plus(java.time.Duration.between(o, next));
         }
-        boolean ended = (s.maxOccurrences() != null && t.seq >= s.maxOccurrences()) || (s.endAt() != null && next.isAfter(s.endAt()))
-                || stoppedSeries.remove(t.tenant + "/" + t.queue + "/" + t.key);
+        boolean stopped = stoppedSeries.remove(t.tenant + "/" + t.queue + "/" + t.key);
+        boolean byCount = s.maxOccurrences() != null && t.seq >= s.maxOccurrences();
+        boolean ended = byCount || (s.endAt() != null && next.isAfter(s.endAt())) || stopped;
         ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired")
                 .put("messageId", t.id.toString()).put("txn", t.txn).put("occurrence", o.toString())
                 .put("seq", mutant == Mutant.EVENT_SEQ_FROM_ZERO ? t.seq - 1 : t.seq);
@@ -352,7 +353,7 @@ final class SimulatedRun {
             ev.putObject("skipped").put("from", skippedFrom.toString()).put("to", skippedTo.toString());
         }
         if (ended) {
-            ev.putNull("next");
+            ev.putNull("next").put("ended", stopped ? "cancelled" : byCount ? "max_occurrences" : "end_at");
         } else {
             ev.put("next", next.toString());
             timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1,
