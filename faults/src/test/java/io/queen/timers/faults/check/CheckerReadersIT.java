@@ -360,7 +360,8 @@ class CheckerReadersIT {
 
     /**
      * A series on key rec-{@code seq}: every PT1S from 10 s after t0, 3 occurrences; scheduled, each occurrence fired once
-     * with its own v7 id (the first the verdict's), its fired event naming the occurrence, its number and the next.
+     * with its own v7 id (the first the verdict's), its fired event naming the occurrence, its number and the next (the
+     * last: why it ended).
      */
     private void series(int seq, boolean secondLate) throws Exception {
         String key = CommandGenerator.SERIES_KEY_PREFIX + seq;
@@ -386,7 +387,7 @@ class CheckerReadersIT {
             if (i < 2) {
                 ev.put("next", s.occurrences().get(i + 1).toString());
             } else {
-                ev.putNull("next");
+                ev.putNull("next").put("ended", "max_occurrences"); // the last says why the series ended (docs/recurring.md "Events")
             }
             events.add(ev);
             if (secondLate && i == 1) {
