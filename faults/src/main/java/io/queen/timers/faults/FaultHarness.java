@@ -27,6 +27,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -40,6 +43,31 @@ import org.apache.kafka.common.TopicPartition;
 public final class FaultHarness {
 
     static final String NEVER_BIT = "fault kinds that never bit";
+    static final String FEWER_THAN_PLANNED = "fault kinds effective fewer times than planned";
+
+    /**
+     * Each kind's faults against its plan, counted on bites (docs/fault-harness.md "Faults that count"): a kind planned and
+     * never effective fails every run, strict or not (it tested nothing); one short of its plan fails a strict run.
+     */
+    static void judgeFaults(Findings findings, Map<FaultKind, Integer> plan, ToIntFunction<FaultKind> effective,
+                            Function<FaultKind, String> attempts, boolean strict, Consumer<String> log) {
+        findings.declare(FEWER_THAN_PLANNED + (strict ? "" : " (reported, not failing: --strict-faults)"));
+        findings.declare(NEVER_BIT);
+        for (FaultKind k : FaultKind.values()) {
+            int planned = plan.getOrDefault(k, 0);
+            String what = k.flag() + ": " + effective.applyAsInt(k) + " of " + planned + " effective (" + attempts.apply(k) + ")";
+            if (planned > 0 && effective.applyAsInt(k) == 0) {
+                findings.violation(NEVER_BIT, what);
+            }
+            if (effective.applyAsInt(k) < planned) {
+                if (strict) {
+                    findings.violation(FEWER_THAN_PLANNED, what);
+                } else {
+                    log.accept("fewer faults than planned: " + what);
+                }
+            }
+        }
+    }
 
     private final HarnessOptions o;
     private final long t0 = System.currentTimeMillis();
@@ -163,24 +191,8 @@ public final class FaultHarness {
             } else {
                 findings.fact("unplanned service exits (restarted by the supervisor)", exits.size());
             }
-            findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
-            findings.declare(NEVER_BIT);
-            for (FaultKind k : FaultKind.values()) {
-                int planned = o.faults().getOrDefault(k, 0);
-                String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
-                        + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
-                if (planned > 0 && injector.effective(k) == 0) {
-                    // a kind that never bit tested nothing: whatever the switches, the run did not do what it says
-                    findings.violation(NEVER_BIT, what);
-                }
-                if (injector.effective(k) < planned) {
-                    if (o.strictFaults()) {
-                        findings.violation("fault kinds effective fewer times than planned", what);
-                    } else {
-                        log("fewer faults than planned: " + what);
-                    }
-                }
-            }
+            judgeFaults(findings, o.faults(), injector::effective, k -> injector.done(k) + " attempted, " + injector.skipped(k)
+                    + " skipped, " + injector.failed(k) + " failed", o.strictFaults(), this::log);
             findings.fact("bridge pauses whose next batch was fenced by the stored offsets", injector.fencedAfterPause());
             // a kill is a fault only as long as the process comes back: one still not working at its deadline is lost
             // capacity nobody would notice in the oracle's verdicts
