@@ -90,6 +90,47 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 2: forged tokens are paced per address before any signature is checked; another address is not. */
+    @Test
+    void forgedTokensArePacedPerAddressBeforeAnySignatureIsChecked() throws Exception {
+        // signed by a key no topic holds, for tenant A's audience and issuer: each one costs a signature check until paced
+        TestTokens.Signer stranger = TestTokens.ec("k1");
+        String forged = stranger.sign(TestTokens.claims("prober", Instant.now(), OperatorStack.TENANT_A).build());
+        String forgedWithoutKid = withoutKid(stranger);
+        // an API of its own (as shipped): the address it paces is this host's, which the other tests call from too
+        try (HttpMain api = HttpMain.start(stack.operatorConfig(Map.of()))) {
+            URI uri = URI.create("http://127.0.0.1:" + api.port() + "/api/v1/timers/hostile.q/k");
+            AtomicInteger unauthorized = new AtomicInteger();
+            AtomicBoolean paced = new AtomicBoolean();
+            ConcurrentLinkedQueue<HttpResponse<String>> limited = new ConcurrentLinkedQueue<>();
+            List<CompletableFuture<Void>> probers = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                String token = t % 2 == 0 ? forged : forgedWithoutKid;
+                probers.add(CompletableFuture.runAsync(() -> {
+                    // at most 3,000 requests: the default rate (50 a second, 100 at once) paces them long before that
+                    for (int i = 0; i < 375 && !paced.get(); i++) {
+                        HttpResponse<String> r = send(HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + token).DELETE().build());
+                        if (r.statusCode() == 429) {
+                            limited.add(r);
+                            paced.set(true);
+                        } else {
+                            assertThat(r.statusCode()).as(r.body()).isEqualTo(401);
+                            unauthorized.incrementAndGet();
+                        }
+                    }
+                }));
+            }
+            CompletableFuture.allOf(probers.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+            assertThat(limited).as("%d forged tokens were each answered 401 and none 429", unauthorized.get()).isNotEmpty();
+            HttpResponse<String> first = limited.peek();
+            assertProblem(first, 429);
+            assertThat(first.headers().firstValue("Retry-After")).isPresent();
+            assertThat(JSON.readTree(first.body()).get("detail").asText()).contains("from this address");
+            // another address of this host is not paced by the first one's forgeries: its forged token is checked, and refused
+            assertThat(rawStatus("127.0.0.2", api.port(), "DELETE /api/v1/timers/hostile.q/k", forged)).isEqualTo(401);
+        }
+    }
+
     /** Point 5: loopback by default; a topic without auth keeps it so unless api.unauthenticated.remote.allowed says otherwise. */
     @Test
     void theDefaultBindIsLoopbackAndATopicWithoutAuthNeedsTheSettingToServeTheNetwork() throws Exception {

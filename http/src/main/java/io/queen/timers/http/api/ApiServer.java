@@ -59,6 +59,8 @@ public final class ApiServer implements AutoCloseable {
     public static final String TIMERS = "/api/v1/timers";
     /** Requests waiting for a thread; past this a new request's connection is closed, as /health's server does. */
     static final int QUEUE = 64;
+    /** The rate limiter's bucket of an address's requests whose token no topic verified (or whose Authorization is malformed). */
+    private static final String UNVERIFIED = "unverified:";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
@@ -178,20 +180,31 @@ public final class ApiServer implements AutoCloseable {
                 return;
             }
             boolean post = method.equals("POST") && path.equals(TIMERS);
-            String bearer;
+            String address = remote(ex);
+            String bearer = null;
             CommandTopics.Target target;
             try {
                 bearer = bearer(ex);
-                if (bearer == null && !limiter.allow("addr:" + remote(ex), System.nanoTime())) {
+                if (bearer == null && !limiter.allow("addr:" + address, System.nanoTime())) {
                     limited(ex);
+                    return;
+                }
+                // a token no topic verifies is paid for by its address, checked before any signature work: a flood of
+                // forged tokens costs a parse each, not a signature check each
+                if (bearer != null && !limiter.has(UNVERIFIED + address, System.nanoTime())) {
+                    limitedUnverified(ex);
                     return;
                 }
                 target = topics.resolve(bearer, System.currentTimeMillis());
             } catch (CommandTopics.Refused r) {
+                if (bearer != null) {
+                    limiter.allow(UNVERIFIED + address, System.nanoTime());
+                }
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
                 problem(ex, Problem.unauthorized(r.status, r.getMessage()));
                 return;
             } catch (Operations.Refusal r) {
+                limiter.allow(UNVERIFIED + address, System.nanoTime()); // a malformed Authorization header
                 problem(ex, r.problem);
                 return;
             }
@@ -349,6 +362,12 @@ public final class ApiServer implements AutoCloseable {
     private void limited(HttpExchange ex) throws IOException {
         ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
         problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second (api.rate.limit)"));
+    }
+
+    private void limitedUnverified(HttpExchange ex) throws IOException {
+        ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+        problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second from this address with tokens"
+                + " this server did not accept (api.rate.limit): no token is checked from it until then"));
     }
 
     private static String remote(HttpExchange ex) {
