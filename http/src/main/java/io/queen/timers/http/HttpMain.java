@@ -88,7 +88,7 @@ public final class HttpMain implements AutoCloseable {
                 senders.put(topic, new SenderPool(s.common().kafka(KafkaSettings.Client.PRODUCER), s.common().kafka(KafkaSettings.Client.CONSUMER),
                         audit.topicFor(routes.route(topic).tenant()), s.senders()));
             }
-            ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.CONSUMER), deps.health());
+            ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.ADMIN), deps.health());
             LOG.info("HTTP API on {}:{} ({}), writing to {}{}{}", s.bindAddress(), api.port(), s.tlsKeyStore() == null ? "http" : "https",
                     senders.keySet(), s.readsEnabled() ? ", operator reads on" : "", s.consoleEnabled() ? ", console on /console" : "");
             return new HttpMain(api, senders, operator);

@@ -131,6 +131,34 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 4: offsets and the console's overview ask the broker through the process's one Admin client. */
+    @Test
+    void offsetsAndTheConsoleOverviewOpenNoKafkaClientPerCall() throws Exception {
+        stack.schedule(schedule("hostile.offsets", "o", "o"), null);
+        List<String> opened = Collections.synchronizedList(new ArrayList<>());
+        // every Kafka client registers its app-info MBean when it is made (and removes it when closed)
+        NotificationListener listener = (n, handback) -> {
+            if (n instanceof MBeanServerNotification m && MBeanServerNotification.REGISTRATION_NOTIFICATION.equals(m.getType())
+                    && m.getMBeanName().getDomain().startsWith("kafka.") && "app-info".equals(m.getMBeanName().getKeyProperty("type"))) {
+                opened.add(m.getMBeanName().toString());
+            }
+        };
+        ObjectName delegate = MBeanServerDelegate.DELEGATE_NAME;
+        ManagementFactory.getPlatformMBeanServer().addNotificationListener(delegate, listener, null, null);
+        try {
+            for (int i = 0; i < 5; i++) {
+                HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/offsets"))).GET().build());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                assertThat(JSON.readTree(r.body()).get("warning").isNull()).as(r.body()).isTrue();
+                HttpResponse<String> overview = send(HttpRequest.newBuilder(URI.create(stack.url("/console"))).GET().build());
+                assertThat(overview.statusCode()).as(overview.body()).isEqualTo(200);
+            }
+        } finally {
+            ManagementFactory.getPlatformMBeanServer().removeNotificationListener(delegate, listener);
+        }
+        assertThat(opened).as("Kafka clients made during 5 offsets calls and 5 overviews").isEmpty();
+    }
+
     /** Point 5: loopback by default; a topic without auth keeps it so unless api.unauthenticated.remote.allowed says otherwise. */
     @Test
     void theDefaultBindIsLoopbackAndATopicWithoutAuthNeedsTheSettingToServeTheNetwork() throws Exception {

@@ -70,10 +70,11 @@ public final class ApiServer implements AutoCloseable {
     private final Map<String, SenderPool> senders;
     private final RateLimiter limiter;
     private final ReadRoutes reads;
+    private final LogRanges ranges;
     private final Console console;
 
     private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
-            Map<String, SenderPool> senders, ReadRoutes reads, Console console) {
+            Map<String, SenderPool> senders, ReadRoutes reads, LogRanges ranges, Console console) {
         this.server = server;
         this.pool = pool;
         this.settings = settings;
@@ -81,27 +82,18 @@ public final class ApiServer implements AutoCloseable {
         this.senders = senders;
         this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
         this.reads = reads;
+        this.ranges = ranges;
         this.console = console;
-    }
-
-    /** @param senders a pool per command topic the API writes to */
-    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders) {
-        return start(settings, topics, senders, null, Map.of());
     }
 
     /**
      * @param senders    a pool per command topic the API writes to
      * @param operator   a pool connected as a login of queen_operator for the read routes; null when api.reads.enabled is off
-     * @param consumer   Kafka consumer settings (the offsets route asks the broker's log range with them)
+     * @param admin      Kafka Admin client settings: with the reads, one client asks the broker's log ranges ({@link LogRanges})
+     * @param health     the readiness the console's overview shows with api.console.enabled; null: none
      */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
-            Map<String, Object> consumer) {
-        return start(settings, topics, senders, operator, consumer, null);
-    }
-
-    /** As above; {@code health} (null: none) is the readiness the console's overview shows with api.console.enabled. */
-    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
-            Map<String, Object> consumer, Health health) {
+            Map<String, Object> admin, Health health) {
         OpsServer.applyLimits();
         HttpServer server;
         try {
@@ -132,10 +124,11 @@ public final class ApiServer implements AutoCloseable {
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());
         server.setExecutor(pool);
-        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, consumer, senders, settings.verdictTimeout());
+        LogRanges ranges = operator == null ? null : new LogRanges(admin);
+        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, ranges, senders, settings.verdictTimeout());
         Console console = reads == null || !settings.consoleEnabled() ? null
                 : new Console(reads, topics, health, settings.tlsKeyStore() != null);
-        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, console);
+        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, ranges, console);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -391,5 +384,8 @@ public final class ApiServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         pool.shutdownNow();
+        if (ranges != null) {
+            ranges.close();
+        }
     }
 }
