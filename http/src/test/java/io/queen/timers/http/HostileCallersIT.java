@@ -90,6 +90,60 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 1: the JDK server's response limit (10 s before) no longer cuts off the 202 that comes after the verdict timeout. */
+    @Test
+    void aPendingAnswerArrivesAfterTheVerdictTimeoutFromTheShippedProcess() throws Exception {
+        // the process as it ships (HttpMain.main: its /health server and the API in one JVM of their own, defaults), writing
+        // to a topic no bridge reads: the verdict never comes, and the answer is a 202 pending after api.verdict.timeout (30 s)
+        String topic = TestKafka.newTopic("hostile-unread", 1);
+        UUID tenant = UUID.randomUUID();
+        Properties p = new Properties();
+        p.setProperty("jdbc.url", db.jdbcUrl());
+        p.setProperty("jdbc.user", stack.operatorLogin);
+        p.setProperty("jdbc.password", OperatorStack.OPERATOR_PASSWORD);
+        p.setProperty("api.reads.enabled", "true");
+        p.setProperty("kafka.bootstrap.servers", TestKafka.bootstrapServers());
+        p.setProperty("command.topics", topic);
+        p.setProperty("topic." + topic + ".tenant", tenant.toString());
+        String audit = TestKafka.newTopic("hostile-unread-audit", 1);
+        p.setProperty("audit.topic", audit);
+        p.setProperty("audit.tenant.topics", tenant + "=" + audit);
+        int apiPort = freePort();
+        p.setProperty("api.port", Integer.toString(apiPort));
+        p.setProperty("http.port", Integer.toString(freePort()));
+        Path config = Files.createTempFile("hostile-api", ".properties");
+        try (Writer w = Files.newBufferedWriter(config)) {
+            p.store(w, "the API as it ships, writing to a topic no bridge reads");
+        }
+        Path log = Path.of("target", "hostile-api-child.log");
+        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-cp",
+                System.getProperty("java.class.path"), HttpMain.class.getName(), "--config", config.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            URI offsets = URI.create("http://127.0.0.1:" + apiPort + "/api/v1/offsets");
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                assertThat(child.isAlive()).as("the API exited; its log: %s", log.toAbsolutePath()).isTrue();
+                try {
+                    return HTTP.send(HttpRequest.newBuilder(offsets).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+                } catch (IOException notYet) {
+                    return false;
+                }
+            });
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + apiPort + "/api/v1/timers"))
+                    .header("Content-Type", "application/json").timeout(Duration.ofMinutes(2))
+                    .POST(HttpRequest.BodyPublishers.ofString(schedule("hostile.unread", "k", "u"))).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+            JsonNode result = JSON.readTree(r.body()).get("results").get(0);
+            assertThat(result.get("type").asText()).isEqualTo("pending");
+            assertThat(result.get("source").get("topic").asText()).isEqualTo(topic);
+        } finally {
+            child.destroy();
+            if (!child.waitFor(30, TimeUnit.SECONDS)) {
+                child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** Point 2: forged tokens are paced per address before any signature is checked; another address is not. */
     @Test
     void forgedTokensArePacedPerAddressBeforeAnySignatureIsChecked() throws Exception {

@@ -11,6 +11,8 @@ import com.sun.net.httpserver.HttpsServer;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.verdict.CommandSender;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.http.HttpSettings;
@@ -25,6 +27,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -47,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * key {@code <queue>/<timerKey>} and answered with its verdict from the audit topic ({@link SenderPool}); errors before
  * anything is written are {@code application/problem+json} ({@link Problem}). The JDK's own HTTP server, as the
  * /health and /metrics server ({@link OpsServer}), with its limits: a client that sends its request (headers and
- * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then.
+ * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then; one that
+ * does not take its answer is cut off {@code maxRspTime} after its request, which is set to cover the longest answer
+ * this server computes ({@link #longestAnswer}) and 10 s more.
  *
  * <p>Statuses: 200 when no operation was rejected; 207 when some were and some not; 422 when every one was; 202 when
  * a verdict did not come within api.verdict.timeout (that operation's {@code type} is {@code pending}: written, its
@@ -94,7 +99,8 @@ public final class ApiServer implements AutoCloseable {
      */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
             Map<String, Object> admin, Health health) {
-        OpsServer.applyLimits();
+        OpsServer.applyLimits(longestAnswer(settings));
+        requireResponseLimit(settings, OpsServer.responseLimit());
         HttpServer server;
         try {
             InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
@@ -136,6 +142,35 @@ public final class ApiServer implements AutoCloseable {
 
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    /**
+     * The longest this server computes an answer once it has read the request: Kafka's acknowledgement of the commands,
+     * then api.verdict.timeout for their verdicts (a 202 pending after it); with the reads, at least one statement of
+     * PostgreSQL (the operator's statement timeout). {@link OpsServer#applyLimits} gives the JDK's response limit this
+     * plus the time a client has to take the answer.
+     */
+    public static Duration longestAnswer(HttpSettings s) {
+        Duration write = SenderPool.ACKNOWLEDGED_WITHIN.plus(s.verdictTimeout());
+        Duration read = SessionTimeouts.OPERATOR.statement();
+        return s.readsEnabled() && read.compareTo(write) > 0 ? read : write;
+    }
+
+    /**
+     * Refuses to start where the JVM's response limit ({@code inForce}: set by -D, or by a server this process made before)
+     * would cut off an answer the server is still computing, such as the 202 pending that comes after api.verdict.timeout.
+     */
+    static void requireResponseLimit(HttpSettings s, Optional<Duration> inForce) {
+        Duration needed = longestAnswer(s).plus(OpsServer.RESPONSE_TAKE);
+        if (inForce.isPresent() && inForce.get().compareTo(needed) < 0) {
+            long seconds = (needed.toMillis() + 999) / 1000;
+            throw new ConfigException("setting " + HttpSettings.VERDICT_TIMEOUT + " = " + s.verdictTimeout() + " cannot be answered here:"
+                    + " this JVM's HTTP servers cut a response off " + inForce.get().toSeconds() + " s after its request ("
+                    + OpsServer.MAX_RSP_TIME + ", set by -D or by a server made earlier in this process), before a 202 pending is"
+                    + " sent; it needs at least " + seconds + " s (the verdict timeout, " + SenderPool.ACKNOWLEDGED_WITHIN.toSeconds()
+                    + " s for Kafka's acknowledgement, " + OpsServer.RESPONSE_TAKE.toSeconds() + " s for the client to take the"
+                    + " answer): raise -D" + OpsServer.MAX_RSP_TIME + " or lower " + HttpSettings.VERDICT_TIMEOUT);
+        }
     }
 
     private void handle(HttpExchange ex) throws IOException {

@@ -19,6 +19,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  */
 public final class SenderPool implements AutoCloseable {
 
+    /**
+     * Longest wait for Kafka to acknowledge a request's commands (a sender's send timeout, and the second its wait for each
+     * acknowledgement adds); the verdicts are awaited after it.
+     */
+    public static final Duration ACKNOWLEDGED_WITHIN = CommandSender.DEFAULT_SEND_TIMEOUT.plusSeconds(1);
+
     private final BlockingQueue<CommandSender> idle;
     private final List<CommandSender> all = new ArrayList<>();
 
