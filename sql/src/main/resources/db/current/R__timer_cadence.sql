@@ -30,7 +30,8 @@ $$;
 -- staged; attempts 0, recurrence with seq + 1 when this occurrence was delivered or dead-lettered,
 -- unchanged when it was skipped), and returns the fields the outcome's
 -- audit event adds: {"occurrence", "seq", "next", "skipped": {"from", "to"}}. Nothing is staged when the
--- plan's next is null: the series ended (maxOccurrences, endAt), and the event says so (next null).
+-- plan's next is null: the series ended, and the event says so (next null) and why ("ended": the plan's "end",
+-- which the sweeper's rule sets: max_occurrences, end_at, no_occurrence or rule_unreadable; issue 47).
 --
 -- Bounds that end a series (issue 37 point 2), decided here, in the transaction that ends the occurrence:
 --  * "end" in the plan ends the series whatever its rule says: the fire's refusal for encryption adds
@@ -104,6 +105,21 @@ BEGIN
                 ELSE jsonb_build_object('skipped', jsonb_build_object('from', (p_plan ->> 'skippedFrom')::timestamptz,
                                                                        'to', (p_plan ->> 'skippedTo')::timestamptz)) END;
 END;
+$$;
+
+-- queen.timer_series_stopped_v1(deliver_at, plan): the series fields of an occurrence whose series a cancel stopped
+-- while a sweeper held it (the cancel answered too_late and bridge_apply_v4 dropped the row's rule, stop_series): its
+-- fire delivers it and stages nothing, and the fired event says why: {"occurrence", "seq" (the plan's, as the sweeper
+-- read the rule when it claimed the row), "next": null, "ended": "cancelled"}. Called by the fire's deliver step for a
+-- row that came with a plan and has no rule left. Internal, granted to no role.
+-- PRICE: none beyond building the object; paid only by such an occurrence.
+CREATE OR REPLACE FUNCTION queen.timer_series_stopped_v1(p_deliver_at TIMESTAMPTZ, p_plan JSONB)
+RETURNS JSONB
+LANGUAGE sql
+STABLE -- a timestamptz in JSON is written in the session's time zone
+AS $$
+    SELECT jsonb_build_object('occurrence', p_deliver_at, 'seq', coalesce((p_plan ->> 'seq')::int, 1), 'next', NULL,
+                              'ended', 'cancelled')
 $$;
 
 -- queen.timer_skip_v1(p_timers): catchUp none's missed occurrences, which the sweeper claimed and does

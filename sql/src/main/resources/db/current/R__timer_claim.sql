@@ -1,9 +1,9 @@
 -- The claim: take due timers into this sweeper's hands for one lease, bounded by rows and by bytes.
 --
--- queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) claims up to
+-- queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, p_budget) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v4 is the same claim
--- with fewer columns, for the previous release's sweepers during a rolling restart (v3 retired by V132).
+-- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v5 is the same claim
+-- without a fire budget, for the previous release's sweepers during a rolling restart (v4 retired by V140, v3 by V132).
 -- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
 -- sweeper is about to fire alone (V122).
 --
@@ -23,6 +23,17 @@
 --    found by a skip scan of that index (one probe per tenant with a staged timer, one more to see that
 --    it has a due one). Together with the staging rule (a back-dated timer is visible no earlier than its
 --    staging, R__bridge_apply.sql) a flood of one tenant delays another's due timers by about one claim.
+--  * The fire budget (issue 47, p_budget = {"near_ms", "allowance", "tenants": {"<tenant_id>": n}}; NULL: none).
+--    The shares above put a quiet tenant's due row in the next claim, but when one tenant's due work saturates
+--    the sweeper that row still waits for the cycle in flight, which is full of the other tenant's rows (1,000
+--    one-second series of one tenant: a quiet tenant's p99 296-519 ms, RecurringFairnessIT). So while TWO
+--    tenants or more have a timer (out of anybody's hands) visible within near_ms, each tenant gets at most
+--    its allowance of rows per claim: the tokens of its bucket in the calling process (io.queen.timers.sweeper
+--    .claim.FireBudget, sweeper.tenant.fires.per.second), "allowance" for a tenant the caller has no bucket for.
+--    Cycles stay short, and what a held tenant leaves stays due, claimed by a later claim in visible_at order.
+--    Alone (no other tenant's timer within near_ms), a tenant is never held. While it binds, the shard scans
+--    take one row per shard (a lease that ran out is found only by them: the tenant index leaves rows with a
+--    token out) instead of a slice, so a held tenant's backlog is not locked only to be cut.
 --  * Round-robin over tenants: within a shard a tenant gets at most least(p_per_tenant, slice) rows, and
 --    the cut to p_batch takes every tenant's first row, then every tenant's second, ...
 --  * Bytes: rows are kept in pick order while their running sum of held_bytes stays within
@@ -52,6 +63,12 @@
 --  * Under a deep backlog order across claims is visible_at order per shard and per tenant; a strict
 --    global order would shrink every claim under a backlog. The log's offsets, not visible_at, are the
 --    order consumers see.
+--  * The fire budget: nothing more per claim than without it (the head of each tenant's range, one probe,
+--    replaces the probe that asked whether it had a due timer; a count over those heads in memory; one jsonb
+--    read per due tenant and per kept row). While it binds, 64 one-row shard scans instead of 64 slices. A held
+--    tenant's due rows wait (their lateness is their own; a series' catchUp decides what its late occurrences
+--    become, docs/recurring.md), even when the sweeper has time to spare: the budget is a rate, not a share of
+--    what is free. A lease that ran out behind a held tenant's backlog in its shard waits for that backlog.
 --  * The tenant slices: 2 index probes per tenant with a staged timer per claim (linear in tenants,
 --    which the operator configures: a producer cannot make new ones), plus for an under-served tenant
 --    its slice. Rows locked by both sources or cut by the per-shard cap are released at commit.
@@ -88,34 +105,25 @@ END
 $$;
 
 -- The claim, returning trace_context for the frame, deaths for the sweeper's suspect groups and a
--- recurring timer's rule (V129), from which the sweeper plans its successor.
-CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
-                                                p_lone_oversize BOOLEAN)
+-- recurring timer's rule (V129), from which the sweeper plans its successor; with the caller's per-tenant fire
+-- budget (p_budget, issue 47; NULL: none, as v5).
+CREATE OR REPLACE FUNCTION queen.timer_claim_v6(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+                                                p_lone_oversize BOOLEAN, p_budget JSONB)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
                visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
                claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT,
                recurrence JSONB)
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
-WITH RECURSIVE shard_rows AS MATERIALIZED (
-    -- Lock order: queen.log_timers rows only, SKIP LOCKED (never waits).
-    SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
-      FROM generate_series(0, 63) AS s(shard)
-     CROSS JOIN LATERAL (
-            SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
-                   coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
-              FROM queen.log_timers t
-             WHERE t.shard = s.shard::smallint
-               AND t.visible_at <= now()
-             ORDER BY t.visible_at
-             LIMIT greatest(ceil(p_batch / 64.0)::int, 8)
-               FOR UPDATE OF t SKIP LOCKED) c
-     WHERE queen.timer_lease_v1(p_lease) IS NOT NULL -- refuses a lease beyond the owner's maximum, once per call
-),
-tenants (tenant_id) AS (
+#variable_conflict use_column
+BEGIN
+    -- PL/pgSQL for its cached plan: as a LANGUAGE sql function with SECURITY DEFINER and SET it was planned at every
+    -- call (1.4 ms of its 8.5 ms in issue 48's profile); the output columns' names are the table's, hence use_column
+    RETURN QUERY
+WITH RECURSIVE tenants (tenant_id) AS (
     -- Every tenant with a staged timer out of anybody's hands: a skip scan, one probe of the partial
     -- idx_log_timers_tenant_visible per tenant (claim_token IS NULL is its predicate: V125 says why).
     (SELECT t.tenant_id FROM queen.log_timers t WHERE t.claim_token IS NULL ORDER BY t.tenant_id LIMIT 1)
@@ -125,23 +133,56 @@ tenants (tenant_id) AS (
       FROM tenants x
      WHERE x.tenant_id IS NOT NULL
 ),
-due_tenants AS MATERIALIZED (
-    -- ... that has a due timer (one more probe each); the number of them sets each one's share.
-    SELECT x.tenant_id
+tenant_next AS MATERIALIZED (
+    -- ... and its earliest visible_at out of anybody's hands (one more probe each, the head of its range).
+    SELECT x.tenant_id,
+           (SELECT t.visible_at FROM queen.log_timers t
+             WHERE t.tenant_id = x.tenant_id AND t.claim_token IS NULL ORDER BY t.visible_at LIMIT 1) AS next_visible
       FROM tenants x
      WHERE x.tenant_id IS NOT NULL
-       AND EXISTS (SELECT 1 FROM queen.log_timers t
-                    WHERE t.tenant_id = x.tenant_id AND t.claim_token IS NULL AND t.visible_at <= now())
+),
+due_tenants AS MATERIALIZED (
+    -- The tenants with a due timer; the number of them sets each one's share.
+    SELECT n.tenant_id FROM tenant_next n WHERE n.next_visible <= now()
+),
+budget AS MATERIALIZED (
+    -- The fire budget binds only while two tenants or more have a timer visible within p_budget.near_ms (the
+    -- sweeper's sweeper.sleep.near): then a tenant gets at most its allowance of rows in this claim, the caller's
+    -- count from its token bucket (p_budget.tenants, else p_budget.allowance). A lone tenant is never held.
+    SELECT p_budget IS NOT NULL
+           AND (SELECT count(*) FROM tenant_next n
+                 WHERE n.next_visible <= now() + make_interval(secs => (p_budget ->> 'near_ms')::numeric / 1000)) >= 2 AS binds,
+           (p_budget ->> 'allowance')::int AS allowance,
+           coalesce(p_budget -> 'tenants', '{}'::jsonb) AS tenants
+),
+shard_rows AS MATERIALIZED (
+    -- Lock order: queen.log_timers rows only, SKIP LOCKED (never waits). While the budget binds, one row per
+    -- shard: enough to find a lease that ran out (not in the tenant index), and no more of a held tenant's
+    -- backlog locked only to be cut; the tenant slices below serve every due tenant within its allowance.
+    SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
+      FROM generate_series(0, 63) AS s(shard)
+     CROSS JOIN LATERAL (
+            SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
+                   coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
+              FROM queen.log_timers t
+             WHERE t.shard = s.shard::smallint
+               AND t.visible_at <= now()
+             ORDER BY t.visible_at
+             LIMIT CASE WHEN (SELECT b.binds FROM budget b) THEN 1 ELSE greatest(ceil(p_batch / 64.0)::int, 8) END
+               FOR UPDATE OF t SKIP LOCKED) c
+     WHERE queen.timer_lease_v1(p_lease) IS NOT NULL -- refuses a lease beyond the owner's maximum, once per call
 ),
 tenant_rows AS MATERIALIZED (
     -- Per due tenant that the shard slices gave fewer than its share (ceil(p_batch / due tenants), at most
-    -- what the per-shard cap lets one tenant have, 64 x least(p_per_tenant, slice)): its own earliest due
-    -- timers, one range scan of (tenant_id, visible_at). Lock order: queen.log_timers rows only, SKIP LOCKED.
+    -- what the per-shard cap lets one tenant have, 64 x least(p_per_tenant, slice), and at most its allowance
+    -- while the budget binds): its own earliest due timers, one range scan of (tenant_id, visible_at).
+    -- Lock order: queen.log_timers rows only, SKIP LOCKED.
     SELECT c.row_ctid, c.shard, c.tenant_id, c.queue, c.timer_key, c.visible_at, c.held_bytes
       FROM (SELECT d.tenant_id,
                    least(ceil(p_batch::numeric / (SELECT count(*) FROM due_tenants))::int,
-                         64 * least(p_per_tenant, greatest(ceil(p_batch / 64.0)::int, 8))) AS share
-              FROM due_tenants d) d
+                         64 * least(p_per_tenant, greatest(ceil(p_batch / 64.0)::int, 8)),
+                         CASE WHEN b.binds THEN coalesce((b.tenants ->> d.tenant_id::text)::int, b.allowance) END) AS share
+              FROM due_tenants d CROSS JOIN budget b) d
      CROSS JOIN LATERAL (
             SELECT t.ctid AS row_ctid, t.shard, t.tenant_id, t.queue, t.timer_key, t.visible_at,
                    coalesce(t.payload_bytes, octet_length(t.payload))::bigint + octet_length(t.txn) + 64 AS held_bytes
@@ -175,9 +216,11 @@ kept AS (
      WHERE r.tenant_rank <= least(p_per_tenant, greatest(ceil(p_batch / 64.0)::int, 8))
 ),
 by_rows AS MATERIALIZED (
+    -- While the budget binds, a tenant's rows beyond its allowance are cut here (its earliest kept).
     SELECT k.row_ctid, k.tenant_id, k.queue, k.timer_key, k.visible_at, k.held_bytes,
            row_number() OVER (ORDER BY k.turn, k.visible_at, k.tenant_id, k.queue, k.timer_key) AS pick_order
-      FROM kept k
+      FROM kept k CROSS JOIN budget b
+     WHERE NOT b.binds OR k.turn <= coalesce((b.tenants ->> k.tenant_id::text)::int, b.allowance)
      ORDER BY k.turn, k.visible_at, k.tenant_id, k.queue, k.timer_key
      LIMIT p_batch
 ),
@@ -217,24 +260,21 @@ SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible
   FROM claimed c
   JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
  ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
+END
 $$;
 
--- The previous release's claim (V122's columns), for its sweepers during a rolling restart: the current
--- claim without the rule. Such a sweeper fires a recurring timer without its plan, which the fire refuses
--- to deliver (its segment goes back): a sweeper of this release fires it. Retired by the next release
--- (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_claim_v4(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
+-- The previous release's claim (V129's), for its sweepers during a rolling restart: the current claim without a
+-- fire budget. Retired by the next release (SqlFunctionsInUseIT.KEPT).
+CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
                visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
                encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT)
+               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT,
+               recurrence JSONB)
 LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 VOLATILE
 AS $$
-SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, c.visible_at, c.txn, c.message_id, c.payload,
-       c.payload_zstd, c.encrypted, c.producer_sub, c.attempts, c.last_error, c.claim_token, c.claimed_until,
-       c.held_bytes, c.trace_context, c.deaths
-  FROM queen.timer_claim_v5(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize) c;
+SELECT * FROM queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, NULL);
 $$;

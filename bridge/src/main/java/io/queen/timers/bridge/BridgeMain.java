@@ -6,6 +6,7 @@ import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.auth.TopicTimestamps;
 import io.queen.timers.bridge.crypto.EncryptionPolicy;
 import io.queen.timers.bridge.crypto.QueueEncryption;
+import io.queen.timers.bridge.fetch.CommandSource;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
@@ -137,22 +138,24 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.checkAtStart(dataSource);
                 return null;
             });
-            startup.retry("publish this group's sealed queue patterns", () -> {
-                encryption.publishPatterns(dataSource, group);
-                return null;
-            });
             OffsetStore offsets = new OffsetStore(dataSource, group);
-            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant
+            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
+            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
+                return null;
+            });
+            startup.retry("publish this group's sealed queue patterns", () -> {
+                encryption.publishPatterns(dataSource, group);
                 return null;
             });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
                     settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
             LoopProgress ingest = health.loop("ingest");
-            Map<String, Object> probeProps = probeProps(settings);
-            IngestLoop loop = new IngestLoop(settings.ingest(),
-                    new KafkaConsumer<>(consumerProps(settings)), () -> new KafkaConsumer<>(probeProps),
+            Map<String, Object> consumerProps = consumerProps(settings);
+            CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
+                    settings.commandTopics(), settings.recordMaxBytes(), settings.batchMaxBytes(), registry);
+            IngestLoop loop = new IngestLoop(settings.ingest(), source,
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
@@ -199,23 +202,13 @@ public final class BridgeMain implements AutoCloseable {
         // 2.1 s into the flood against 2.8-4.7 s at Kafka's default; PRICE: ~15 % of one flooding topic's ingest rate
         // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
         p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
+        // A broker answers one request per connection at a time, and a partition drained while the fetch of its
+        // neighbours waits for data is fetched only after that fetch returns: the broker's wait (500 ms by default) is
+        // the longest a partition's new record can wait behind another's empty long poll. UnreadableRecordIT saw a
+        // quiet tenant's schedule wait 555 ms so (bench/results/2026-12-06/UnreadableRecordIT-4130d3c.txt). PRICE: an
+        // idle bridge sends 10 fetches a second per broker instead of 2. kafka.fetch.max.wait.ms overrides it.
+        p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
-        return p;
-    }
-
-    /**
-     * The consumer that reads past a record the Kafka client cannot decode (IngestLoop's salvage): the consumer's settings
-     * (security, isolation, fetch sizes) without a group, since it is assigned the one partition it reads, and one record
-     * per poll, so that the poll that fails names the record.
-     */
-    static Map<String, Object> probeProps(BridgeSettings settings) {
-        Map<String, Object> p = consumerProps(settings);
-        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        p.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
-        p.remove(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG);
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1);
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, p.get(ConsumerConfig.CLIENT_ID_CONFIG) + "-probe");
         return p;
     }
 

@@ -197,6 +197,11 @@ public record BridgeSettings(
         return new WireLimits(horizon, payloadMaxBytes, recurringMinPeriod);
     }
 
+    /** The largest record body the bridge decodes from a compressed batch ({@link WireLimits#maxRecordBytes()}). */
+    public int recordMaxBytes() {
+        return wireLimits().maxRecordBytes();
+    }
+
     /**
      * Records per consumer poll: as many of the longest valid value as half of {@link #INGEST_MAX_BYTES} holds (at
      * least 1, at most {@link #BATCH_MAX_RECORDS}). Kafka's fetch limits count compressed bytes, so this count is

@@ -25,7 +25,6 @@ class KafkaClientOverridesTest {
 
         assertThat(BridgeMain.consumerProps(settings)).containsEntry("sasl.jaas.config", "consumer-only")
                 .containsEntry("bootstrap.servers", "kafka:9092");
-        assertThat(BridgeMain.probeProps(settings)).containsEntry("sasl.jaas.config", "consumer-only");
         assertThat(BridgeMain.adminProps(settings)).containsEntry("sasl.jaas.config", "admin-only")
                 .containsEntry("bootstrap.servers", "kafka:9092");
     }

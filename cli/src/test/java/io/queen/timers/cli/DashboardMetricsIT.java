@@ -80,7 +80,7 @@ class DashboardMetricsIT {
             assertThat(scrape).contains("jvm_memory_used_bytes{", "jvm_gc_pause_seconds_count{", "jvm_threads_live_threads ",
                     "process_cpu_usage ", "hikaricp_connections_active{", "kafka_admin_client_");
         }
-        assertThat(bridgeScrape).contains("kafka_consumer_fetch_manager_records_lag_max{", "kafka_consumer_fetch_manager_fetch_rate{");
+        assertThat(bridgeScrape).contains("kafka_consumer_coordinator_", "queen_timers_bridge_fetch_errors_total ");
         assertThat(bridgeScrape + sweeperScrape).as("the active relay's producer").contains("kafka_producer_record_send_rate{");
         List<Series> exported = new ArrayList<>(series(bridgeScrape));
         exported.addAll(series(sweeperScrape));

@@ -30,14 +30,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Issue 37 point 2, the fairness case: one tenant starts {@link #SERIES} never-ending one-second series (all due on the
- * same whole seconds: the sweeper's worst burst) while another schedules one-shot timers due on and between those
- * seconds. What holds it: the claim's tenant slices (timer_claim_v5, sweeper.tenant.per.shard: at most 8 rows of one
- * tenant per shard per claim), so the quiet tenant's due row is in the first claim however many occurrences are due;
- * and the bridge's bounds (tenant.max.recurring / recurring.min.period) cap what the series fire. There is no per-tenant
- * fire-rate budget in the sweeper beyond those: this test measures what the slices give at this scale (and does not
- * assert the issue's p99 <= 200 ms, which they do not give: see the numbers below). Scaled to what runs in about a
- * minute and a half on 2 cores: 1,000 series, 20 s.
+ * Issue 37 point 2 and issue 47 point 2, the fairness case: one tenant starts {@link #SERIES} never-ending one-second series
+ * (all due on the same whole seconds: the sweeper's worst burst) while another schedules one-shot timers every 100 ms. What
+ * holds it: the claim's tenant slices put the quiet tenant's due row in the next claim, and the fire budget
+ * (sweeper.tenant.fires.per.second, {@link #BUDGET}: below the flood's 1,000 a second) holds the flood to its rate while the
+ * quiet tenant has a timer due within sweeper.sleep.near, so the cycles that row waits for stay short. Asserted: counts (the
+ * flood's fires in the window within its budget, every quiet timer fired once, the series stop when cancelled); the quiet
+ * tenant's lateness is printed, not asserted (speed is the benchmarks': bench/results/2026-12-06/). Scaled to what runs in
+ * about a minute and a half on 2 cores: 1,000 series, 20 s.
  */
 class RecurringFairnessIT {
 
@@ -48,8 +48,14 @@ class RecurringFairnessIT {
     static final UUID QUIET = UUID.fromString("6a1f0000-0000-4000-8000-0000000000b2");
     static final int SERIES = 1_000;
     static final int SECONDS = 20;
-    /** The quiet tenant's timers: one every 100 ms, so half of them fall on the flood's whole seconds or next to them. */
-    static final int QUIET_TIMERS = SECONDS * 10;
+    /** The flood's fire budget: half its series' rate, so it is held for the whole window. */
+    static final int BUDGET = 500;
+    /**
+     * The quiet tenant's timers: one every 100 ms from the flood's first second to a second past the window, so some fall on
+     * the flood's whole seconds and the quiet tenant has a timer within sweeper.sleep.near all through the window (after its
+     * last one the flood is alone, not held, and catches up at once).
+     */
+    static final int QUIET_TIMERS = (SECONDS + 1) * 10;
 
     @Test
     void aTenantsThousandOneSecondSeriesLeaveAnotherTenantOnTimeAndStopWhenCancelled() throws Exception {
@@ -59,21 +65,21 @@ class RecurringFairnessIT {
         String quiet = TestKafka.newTopic("fair-quiet", 1);
         Instant start = Instant.now().plusSeconds(8).truncatedTo(ChronoUnit.SECONDS);
         try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(flood, quiet))), Dependencies.defaults(new SimpleMeterRegistry()));
-                SweeperMain sweeper = Sweepers.start(db, Map.of());
+                SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.tenant.fires.per.second", Integer.toString(BUDGET)));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 0; i < SERIES; i++) {
                 producer.send(envelope(flood, "schedule", "flood.q", "s" + i, "\"txn\":\"s" + i + "\",\"payload\":{},\"every\":\"PT1S\","
                         + "\"startAt\":\"" + start + "\""));
             }
             for (int i = 0; i < QUIET_TIMERS; i++) {
-                Instant at = start.plusMillis(1_000 + 100L * i);
+                Instant at = start.plusMillis(100L * i);
                 producer.send(envelope(quiet, "schedule", "quiet.q", "q" + i, "\"txn\":\"q@" + at.toEpochMilli() + "\",\"payload\":{},"
                         + "\"deliverAt\":\"" + at + "\""));
             }
             producer.flush();
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == SERIES + QUIET_TIMERS);
 
-            Instant windowEnd = start.plusSeconds(SECONDS + 1);
+            Instant windowEnd = start.plusSeconds(SECONDS + 2);
             await().atMost(SECONDS + 60, TimeUnit.SECONDS).pollInterval(Duration.ofMillis(500))
                     .until(() -> staging.count("SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + QUIET + "'") == 0
                             && Instant.now().isAfter(windowEnd));
@@ -112,16 +118,14 @@ class RecurringFairnessIT {
         long p99 = lateness.get((int) Math.ceil(lateness.size() * 0.99) - 1);
         System.out.printf("RecurringFairnessIT: quiet tenant %d timers, lateness p50 %d ms, p99 %d ms, max %d ms; flood %d fires in %d s"
                 + " (%.0f/s, budget %d/s)%n", lateness.size(), p50, p99, lateness.get(lateness.size() - 1), floodInWindow, SECONDS,
-                floodInWindow / (double) SECONDS, SERIES);
+                floodInWindow / (double) SECONDS, BUDGET);
         assertThat(lateness).hasSize(QUIET_TIMERS);
-        // NOT ASSERTED: the issue's target, the quiet tenant's p99 <= 200 ms, is not met here. Measured 2026-12-05 on 2
-        // shared cores (load average 9-17 from other builds): p50 44 ms, p99 519 ms, max 607 ms at the default
-        // sweeper.tenant.per.shard 8 (the flood kept its 1,000/s; two more runs: p50 27 and 12 ms, p99 509 and 296 ms); at 2, p50 206 ms, p99 1,539 ms (the flood fell
-        // behind, 841/s). The slices put the quiet row in the next claim, but it waits for the cycle in flight, which
-        // fires the flood's slice of up to 512 occurrences. Closing that needs a per-tenant fire budget in the sweeper
-        // (shorter cycles while another tenant has due rows): not built (docs/recurring.md "Bounds").
+        // Not asserted: the quiet tenant's p99 (a speed; the benchmark measures it). Before the budget (2026-12-05, 2 shared
+        // cores, load 9-17): p99 296-519 ms, the flood at its full 1,000 a second.
         assertThat(p50).as("the quiet tenant's median lateness, ms: the slices serve it in the next claim").isLessThan(1_000);
-        // the flood's budget: its series / recurring.min.period (here 1,000 a second), never more
+        // the flood within its budget for the window (plus a burst, a tenth of a second of it, per loop and one more), and
+        // never more than its series' rate
+        assertThat(floodInWindow).isLessThanOrEqualTo((long) BUDGET * SECONDS + 3L * BUDGET / 10);
         assertThat(floodInWindow).isLessThanOrEqualTo((long) SERIES * SECONDS);
     }
 

@@ -41,6 +41,15 @@ public final class Launcher {
     /** A bridge or sweeper ({@code role}) with its settings written to {@code settingsFile}; not started yet. */
     public ManagedProcess service(String role, String name, Properties settings, Path settingsFile, List<String> jvmOptions,
             Path logFile) {
+        return service(role, name, settings, settingsFile, jvmOptions, Map.of(), logFile);
+    }
+
+    /**
+     * The same, with environment variables for its JVM: {@code JAVA_TOOL_OPTIONS}, as the Kubernetes manifests set the
+     * heap (the benchmarks start the services as deployed).
+     */
+    public ManagedProcess service(String role, String name, Properties settings, Path settingsFile, List<String> jvmOptions,
+            Map<String, String> env, Path logFile) {
         try {
             Files.createDirectories(settingsFile.getParent());
             try (var out = Files.newOutputStream(settingsFile)) {
@@ -52,7 +61,7 @@ public final class Launcher {
         List<String> cmd = new ArrayList<>(List.of(javaBin));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-jar", launcherJar.toString(), role, "--config", settingsFile.toString()));
-        return new ManagedProcess(name, cmd, Map.of(), logFile);
+        return new ManagedProcess(name, cmd, env, logFile);
     }
 
     /** The Kafka broker as a JVM of its own on {@code dataDir} and {@code port}; not started yet. */

@@ -59,14 +59,28 @@ public final class PostgresProcess {
     private final int port;
     private final Durability durability;
     private final Map<String, String> settings;
+    /** The binaries of a PostgreSQL installed on the machine, or null for the project's zonky binaries. */
+    private final Path installedBinDir;
     private Path binDir;
 
     public PostgresProcess(Path workDir, int port, Durability durability, Map<String, String> settings) {
+        this(workDir, port, durability, settings, null);
+    }
+
+    /**
+     * With {@code installedBinDir} (e.g. Debian's {@code /usr/lib/postgresql/15/bin}), the server is that installed
+     * PostgreSQL instead of the zonky binaries: what the benchmarks measure "as deployed" on. Its initdb and pg_ctl
+     * run under {@code unshare -U} as zonky's do (PostgreSQL refuses root; in the namespace the data directory's
+     * owner and the server's user are the same unmapped user), with no Unix socket (the distribution's socket
+     * directory is not writable there): clients connect over TCP only.
+     */
+    public PostgresProcess(Path workDir, int port, Durability durability, Map<String, String> settings, Path installedBinDir) {
         this.dataDir = workDir.resolve("pg-data");
         this.logFile = workDir.resolve("logs/postgres.log");
         this.port = port;
         this.durability = durability;
         this.settings = new LinkedHashMap<>(settings);
+        this.installedBinDir = installedBinDir;
     }
 
     /** The server log (pg_ctl -l): a restart's recovery is read from it. */
@@ -88,6 +102,9 @@ public final class PostgresProcess {
         all.putAll(settings);
         all.put("timezone", "UTC");
         all.put("listen_addresses", "127.0.0.1");
+        if (installedBinDir != null) {
+            all.put("unix_socket_directories", "''");
+        }
         return all;
     }
 
@@ -106,6 +123,13 @@ public final class PostgresProcess {
 
     /** initdb through zonky (which also finds and extracts the binaries), then stop it and take over with pg_ctl. */
     public synchronized void bootstrap() {
+        if (installedBinDir != null) {
+            binDir = installedBinDir;
+            run(List.of("unshare", "-U", binDir.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", EmbeddedPostgresServer.USER,
+                    "-A", "trust", "-E", "UTF8", "--no-locale"), "initdb");
+            start();
+            return;
+        }
         EmbeddedPostgresServer first = EmbeddedPostgresServer.start(dataDir, port, EmbeddedPostgresServer.Durability.DURABLE, false);
         try {
             long pid = Long.parseLong(Files.readAllLines(dataDir.resolve("postmaster.pid")).get(0).trim());
@@ -181,23 +205,27 @@ public final class PostgresProcess {
     private void pgCtl(List<String> args) {
         List<String> cmd = new ArrayList<>(List.of("unshare", "-U", binDir.resolve("pg_ctl").toString()));
         cmd.addAll(args);
+        run(cmd, "pg_ctl " + args.get(args.size() - 1));
+    }
+
+    private void run(List<String> cmd, String what) {
         try {
             Files.createDirectories(logFile.getParent());
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.getParent().resolve("pg_ctl.log").toFile())).start();
             if (!p.waitFor(180, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                throw new IllegalStateException("pg_ctl " + args.get(args.size() - 1) + " did not finish in 180 s");
+                throw new IllegalStateException(what + " did not finish in 180 s");
             }
             if (p.exitValue() != 0) {
-                throw new IllegalStateException("pg_ctl " + args.get(args.size() - 1) + " exited " + p.exitValue()
+                throw new IllegalStateException(what + " exited " + p.exitValue()
                         + " (see " + logFile.getParent().resolve("pg_ctl.log") + ")");
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted during pg_ctl", e);
+            throw new IllegalStateException("interrupted during " + what, e);
         }
     }
 }

@@ -39,9 +39,9 @@ class SqlFunctionsInUseIT {
 
     /** Kept although no code of this repository reaches them, each for the reason given. */
     static final Map<String, String> KEPT = Map.of(
-            "timer_claim_v4", "the previous release's sweepers claim with it during a rolling restart (V129 moved the"
-                    + " sweeper to timer_claim_v5, which returns a recurring timer's rule); a thin wrapper over v5, retired"
-                    + " by the next release",
+            "timer_claim_v5", "the previous release's sweepers claim with it during a rolling restart (issue 47 moved the"
+                    + " sweeper to timer_claim_v6, which takes the per-tenant fire budget); a thin wrapper over v6 without a"
+                    + " budget, retired by the next release",
             "timer_fire_v2", "the previous release's sweepers fire with it during a rolling restart (issue 24 moved the"
                     + " sweeper to timer_fire_v3, which refuses clear timers for encrypted queues); a thin wrapper over v3"
                     + " answering a refused segment `stale`, retired by the next release",

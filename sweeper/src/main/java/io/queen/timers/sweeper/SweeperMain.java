@@ -19,6 +19,7 @@ import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.log.cleanup.PartitionCleanup;
 import io.queen.timers.sweeper.claim.Claimer;
+import io.queen.timers.sweeper.claim.FireBudget;
 import io.queen.timers.sweeper.fail.Failer;
 import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.loop.CleanupClock;
@@ -142,13 +143,16 @@ public final class SweeperMain implements AutoCloseable {
             FireGate gate = new FireGate();
             Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts())
                     .withMaxConsecutiveDeadLetters(s.recurringMaxConsecutiveDeadLetters());
+            // one budget per process, shared by its loops (FireBudget says why per process)
+            FireBudget budget = s.tenantFiresPerSecond() == 0 ? FireBudget.off()
+                    : new FireBudget(s.tenantFiresPerSecond(), s.sleepNear(), System::nanoTime);
             List<SweepLoop> loops = new ArrayList<>();
             List<LoopProgress> progress = new ArrayList<>();
             for (int i = 0; i < s.workers(); i++) {
                 LoopProgress p = health.loop("sweep-" + i);
                 progress.add(p);
                 loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
-                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes()),
+                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes(), budget),
                         new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2), telemetry),
                         new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
                         s.cycleClaimMax()));

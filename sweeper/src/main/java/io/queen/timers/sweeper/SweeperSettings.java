@@ -27,6 +27,7 @@ public record SweeperSettings(
         Duration lease,
         Duration cycleClaimMax,
         int perTenantPerShard,
+        int tenantFiresPerSecond,
         int maxAttempts,
         int maxFireBytes,
         Duration backoffBase,
@@ -52,6 +53,7 @@ public record SweeperSettings(
     public static final String LEASE = "sweeper.lease";
     public static final String CYCLE_CLAIM_MAX = "sweeper.cycle.claim.max";
     public static final String PER_TENANT_PER_SHARD = "sweeper.tenant.per.shard";
+    public static final String TENANT_FIRES_PER_SECOND = "sweeper.tenant.fires.per.second";
     public static final String MAX_ATTEMPTS = "sweeper.max.attempts";
     public static final String MAX_FIRE_BYTES = "sweeper.max.fire.bytes";
     public static final String BACKOFF_BASE = "sweeper.backoff.base";
@@ -164,6 +166,17 @@ public record SweeperSettings(
                                 + " about one cycle (docs/configuration.md, which defaults are measured). Longer packs larger segments per fire under a backlog.")
                 .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
                         "Most timers of one tenant per shard per claim (round-robin over tenants).")
+                .define(TENANT_FIRES_PER_SECOND, INT, "0", between(0, 1_000_000),
+                        "The per-tenant fire budget: most timers of one tenant this sweeper process claims per second while another"
+                                + " tenant has a timer due within sweeper.sleep.near (0: no budget). A token bucket per tenant, shared by"
+                                + " the process's loops, holding a tenth of a second of it (at least one); a claim takes at most a"
+                                + " tenant's tokens, so cycles stay short and another tenant's due timer waits for a short cycle, not for"
+                                + " a flood's. What a held tenant leaves stays due and is claimed later, oldest first: its lateness is its"
+                                + " own (a series' catchUp decides what its late occurrences become). A tenant alone is never held. Per"
+                                + " process: N sweepers give one tenant up to N times it. A rate, not a share of what is free: a tenant"
+                                + " above it is held while another has work near even when the sweeper has time to spare, so set it"
+                                + " below what one sweeper fires (a third leaves room for the others) and above any tenant's normal rate"
+                                + " (docs/sweeper.md#the-fire-budget).")
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
                         "Permanent fire failures before a timer is moved to queen.log_dlq.")
                 .define(MAX_FIRE_BYTES, INT, String.valueOf(8 * 1024 * 1024), between(64 * 1024, 256 * 1024 * 1024),
@@ -223,7 +236,8 @@ public record SweeperSettings(
                     + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
         }
         return new SweeperSettings(
-                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD), c.intValue(MAX_ATTEMPTS),
+                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD),
+                c.intValue(TENANT_FIRES_PER_SECOND), c.intValue(MAX_ATTEMPTS),
                 c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
                 c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
                 c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),

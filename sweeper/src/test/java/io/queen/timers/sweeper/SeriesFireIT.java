@@ -89,4 +89,100 @@ class SeriesFireIT {
         assertThat(LogContents.txnCounts(db.dataSource())).isEmpty();
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE txn = 'txn-k'")).isEqualTo(1);   // still staged
     }
+
+    /** A due occurrence of key {@code k} with {@code rule} (its txn and the rest of the rule's JSON), claimed. */
+    private List<ClaimedTimer> claimOccurrence(Instant at, String rule, int seq) {
+        staging.schedule(DEFAULT_TENANT, "q", "k", -1);
+        staging.execute("UPDATE queen.log_timers SET deliver_at = '" + at + "', txn = 's@" + at + "', recurrence = '{" + rule
+                + ",\"txn\":\"s\",\"seq\":" + seq + "}'::jsonb");
+        try {
+            return new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void fire(List<ClaimedTimer> claimed) throws Exception {
+        assertThat(new Firer(db.dataSource()).fire(new Packer(1 << 20).pack(claimed).fires().get(0)))
+                .extracting(SegmentOutcome::result).containsExactly(FireResult.FIRED);
+    }
+
+    /** The one event of {@code type} for key k, as the relay publishes it; every event valid by the schema and the client. */
+    private com.fasterxml.jackson.databind.JsonNode event(String type) throws Exception {
+        staging.checkAuditEvents();
+        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT event::text FROM queen.timer_audit_events WHERE type = '" + type + "'")) {
+            assertThat(rs.next()).as("a " + type + " event").isTrue();
+            com.fasterxml.jackson.databind.JsonNode e = new com.fasterxml.jackson.databind.ObjectMapper().readTree(rs.getString(1));
+            assertThat(rs.next()).as("one " + type + " event").isFalse();
+            return e;
+        }
+    }
+
+    /** Issue 47: whichever way a series ends, the event of its last occurrence says why ("ended"), and nothing follows it. */
+    @Test
+    void theLastOccurrenceByMaxOccurrencesSaysSo() throws Exception {
+        Instant o3 = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        fire(claimOccurrence(o3, "\"every\":\"PT10S\",\"startAt\":\"" + o3.minusSeconds(20) + "\",\"maxOccurrences\":3,\"catchUp\":\"one\"", 3));
+
+        var fired = event("fired");
+        assertThat(fired.get("seq").asInt()).isEqualTo(3);
+        assertThat(fired.get("next").isNull()).isTrue();
+        assertThat(fired.get("ended").asText()).isEqualTo("max_occurrences");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+    }
+
+    @Test
+    void theLastOccurrenceBeforeEndAtSaysSo() throws Exception {
+        Instant o = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        fire(claimOccurrence(o, "\"every\":\"PT10S\",\"startAt\":\"" + o + "\",\"endAt\":\"" + o.plusSeconds(5) + "\",\"catchUp\":\"one\"", 1));
+
+        assertThat(event("fired").get("ended").asText()).isEqualTo("end_at");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+    }
+
+    @Test
+    void aMissedOccurrenceOfCatchUpNoneWithNothingBeforeEndAtEndsItsSeriesInItsSkippedEvent() throws Exception {
+        Instant o = Instant.now().minusSeconds(25).truncatedTo(ChronoUnit.SECONDS);
+        List<ClaimedTimer> claimed = claimOccurrence(o, "\"every\":\"PT10S\",\"startAt\":\"" + o + "\",\"endAt\":\"" + o.plusSeconds(22)
+                + "\",\"catchUp\":\"none\"", 1);
+
+        assertThat(new io.queen.timers.sweeper.fail.Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1), 5)
+                .skip(claimed, Instant.now())).isEqualTo(1);
+
+        var skipped = event("skipped");
+        assertThat(skipped.get("next").isNull()).isTrue();
+        assertThat(skipped.get("ended").asText()).isEqualTo("end_at");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+    }
+
+    @Test
+    void anOccurrenceWhoseRuleCannotBeReadIsDeliveredAsTheSeriesLast() throws Exception {
+        Instant o = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        fire(claimOccurrence(o, "\"every\":\"every other tuesday\",\"startAt\":\"" + o + "\",\"catchUp\":\"one\"", 4));
+
+        var fired = event("fired");
+        assertThat(fired.get("seq").asInt()).isEqualTo(4);
+        assertThat(fired.get("ended").asText()).isEqualTo("rule_unreadable");
+    }
+
+    /**
+     * A cancel that meets an occurrence in a sweeper's hands answers too_late and drops the row's rule (bridge_apply_v4,
+     * stop_series): the occurrence goes out, nothing follows it, and its fired event says the series ended, cancelled.
+     */
+    @Test
+    void anOccurrenceWhoseSeriesACancelStoppedInHandSaysCancelled() throws Exception {
+        Instant o = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        List<ClaimedTimer> claimed = claimOccurrence(o, "\"every\":\"PT10S\",\"startAt\":\"" + o.minusSeconds(10) + "\",\"catchUp\":\"one\"", 2);
+        staging.execute("UPDATE queen.log_timers SET recurrence = NULL, updated_at = now()");   // what the too_late cancel does
+
+        fire(claimed);
+
+        var fired = event("fired");
+        assertThat(fired.get("occurrence").asText()).isNotEmpty();
+        assertThat(fired.get("seq").asInt()).isEqualTo(2);
+        assertThat(fired.get("next").isNull()).isTrue();
+        assertThat(fired.get("ended").asText()).isEqualTo("cancelled");
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
+    }
 }

@@ -34,15 +34,26 @@ import org.apache.kafka.common.requests.ResponseHeader;
  */
 public final class RawBatch {
 
-    /** One record of the batch: key, headers (name, value pairs), and a value given as bytes or as a run of one byte. */
-    public record Rec(byte[] key, List<String[]> headers, byte[] value, long runLength, byte runByte) {
+    /**
+     * One record of the batch: key, headers (name, value pairs), and a value given as bytes or as a run of one byte; a
+     * run that is {@code declaredOnly} is declared and not written (a record that lies about its length).
+     */
+    public record Rec(byte[] key, List<String[]> headers, byte[] value, long runLength, byte runByte, boolean declaredOnly) {
         public static Rec of(byte[] key, byte[] value, List<String[]> headers) {
-            return new Rec(key, headers, value, -1, (byte) 0);
+            return new Rec(key, headers, value, -1, (byte) 0, false);
         }
 
-        /** A value of {@code length} times {@code b}: its declared size is {@code length}. */
+        /** A value of {@code length} times {@code b}: its declared size is {@code length}, and it is all there. */
         public static Rec run(byte[] key, long length, byte b, List<String[]> headers) {
-            return new Rec(key, headers, null, length, b);
+            return new Rec(key, headers, null, length, b, false);
+        }
+
+        /**
+         * A value that declares {@code length} bytes and holds none: the stream goes on with the record's headers and the
+         * next records, which a reader that believes the length takes for the value.
+         */
+        public static Rec declaring(byte[] key, long length, List<String[]> headers) {
+            return new Rec(key, headers, null, length, (byte) 0, true);
         }
     }
 
@@ -82,7 +93,7 @@ public final class RawBatch {
         }
     }
 
-    /** The batch's bytes: the 61-byte header, then the records through one zstd stream. */
+    /** The batch's bytes: the 61-byte header (base offset 0), then the records through one zstd stream. */
     public static ByteBuffer build(long timestampMs, List<Rec> records) throws IOException {
         ByteArrayOutputStream compressed = new ByteArrayOutputStream();
         try (ZstdOutputStream z = new ZstdOutputStream(compressed)) {
@@ -140,7 +151,7 @@ public final class RawBatch {
         out.write(before);
         if (r.value() != null) {
             out.write(r.value());
-        } else {
+        } else if (!r.declaredOnly()) {
             byte[] chunk = new byte[1 << 16];
             java.util.Arrays.fill(chunk, r.runByte());
             for (long left = r.runLength(); left > 0; left -= chunk.length) {

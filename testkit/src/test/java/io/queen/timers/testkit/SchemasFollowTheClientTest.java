@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.client.audit.EventType;
+import io.queen.timers.client.audit.SeriesEnd;
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.client.command.WireFormat;
@@ -74,5 +75,7 @@ class SchemasFollowTheClientTest {
         assertThat(names(audit.get("$defs"))).containsAll(types);
         assertThat(texts(audit.at("/$defs/rejected/properties/reason/enum")))
                 .containsExactlyElementsOf(Arrays.stream(RejectReason.values()).map(RejectReason::wireName).toList());
+        assertThat(texts(audit.at("/$defs/seriesEnd/enum"))).containsExactlyElementsOf(Arrays.stream(SeriesEnd.values())
+                .filter(e -> e != SeriesEnd.OTHER).map(SeriesEnd::wireName).toList());
     }
 }

@@ -34,14 +34,23 @@ public final class HistoryPlot {
     /** One headline chart: its title, its unit, and the figures (CSV names) drawn in it with their legend labels. */
     record Headline(String title, String unit, boolean logarithmic, Map<String, String> series) {}
 
-    /** The headline figures (issue 39): what the table of docs/benchmarks.md#current-figures leads with. */
+    /**
+     * The headline figures (issue 39), each beside its two peers of issue 48 measured in the same run: (a) db-scheduler's
+     * no-op task and (b) the same job built on db-scheduler (PipelineBench --peers).
+     */
     static final List<Headline> HEADLINES = List.of(
-            new Headline("CPU per timer at a steady 2,000/s, all processes", "µs", false,
-                    ordered("steady2000.cpu_us_per_timer", "queen-timers (per timer)", "dbs2000.cpu_us_per_task", "db-scheduler (per task)")),
-            new Headline("Lateness p99 at steady rates (log scale)", "ms", true,
-                    ordered("steady2000.p99_ms", "2,000/s", "steady5000.p99_ms", "5,000/s", "dbs2000.p99_ms", "db-scheduler 2,000/s")),
-            new Headline("Burst of 100,000, end to end", "timers/s", false, ordered("burst.end_to_end_per_s", "end to end")),
-            new Headline("One timer alone: produced → fired event, p50", "ms", false, ordered("single.to_fired_event_p50_ms", "p50")));
+            new Headline("CPU per timer at a steady 2,000/s (warm)", "µs", false,
+                    ordered("steady2000.cpu_us_per_timer", "queen-timers, every process", "steady2000.cpu_us_per_timer_without_broker",
+                            "queen-timers, services + PostgreSQL", "dbs2000.cpu_us_per_task", "(a) db-scheduler no-op task",
+                            "dbsjob2000.cpu_us_per_timer", "(b) the job on db-scheduler, every process")),
+            new Headline("Lateness p99 at steady rates (warm, log scale)", "ms", true,
+                    ordered("steady2000.p99_ms", "2,000/s", "steady5000.p99_ms", "5,000/s", "dbs2000.p99_ms", "(a) db-scheduler 2,000/s",
+                            "dbsjob2000.p99_ms", "(b) the job on db-scheduler 2,000/s")),
+            new Headline("Burst of 100,000, end to end", "timers/s", false, ordered("burst.end_to_end_per_s", "queen-timers",
+                    "dbsburst.end_to_end_per_s", "(a) db-scheduler no-op tasks", "dbsjobburst.end_to_end_per_s", "(b) the job on db-scheduler")),
+            new Headline("One timer alone: produced → fired, p50", "ms", false, ordered("single.to_fired_event_p50_ms", "queen-timers",
+                    "dbssingle.to_executed_p50_ms", "(a) db-scheduler: scheduled → executed", "dbsjobsingle.to_fired_event_p50_ms",
+                    "(b) the job on db-scheduler")));
 
     private HistoryPlot() {}
 

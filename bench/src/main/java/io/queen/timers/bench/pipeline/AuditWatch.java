@@ -31,6 +31,20 @@ final class AuditWatch implements AutoCloseable {
         final List<Long> lateMs = java.util.Collections.synchronizedList(new ArrayList<>());
         /** Each fired event as {broker timestamp, lateMs}: the lateness of the timers fired inside a window (--backlog). */
         final List<long[]> firedAt = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Each scheduled event's broker timestamp: the work a steady window did (SteadyReport). */
+        final List<Long> scheduledAt = java.util.Collections.synchronizedList(new ArrayList<>());
+
+        /** The fired events' broker timestamps and lateness, aligned (SteadyReport.Run). */
+        long[][] fired() {
+            synchronized (firedAt) {
+                long[][] out = new long[2][firedAt.size()];
+                for (int i = 0; i < firedAt.size(); i++) {
+                    out[0][i] = firedAt.get(i)[0];
+                    out[1][i] = firedAt.get(i)[1];
+                }
+                return out;
+            }
+        }
 
         /** The lateness of the timers whose fired event arrived within [fromMs, toMs], sorted. */
         List<Long> lateBetween(long fromMs, long toMs) {
@@ -77,6 +91,7 @@ final class AuditWatch implements AutoCloseable {
                     Phase ph = phase(dot < 0 ? queue : queue.substring(0, dot));
                     switch (e.path("type").asText()) {
                         case "scheduled" -> {
+                            ph.scheduledAt.add(r.timestamp());
                             ph.scheduled.incrementAndGet();
                             ph.lastScheduledMs = Math.max(ph.lastScheduledMs, r.timestamp());
                         }

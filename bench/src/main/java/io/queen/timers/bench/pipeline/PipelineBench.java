@@ -1,6 +1,7 @@
 package io.queen.timers.bench.pipeline;
 
 import io.queen.timers.bench.BenchPostgres;
+import io.queen.timers.bench.DeployedJvm;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
@@ -19,14 +20,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -75,11 +74,21 @@ public final class PipelineBench {
     private static final String QUIET_TENANT = "00000000-0000-0000-0000-00000000000b";
     /** --pending: the tenant whose timers wait a day out (a tenant of its own, so the steady tenant's pending quota is its own). */
     private static final String PENDING_TENANT = "00000000-0000-0000-0000-00000000000c";
-    private static final int QUEUES = 100;
     private static final String GROUP = "queen-timers-bridge";
+    /** The services' logins: members of queen_bridge / queen_sweeper and nothing more, as deployed (docs/schema-and-roles.md). */
+    private static final String BRIDGE_LOGIN = "bench_bridge";
+    private static final String SWEEPER_LOGIN = "bench_sweeper";
 
     private final Map<String, String> opts;
     private final Path workDir;
+    /** Where a run's files go (--out; bench/run passes bench/results/<date>/<name>-<commit>): the profile, the peers' and PostgreSQL's logs. */
+    private final Path out;
+    /** Queues the timers of a phase spread over (--queues, default 100). */
+    private final int queues;
+    private final boolean profile;
+    private PgProfile pgProfile;
+    private int bridgeHttp;
+    private int sweeperHttp;
     private final long t0 = System.currentTimeMillis();
     private String label;
     private PostgresProcess pg;
@@ -91,6 +100,9 @@ public final class PipelineBench {
     private PipelineBench(Map<String, String> opts) {
         this.opts = opts;
         this.workDir = Path.of(opts.getOrDefault("work-dir", "bench/target/pipeline-run")).toAbsolutePath();
+        this.out = Path.of(opts.getOrDefault("out", workDir.resolve("out").toString())).toAbsolutePath();
+        this.queues = Integer.parseInt(opts.getOrDefault("queues", "100"));
+        this.profile = opts.containsKey("profile");
     }
 
     public static void main(String[] args) {
@@ -123,7 +135,12 @@ public final class PipelineBench {
 
     private void run() throws Exception {
         String mode = opts.getOrDefault("mode", "burst");
-        boolean jfr = opts.containsKey("jfr");
+        boolean jfr = opts.containsKey("jfr") || profile;
+        boolean peers = opts.containsKey("peers");
+        int first = Integer.parseInt(opts.getOrDefault("first", "60"));
+        if (peers && mode.equals("flood")) {
+            throw new IllegalArgumentException("--peers runs with --mode steady, burst or single");
+        }
         int count = Integer.parseInt(opts.getOrDefault("count", mode.equals("single") ? "300" : "200000"));
         int rate = Integer.parseInt(opts.getOrDefault("rate", "5000"));
         int seconds = Integer.parseInt(opts.getOrDefault("seconds", "60"));
@@ -133,6 +150,10 @@ public final class PipelineBench {
         int pending = Integer.parseInt(opts.getOrDefault("pending", "0"));
         label = opts.getOrDefault("label", (cold ? "cold" : mode) + (mode.equals("steady") ? Integer.toString(rate) : ""));
         Launcher launcher = new Launcher(Path.of(opts.getOrDefault("launcher", "local/target/queen-timers.jar")));
+        // the services from the jar the image runs (module cli); the broker needs the launcher jar's embedded Kafka
+        Launcher services = new Launcher(Path.of(opts.getOrDefault("service-jar", "cli/target/queen-timers-service.jar")));
+        DeployedJvm bridgeJvm = DeployedJvm.of(Path.of(""), "bridge");
+        DeployedJvm sweeperJvm = DeployedJvm.of(Path.of(""), "sweeper");
 
         deleteTree(workDir);
         Files.createDirectories(workDir.resolve("logs"));
@@ -140,8 +161,12 @@ public final class PipelineBench {
                         : mode.equals("single") ? " " + count + " timers, one at a time"
                         : mode.equals("flood") ? " " + count + " back-dated timers of one tenant, " + opts.getOrDefault("quiet", "100")
                                 + " due 2 s after they are sent of another" : " " + rate + "/s for " + seconds + " s")
-                + "; ingest/fire alone on " + (parts ? partsCount : 0) + "; work dir " + workDir + "; load " + loadavg());
-        pg = new PostgresProcess(workDir, Launcher.freePort(), BenchPostgres.durability(), BenchPostgres.settings());
+                + " over " + queues + " queues; ingest/fire alone on " + (parts ? partsCount : 0) + (profile ? "; PROFILE" : "")
+                + (peers ? "; then peers (a) and (b) on the same PostgreSQL and broker" : "") + "; work dir " + workDir + "; output " + out
+                + "; load " + loadavg());
+        Files.createDirectories(out);
+        pg = new PostgresProcess(workDir, Launcher.freePort(), BenchPostgres.durability(), BenchPostgres.pipelineSettings(profile),
+                BenchPostgres.binDir());
         pg.bootstrap();
         log("PostgreSQL: " + BenchPostgres.label(pg));
         int kafkaPort = Launcher.freePort();
@@ -150,29 +175,39 @@ public final class PipelineBench {
         broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, jvm, workDir.resolve("logs/broker.log"));
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
-        launcher.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
-        sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        // the owner migrates and binds the bridge's group to its login with its topics' tenants, read from the bridge's
+        // settings, as deployed (V135: a least-privilege login binds no group itself)
+        Path declaration = workDir.resolve("bridge-declaration.properties");
+        try (var w = Files.newBufferedWriter(declaration)) {
+            settings(true).store(w, "the bridge's settings, as `migrate --config` reads its group and topics");
+        }
+        services.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres", "--config", declaration.toString(),
+                "--bridge-login", BRIDGE_LOGIN), workDir.resolve("logs/migrate.log"));
+        sql("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
+        sql("CREATE ROLE " + SWEEPER_LOGIN + " LOGIN IN ROLE queen_sweeper");
+        if (profile) {
+            sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            pgProfile = new PgProfile(pg::connect, out, this::log);
+        }
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
             admin.createTopics(List.of(new NewTopic(COMMANDS, 4, (short) 1), new NewTopic(AUDIT, 4, (short) 1),
                     new NewTopic(COMMANDS_QUIET, 1, (short) 1), new NewTopic(AUDIT + "." + QUIET_TENANT, 1, (short) 1))).all().get();
         }
-        List<String> serviceJvm = new ArrayList<>(jvm);
-        if (jfr) {
-            serviceJvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename=" + workDir.resolve("ROLE.jfr"));
-        }
-        bridge = launcher.service("bridge", "bridge", settings(true), workDir.resolve("bridge.properties"),
-                withRole(serviceJvm, "bridge"), workDir.resolve("logs/bridge.log"));
-        sweeper = launcher.service("sweeper", "sweeper", settings(false), workDir.resolve("sweeper.properties"),
-                withRole(serviceJvm, "sweeper"), workDir.resolve("logs/sweeper.log"));
+        bridgeHttp = Launcher.freePort();
+        sweeperHttp = Launcher.freePort();
+        bridge = services.service("bridge", "bridge", settings(true), workDir.resolve("bridge.properties"),
+                serviceJvm(bridgeJvm, jfr, "bridge"), bridgeJvm.env(), workDir.resolve("logs/bridge.log"));
+        sweeper = services.service("sweeper", "sweeper", settings(false), workDir.resolve("sweeper.properties"),
+                serviceJvm(sweeperJvm, jfr, "sweeper"), sweeperJvm.env(), workDir.resolve("logs/sweeper.log"));
         bridge.start();
         sweeper.start();
-        for (ManagedProcess p : List.of(bridge, sweeper)) {
-            if (!Launcher.awaitRunning(p, 180_000)) {
-                throw new IllegalStateException(p.name() + " did not start (see " + p.logFile() + ")");
-            }
-        }
+        awaitReady(bridge, bridgeHttp);
+        awaitReady(sweeper, sweeperHttp);
         log("broker, bridge, sweeper running as separate processes (pids " + broker.pid() + ", " + bridge.pid() + ", "
-                + sweeper.pid() + "); PostgreSQL postmaster " + pg.postmasterPid());
+                + sweeper.pid() + "), both /health/ready; PostgreSQL postmaster " + pg.postmasterPid());
+        log("services as deployed: " + services.launcherJar().getFileName() + " as logins " + BRIDGE_LOGIN + " (IN ROLE queen_bridge) and "
+                + SWEEPER_LOGIN + " (IN ROLE queen_sweeper), db.role.check on; JVM " + bridgeJvm.describe()
+                + (jfr ? "; JFR settings=profile" : ""));
 
         Map<String, Object> producerProps = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.BATCH_SIZE_CONFIG, 65_536, ProducerConfig.ACKS_CONFIG, "all");
@@ -193,44 +228,147 @@ public final class PipelineBench {
             double ingestRate = 0;
             double fireRate = 0;
             if (parts) {
-                sql("SELECT pg_stat_statements_reset()");
+                if (profile) {
+                    pgProfile.resetStatements();
+                }
                 Result ingest = ingestAlone(producer, audit, partsCount);
                 ingestRate = ingest.rate();
-                statements(ingest.timers());
+                if (profile) {
+                    pgProfile.printStatements("ingest-alone", pgProfile.captureStatements(), ingest.timers(), "timer", 15);
+                }
                 vacuum();
                 Result fire = fireAlone(audit, partsCount);
                 fireRate = fire.rate();
                 vacuum();
             }
-            sql("SELECT pg_stat_statements_reset()");
+            if (mode.equals("steady")) {
+                SteadyReport.Measured ours = steady(producer, audit, quietAudit, rate, seconds, first, jfr);
+                if (peers) {
+                    stopServices();
+                    vacuum();
+                    Peers p = new Peers(pg, broker, bootstrap, out, this::log);
+                    Map<String, Double> a = p.noop(rate, seconds, first);
+                    SteadyReport.Measured b = p.job(producer, rate, seconds, first, queues);
+                    ratios(ours, a, b);
+                }
+                return;
+            }
+            if (profile) {
+                pgProfile.resetStatements();
+            }
             Instant from = Instant.now();
             Result main = switch (mode) {
                 case "burst" -> burst(producer, audit, "burst", count);
                 case "flood" -> flood(producer, audit, quietAudit, count, Integer.parseInt(opts.getOrDefault("quiet", "100")));
                 case "single" -> single(audit, count);
-                default -> steady(producer, audit, quietAudit, rate, seconds);
+                default -> throw new IllegalArgumentException("--mode " + mode + ": burst, steady, single or flood");
             };
             Instant to = Instant.now();
             report(main, ingestRate, fireRate);
-            statements(main.timers());
+            if (profile) {
+                pgProfile.printStatements(mode, pgProfile.captureStatements(), main.timers(), "timer", 25);
+            }
             if (jfr) {
                 stopServices();
                 profile(main, from, to);
             }
+            if (peers) {
+                stopServices();
+                vacuum();
+                Peers p = new Peers(pg, broker, bootstrap, out, this::log);
+                Map<String, Double> a = p.noop(mode, count);
+                if (mode.equals("burst")) {
+                    double b = p.job("a burst of " + count + " due at once", (meter, events) -> peerBurst(producer, meter, events, count));
+                    log(String.format("RATIOS: end to end %,.0f timers/s vs (a) db-scheduler %,.0f tasks/s = %.2f; vs (b) the job on db-scheduler"
+                            + " %,.0f timers/s = %.2f", main.rate(), a.get("end_to_end_per_s"), main.rate() / a.get("end_to_end_per_s"), b,
+                            main.rate() / b));
+                    figure("rate_ratio_vs_dbs", main.rate() / a.get("end_to_end_per_s"), "ratio");
+                    figure("rate_ratio_vs_dbsjob", main.rate() / b, "ratio");
+                } else {
+                    p.job(count + " timers one at a time", (meter, events) -> peerSingle(events, count));
+                }
+            }
+        } finally {
+            copyLogs();
         }
     }
 
-    private static List<String> withRole(List<String> jvm, String role) {
-        return jvm.stream().map(s -> s.replace("ROLE", role)).toList();
+    /**
+     * Issue 48's ratios, printed as figures under this run's label: ours against (a) db-scheduler's no-op task (services +
+     * PostgreSQL against its JVM + PostgreSQL: the target is at most 1.5) and against (b) the same job on db-scheduler
+     * (every process, the broker included, on both sides: the target is below 1; and without the broker).
+     */
+    private void ratios(SteadyReport.Measured ours, Map<String, Double> a, SteadyReport.Measured b) {
+        double aCpu = a.get("cpu_us_per_task");
+        log(String.format("RATIOS (warm window, per timer / per task): services + PostgreSQL %.0f µs vs (a) db-scheduler no-op %.0f µs = %.2f"
+                        + " (target <= 1.5); every process %.0f vs (b) the job on db-scheduler %.0f = %.2f (target < 1); without the broker"
+                        + " %.0f vs %.0f = %.2f; p99 warm %.0f vs (a) %.0f / (b) %.0f ms; first minute p99 %.0f vs (a) %.0f / (b) %.0f ms;"
+                        + " WAL bytes %.0f vs (a) %.0f / (b) %.0f; WAL records %.1f vs (a) %.1f / (b) %.1f; commits %.2f vs (a) %.2f / (b) %.2f",
+                ours.jvmPg(), aCpu, ours.jvmPg() / aCpu, ours.all(), b.all(), ours.all() / b.all(), ours.jvmPg(), b.jvmPg(),
+                ours.jvmPg() / b.jvmPg(), ours.p99(), a.get("p99_ms"), b.p99(), ours.firstMinuteP99(), a.get("first_minute_p99_ms"),
+                b.firstMinuteP99(), ours.walBytes(), a.get("wal_bytes_per_task"), b.walBytes(), ours.walRecords(), a.get("wal_records_per_task"),
+                b.walRecords(), ours.commits(), a.get("commits_per_task"), b.commits()));
+        SteadyReport.figure(label, "cpu_ratio_vs_dbs", ours.jvmPg() / aCpu, "ratio");
+        SteadyReport.figure(label, "cpu_ratio_vs_dbsjob", ours.all() / b.all(), "ratio");
+        SteadyReport.figure(label, "cpu_ratio_without_broker_vs_dbsjob", ours.jvmPg() / b.jvmPg(), "ratio");
+        SteadyReport.figure(label, "p99_ratio_vs_dbs", ours.p99() / Math.max(1, a.get("p99_ms")), "ratio");
+        SteadyReport.figure(label, "wal_bytes_ratio_vs_dbs", ours.walBytes() / a.get("wal_bytes_per_task"), "ratio");
+        SteadyReport.figure(label, "wal_bytes_ratio_vs_dbsjob", ours.walBytes() / b.walBytes(), "ratio");
+    }
+
+    /** PostgreSQL's log (its checkpoints and autovacuums, with times) and the services' into the run's output. */
+    private void copyLogs() {
+        for (String f : List.of("postgres.log", "bridge.log", "sweeper.log", "broker.log")) {
+            Path from = workDir.resolve("logs").resolve(f);
+            try {
+                if (Files.isRegularFile(from) && Files.size(from) < 20_000_000) {
+                    Files.createDirectories(out);
+                    // .txt: the repository ignores *.log, and a run's folder is committed whole
+                    Files.copy(from, out.resolve(f.replace(".log", "-log.txt")), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+            } catch (java.io.IOException e) {
+                log("cannot copy " + from + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private List<String> serviceJvm(DeployedJvm jvm, boolean jfr, String role) {
+        List<String> options = new ArrayList<>(jvm.imageFlags());
+        if (jfr) {
+            options.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename=" + out.resolve(role + ".jfr"));
+        }
+        return options;
+    }
+
+    /** Until the service's /health/ready answers 200 (what Kubernetes' readiness probe waits for). */
+    private void awaitReady(ManagedProcess p, int httpPort) throws InterruptedException {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.URI uri = java.net.URI.create("http://127.0.0.1:" + httpPort + "/health/ready");
+        long deadline = System.currentTimeMillis() + 180_000;
+        while (System.currentTimeMillis() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(p.name() + " exited (see " + p.logFile() + ")");
+            }
+            try {
+                if (http.send(java.net.http.HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).build(),
+                        java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return;
+                }
+            } catch (java.io.IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException(p.name() + " not ready within 180 s (see " + p.logFile() + ")");
     }
 
     private Properties settings(boolean isBridge) {
         Properties p = new Properties();
         p.put("jdbc.url", pg.jdbcUrl());
-        p.put("jdbc.user", "postgres");
-        p.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
+        // least privilege, db.role.check at its default (on): as deployed (docs/schema-and-roles.md#database-roles)
+        p.put("jdbc.user", isBridge ? BRIDGE_LOGIN : SWEEPER_LOGIN);
         p.put("kafka.bootstrap.servers", bootstrap);
-        p.put("http.port", "0");
+        p.put("http.port", Integer.toString(isBridge ? bridgeHttp : sweeperHttp));
         p.put("audit.topic", AUDIT);
         if (isBridge) {
             p.put("command.topics", COMMANDS + "," + COMMANDS_QUIET);
@@ -279,16 +417,17 @@ public final class PipelineBench {
     }
 
     /**
-     * R per second for T seconds, each due 1-10 s after it is produced. With {@code --backlog N}, another tenant sends
-     * N timers due at once {@code --backlog-at} seconds in, on its own command topic, as fast as the producer takes them.
+     * R per second for T seconds over the queues, each due 1-10 s after it is produced, measured by {@link SteadyFeed} and
+     * reported by {@link SteadyReport} (the first {@code first} seconds and the warm window after them). With {@code --backlog N},
+     * another tenant sends N timers due at once {@code --backlog-at} seconds in, on its own command topic, as fast as the
+     * producer takes them. With --profile: statements over the first minute and over the warm window, wait events and
+     * the per-second timeline from the start, checkpoints and table activity per window; with --jfr (or --profile) each
+     * service's flight recording over the warm window, once the services have stopped.
      */
-    private Result steady(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, AuditWatch quietAudit, int rate, int seconds)
-            throws Exception {
+    private SteadyReport.Measured steady(KafkaProducer<byte[], byte[]> producer, AuditWatch audit, AuditWatch quietAudit, int rate, int seconds,
+            int first, boolean jfr) throws Exception {
         int backlog = Integer.parseInt(opts.getOrDefault("backlog", "0"));
         long backlogAtMs = Long.parseLong(opts.getOrDefault("backlog-at", Integer.toString(seconds / 3))) * 1000;
-        Cpu c0 = cpu();
-        int n = rate * seconds;
-        Random random = new Random(42);
         long start = System.currentTimeMillis();
         long[] backlogStart = new long[1];
         AtomicReference<Exception> backlogFailed = new AtomicReference<>();
@@ -308,21 +447,45 @@ public final class PipelineBench {
         if (backlog > 0) {
             backlogProducer.start();
         }
-        send(producer, COMMANDS, n, i -> TimerCommand.schedule(queue("steady", i), "k" + i).delay(Duration.ofMillis(1_000 + random.nextInt(9_001)))
-                .txn("txn-steady-" + i).payload(payload(i)), "steady", rate);
-        long sentMs = System.currentTimeMillis();
-        AuditWatch.Phase ph = audit.phase("steady");
-        audit.await("fired", ph.fired, n, Duration.ofMinutes(20));
-        Cpu used = cpu().minus(c0);
-        log(String.format("steady: %,d produced in %.1f s (%,.0f/s); the last fired event %.1f s after the last was produced (the last is due"
-                + " 1-10 s after it is produced)", n, (sentMs - start) / 1000.0, n * 1000.0 / (sentMs - start), (ph.lastFiredMs - sentMs) / 1000.0));
-        figure("produced_per_s", n * 1000.0 / (sentMs - start), "timers/s");
-        figure("last_fired_after_last_sent_s", (ph.lastFiredMs - sentMs) / 1000.0, "s");
+        Map<String, java.util.function.DoubleSupplier> cpu = new LinkedHashMap<>();
+        cpu.put("bridge", () -> ProcCpu.seconds(bridge.pid()));
+        cpu.put("sweeper", () -> ProcCpu.seconds(sweeper.pid()));
+        cpu.put(SteadyReport.POSTGRES, () -> ProcCpu.treeSeconds(pg.postmasterPid()));
+        cpu.put(SteadyReport.BROKER, () -> ProcCpu.seconds(broker.pid()));
+        SteadyReport.Meter meter = new SteadyReport.Meter(cpu, pg::connect);
+        List<List<PgProfile.StatementRow>> statements = new ArrayList<>();
+        List<PgProfile.Stats> stats = new ArrayList<>();
+        List<Map<String, Map<String, Double>>> threads = new ArrayList<>(); // per mark: role -> thread -> CPU s
+        if (profile) {
+            pgProfile.resetStatements();
+            stats.add(pgProfile.stats());
+            pgProfile.start(System.currentTimeMillis());
+        }
+        java.util.function.Consumer<SteadyReport.Snapshot> mark = snapshot -> {
+            if (profile) {
+                try {
+                    statements.add(pgProfile.captureStatements());
+                    pgProfile.resetStatements();
+                    stats.add(pgProfile.stats());
+                    threads.add(Map.of("bridge", ProcCpu.threads(bridge.pid()), "sweeper", ProcCpu.threads(sweeper.pid()),
+                            "broker", ProcCpu.threads(broker.pid())));
+                } catch (SQLException e) {
+                    throw new IllegalStateException("profile: " + e.getMessage(), e);
+                }
+            }
+        };
+        SteadyReport.Run run = SteadyFeed.run(new SteadyFeed.Settings(label, "QUEEN-TIMERS (bridge + sweeper)", COMMANDS, "steady", queues, rate,
+                seconds, first, Duration.ofMinutes(20)), producer, audit, meter, mark, mark, this::log);
+        if (run.firedAt().length < run.items()) {
+            throw new IllegalStateException("not every steady timer fired within 20 minutes of the feed's end");
+        }
+        SteadyReport.Measured measured = SteadyReport.report(run, this::log);
         if (backlog > 0) {
             backlogProducer.join();
             if (backlogFailed.get() != null) {
                 throw new IllegalStateException("producing the backlog failed", backlogFailed.get());
             }
+            AuditWatch.Phase ph = audit.phase("steady");
             AuditWatch.Phase b = quietAudit.phase("backlog");
             quietAudit.await("backlog fired", b.fired, backlog, Duration.ofMinutes(20));
             double drain = (b.lastFiredMs - backlogStart[0]) / 1000.0;
@@ -337,8 +500,177 @@ public final class PipelineBench {
             figure("steady_p99_during_backlog_ms", pct(during, 0.99), "ms");
             figure("steady_p999_during_backlog_ms", pct(during, 0.999), "ms");
         }
-        return new Result("steady", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("steady") - start) / 1000.0,
-                new ArrayList<>(ph.lateMs), used, loadavg());
+        if (profile) {
+            pgProfile.close();
+            long w0 = run.windowStart().atMs();
+            long w1 = run.feedEnd().atMs();
+            double firstUnits = units(run, run.feedStart().atMs(), w0);
+            double warmUnits = units(run, w0, w1);
+            pgProfile.printStatements("first-minute", statements.get(0), firstUnits, "timer", 25);
+            pgProfile.printStatements("warm", statements.get(1), warmUnits, "timer", 40);
+            pgProfile.printStats("first-minute", stats.get(0), stats.get(1), firstUnits, "timer");
+            pgProfile.printStats("warm", stats.get(1), stats.get(2), warmUnits, "timer");
+            pgProfile.writeWaitEvents();
+            timeline(run);
+            threadCpu(threads.get(0), threads.get(1), warmUnits);
+        }
+        if (jfr) {
+            stopServices();
+            double units = units(run, run.windowStart().atMs(), run.feedEnd().atMs());
+            for (String role : List.of("bridge", "sweeper")) {
+                Path file = out.resolve(role + ".jfr");
+                if (Files.isRegularFile(file)) {
+                    JfrSummary.summarize(role, file, Instant.ofEpochMilli(run.windowStart().atMs()), Instant.ofEpochMilli(run.feedEnd().atMs()),
+                            run.feedEnd().cpu().get(role) - run.windowStart().cpu().get(role), units, "timer", out.resolve(role + "-jfr.txt"),
+                            this::log);
+                } else {
+                    log("  no flight recording of " + role + " at " + file);
+                }
+            }
+        }
+        return measured;
+    }
+
+    /** Each service's (and the broker's) CPU per thread over the warm window, from /proc: printed and written to threads.tsv. */
+    private void threadCpu(Map<String, Map<String, Double>> from, Map<String, Map<String, Double>> to, double units) {
+        List<String> lines = new ArrayList<>(List.of("process\tthread\tcpu_us_per_timer"));
+        log(String.format("  CPU by thread over the warm window (/proc/<pid>/task; µs per timer over %,.0f timers of work):", units));
+        for (String role : List.of("bridge", "sweeper", "broker")) {
+            Map<String, Double> a = from.get(role);
+            List<Map.Entry<String, Double>> rows = new ArrayList<>();
+            to.get(role).forEach((k, v) -> rows.add(Map.entry(k, (v - a.getOrDefault(k, 0.0)) * 1e6 / units)));
+            rows.sort(Map.Entry.<String, Double>comparingByValue().reversed());
+            StringBuilder b = new StringBuilder();
+            for (Map.Entry<String, Double> e : rows) {
+                lines.add(role + "\t" + e.getKey() + "\t" + String.format(java.util.Locale.ROOT, "%.1f", e.getValue()));
+                if (e.getValue() >= 1.0) {
+                    b.append(String.format("%s %.0f, ", e.getKey(), e.getValue()));
+                }
+            }
+            log("    " + role + ": " + b);
+        }
+        pgProfile.write("threads.tsv", lines);
+    }
+
+    /** The work a window did: (timers scheduled in it + timers fired in it) / 2, as SteadyReport counts it. */
+    private static double units(SteadyReport.Run r, long from, long to) {
+        long n = java.util.Arrays.stream(r.scheduledAt()).filter(t -> t >= from && t < to).count()
+                + java.util.Arrays.stream(r.firedAt()).filter(t -> t >= from && t < to).count();
+        return Math.max(1, n / 2.0);
+    }
+
+    /**
+     * timeline.tsv: per second since ready, what fired in it (count, p99, max lateness) beside what PostgreSQL was doing
+     * (average backends by class, autovacuum, checkpointer, WAL); and the ten seconds with the latest fires printed.
+     */
+    private void timeline(SteadyReport.Run r) {
+        long t0 = r.feedStart().atMs();
+        Map<Long, List<Long>> late = new java.util.TreeMap<>();
+        for (int i = 0; i < r.firedAt().length; i++) {
+            late.computeIfAbsent((r.firedAt()[i] - t0) / 1000, k -> new ArrayList<>()).add(r.lateMs()[i]);
+        }
+        Map<Long, PgProfile.Second> pgs = pgProfile.seconds();
+        java.util.Set<String> classes = new java.util.TreeSet<>();
+        pgs.values().forEach(s -> classes.addAll(s.byClass.keySet()));
+        List<String> lines = new ArrayList<>();
+        lines.add("second\tfired\tp99_late_ms\tmax_late_ms\tingest_lag\tdue_not_fired\toutbox_rows\twal_kb\tcheckpointer_active\t"
+                + String.join("\t", classes) + "\tautovacuum");
+        int rate = r.items() / Math.max(1, (int) Math.round((r.feedEnd().atMs() - r.feedStart().atMs()) / 1000.0));
+        long appliedBefore = pgs.values().stream().filter(x -> x.applied >= 0).mapToLong(x -> x.applied).findFirst().orElse(0);
+        List<String[]> rows = new ArrayList<>();
+        long lastSecond = Math.max(late.isEmpty() ? 0 : ((java.util.TreeMap<Long, List<Long>>) late).lastKey(),
+                pgs.isEmpty() ? 0 : ((java.util.TreeMap<Long, PgProfile.Second>) pgs).lastKey());
+        for (long sec = 0; sec <= lastSecond; sec++) {
+            List<Long> l = new ArrayList<>(late.getOrDefault(sec, List.of()));
+            Collections.sort(l);
+            PgProfile.Second p = pgs.get(sec);
+            PgProfile.Second next = pgs.get(sec + 1);
+            StringBuilder b = new StringBuilder();
+            b.append(sec).append('\t').append(l.size()).append('\t').append(pct(l, 0.99)).append('\t').append(pct(l, 1.0)).append('\t');
+            // produced by the start of this second (the feed's pace) minus applied: commands waiting in Kafka
+            long produced = Math.min(r.items(), (long) rate * sec);
+            b.append(p == null || p.applied < 0 ? "" : Long.toString(Math.max(0, produced - (p.applied - appliedBefore)))).append('\t');
+            b.append(p == null || p.dueBacklog < 0 ? "" : Long.toString(p.dueBacklog)).append('\t');
+            b.append(p == null || p.outboxRows < 0 ? "" : Long.toString(p.outboxRows)).append('\t');
+            b.append(p != null && next != null && p.walLsn >= 0 && next.walLsn >= 0 ? (next.walLsn - p.walLsn) / 1024 : -1).append('\t');
+            b.append(p == null ? "" : String.format(java.util.Locale.ROOT, "%.2f", p.checkpointing / (double) Math.max(1, p.samples)));
+            for (String c : classes) {
+                b.append('\t').append(p == null ? "" : String.format(java.util.Locale.ROOT, "%.2f",
+                        p.byClass.getOrDefault(c, 0L) / (double) Math.max(1, p.samples)));
+            }
+            b.append('\t').append(p == null ? "" : String.join(" ", p.vacuuming));
+            lines.add(b.toString());
+            rows.add(b.toString().split("\t", -1));
+        }
+        pgProfile.write("timeline.tsv", lines);
+        log("  the 10 seconds with the latest fires (timeline.tsv: " + lines.get(0).replace('\t', ' ') + "):");
+        rows.stream().sorted((x, y) -> Long.compare(Long.parseLong(y[3]), Long.parseLong(x[3]))).limit(10)
+                .forEach(row -> log("    " + String.join(" ", row)));
+    }
+
+    /** Peer (b) beside the burst: n commands due at the instant the first is produced → the last fired event. Returns its rate. */
+    private double peerBurst(KafkaProducer<byte[], byte[]> producer, SteadyReport.Meter meter, AuditWatch events, int n) throws Exception {
+        // as ours: after 20,000 end to end, unmeasured
+        Instant warmDue = Instant.now();
+        send(producer, Peers.JOB_COMMANDS, 20_000, i -> TimerCommand.schedule(queue("dbswarm", i), "k" + i).at(warmDue).txn("txn-dbswarm-" + i)
+                .payload(payload(i)), "dbs-job warm-up", null);
+        events.await("fired", events.phase("dbswarm").fired, 20_000, Duration.ofMinutes(20));
+        log(String.format("(b) warm-up: 20,000 timers end to end in %.1f s (not measured)",
+                (events.phase("dbswarm").lastFiredMs - warmDue.toEpochMilli()) / 1000.0));
+        SteadyReport.Snapshot s0 = meter.snap();
+        Instant due = Instant.ofEpochMilli(s0.atMs());
+        send(producer, Peers.JOB_COMMANDS, n, i -> TimerCommand.schedule(queue("dbsjob", i), "k" + i).at(due).txn("txn-dbsjob-" + i)
+                .payload(payload(i)), "dbs-job burst", null);
+        AuditWatch.Phase ph = events.phase("dbsjob");
+        events.await("fired", ph.fired, n, Duration.ofMinutes(30));
+        SteadyReport.Snapshot s1 = meter.snap();
+        double seconds = (ph.lastFiredMs - s0.atMs()) / 1000.0;
+        long[] late = SteadyReport.longs(ph.lateMs);
+        java.util.Arrays.sort(late);
+        StringBuilder cpu = new StringBuilder();
+        double total = 0;
+        for (String k : s1.cpu().keySet()) {
+            double us = (s1.cpu().get(k) - s0.cpu().get(k)) * 1e6 / n;
+            total += us;
+            cpu.append(String.format("%s %.0f, ", k, us));
+        }
+        log(String.format("DB-SCHEDULER JOB BURST (b): %,d commands due at once, the last fired event %.2f s after the first was produced"
+                + " = %,.0f timers/s end to end; lateness %s; CPU µs per timer: %sall %.0f", n, seconds, n / seconds,
+                SteadyReport.percentiles(late), cpu, total));
+        SteadyReport.figure("dbsjobburst", "end_to_end_per_s", n / seconds, "timers/s");
+        SteadyReport.figure("dbsjobburst", "cpu_us_per_timer", total, "us");
+        SteadyReport.figure("dbsjobburst", "p99_ms", SteadyReport.pct(late, 0.99), "ms");
+        return n / seconds;
+    }
+
+    /** Peer (b) beside single: one command due now at a time (no linger), 100 ms apart: produced → its fired event. */
+    private Void peerSingle(AuditWatch events, int n) throws Exception {
+        Map<String, Object> props = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.ACKS_CONFIG, "all");
+        AuditWatch.Phase ph = events.phase("dbsjob");
+        long[] toFired = new long[n];
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < n; i++) {
+                long sent = System.currentTimeMillis();
+                producer.send(TimerCommand.schedule("dbsjob.q0", "s" + i).at(Instant.ofEpochMilli(sent)).txn("txn-dbsjob-single-" + i)
+                        .payload(payload(i)).envelope(Peers.JOB_COMMANDS)).get();
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (ph.fired.get() < i + 1) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("peer (b): single timer " + i + " not fired within 30 s");
+                    }
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                }
+                toFired[i] = ph.lastFiredMs - sent;
+                Thread.sleep(100);
+            }
+        }
+        java.util.Arrays.sort(toFired);
+        log(String.format("DB-SCHEDULER JOB SINGLE (b): %d commands one at a time, due when produced: produced → fired event %s", n,
+                SteadyReport.percentiles(toFired)));
+        SteadyReport.figure("dbsjobsingle", "to_fired_event_p50_ms", SteadyReport.pct(toFired, 0.5), "ms");
+        SteadyReport.figure("dbsjobsingle", "to_fired_event_p99_ms", SteadyReport.pct(toFired, 0.99), "ms");
+        return null;
     }
 
     /**
@@ -387,7 +719,7 @@ public final class PipelineBench {
     private void stagePending(int n) throws SQLException {
         long t = System.currentTimeMillis();
         sql("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
-                + " SELECT '" + PENDING_TENANT + "', 'pending.q' || (g % " + QUEUES + "), 'k' || g,"
+                + " SELECT '" + PENDING_TENANT + "', 'pending.q' || (g % " + queues + "), 'k' || g,"
                 + " now() + interval '1 day' + g * interval '86 ms', 'txn-pending-' || g, gen_random_uuid(),"
                 + " convert_to(rpad('{\"n\":' || g || ',\"pad\":\"', 198, 'x') || '\"}', 'UTF8')"
                 + " FROM generate_series(1, " + n + ") g");
@@ -549,19 +881,6 @@ public final class PipelineBench {
                 c.bench() * f);
     }
 
-    /** PostgreSQL's time by top-level statement during the measured phase (pg_stat_statements, execution time, wall clock). */
-    private void statements(long timers) throws SQLException {
-        try (Connection c = pg.connect(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT calls, rows, total_exec_time, total_plan_time, regexp_replace(left(query, 90), '\\s+', ' ', 'g')"
-                        + " FROM pg_stat_statements WHERE toplevel ORDER BY total_exec_time DESC LIMIT 12")) {
-            log("  PostgreSQL statements (top level, by execution time; µs per timer of this phase):");
-            while (rs.next()) {
-                log(String.format("    %8.1f µs/timer  %8d calls  %9d rows  %9.0f ms  %s", (rs.getDouble(3) + rs.getDouble(4)) * 1000 / timers,
-                        rs.getLong(1), rs.getLong(2), rs.getDouble(3), rs.getString(5)));
-            }
-        }
-    }
-
     private void profile(Result r, Instant from, Instant to) throws Exception {
         for (String role : List.of("bridge", "sweeper")) {
             Path file = workDir.resolve(role + ".jfr");
@@ -589,7 +908,7 @@ public final class PipelineBench {
         send(producer, COMMANDS, n, render, phase, rate);
     }
 
-    private void send(KafkaProducer<byte[], byte[]> producer, String topic, int n, Render render, String phase, Integer rate) {
+    static void send(KafkaProducer<byte[], byte[]> producer, String topic, int n, Render render, String phase, Integer rate) {
         AtomicReference<Exception> failed = new AtomicReference<>();
         long start = System.nanoTime();
         for (int i = 0; i < n; i++) {
@@ -612,11 +931,11 @@ public final class PipelineBench {
         }
     }
 
-    private static String queue(String phase, int i) {
-        return phase + ".q" + (i % QUEUES);
+    private String queue(String phase, int i) {
+        return phase + ".q" + (i % queues);
     }
 
-    private static String payload(int i) {
+    static String payload(int i) {
         return String.format("{\"i\":%10d,\"pad\":\"%s\"}", i, "x".repeat(170)); // 200 bytes
     }
 

@@ -46,6 +46,30 @@ public final class ProcCpu {
         return total;
     }
 
+    /**
+     * CPU seconds of each thread of a process by its name (/proc/pid/task/tid/comm: the JVM gives each thread its Java
+     * name, cut to 15 characters; the digits at the end of a pool's threads folded into one row: "GC Thread#N"), GC
+     * and JIT threads included, which a flight recording's execution samples never see.
+     */
+    public static java.util.Map<String, Double> threads(long pid) {
+        java.util.Map<String, Double> out = new java.util.TreeMap<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path t : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String name = Files.readString(t.resolve("comm")).trim().replaceAll("\\d+$", "N");
+                    String stat = Files.readString(t.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    out.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) * TICK_SECONDS, Double::sum);
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            return out; // the process is gone
+        }
+        return out;
+    }
+
     /** utime, stime, cutime, cstime, ppid of /proc/pid/stat; null if the process is gone. */
     private static long[] fields(long pid) {
         try {

@@ -100,7 +100,7 @@ public final class FireBench {
         try (FreshDatabase db = TestPostgres.createDatabase("FireBench")) {
             HikariDataSource admin = db.newDataSource(4);
             Migrations.migrate(admin);
-            createDbSchedulerTable(admin);
+            io.queen.timers.bench.peer.DbSchedulerTable.create(admin);
             recordCompletions(admin);
             System.out.printf("warm-up: %,d items per side before its measured round (not measured)%n", warmup);
 
@@ -173,20 +173,6 @@ public final class FireBench {
         }
         long lastMillis = longOf(admin, "SELECT (extract(epoch FROM max(s.created_at)) * 1000)::bigint " + segmentsOf(queuePrefix));
         return n / ((lastMillis - dueAtMillis) / 1000.0);
-    }
-
-    /** db-scheduler's table for PostgreSQL (its postgresql_tables.sql), also used by {@link DbSchedulerSteadyBench}. */
-    static void createDbSchedulerTable(HikariDataSource admin) throws Exception {
-        execute(admin, """
-                CREATE TABLE scheduled_tasks (
-                    task_name TEXT NOT NULL, task_instance TEXT NOT NULL, task_data BYTEA,
-                    execution_time TIMESTAMPTZ NOT NULL, picked BOOLEAN NOT NULL, picked_by TEXT,
-                    last_success TIMESTAMPTZ, last_failure TIMESTAMPTZ, consecutive_failures INT,
-                    last_heartbeat TIMESTAMPTZ, version BIGINT NOT NULL, priority SMALLINT,
-                    PRIMARY KEY (task_name, task_instance))""");
-        execute(admin, "CREATE INDEX execution_time_idx ON scheduled_tasks (execution_time)");
-        execute(admin, "CREATE INDEX last_heartbeat_idx ON scheduled_tasks (last_heartbeat)");
-        execute(admin, "CREATE INDEX priority_execution_time_idx ON scheduled_tasks (priority DESC, execution_time ASC)");
     }
 
     /**

@@ -3,7 +3,6 @@ package io.queen.timers.bridge.ingest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.core.instrument.Timer;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.bridge.apply.BatchApplier;
@@ -14,6 +13,8 @@ import io.queen.timers.bridge.apply.Outcome;
 import io.queen.timers.bridge.apply.Source;
 import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.auth.TopicTimestamps;
+import io.queen.timers.bridge.fetch.CommandSource;
+import io.queen.timers.bridge.fetch.Fetched;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.client.command.RejectReason;
@@ -34,13 +35,9 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
-import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -55,9 +52,10 @@ import org.slf4j.LoggerFactory;
  * to {@code db.retry.backoff.max}), reads the stored offsets again, seeks to them and resumes. When the apply is fenced (the
  * stored offset is not the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does the
  * same without waiting. A record whose values fail the apply is isolated and answered {@code rejected} ({@link #commit});
- * one the Kafka client cannot decode is read past and answered too ({@link #salvage(Throwable)}). A partition whose stored
- * offset is out of range stops (never auto-reset). Not thread-safe: runs on one thread; {@link #close()} may be called
- * from any.
+ * an offset the bridge does not read ({@link Fetched.Unreadable}: a record larger than it decodes, or one that lies about
+ * its length, and the rest of its producer batch) is answered {@code rejected}/{@code unreadable_record} in its place, in
+ * the same batch as its neighbours. A partition whose stored offset is out of range stops (never auto-reset). Not
+ * thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
 public final class IngestLoop implements Runnable, AutoCloseable {
 
@@ -71,8 +69,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private static final Duration TIMESTAMPS_MIN_BACKOFF = Duration.ofSeconds(1);
 
     private final IngestSettings settings;
-    private final Consumer<byte[], byte[]> consumer;
-    private final KafkaClientMetrics consumerMetrics;
+    private final CommandSource source;
     private final TopicRoutes routes;
     private final CommandParser parser;
     private final BatchApplier applier;
@@ -87,9 +84,6 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Counter retries;
     private final Counter isolations;
     private final Counter unreadableAnswered;
-    private final UnreadableRecords unreadable;
-    /** What a gathering poll threw when it met a record the client cannot read: handled once the batch in hand is applied. */
-    private Throwable unreadableMet;
     private final AtomicLong lag = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicReference<String> problem = new AtomicReference<>("starting");
@@ -97,23 +91,21 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Backoff.Waits waits;
 
     /**
-     * @param consumer   the group's consumer (auto.offset.reset=none, no auto-commit); closed when the loop ends
-     * @param probes     makes a consumer of the same settings without a group and with max.poll.records 1, which reads
-     *                   past a record the client cannot decode ({@link UnreadableRecords})
+     * @param source     the group's partitions and their records, read in bounded memory; closed when the loop ends
      * @param offsets    the group's stored offsets, read at every rewind
      * @param timestamps the jwt topics' timestamp settings, read again on every assignment and periodically; null when
      *                   no topic checks tokens
      */
-    public IngestLoop(IngestSettings settings, Consumer<byte[], byte[]> consumer, Supplier<Consumer<byte[], byte[]>> probes,
-                      TopicRoutes routes, CommandParser parser, BatchApplier applier, OffsetStore offsets,
-                      TopicTimestamps timestamps, MeterRegistry registry, LoopProgress progress) {
+    public IngestLoop(IngestSettings settings, CommandSource source, TopicRoutes routes, CommandParser parser,
+                      BatchApplier applier, OffsetStore offsets, TopicTimestamps timestamps, MeterRegistry registry,
+                      LoopProgress progress) {
         this.settings = settings;
         this.timestamps = timestamps;
-        this.consumer = consumer;
+        this.source = source;
         this.routes = routes;
         this.parser = parser;
         this.applier = applier;
-        this.positions = new PartitionPositions(consumer, offsets, settings.topics(), routes, settings.startPosition());
+        this.positions = new PartitionPositions(source, offsets, settings.topics(), routes, settings.startPosition());
         this.waits = new Backoff(MIN_BACKOFF, settings.maxBackoff()).waits();
         this.timestampsWaits = new Backoff(TIMESTAMPS_MIN_BACKOFF, TIMESTAMPS_RECHECK).waits();
         this.registry = registry;
@@ -125,22 +117,18 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
                 .description("Batches split in two because one of their records' values made the apply fail").register(registry);
         this.unreadableAnswered = Counter.builder("queen.timers.bridge.records.unreadable")
-                .description("Offsets answered rejected/unreadable_record: records the Kafka client could not decode (a declared"
-                        + " size beyond the heap, a batch that does not parse) and the rest of their compressed batch").register(registry);
-        this.unreadable = new UnreadableRecords(probes, settings.pollTimeout());
+                .description("Offsets answered rejected/unreadable_record: records the bridge does not read (a body larger than"
+                        + " it decodes, a length the batch does not hold, a failed checksum) and the rest of their batch").register(registry);
         Gauge.builder("queen.timers.bridge.partitions.stopped", positions, PartitionPositions::waiting)
                 .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
                         + " or because the group has none there and bridge.start.position is not set").register(registry);
-        // the consumer's own meters (kafka_consumer_*: fetch rate, records lag, coordinator); closed with it
-        this.consumerMetrics = new KafkaClientMetrics(consumer);
-        consumerMetrics.bindTo(registry);
         Gauge.builder("queen.timers.bridge.ingest.lag", lag, AtomicLong::get)
                 .description("Records in the assigned command partitions not yet applied").baseUnit("records").register(registry);
     }
 
     @Override
     public void run() {
-        consumer.subscribe(settings.topics(), new Rebalance());
+        source.subscribe(settings.topics(), new Rebalance());
         try {
             while (running.get()) {
                 progress.begin();
@@ -152,39 +140,27 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 if (positions.resyncDue()) {
                     resync();
                 }
-                ConsumerRecords<byte[], byte[]> records;
+                CommandSource.Polled polled;
                 try {
-                    records = consumer.poll(settings.pollTimeout());
+                    polled = source.poll(settings.pollTimeout());
                 } catch (NoOffsetForPartitionException e) {
                     // newly assigned, not sought yet (auto.offset.reset=none): the resync above seeks them, once the
                     // stored offsets can be read; until then poll throws at once, so wait here instead of spinning
                     idle(settings.pollTimeout());
                     continue;
-                } catch (OffsetOutOfRangeException e) {
-                    positions.stopOutOfRange(e.offsetOutOfRangePartitions());
-                    continue;
-                } catch (RuntimeException | OutOfMemoryError e) {
-                    if (!UnreadableRecords.isUnreadable(e)) {
-                        throw e;
-                    }
-                    salvage(e);
-                    continue;
                 }
                 positions.recheckStopped();
-                if (!records.isEmpty()) {
-                    apply(gather(records));
-                    if (unreadableMet != null) {
-                        Throwable e = unreadableMet;
-                        unreadableMet = null;
-                        if (!positions.resyncPending()) { // after a failed apply the resync's poll meets the record again
-                            salvage(e);
-                        }
-                    }
+                List<Incoming> batch = gather(polled);
+                if (!batch.isEmpty()) {
+                    apply(batch);
                 }
-                measureLag();
-                // a cycle spent paused after a failure (waiting to resync) is not progress; a partition stopped on
-                // an out-of-range offset is reported on its own (stoppedPartitions), at once
+                lag.set(source.lag());
+                // a cycle spent paused after a failure (waiting to resync) is not progress, nor one whose fetches fail;
+                // a partition stopped on an out-of-range offset is reported on its own (stoppedPartitions), at once
                 String p = problem.get();
+                if (p == null) {
+                    p = source.problem();
+                }
                 if (p == null) {
                     progress.completed();
                 } else {
@@ -200,8 +176,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             problem.set("stopped: " + e); // a Kafka fatal error (authorization, fencing by the group): the process must restart
             throw e;
         } finally {
-            consumerMetrics.close();
-            consumer.close(); // leaves the group: the partitions move on at once
+            source.close(); // leaves the group: the partitions move on at once
         }
     }
 
@@ -214,49 +189,68 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     }
 
     /**
-     * The batch of one apply: this poll's records parsed, then more polls that return at once while records are
-     * buffered, until {@code batchMaxRecords} or {@code batchMaxBytes} of values. Each poll's values are dropped
-     * once parsed, so the bridge holds one poll's values (max.poll.records of the longest valid value) plus the
-     * batch's parsed commands (at most {@code batchMaxBytes} of values): bridge.ingest.max.bytes in all, whatever
-     * the producer's compression. Per partition the records stay in offset order; a rebalance between two polls is
-     * caught by the offsets' check-and-set (the apply is fenced and re-read).
+     * The batch of one apply: this poll's offsets parsed, then more polls that return at once while offsets are read
+     * ahead, until {@code batchMaxRecords} or {@code batchMaxBytes} of values. Each poll's values are dropped once parsed,
+     * so the bridge holds one poll's values (max.poll.records records, each at most what {@link CommandSource} decodes)
+     * plus the batch's parsed commands (at most {@code batchMaxBytes} of values): bridge.ingest.max.bytes in all, whatever
+     * the producer's compression. Per partition the offsets stay in order; a rebalance between two polls is caught by the
+     * offsets' check-and-set (the apply is fenced and re-read). A partition found out of range stops here.
      */
-    private List<Incoming> gather(ConsumerRecords<byte[], byte[]> first) {
-        List<Incoming> batch = new ArrayList<>(Math.min(settings.batchMaxRecords(), first.count() * 4));
-        long bytes = parseInto(first, batch);
-        while (batch.size() < settings.batchMaxRecords() && bytes < settings.batchMaxBytes() && running.get()) {
-            ConsumerRecords<byte[], byte[]> more;
+    private List<Incoming> gather(CommandSource.Polled first) {
+        List<Incoming> batch = new ArrayList<>(Math.min(settings.batchMaxRecords(), first.items().size() * 4));
+        CommandSource.Polled polled = first;
+        long bytes = 0;
+        while (true) {
+            if (!polled.outOfRange().isEmpty()) {
+                positions.stopOutOfRange(polled.outOfRange());
+            }
+            bytes += parseInto(polled.items(), batch);
+            if (polled.items().isEmpty() || batch.size() >= settings.batchMaxRecords() || bytes >= settings.batchMaxBytes()
+                    || !running.get()) {
+                return batch;
+            }
             try {
-                more = consumer.poll(Duration.ZERO);
-            } catch (NoOffsetForPartitionException | OffsetOutOfRangeException e) {
-                break; // the next cycle's poll meets it again and handles it
-            } catch (RuntimeException | OutOfMemoryError e) {
-                if (!UnreadableRecords.isUnreadable(e)) {
-                    throw e;
-                }
-                // the batch in hand is whole (its records were handed over); the record that failed waits for salvage()
-                unreadableMet = e;
-                break;
+                polled = source.poll(Duration.ZERO);
+            } catch (NoOffsetForPartitionException e) {
+                return batch; // the next cycle's poll meets it again and handles it
             }
-            if (more.isEmpty()) {
-                break;
-            }
-            bytes += parseInto(more, batch);
         }
-        return batch;
     }
 
-    /** Parses {@code records} into {@code batch}; returns the bytes of their keys and values. */
-    private long parseInto(ConsumerRecords<byte[], byte[]> records, List<Incoming> batch) {
+    /** Parses {@code items} into {@code batch}; returns the bytes of their keys and values. */
+    private long parseInto(List<Fetched> items, List<Incoming> batch) {
         long bytes = 0;
-        for (TopicPartition tp : records.partitions()) {
-            TopicRoutes.Route route = routes.route(tp.topic());
-            for (ConsumerRecord<byte[], byte[]> r : records.records(tp)) {
+        for (Fetched f : items) {
+            TopicRoutes.Route route = routes.route(f.partition().topic());
+            if (f instanceof Fetched.Readable readable) {
+                ConsumerRecord<byte[], byte[]> r = readable.record();
                 batch.add(incoming(r, route));
                 bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+            } else {
+                batch.add(unreadable((Fetched.Unreadable) f, route));
             }
         }
         return bytes;
+    }
+
+    /**
+     * An offset the bridge does not read, answered rejected/unreadable_record: without a key (it was not read) and with
+     * the topic's tenant (a token in it cannot be read either).
+     */
+    private Incoming unreadable(Fetched.Unreadable u, TopicRoutes.Route route) {
+        Source first = new Source(u.partition().topic(), u.partition().partition(), u.first());
+        String detail;
+        if (u.offset() == u.first()) {
+            LOG.error("record {} is not read: {}; it and the rest of its producer batch are answered rejected (unreadable_record)",
+                    first, u.why());
+            detail = "the bridge does not read this record: " + u.why();
+        } else {
+            detail = "the bridge does not read this record: it follows the unreadable record " + first
+                    + " in one producer batch, which cannot be read past it";
+        }
+        unreadableAnswered.increment();
+        return new Incoming(new Source(u.partition().topic(), u.partition().partition(), u.offset()), route.tenant(),
+                route.producerSub(), new Rejection(RejectReason.UNREADABLE_RECORD, detail, null));
     }
 
     /** Apply the batch, then act on the outcome. */
@@ -265,124 +259,6 @@ public final class IngestLoop implements Runnable, AutoCloseable {
             waits.reset();
             problem.set(null);
         }
-    }
-
-    /**
-     * A poll met a record the Kafka client cannot decode ({@link UnreadableRecords}): the consumer would meet it again at every
-     * poll. Each partition is read from its stored offset one record per poll by a probe consumer, for at most
-     * bridge.batch.max.records offsets: what it reads is applied as usual, in order; an unreadable run is answered
-     * {@code rejected}/{@code unreadable_record}, one verdict per offset, and the stored offset moves past it. Then every
-     * partition resyncs to its stored offset. A database failure on the way stops the salvage where it is (the apply paused
-     * and resyncs): the next poll meets the record again and salvage goes on from the stored offsets.
-     */
-    private void salvage(Throwable cause) {
-        LOG.error("a poll met a record the Kafka client cannot read ({}); reading every partition one record per poll from"
-                + " its stored offset, to answer it", Printable.line(String.valueOf(cause)));
-        consumer.pause(consumer.assignment());
-        try {
-            for (TopicPartition tp : List.copyOf(consumer.assignment())) {
-                Long from = positions.readFrom(tp);
-                if (from == null) {
-                    continue; // never polled: not where the record was met
-                }
-                if (!salvage(tp, from) || !running.get()) {
-                    return;
-                }
-            }
-        } catch (RuntimeException e) {
-            // the broker did not answer the probe (or refused it): nothing was skipped; the next poll meets the record again
-            Duration wait = waits.next();
-            LOG.warn("reading past an unreadable record stopped: {}; retrying in {} ms", Printable.line(String.valueOf(e)),
-                    wait.toMillis());
-            problem.set("kafka: " + Printable.line(String.valueOf(e.getMessage())));
-            positions.rewind(wait);
-            return;
-        }
-        positions.rewind(Duration.ZERO);
-    }
-
-    /** One partition of {@link #salvage(Throwable)}; false when an apply failed (it paused and resyncs). */
-    private boolean salvage(TopicPartition tp, long from) {
-        TopicRoutes.Route route = routes.route(tp.topic());
-        try (UnreadableRecords.Scan scan = unreadable.scan(tp)) {
-            long end = scan.end();
-            long until = Math.min(end, from + settings.batchMaxRecords());
-            List<Incoming> batch = new ArrayList<>();
-            long bytes = 0;
-            long at = from;
-            long retried = -1;
-            while (at < until && running.get()) {
-                ConsumerRecord<byte[], byte[]> r;
-                try {
-                    r = scan.next(at);
-                } catch (RuntimeException | OutOfMemoryError e) {
-                    if (!UnreadableRecords.isUnreadable(e)) {
-                        throw e;
-                    }
-                    // an OutOfMemoryError may be the heap's moment, not the record: a fresh probe reads it once more
-                    scan.fresh();
-                    if (retried != at && scan.probe(at) == UnreadableRecords.Probe.READABLE) {
-                        retried = at;
-                        continue;
-                    }
-                    if (!batch.isEmpty() && !commit(batch)) {
-                        return false;
-                    }
-                    batch = new ArrayList<>();
-                    bytes = 0;
-                    long runEnd = scan.endOfRun(at, end);
-                    if (!answerUnreadable(tp, route, at, runEnd, e)) {
-                        return false;
-                    }
-                    at = runEnd;
-                    continue;
-                }
-                if (r == null) {
-                    long next = scan.position();
-                    if (next == at) {
-                        break; // nothing came: the bridge's consumer goes on from here
-                    }
-                    at = next; // control records, or an aborted transaction's
-                    continue;
-                }
-                batch.add(incoming(r, route));
-                bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
-                at = r.offset() + 1;
-                if (batch.size() >= settings.batchMaxRecords() || bytes >= settings.batchMaxBytes()) {
-                    if (!commit(batch)) {
-                        return false;
-                    }
-                    batch = new ArrayList<>();
-                    bytes = 0;
-                }
-            }
-            return batch.isEmpty() || commit(batch);
-        }
-    }
-
-    /** Offsets {@code first..end-1} of {@code tp} answered rejected/unreadable_record, in chunks of bridge.batch.max.records. */
-    private boolean answerUnreadable(TopicPartition tp, TopicRoutes.Route route, long first, long end, Throwable cause) {
-        Source head = new Source(tp.topic(), tp.partition(), first);
-        LOG.error("records {}..{} of {} cannot be read by the Kafka client ({}): each is answered rejected (unreadable_record)"
-                + " and the stored offset moves to {}", first, end - 1, tp, Printable.line(String.valueOf(cause)), end);
-        String why = "the Kafka client cannot read this record (" + Printable.line(String.valueOf(cause))
-                + "): it declares a size beyond what the bridge holds, or its batch does not parse";
-        String after = "the Kafka client cannot read this record: it follows the unreadable record " + head
-                + " in one compressed producer batch, which the client reads as one stream";
-        for (long o = first; o < end; ) {
-            long to = Math.min(end, o + settings.batchMaxRecords());
-            List<Incoming> answers = new ArrayList<>((int) (to - o));
-            for (long x = o; x < to; x++) {
-                answers.add(new Incoming(new Source(tp.topic(), tp.partition(), x), route.tenant(), route.producerSub(),
-                        new Rejection(RejectReason.UNREADABLE_RECORD, x == first ? why : after, null)));
-            }
-            if (!commit(answers)) {
-                return false;
-            }
-            unreadableAnswered.increment(to - o);
-            o = to;
-        }
-        return true;
     }
 
     /**
@@ -547,14 +423,6 @@ public final class IngestLoop implements Runnable, AutoCloseable {
                 .register(registry).increment();
     }
 
-    private void measureLag() {
-        long sum = 0;
-        for (TopicPartition tp : consumer.assignment()) {
-            sum += consumer.currentLag(tp).orElse(0);
-        }
-        lag.set(sum);
-    }
-
     private static String describe(List<OffsetAdvance> advances) {
         if (advances.isEmpty()) {
             return "no partition";
@@ -579,7 +447,7 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     @Override
     public void close() {
         running.set(false);
-        consumer.wakeup();
+        source.wakeup();
     }
 
     /** Newly assigned partitions wait, paused, until the loop has sought them to their stored offsets. */

@@ -3,6 +3,7 @@ package io.queen.timers.bridge.ingest;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
+import io.queen.timers.bridge.fetch.CommandSource;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,7 +41,7 @@ final class PartitionPositions {
     /** How often a stopped partition's stored offset is read again. */
     private static final Duration STOPPED_CHECK = Duration.ofSeconds(2);
 
-    private final Consumer<byte[], byte[]> consumer;
+    private final CommandSource source;
     private final OffsetStore offsets;
     private final List<String> topics;
     private final TopicRoutes routes;
@@ -62,9 +62,9 @@ final class PartitionPositions {
     private boolean resync = true;
     private long retryAtNanos = System.nanoTime();
 
-    PartitionPositions(Consumer<byte[], byte[]> consumer, OffsetStore offsets, List<String> topics, TopicRoutes routes,
+    PartitionPositions(CommandSource source, OffsetStore offsets, List<String> topics, TopicRoutes routes,
                        String startPosition) {
-        this.consumer = consumer;
+        this.source = source;
         this.offsets = offsets;
         this.topics = List.copyOf(topics);
         this.routes = routes;
@@ -87,7 +87,7 @@ final class PartitionPositions {
      * be read), nothing was resumed: the caller {@link #rewind}s after its backoff.
      */
     void resync() throws SQLException {
-        Collection<TopicPartition> assigned = consumer.assignment();
+        Collection<TopicPartition> assigned = source.assignment();
         Map<TopicPartition, Long> stored = offsets.load(topics);
         List<TopicPartition> none = assigned.stream().filter(tp -> !stored.containsKey(tp)).toList();
         if (!none.isEmpty()) {
@@ -97,7 +97,7 @@ final class PartitionPositions {
         for (TopicPartition tp : assigned) {
             Long s = stored.get(tp);
             if (s != null) {
-                consumer.seek(tp, s);
+                source.seek(tp, s);
                 if (unstarted.remove(tp) != null) {
                     LOG.warn("partition {} starts at stored offset {}, set on purpose", tp, s);
                 }
@@ -116,7 +116,7 @@ final class PartitionPositions {
                 resumed.add(tp);
             }
         }
-        consumer.resume(resumed);
+        source.resume(resumed);
         if (!assigned.isEmpty()) {
             LOG.info("consuming {} from the stored offsets {}", assigned, describe(assigned));
         }
@@ -132,8 +132,8 @@ final class PartitionPositions {
      */
     private Map<TopicPartition, Long> firstOffsets(List<TopicPartition> none) throws SQLException {
         Duration t = Duration.ofSeconds(10);
-        Map<TopicPartition, Long> begin = consumer.beginningOffsets(none, t);
-        Map<TopicPartition, Long> end = consumer.endOffsets(none, t); // the last stable offset under read_committed
+        Map<TopicPartition, Long> begin = source.beginningOffsets(none, t);
+        Map<TopicPartition, Long> end = source.endOffsets(none, t); // the last stable offset under read_committed
         Map<TopicPartition, Long> out = new HashMap<>();
         for (TopicPartition tp : none) {
             long b = begin.get(tp);
@@ -150,7 +150,7 @@ final class PartitionPositions {
                 }
                 // a position, or every poll throws NoOffsetForPartitionException and the other partitions stop too;
                 // paused (never resumed while it waits), so nothing of it is fetched
-                consumer.seek(tp, b);
+                source.seek(tp, b);
                 stoppedCheckAtNanos = System.nanoTime() + STOPPED_CHECK.toNanos();
             } else {
                 long first = offsets.start(tp, "latest".equals(startPosition) ? e : b, startPosition, b, e, routes.route(tp.topic()).tenant());
@@ -165,10 +165,10 @@ final class PartitionPositions {
 
     /**
      * Pause every assigned partition and seek them to their stored offsets again once {@code after} has passed: what a
-     * failed or fenced apply, a failed resync and a salvage do, so the loop never skips.
+     * failed or fenced apply and a failed resync do, so the loop never skips.
      */
     void rewind(Duration after) {
-        consumer.pause(consumer.assignment());
+        source.pause(source.assignment());
         resync = true;
         retryAtNanos = System.nanoTime() + after.toNanos();
     }
@@ -182,7 +182,7 @@ final class PartitionPositions {
     void stopOutOfRange(Map<TopicPartition, Long> outOfRange) {
         for (Map.Entry<TopicPartition, Long> e : outOfRange.entrySet()) {
             TopicPartition tp = e.getKey();
-            consumer.pause(List.of(tp));
+            source.pause(List.of(tp));
             if (stopped.put(tp, e.getValue()) == null) {
                 LOG.error("partition {} STOPPED: its stored offset {} (group {}) is out of range{}; nothing is skipped on its own:"
                         + " move it on purpose with `queen-timers offsets set --group {} --topic {} --partition {} --offset N --reason ...`",
@@ -195,7 +195,7 @@ final class PartitionPositions {
     private String logRange(TopicPartition tp) {
         try {
             Duration t = Duration.ofSeconds(5);
-            return " (the log holds " + consumer.beginningOffsets(List.of(tp), t).get(tp) + ".." + consumer.endOffsets(List.of(tp), t).get(tp) + ")";
+            return " (the log holds " + source.beginningOffsets(List.of(tp), t).get(tp) + ".." + source.endOffsets(List.of(tp), t).get(tp) + ")";
         } catch (RuntimeException e) {
             return "";
         }
@@ -219,15 +219,15 @@ final class PartitionPositions {
         held = now;
         List<TopicPartition> pause = new ArrayList<>();
         List<TopicPartition> resume = new ArrayList<>();
-        for (TopicPartition tp : consumer.assignment()) {
+        for (TopicPartition tp : source.assignment()) {
             if (now.contains(tp.topic())) {
                 pause.add(tp);
             } else if (was.contains(tp.topic()) && !resync && !stopped.containsKey(tp) && !unstarted.containsKey(tp)) {
                 resume.add(tp); // paused with its position: it goes on from there (a pending resync resumes it otherwise)
             }
         }
-        consumer.pause(pause);
-        consumer.resume(resume);
+        source.pause(pause);
+        source.resume(resume);
     }
 
     /** The stored offset {@code tp} is read from, or null when it is not read (stopped, waiting, held, none stored). */
@@ -256,7 +256,7 @@ final class PartitionPositions {
 
     /** Newly assigned partitions wait, paused, until the loop has sought them to their stored offsets. */
     void assigned(Collection<TopicPartition> partitions) {
-        consumer.pause(partitions);
+        source.pause(partitions);
         resync = true;
     }
 

@@ -40,6 +40,21 @@ public record WireLimits(Duration horizon, int payloadMaxBytes, Duration recurri
     }
 
     /**
+     * Room beside the value for a record's key and headers (a token, trace context, the headers form's fields): the
+     * longest key a valid command has is about 2 KiB, a token rarely more than a few.
+     */
+    public static final int RECORD_OVERHEAD_MAX_BYTES = 64 * 1024;
+
+    /**
+     * The largest record body the bridge decodes from a compressed batch: the longest valid value plus
+     * {@link #RECORD_OVERHEAD_MAX_BYTES}. A record that declares more is not read (it could not hold a valid command), and
+     * no allocation is ever made for more, whatever the record declares (up to 2 GiB).
+     */
+    public int maxRecordBytes() {
+        return (int) Math.min(Integer.MAX_VALUE - 8, (long) maxValueBytes() + RECORD_OVERHEAD_MAX_BYTES);
+    }
+
+    /**
      * Jackson's read limits from the wire's: no document, string or name longer than a valid value can hold. A string
      * between the payload limit and that is read, so that the payload's own check answers payload_too_large for it.
      */

@@ -6,6 +6,7 @@ import io.queen.timers.client.command.TraceParent;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.UUID;
 
 /**
@@ -85,9 +86,16 @@ public sealed interface AuditEvent {
     /**
      * Where an event of a recurring timer's occurrence stands in its series (docs/commands.md#recurring-timers): the occurrence's
      * instant, its number in the series (1 for the first), the occurrence staged after it ({@code next}, null when the
-     * series ended with this one), and the range of occurrences the catch-up policy passed over (null when none).
+     * series ended with this one), the range of occurrences the catch-up policy passed over (null when none), why the series
+     * ended with it ({@code ended}, null while it goes on) and, on a dead letter, how many of its occurrences in a row were
+     * dead-lettered, this one included ({@code deadLettersInRow}, null on other events).
      */
-    record Occurrence(Instant occurrence, long seq, Instant next, Range skipped) {
+    record Occurrence(Instant occurrence, long seq, Instant next, Range skipped, SeriesEnd ended, Integer deadLettersInRow) {
+
+        /** An occurrence's place without an end or a run of dead letters (as written before issue 47). */
+        public Occurrence(Instant occurrence, long seq, Instant next, Range skipped) {
+            this(occurrence, seq, next, skipped, null, null);
+        }
 
         /** The occurrence staged after this one; empty when the series ended with it. */
         public Optional<Instant> nextOccurrence() {
@@ -97,6 +105,19 @@ public sealed interface AuditEvent {
         /** The occurrences passed over, first and last; empty when none were. */
         public Optional<Range> skippedRange() {
             return Optional.ofNullable(skipped);
+        }
+
+        /**
+         * Why the series ended with this occurrence; empty while it goes on, and for an event written before issue 47 (a
+         * series that ended by its maxOccurrences or endAt then said so by {@code next} alone).
+         */
+        public Optional<SeriesEnd> endReason() {
+            return Optional.ofNullable(ended);
+        }
+
+        /** On a dead letter of a series: its run of dead letters in a row, this one included (a delivery resets it). */
+        public OptionalInt deadLetterRun() {
+            return deadLettersInRow == null ? OptionalInt.empty() : OptionalInt.of(deadLettersInRow);
         }
     }
 
@@ -128,7 +149,8 @@ public sealed interface AuditEvent {
 
     /**
      * The timer failed too often and moved to {@code queen.log_dlq}: it will not fire. For an occurrence of a recurring
-     * timer ({@code occurrence} not null) the series goes on at {@code occurrence.next()}.
+     * timer ({@code occurrence} not null) the series goes on at {@code occurrence.next()}, unless it ended with it
+     * ({@code occurrence.endReason()}: {@link SeriesEnd#DEAD_LETTERS} after too many in a row, {@code occurrence.deadLetterRun()}).
      */
     record DeadLettered(Meta meta, String queue, String timerKey, String partition, String txn, UUID messageId,
                         Instant deliverAt, int attempts, String error, Occurrence occurrence) implements AuditEvent {

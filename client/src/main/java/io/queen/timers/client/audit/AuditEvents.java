@@ -108,7 +108,7 @@ public final class AuditEvents {
         return new AuditEvent.Source(text(s, "topic"), (int) number(s, "partition"), number(s, "offset"));
     }
 
-    /** The series fields of a fired or dead_lettered event: absent (null) for a one-shot timer. */
+    /** The series fields of a fired or dead_lettered event: absent (null) for a one-shot timer. An unknown "ended" is OTHER. */
     private static AuditEvent.Occurrence optionalOccurrence(JsonNode e) {
         return e.hasNonNull("occurrence") ? occurrence(e) : null;
     }
@@ -123,7 +123,9 @@ public final class AuditEvents {
             skipped = new AuditEvent.Range(instant(s, "from"), instant(s, "to"));
         }
         return new AuditEvent.Occurrence(instant(e, "occurrence"), number(e, "seq"),
-                e.hasNonNull("next") ? instant(e, "next") : null, skipped);
+                e.hasNonNull("next") ? instant(e, "next") : null, skipped,
+                e.hasNonNull("ended") ? SeriesEnd.fromWire(text(e, "ended")) : null,
+                e.hasNonNull("deadLettersInRow") ? (int) number(e, "deadLettersInRow") : null);
     }
 
     private static Op op(JsonNode e) {

@@ -50,6 +50,38 @@ class AuditEventsOccurrenceTest {
                 d -> assertThat(d.recurrence().flatMap(AuditEvent.Occurrence::nextOccurrence)).contains(Instant.parse("2026-03-09T06:30:00Z")));
     }
 
+    /** Issue 47: a series that ends says why, and a dead letter of a series counts its run. */
+    @Test
+    void anOccurrenceSaysWhyItsSeriesEndedAndADeadLetterItsRunInARow() {
+        AuditEvent last = AuditEvents.parse(fired(",\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":5,\"next\":null,\"ended\":\"max_occurrences\""));
+        assertThat(last).isInstanceOfSatisfying(AuditEvent.Fired.class, f -> {
+            assertThat(f.occurrence().endReason()).contains(SeriesEnd.MAX_OCCURRENCES);
+            assertThat(f.occurrence().deadLetterRun()).isEmpty();
+        });
+        AuditEvent dead = AuditEvents.parse(HEAD + ",\"type\":\"dead_lettered\",\"attempts\":5,\"error\":\"boom\","
+                + "\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":4,\"next\":null,\"ended\":\"dead_letters\",\"deadLettersInRow\":3}");
+        assertThat(dead).isInstanceOfSatisfying(AuditEvent.DeadLettered.class, d -> {
+            assertThat(d.occurrence().endReason()).contains(SeriesEnd.DEAD_LETTERS);
+            assertThat(d.occurrence().deadLetterRun()).hasValue(3);
+        });
+        AuditEvent goesOn = AuditEvents.parse(HEAD + ",\"type\":\"dead_lettered\",\"attempts\":5,\"error\":\"boom\","
+                + "\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":2,\"next\":\"2026-03-09T07:30:00Z\",\"deadLettersInRow\":1}");
+        assertThat(goesOn).isInstanceOfSatisfying(AuditEvent.DeadLettered.class, d -> {
+            assertThat(d.occurrence().endReason()).isEmpty();
+            assertThat(d.occurrence().deadLetterRun()).hasValue(1);
+        });
+        for (SeriesEnd e : SeriesEnd.values()) {
+            if (e != SeriesEnd.OTHER) {
+                assertThat(SeriesEnd.fromWire(e.wireName())).isEqualTo(e);
+            }
+        }
+        // a reason a later version adds: the event is still read, the end still known
+        AuditEvent later = AuditEvents.parse(fired(",\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":5,\"next\":null,\"ended\":\"paused_for_ever\""));
+        assertThat(((AuditEvent.Fired) later).occurrence().endReason()).contains(SeriesEnd.OTHER);
+        assertThatThrownBy(() -> AuditEvents.parse(fired(",\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":5,\"next\":null,\"ended\":3")))
+                .isInstanceOf(AuditEvents.MalformedEvent.class).hasMessageContaining("'ended'");
+    }
+
     @Test
     void aSkippedEventParsesAndNeedsItsOccurrence() {
         String skipped = HEAD + ",\"type\":\"skipped\",\"occurrence\":\"2026-03-08T07:30:00Z\",\"seq\":4,\"next\":\"2026-03-12T06:30:00Z\","

@@ -58,18 +58,54 @@ public final class Recurrence {
     }
 
     /**
-     * What the sweeper does with occurrence {@code occurrence} met at its clock: deliver it or not (catchUp
-     * none skips a missed one), the next occurrence to stage (null: the series ends), and the range of
-     * occurrences passed over (both null when none was).
+     * Why the rule ends a series with an occurrence (its event's {@code "ended"}, docs/recurring.md#events); the stored
+     * functions add the bounds they decide ({@code dead_letters}, {@code encryption_required}, {@code cancelled}).
      */
-    public record Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo) {
+    public enum End {
+        /** It was the maxOccurrences-th. */
+        MAX_OCCURRENCES("max_occurrences"),
+        /** The rule's next occurrence is after endAt. */
+        END_AT("end_at"),
+        /** The rule has no later occurrence at all (none before the latest delivery time, 9999-12-31). */
+        NO_OCCURRENCE("no_occurrence"),
+        /** The stored rule cannot be read or stepped (a row edited by hand): this occurrence is its last. */
+        RULE_UNREADABLE("rule_unreadable");
 
-        /** As the stored functions read it (queen.timer_series_next_v1): {"deliver", "next", "skippedFrom", "skippedTo"}. */
+        private final String wireName;
+
+        End(String wireName) {
+            this.wireName = wireName;
+        }
+
+        public String wireName() {
+            return wireName;
+        }
+    }
+
+    /**
+     * What the sweeper does with occurrence {@code occurrence} met at its clock: deliver it or not (catchUp
+     * none skips a missed one), the next occurrence to stage (null: the series ends, and {@code end} says why), and the
+     * range of occurrences passed over (both null when none was).
+     */
+    public record Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo, End end) {
+
+        /** A plan whose series goes on (no end). */
+        public Plan(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo) {
+            this(deliver, next, skippedFrom, skippedTo, null);
+        }
+
+        /**
+         * As the stored functions read it (queen.timer_series_next_v1): {"deliver", "next", "skippedFrom", "skippedTo",
+         * "end"}; "end" only when the series ends.
+         */
         public ObjectNode toJson() {
             ObjectNode o = JSON.createObjectNode().put("deliver", deliver);
             o.put("next", next == null ? null : next.toString());
             if (skippedFrom != null) {
                 o.put("skippedFrom", skippedFrom.toString()).put("skippedTo", skippedTo.toString());
+            }
+            if (end != null) {
+                o.put("end", end.wireName());
             }
             return o;
         }
@@ -321,7 +357,7 @@ public final class Recurrence {
         Instant following = after(occurrence).orElse(null);
         boolean missedSome = following != null && !following.isAfter(now);
         if (!missedSome) {
-            return new Plan(true, ended(seq) ? null : following, null, null);
+            return planned(true, ended(seq) ? null : following, null, null, seq);
         }
         Instant lastDue = atOrBefore(now).orElse(following);
         switch (leaving && catchUp == CatchUp.NONE ? CatchUp.ONE : catchUp) {
@@ -329,14 +365,14 @@ public final class Recurrence {
                 // fire every missed one, but at most CATCH_UP_ALL_MAX after one outage: the last ones. A series
                 // with no more deliveries than that left (maxOccurrences) fires them all, whatever the outage.
                 if (maxOccurrences != null && (long) maxOccurrences - seq <= WireFormat.CATCH_UP_ALL_MAX) {
-                    return new Plan(true, ended(seq) ? null : following, null, null);
+                    return planned(true, ended(seq) ? null : following, null, null, seq);
                 }
                 Instant from = following;
                 int n = 1;
                 for (Instant c = following; n <= WireFormat.CATCH_UP_ALL_MAX; n++) {
                     Instant a = after(c).orElse(null);
                     if (a == null || a.isAfter(now)) {
-                        return new Plan(true, ended(seq) ? null : following, null, null);
+                        return planned(true, ended(seq) ? null : following, null, null, seq);
                     }
                     c = a;
                 }
@@ -345,16 +381,22 @@ public final class Recurrence {
                     keep = atOrBefore(keep.minusMillis(1)).orElse(keep);
                 }
                 Instant skippedTo = atOrBefore(keep.minusMillis(1)).orElse(from);
-                return new Plan(true, ended(seq) ? null : keep, from, skippedTo);
+                return planned(true, ended(seq) ? null : keep, from, skippedTo, seq);
             }
             case ONE -> {
-                return new Plan(true, ended(seq) ? null : after(now).orElse(null), following, lastDue);
+                return planned(true, ended(seq) ? null : after(now).orElse(null), following, lastDue, seq);
             }
             default -> {
                 // none: this occurrence is missed too; nothing is delivered, so seq does not move
-                return new Plan(false, after(now).orElse(null), occurrence, lastDue);
+                return planned(false, after(now).orElse(null), occurrence, lastDue, seq);
             }
         }
+    }
+
+    /** A plan, and when it stages nothing, why: maxOccurrences reached by a delivery, else endAt, else no occurrence left. */
+    private Plan planned(boolean deliver, Instant next, Instant skippedFrom, Instant skippedTo, int seq) {
+        End end = next != null ? null : deliver && ended(seq) ? End.MAX_OCCURRENCES : endAt != null ? End.END_AT : End.NO_OCCURRENCE;
+        return new Plan(deliver, next, skippedFrom, skippedTo, end);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.queen.timers.core.recur;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queen.timers.core.recur.Recurrence.End;
 import io.queen.timers.core.recur.Recurrence.Plan;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -129,7 +130,27 @@ class RecurrenceTest {
         Recurrence r = every("PT10S", "2026-12-04T10:00:00Z", 3L, null);
         Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
         assertThat(r.plan(o1, 1, o1.plusMillis(30))).isEqualTo(new Plan(true, o1.plusSeconds(10), null, null));
-        assertThat(r.plan(o1.plusSeconds(20), 3, o1.plusSeconds(20))).isEqualTo(new Plan(true, null, null, null));
+        assertThat(r.plan(o1.plusSeconds(20), 3, o1.plusSeconds(20))).isEqualTo(new Plan(true, null, null, null, End.MAX_OCCURRENCES));
+    }
+
+    /** Issue 47: a series that ends says why ("ended"), whichever way the rule ends it. */
+    @Test
+    void aPlanThatStagesNothingSaysWhyTheSeriesEnds() {
+        Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
+        Recurrence windowed = Recurrence.of(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "one", "s", T0);
+        assertThat(windowed.plan(o1.plusSeconds(20), 3, o1.plusSeconds(20))).isEqualTo(new Plan(true, null, null, null, End.END_AT));
+        assertThat(windowed.plan(o1, 1, o1.plusSeconds(1))).isEqualTo(new Plan(true, o1.plusSeconds(10), null, null));
+        // late, catchUp one: this one fires and the resumption would be past endAt
+        assertThat(windowed.plan(o1, 1, o1.plusSeconds(26)).end()).isEqualTo(End.END_AT);
+        // catchUp none: a missed one is not delivered and the series has nothing after now
+        Recurrence none = Recurrence.of(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "none", "s", T0);
+        assertThat(none.plan(o1, 1, o1.plusSeconds(21))).isEqualTo(new Plan(false, null, o1, o1.plusSeconds(20), End.END_AT));
+        // the last instant a timer may have: nothing after it
+        Recurrence last = Recurrence.of(null, null, "P1D", "9999-12-31T00:00:00Z", null, null, "one", "s", T0);
+        Instant lastDay = Instant.parse("9999-12-31T00:00:00Z");
+        assertThat(last.plan(lastDay, 1, lastDay).end()).isEqualTo(End.NO_OCCURRENCE);
+        assertThat(new Plan(true, null, null, null, End.END_AT).toJson().get("end").asText()).isEqualTo("end_at");
+        assertThat(new Plan(true, o1, null, null).toJson().has("end")).isFalse();
     }
 
     @Test
@@ -155,7 +176,7 @@ class RecurrenceTest {
         Recurrence r = every("PT1S", "2026-12-04T10:00:00Z", 6L, "all");
         Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
         assertThat(r.plan(o1, 1, o1.plusSeconds(500))).isEqualTo(new Plan(true, o1.plusSeconds(1), null, null));
-        assertThat(r.plan(o1.plusSeconds(5), 6, o1.plusSeconds(500))).isEqualTo(new Plan(true, null, null, null));
+        assertThat(r.plan(o1.plusSeconds(5), 6, o1.plusSeconds(500))).isEqualTo(new Plan(true, null, null, null, End.MAX_OCCURRENCES));
     }
 
     @Test

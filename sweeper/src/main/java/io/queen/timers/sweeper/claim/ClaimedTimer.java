@@ -1,5 +1,6 @@
 package io.queen.timers.sweeper.claim;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.core.recur.Recurrence;
 import java.time.Instant;
 import org.slf4j.LoggerFactory;
@@ -85,15 +86,30 @@ public record ClaimedTimer(
      * ({@link Recurrence#planLeaving}). Only for a recurring timer.
      */
     public Recurrence.Plan plan(Instant now, boolean leaving) {
+        return planned(now, leaving).plan();
+    }
+
+    /**
+     * {@link #plan} as the stored functions read it, with this occurrence's number ("seq"): the fire names it in the event
+     * of an occurrence whose series a cancel stopped while it was in a sweeper's hands (its row has lost the rule).
+     */
+    public ObjectNode planJson(Instant now, boolean leaving) {
+        Planned p = planned(now, leaving);
+        return p.plan().toJson().put("seq", p.seq());
+    }
+
+    private record Planned(Recurrence.Plan plan, int seq) {}
+
+    private Planned planned(Instant now, boolean leaving) {
         try {
             Recurrence.Stored s = Recurrence.fromJson(recurrence);
-            return leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now);
+            return new Planned(leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now), s.seq());
         } catch (RuntimeException e) {
             // A rule that cannot be planned (a row edited by hand, a cron the library cannot step) must not stop the
-            // sweeper: this occurrence is delivered and the series ends with it, which its event says (next null).
+            // sweeper: this occurrence is delivered and the series ends with it, which its event says ("ended": "rule_unreadable").
             LoggerFactory.getLogger(ClaimedTimer.class).error("timer {}: its recurrence {} cannot be planned ({}): the series ends"
                     + " with this occurrence", name(), recurrence, e.toString());
-            return new Recurrence.Plan(true, null, null, null);
+            return new Planned(new Recurrence.Plan(true, null, null, null, Recurrence.End.RULE_UNREADABLE), 1);
         }
     }
 

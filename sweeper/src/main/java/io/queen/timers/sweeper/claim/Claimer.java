@@ -7,15 +7,19 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Claims due timers with {@code queen.timer_claim_v5} (db/current/R__timer_claim.sql, statement claim.sql): per shard, SKIP LOCKED,
+ * Claims due timers with {@code queen.timer_claim_v6} (db/current/R__timer_claim.sql, statement claim.sql): per shard, SKIP LOCKED,
  * round-robin over tenants, a new token per row, rows in pre-claim visible_at order, and at most a given
  * number of held bytes (payload + txn + fixed columns, counted in SQL from the stored lengths) so a burst of
- * large payloads cannot take more memory than a cycle is allowed. One statement, its own transaction.
+ * large payloads cannot take more memory than a cycle is allowed; each tenant within its {@link FireBudget} while
+ * another tenant has work near. One statement, its own transaction.
  */
 public final class Claimer {
 
@@ -29,11 +33,18 @@ public final class Claimer {
     private final Duration lease;
     private final int perTenantPerShard;
     private final long maxHeldBytes;
+    private final FireBudget budget;
 
     /** What one claim call returned: the timers and the bytes they hold (V050's held_bytes, summed). */
     public record Claim(List<ClaimedTimer> timers, long heldBytes) {}
 
     public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard, long maxHeldBytes) {
+        this(dataSource, batchSize, lease, perTenantPerShard, maxHeldBytes, FireBudget.off());
+    }
+
+    /** {@code budget}: the process's one {@link FireBudget}, shared by its loops' claimers. */
+    public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard, long maxHeldBytes, FireBudget budget) {
+        this.budget = budget;
         this.dataSource = dataSource;
         this.batchSize = batchSize;
         this.lease = lease;
@@ -68,6 +79,11 @@ public final class Claimer {
         return lease;
     }
 
+    /** After a claim that took nothing: how long until a tenant the fire budget holds may claim again (empty: none is held). */
+    public Optional<Duration> heldFor() {
+        return budget.untilRefilled();
+    }
+
     /**
      * Claims up to the batch size and {@link #maxHeldBytes()}, a single larger timer alone; an empty list when
      * nothing is due (or everything due is held by others).
@@ -82,6 +98,8 @@ public final class Claimer {
      * its own); otherwise it is left for the next cycle.
      */
     public Claim claim(long maxBytes, boolean loneOversize) throws SQLException {
+        FireBudget.Allowances allowances = budget.reserve();
+        Map<UUID, Integer> taken = new HashMap<>();
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
             try (PreparedStatement st = c.prepareStatement(CLAIM)) {
@@ -90,6 +108,7 @@ public final class Claimer {
                 st.setInt(3, perTenantPerShard);
                 st.setLong(4, maxBytes);
                 st.setBoolean(5, loneOversize);
+                st.setString(6, allowances == null ? null : allowances.json());
                 List<ClaimedTimer> out = new ArrayList<>();
                 long held = 0;
                 try (ResultSet rs = st.executeQuery()) {
@@ -101,10 +120,13 @@ public final class Claimer {
                                 rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
                                 rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
                                 rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19), rs.getString(20)));
+                        taken.merge(out.get(out.size() - 1).tenantId(), 1, Integer::sum);
                     }
                 }
                 return new Claim(out, held);
             }
+        } finally {
+            budget.settle(allowances, taken);   // what was reserved and not taken goes back, also when the claim failed
         }
     }
 }

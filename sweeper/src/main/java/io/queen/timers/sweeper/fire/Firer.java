@@ -61,7 +61,7 @@ public final class Firer {
             List<TimerRow> timers = new ArrayList<>(s.size());
             for (ClaimedTimer t : s.timers()) {
                 // the cycle decided to deliver it (Delivery skipped the missed ones of catchUp none): leaving
-                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.plan(now, true).toJson() : null));
+                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.planJson(now, true) : null));
             }
             rows.add(new SegmentRow(s.destination().tenantId(), s.destination().queue(), s.destination().partition(),
                     s.packed().blob().length, timers));

@@ -9,6 +9,8 @@ import java.time.Duration;
  * {@code db_now} and {@code next_visible_at}):
  * <ul>
  *   <li>after a cycle that found work: no sleep, the next probe decides;</li>
+ *   <li>after a cycle that found nothing because the fire budget holds a tenant: until its bucket has a few rows'
+ *       worth again, clamped to [{@code min}, {@code near}];</li>
  *   <li>work near (the next timer is due within {@code near}, or the last cycle found work): until the next
  *       due time, clamped to [{@code min}, {@code near}];</li>
  *   <li>idle: the sleep doubles from {@code near} up to {@code idleMax}, but never past the next due time;</li>
@@ -44,6 +46,16 @@ public final class Pacer {
         idle = near;
         errors.reset();
         return Duration.ZERO;
+    }
+
+    /**
+     * After a cycle that claimed nothing because the fire budget holds a tenant (FireBudget): until it has a few rows'
+     * worth again, clamped to [{@code min}, {@code near}], instead of claiming nothing again at once.
+     */
+    public Duration afterHeld(Duration untilRefilled) {
+        idle = near;
+        errors.reset();
+        return clamp(untilRefilled, min, near);
     }
 
     /** After a probe that found nothing due. */

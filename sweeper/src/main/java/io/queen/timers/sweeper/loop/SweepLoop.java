@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * --mode steady 2,000/s: a probe per cycle, ~3,000 in 60 s, 50-55 µs of statement time per timer). A claim that
  * finds nothing sends the next cycle back to the probe, which paces the sleep. PRICE: the due and oldest-late
  * gauges are as old as the last probe, up to sweeper.sleep.near (1 s) while the loop works.
+ *
+ * <p>While another tenant has work near, the claim holds each tenant to its fire budget ({@code sweeper.tenant.fires.per.second},
+ * {@link io.queen.timers.sweeper.claim.FireBudget}): a claim comes back short, so the cycle fires at once and stays short,
+ * and the quiet tenant's timer waits for a short cycle. A cycle that claimed nothing while a tenant is held waits until
+ * that tenant has a few rows' worth of budget again (a fifth of its burst), not for a probe.
  */
 public final class SweepLoop implements Runnable {
 
@@ -102,7 +108,10 @@ public final class SweepLoop implements Runnable {
             }
         }
         Cycle c = gate.shared(this::claimAndDeliver);
-        worked = c.claimed() > 0;
+        // nothing claimed while the fire budget holds a tenant: its rows are due, so the next cycle claims without probing,
+        // after a wait for the budget (a probe, and a claim, every few milliseconds would find the same)
+        Optional<Duration> held = c.claimed() == 0 ? claimer.heldFor() : Optional.empty();
+        worked = c.claimed() > 0 || held.isPresent();
         Delivery.Report report = c.report();
         if (!c.group().isEmpty()) {
             // nothing else of this process is in hand meanwhile (FireGate): if one of them kills it, the death
@@ -121,6 +130,10 @@ public final class SweepLoop implements Runnable {
         }
         inHand.clear();   // delivered: fired, failed, released or handed back, each by our token
         report.throwIfNothingFired();
+        if (held.isPresent()) {
+            metrics.heldByBudget();
+            return pacer.afterHeld(held.get());
+        }
         return pacer.afterWork();
     }
 

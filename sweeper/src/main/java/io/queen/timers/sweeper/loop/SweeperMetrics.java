@@ -38,6 +38,7 @@ public final class SweeperMetrics {
     private final Timer lateness;
     private final Counter deadLettered;
     private final Counter probes;
+    private final Counter heldByBudget;
     private final Timer claimDuration;
     private final Timer fireDuration;
     private final AtomicLong due = new AtomicLong();
@@ -65,6 +66,8 @@ public final class SweeperMetrics {
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(10))
                 .register(registry);
         probes = Counter.builder("queen.timers.probes").description("Due probes (queen.timer_probe_v1 calls)").register(registry);
+        heldByBudget = Counter.builder("queen.timers.budget.waits")
+                .description("Cycles that claimed nothing because the fire budget held a tenant, and waited for it").register(registry);
         deadLettered = Counter.builder("queen.timers.dead.lettered").description("Timers moved to queen.log_dlq").register(registry);
         claimDuration = Timer.builder("queen.timers.claim.duration").description("One claim call")
                 .publishPercentileHistogram().minimumExpectedValue(CALL_MIN).maximumExpectedValue(CALL_MAX).register(registry);
@@ -111,6 +114,11 @@ public final class SweeperMetrics {
 
     public void failed(ErrorClass errorClass, int timers) {
         failures.get(errorClass).increment(timers);
+    }
+
+    /** A cycle claimed nothing while the fire budget held a tenant (sweeper.tenant.fires.per.second). */
+    public void heldByBudget() {
+        heldByBudget.increment();
     }
 
     public void deadLettered(int timers) {
