@@ -91,12 +91,13 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
                 .define(VERDICT_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(5)),
                         "Longest wait of a request for its commands' verdicts from the audit topic; an operation without one"
                                 + " by then is answered pending (202) with where its command was written.")
-                .define(THREADS, INT, "16", between(1, 1024), "QUEEN_API_THREADS",
-                        "Requests handled at once (each holds its thread until its verdicts come); 64 more wait, past that"
-                                + " a new request's connection is closed.")
+                .define(THREADS, INT, "16", between(2, 1024), "QUEEN_API_THREADS",
+                        "Requests handled at once, every tenant's together (each holds its thread until its verdicts come);"
+                                + " 64 more wait, past that a new request's connection is closed. More than api.senders.")
                 .define(SENDERS, INT, "4", between(1, 256), "QUEEN_API_SENDERS",
                         "Command senders per command topic (each a Kafka producer and an audit consumer reading the whole"
-                                + " audit topic): requests to one topic that await verdicts at once; more wait for a free sender.")
+                                + " audit topic): a tenant's requests that await verdicts at once, its share of api.threads (less"
+                                + " than it); one more is refused at once, 429 with Retry-After, nothing written.")
                 .define(READS_ENABLED, BOOLEAN, "false", null, "QUEEN_API_READS_ENABLED",
                         "Serve the operator read routes (pending timers and series, find, dead letters with replay and drop,"
                                 + " offsets: docs/http-api.md). They read PostgreSQL through the queen_operator role's functions,"
@@ -119,6 +120,11 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
     public static HttpSettings from(Config c) {
         TopicRoutes routes = BridgeSettings.routes(c);
         requireTokensBeyondLoopback(c, routes);
+        if (c.intValue(SENDERS) >= c.intValue(THREADS)) {
+            throw new ConfigException("setting " + SENDERS + " = " + c.intValue(SENDERS) + " must be less than " + THREADS + " = "
+                    + c.intValue(THREADS) + ": each of a tenant's requests waiting on verdicts holds a thread, and one tenant's must"
+                    + " leave threads to the others");
+        }
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED), c.intValue(MAX_BODY_BYTES),
                 c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
                 c.intValue(THREADS), c.intValue(SENDERS), routes, AuditSettings.topics(c), CommonSettings.from(c),

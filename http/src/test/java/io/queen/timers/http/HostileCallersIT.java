@@ -185,6 +185,40 @@ class HostileCallersIT {
         }
     }
 
+    /** Point 3: tenant C's backlogged topic holds api.senders (4) of the 16 threads; tenant B is answered meanwhile. */
+    @Test
+    void anotherTenantIsAnsweredWhileOnesBackloggedTopicHoldsItsShare() throws Exception {
+        String token = stack.stalledToken("c-producer");
+        long written = endOffset(stack.stalled);
+        List<CompletableFuture<HttpResponse<String>>> c = new ArrayList<>();
+        for (int i = 0; i < 20; i++) { // more than api.threads (16)
+            c.add(HTTP.sendAsync(post(schedule("hostile.c", "c-" + i, "c"), token), HttpResponse.BodyHandlers.ofString()));
+        }
+        // all but api.senders of them are refused at once: 429, Retry-After, nothing written
+        await().atMost(Duration.ofSeconds(20)).until(() -> c.stream().filter(CompletableFuture::isDone).count() == 16);
+        List<CompletableFuture<HttpResponse<String>>> waiting = c.stream().filter(f -> !f.isDone()).toList();
+        assertThat(waiting).hasSize(4);
+        for (CompletableFuture<HttpResponse<String>> f : c) {
+            if (f.isDone()) {
+                assertProblem(f.get(), 429);
+                assertThat(f.get().headers().firstValue("Retry-After")).hasValue("1");
+                assertThat(JSON.readTree(f.get().body()).get("detail").asText()).contains("api.senders");
+            }
+        }
+        // tenant B (the topic without auth) is answered with its verdict while C's four still wait for theirs
+        HttpResponse<String> b = stack.schedule(schedule("hostile.b", "b", "b"), null);
+        assertThat(waiting).as("tenant B was answered while C's requests still waited").noneMatch(CompletableFuture::isDone);
+        assertThat(b.statusCode()).as(b.body()).isEqualTo(200);
+        assertThat(JSON.readTree(b.body()).get("results").get(0).get("type").asText()).isEqualTo("scheduled");
+        // C's four are answered 202 pending after api.verdict.timeout, not cut off
+        for (CompletableFuture<HttpResponse<String>> f : waiting) {
+            HttpResponse<String> r = f.get(2, TimeUnit.MINUTES);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+            assertThat(JSON.readTree(r.body()).get("results").get(0).get("type").asText()).isEqualTo("pending");
+        }
+        assertThat(endOffset(stack.stalled)).as("the refused requests wrote nothing").isEqualTo(written + 4);
+    }
+
     /** Point 4: offsets and the console's overview ask the broker through the process's one Admin client. */
     @Test
     void offsetsAndTheConsoleOverviewOpenNoKafkaClientPerCall() throws Exception {
@@ -436,6 +470,14 @@ class HostileCallersIT {
         System.arraycopy(a, 0, out, 0, a.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
+    }
+
+    /** The end offset of a one-partition topic: how many records were written to it. */
+    static long endOffset(String topic) throws Exception {
+        try (var admin = TestKafka.admin()) {
+            TopicPartition p = new TopicPartition(topic, 0);
+            return admin.listOffsets(Map.of(p, OffsetSpec.latest())).all().get().get(p).offset();
+        }
     }
 
     /** The end offsets of the command topics the bridge reads (open and jwt, one partition each), summed. */

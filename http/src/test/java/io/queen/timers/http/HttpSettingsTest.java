@@ -31,4 +31,11 @@ class HttpSettingsTest {
         assertThat(settings(Map.of("api.bind.address", "0.0.0.0", "api.unauthenticated.remote.allowed", "true")).bindAddress())
                 .isEqualTo("0.0.0.0");
     }
+
+    @Test
+    void oneTenantsShareMustLeaveThreadsToTheOthers() {
+        assertThatThrownBy(() -> settings(Map.of("api.senders", "16")))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("setting api.senders = 16 must be less than api.threads = 16");
+        assertThat(settings(Map.of("api.senders", "15")).senders()).isEqualTo(15);
+    }
 }

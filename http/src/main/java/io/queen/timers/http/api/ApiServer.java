@@ -271,6 +271,9 @@ public final class ApiServer implements AutoCloseable {
         try {
             reply = reads.handle(target, method, path, ReadRoutes.query(ex.getRequestURI().getRawQuery()));
         } catch (ReadRoutes.Answer a) {
+            if (a.problem.status() == 429) {
+                ex.getResponseHeaders().set("Retry-After", "1");
+            }
             problem(ex, a.problem);
             return;
         } catch (SQLException e) {
@@ -294,17 +297,10 @@ public final class ApiServer implements AutoCloseable {
             header(r, WireFormat.TRACESTATE, traceparent == null ? null : tracestate);
             records.add(r);
         }
-        Optional<List<CommandSender.Answer>> answers;
-        try {
-            answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout(), settings.verdictTimeout());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            problem(ex, Problem.unavailable("the server is stopping"));
-            return;
-        }
+        Optional<List<CommandSender.Answer>> answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout());
         if (answers.isEmpty()) {
             ex.getResponseHeaders().set("Retry-After", "1");
-            problem(ex, Problem.unavailable("every command sender was busy for " + settings.verdictTimeout() + "; nothing was written"));
+            problem(ex, Problem.tenantBusy());
             return;
         }
         ObjectNode body = JSON.createObjectNode();

@@ -57,6 +57,16 @@ public record Problem(int status, String kind, String title, String detail) {
         return new Problem(429, "rate-limited", "Too many requests", detail);
     }
 
+    /**
+     * The caller's tenant already has api.senders requests waiting on verdicts, its share of the threads: answered at once
+     * (with Retry-After), nothing written.
+     */
+    public static Problem tenantBusy() {
+        return new Problem(429, "rate-limited", "Too many requests", "this tenant already has api.senders requests waiting for"
+                + " verdicts, its share of the server: nothing was written; retry after Retry-After (verdicts come slowly while the"
+                + " bridge is behind on the tenant's topic)");
+    }
+
     public static Problem unavailable(String detail) {
         return new Problem(503, "unavailable", "The commands could not be written", detail);
     }

@@ -329,16 +329,10 @@ public final class ReadRoutes {
         TraceParent trace = null;
         if (plan.already() == null) {
             trace = TraceParent.of(hex(16), hex(8));
-            Optional<List<CommandSender.Answer>> answers;
-            try {
-                answers = senders.get(topic).sendAll(List.of(plan.command(Duration.ofMillis(delayMs), trace, caller.token()).envelope(topic)),
-                        verdictTimeout, verdictTimeout);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new Answer(Problem.unavailable("the server is stopping"));
-            }
+            Optional<List<CommandSender.Answer>> answers = senders.get(topic).sendAll(
+                    List.of(plan.command(Duration.ofMillis(delayMs), trace, caller.token()).envelope(topic)), verdictTimeout);
             if (answers.isEmpty()) {
-                throw new Answer(Problem.unavailable("every command sender was busy for " + verdictTimeout + "; nothing was written"));
+                throw new Answer(Problem.tenantBusy());
             }
             CommandSender.Answer a = answers.get().get(0);
             ObjectNode v = body.putObject("verdict").put("index", 0);
