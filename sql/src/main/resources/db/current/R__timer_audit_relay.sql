@@ -1,5 +1,5 @@
 -- The audit relay's read and its one write (issue 24, point 6; issue 47, point 3): core's AuditRelay reads the
--- oldest outbox rows through queen.timer_audit_read_v1, publishes them, and deletes the acknowledged ones through
+-- oldest outbox rows through queen.timer_audit_read_v2, publishes them, and deletes the acknowledged ones through
 -- queen.timer_audit_delete_v2. The relay's roles (queen_bridge, queen_sweeper) may not DELETE from the outbox
 -- themselves, and these functions let a login of theirs delete only:
 --  * while its session holds the relay lock, the advisory lock one relay per database publishes under (AuditRelay
@@ -33,32 +33,39 @@ AS $$
                       AND l.classid = 1903519077 AND l.objid = 1851880804 AND l.objsubid = 1)
 $$;
 
--- The oldest outbox rows, in id order (the order they are published in), one result row per event, each as the
--- Kafka key and value the relay publishes (the relay renders nothing), with the token of this read (read_token, the
--- same on every row). The event is read from the view queen.timer_audit_events, the one owner of the per-timer
--- `fired` events a segment row holds (docs/decisions.md#who-renders-the-audit-event), and published as
--- {"eventId","type","at","tenant"} || event (`value`, rendered only here). A round holds whole rows only (it deletes
--- only rows it published completely): the oldest rows while their events add up to less than p_events, always at
--- least one row; p_rows bounds the rows read for that count. p_held_tenants lists the tenants whose audit topic is
--- held (the relay cannot write to it): their rows are left out, in place and in order, so the other tenants' rows
--- flow. PRICE: the primary-key scan reads past the held rows on every round while they wait (no tenant index: every
--- writer would pay for it). The chosen ids reach the view as one array (`= ANY`), a condition PostgreSQL pushes into
--- both branches of the view's UNION ALL, so each branch reads those rows by primary key.
+-- The oldest outbox rows, in id order (the order they are published in), one result row per event, as raw columns
+-- the relay renders into the Kafka value (core's AuditEventValue), with the token of this read (read_token, the same
+-- on every row). An event of a command or of a fire attempt comes whole: its body (`body`, the writer's jsonb as
+-- text) and, from it, its trace fields for the record's W3C headers. A `fired` segment row comes as one result row
+-- per timer of its `fired` arrays (ROWS FROM ... WITH ORDINALITY, frame order), each with the segment's destination
+-- and first offset and the timer's own columns; its trace context stays binary. Nothing is built as jsonb here:
+-- building one jsonb per fired timer and printing it cost ~100 us of this statement per event (issue 48's profile),
+-- Java renders the same fields for a few. queen.timer_audit_events renders the same events in SQL for whoever reads
+-- the outbox directly; AuditRelayIT holds the two equal, field by field.
+-- A round holds whole rows only (it deletes only rows it published completely): the oldest rows while their events
+-- add up to less than p_events, always at least one row; p_rows bounds the rows read for that count. p_held_tenants
+-- lists the tenants whose audit topic is held (the relay cannot write to it): their rows are left out, in place and in
+-- order, so the other tenants' rows flow. PRICE: the primary-key scan reads past the held rows on every round while
+-- they wait (no tenant index: every writer would pay for it).
 -- Lock order: the one row of queen.timer_audit_reads (only the relay lock's holder writes it: never contended); the
 -- outbox is read without row locks (one relay per database is active, and writers only ever insert).
-CREATE OR REPLACE FUNCTION queen.timer_audit_read_v1(p_held_tenants UUID[], p_rows INT, p_events INT)
-RETURNS TABLE (id BIGINT, tenant_id UUID, kafka_key TEXT, event_id UUID, traceparent TEXT, tracestate TEXT, value TEXT,
-               read_token UUID)
+CREATE OR REPLACE FUNCTION queen.timer_audit_read_v2(p_held_tenants UUID[], p_rows INT, p_events INT)
+RETURNS TABLE (id BIGINT, seq BIGINT, tenant_id UUID, type TEXT, created_at TIMESTAMPTZ, event_id UUID, kafka_key TEXT,
+               body TEXT, trace_id TEXT, span_id TEXT, trace_flags TEXT, trace_state TEXT,
+               queue TEXT, "partition" TEXT, first_offset BIGINT, segment_created_at TIMESTAMPTZ,
+               timer_key TEXT, txn TEXT, message_id UUID, deliver_at TIMESTAMPTZ, attempts INT, producer_sub TEXT,
+               trace_context BYTEA, recur TEXT, read_token UUID)
 LANGUAGE plpgsql
 VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
+#variable_conflict use_column
 DECLARE
     v_ids   BIGINT[];
     v_token UUID;
 BEGIN
     IF NOT queen.timer_audit_relay_held_v1() THEN
-        RAISE EXCEPTION 'timer_audit_read_v1: this session does not hold the audit relay lock (only the active relay reads for publishing)'
+        RAISE EXCEPTION 'timer_audit_read_v2: this session does not hold the audit relay lock (only the active relay reads for publishing)'
             USING ERRCODE = '42501';
     END IF;
     v_ids := ARRAY(
@@ -74,22 +81,25 @@ BEGIN
     INSERT INTO queen.timer_audit_reads AS r (one, token, ids) VALUES (TRUE, v_token, v_ids)
     ON CONFLICT (one) DO UPDATE SET token = EXCLUDED.token, ids = EXCLUDED.ids, read_at = now();
     RETURN QUERY
-    SELECT e.id,
-           e.tenant_id,
-           e.kafka_key,
-           e.event_id,
-           -- the record's W3C headers (docs/tracing.md#tracing): the trace of the command behind the event, flags as
-           -- sent (an event of before V127 has none: sampled, as consumers were told to assume), and its tracestate
-           CASE WHEN e.event ->> 'traceId' IS NOT NULL AND e.event ->> 'spanId' IS NOT NULL
-                THEN '00-' || (e.event ->> 'traceId') || '-' || (e.event ->> 'spanId') || '-' || coalesce(e.event ->> 'traceFlags', '01')
-           END,
-           e.event ->> 'traceState',
-           (jsonb_build_object('eventId', e.event_id, 'type', e.type, 'at', e.created_at, 'tenant', e.tenant_id)
-            || e.event)::text,
+    SELECT o.id, 1::bigint, o.tenant_id, o.type, o.created_at, o.event_id, o.kafka_key,
+           o.event::text, o.event ->> 'traceId', o.event ->> 'spanId', o.event ->> 'traceFlags', o.event ->> 'traceState',
+           NULL::text, NULL::text, NULL::bigint, NULL::timestamptz,
+           NULL::text, NULL::text, NULL::uuid, NULL::timestamptz, NULL::int, NULL::text, NULL::bytea, NULL::text,
            v_token
-      FROM queen.timer_audit_events e
-     WHERE e.id = ANY (v_ids)
-     ORDER BY e.id, e.seq;
+      FROM queen.timer_audit_outbox o
+     WHERE o.id = ANY (v_ids) AND o.fired IS NULL
+    UNION ALL
+    SELECT o.id, f.seq, o.tenant_id, o.type, o.created_at, f.event_id, NULL::text,
+           NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+           o.event ->> 'queue', o.event ->> 'partition', (o.event ->> 'offset')::bigint,
+           (o.event ->> 'segmentCreatedAt')::timestamptz,
+           f.timer_key, f.txn, f.message_id, f.deliver_at, f.attempts, f.producer_sub, f.trace_context, f.recur::text,
+           v_token
+      FROM queen.timer_audit_outbox o
+     CROSS JOIN LATERAL ROWS FROM (unnest(o.fired), unnest(o.fired_subs), unnest(o.fired_traces), unnest(o.fired_recur))
+           WITH ORDINALITY AS f(event_id, timer_key, txn, message_id, deliver_at, attempts, producer_sub, trace_context, recur, seq)
+     WHERE o.id = ANY (v_ids) AND o.fired IS NOT NULL
+     ORDER BY 1, 2;
 END
 $$;
 

@@ -151,9 +151,12 @@ $$;
 -- Lock order: queen.log_timers rows, (tenant_id, queue, timer_key) ascending, SKIP LOCKED (never waits).
 CREATE OR REPLACE FUNCTION queen.timer_fire_hold_v2(p_segments JSONB)
 RETURNS SETOF queen.timer_fire_held_v2
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 AS $$
+BEGIN
+    -- PL/pgSQL for its cached plan: a LANGUAGE sql function the fire calls is planned again at every call
+    RETURN QUERY
     SELECT x.seg, x.pos, l.row_ctid
       FROM (SELECT s.seg::int AS seg, (r.pos - 1)::int AS pos, s.tenant_id, s.queue, s."partition",
                    r.timer_key, r.claim_token, r.plan
@@ -174,7 +177,8 @@ AS $$
                -- a recurring row needs its plan (the next occurrence): a caller that does not know
                -- recurrences (a sweeper of the release before V129) leaves it to one that does
                AND (t.recurrence IS NULL OR x.plan IS NOT NULL)
-               FOR UPDATE OF t SKIP LOCKED) l
+               FOR UPDATE OF t SKIP LOCKED) l;
+END;
 $$;
 
 -- Step 2. The live segments, ascending: those whose every row step 1 holds. A segment is a compressed
@@ -342,11 +346,13 @@ CREATE OR REPLACE FUNCTION queen.timer_fire_deliver_v3(p_segments queen.timer_fi
                                                        p_pushed queen.timer_fire_pushed_v2[],
                                                        p_plans JSONB)
 RETURNS VOID
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 SET enable_nestloop = off
 SET work_mem = '64MB'
 AS $$
+BEGIN
+    -- PL/pgSQL for its cached plan: a LANGUAGE sql function the fire calls is planned again at every call
     WITH gone AS (
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(p_held) AS h
@@ -377,7 +383,8 @@ AS $$
       JOIN unnest(p_pushed) AS p ON p.seg = h.seg
       JOIN unnest(p_segments) AS s ON s.seg = h.seg
      GROUP BY h.seg, s.tenant_id, s.queue, s."partition", p.base_offset, p.created_at
-     ORDER BY h.seg
+     ORDER BY h.seg;
+END;
 $$;
 
 -- Step 9. Dead-letter the refused rows, one statement: each leaves queen.log_timers for queen.log_dlq
@@ -393,9 +400,11 @@ CREATE OR REPLACE FUNCTION queen.timer_fire_refuse_v2(p_refused queen.timer_fire
                                                       p_destinations queen.timer_fire_pushed_v2[],
                                                       p_plans JSONB)
 RETURNS VOID
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 AS $$
+BEGIN
+    -- PL/pgSQL for its cached plan: a LANGUAGE sql function the fire calls is planned again at every call
     WITH gone AS (
         DELETE FROM queen.log_timers t
          WHERE t.ctid = ANY (ARRAY(SELECT r.row_ctid FROM unnest(p_refused) AS r))
@@ -428,7 +437,8 @@ AS $$
                                                             || '{"end": "encryption_required"}'::jsonb) ELSE '{}'::jsonb END
       FROM gone g
       JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
-     ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
+     ORDER BY (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key;
+END;
 $$;
 
 -- Step 10. Release the held rows of stale and refused segments (a refused segment's dead-lettered rows
@@ -438,14 +448,17 @@ $$;
 -- Lock order: rows held since step 1 (by TID).
 CREATE OR REPLACE FUNCTION queen.timer_fire_release_v2(p_held queen.timer_fire_held_v2[], p_pushed queen.timer_fire_pushed_v2[])
 RETURNS VOID
-LANGUAGE sql
+LANGUAGE plpgsql
 VOLATILE
 AS $$
+BEGIN
+    -- PL/pgSQL for its cached plan: a LANGUAGE sql function the fire calls is planned again at every call
     UPDATE queen.log_timers t
        SET claim_token = NULL,
            claimed_until = now()
      WHERE t.ctid = ANY (ARRAY(SELECT h.row_ctid FROM unnest(p_held) AS h
-                                WHERE h.seg NOT IN (SELECT p.seg FROM unnest(p_pushed) AS p)))
+                                WHERE h.seg NOT IN (SELECT p.seg FROM unnest(p_pushed) AS p)));
+END;
 $$;
 
 -- The fire: the steps above, in their order, in the caller's one transaction.

@@ -138,14 +138,15 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.checkAtStart(dataSource);
                 return null;
             });
-            startup.retry("publish this group's sealed queue patterns", () -> {
-                encryption.publishPatterns(dataSource, group);
-                return null;
-            });
             OffsetStore offsets = new OffsetStore(dataSource, group);
-            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant
+            // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
+            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
+                return null;
+            });
+            startup.retry("publish this group's sealed queue patterns", () -> {
+                encryption.publishPatterns(dataSource, group);
                 return null;
             });
             BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
@@ -201,6 +202,12 @@ public final class BridgeMain implements AutoCloseable {
         // 2.1 s into the flood against 2.8-4.7 s at Kafka's default; PRICE: ~15 % of one flooding topic's ingest rate
         // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
         p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
+        // A broker answers one request per connection at a time, and a partition drained while the fetch of its
+        // neighbours waits for data is fetched only after that fetch returns: the broker's wait (500 ms by default) is
+        // the longest a partition's new record can wait behind another's empty long poll. UnreadableRecordIT saw a
+        // quiet tenant's schedule wait 555 ms so (bench/results/2026-12-06/UnreadableRecordIT-4130d3c.txt). PRICE: an
+        // idle bridge sends 10 fetches a second per broker instead of 2. kafka.fetch.max.wait.ms overrides it.
+        p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");
         return p;
     }

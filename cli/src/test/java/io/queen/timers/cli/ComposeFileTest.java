@@ -77,6 +77,9 @@ class ComposeFileTest {
         assertThat(env("postgres", "QUEEN_BRIDGE_JDBC_USER")).isEqualTo(bridge);
         assertThat(env("postgres", "QUEEN_SWEEPER_JDBC_USER")).isEqualTo(sweeper);
         assertThat(env("postgres", "QUEEN_OPERATOR_JDBC_USER")).isNotBlank();
+        // issue 47: the owner's migrate binds the bridge group to the bridge's login, with the topics the bridge reads
+        assertThat(env("migrate", "QUEEN_BRIDGE_LOGIN")).isEqualTo(bridge);
+        assertThat(env("migrate", "QUEEN_COMMAND_TOPICS")).isEqualTo(env("bridge", "QUEEN_COMMAND_TOPICS"));
     }
 
     private String env(String service, String name) {

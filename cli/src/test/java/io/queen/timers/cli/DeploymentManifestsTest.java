@@ -180,7 +180,7 @@ class DeploymentManifestsTest {
         ConfigDef def = switch (process) {
             case "bridge" -> BridgeSettings.definition();
             case "sweeper" -> SweeperSettings.definition();
-            case "migrate" -> DatabaseOptions.definition();
+            case "migrate" -> MigrateSettings.definition();
             default -> throw new AssertionError(name + " runs `" + process + "`, which this test does not know");
         };
         out.add(new Workload(name, template, c, process, def));
@@ -308,6 +308,9 @@ class DeploymentManifestsTest {
             } else if (e.getValueFrom().getConfigMapKeyRef() != null) {
                 var ref = e.getValueFrom().getConfigMapKeyRef();
                 ConfigMap cm = b.named(ConfigMap.class, ref.getName());
+                if (Boolean.TRUE.equals(ref.getOptional()) && cm != null && !cm.getData().containsKey(ref.getKey())) {
+                    continue;   // not set there (commented at its default): the kubelet sets no variable, the default applies
+                }
                 assertThat(cm != null && cm.getData().containsKey(ref.getKey())).as("%s: %s from ConfigMap %s key %s", w.name(), e.getName(),
                         ref.getName(), ref.getKey()).isTrue();
                 env.put(e.getName(), new Value(cm.getData().get(ref.getKey()), "ConfigMap " + ref.getName()));
@@ -626,6 +629,9 @@ class DeploymentManifestsTest {
         assertThat(Set.copyOf(users)).as("three logins: %s", users).hasSize(3).doesNotContain("postgres");
         assertThat(Stream.of("bridge", "sweeper", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_PASSWORD").from()).distinct())
                 .as("one Secret per login").hasSize(3);
+        // issue 47: migrate binds the bridge group to the bridge's own login, with the topics the bridge reads (V135)
+        assertThat(env.get("migrate").get("QUEEN_BRIDGE_LOGIN").text()).isEqualTo(env.get("bridge").get("QUEEN_JDBC_USER").text());
+        assertThat(env.get("migrate").get("QUEEN_COMMAND_TOPICS").text()).isEqualTo(env.get("bridge").get("QUEEN_COMMAND_TOPICS").text());
         for (String p : List.of("bridge", "sweeper")) {
             assertThat(env.get(p)).as(p + " keeps db.role.check on").doesNotContainKey("QUEEN_DB_ROLE_CHECK");
             assertThat(env.get(p).get("QUEEN_MIGRATE_ON_START").text()).as(p).isEqualTo("false");
@@ -873,7 +879,7 @@ class DeploymentManifestsTest {
 
     /** The settings as the process loads them from this environment (`migrate` through its own options: a pool of 4). */
     static Config load(Workload w, Map<String, String> env) {
-        return w.process().equals("migrate") ? ConfigLoader.load(DatabaseOptions.definition(), null, new DatabaseOptions().environment(env)) : ConfigLoader.load(w.def(), null, env);
+        return w.process().equals("migrate") ? ConfigLoader.load(MigrateSettings.definition(), null, new DatabaseOptions().environment(env)) : ConfigLoader.load(w.def(), null, env);
     }
 
     /** The key's default as the process applies it: the declared text, unless the process starts from another value. */

@@ -22,6 +22,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.ops.KafkaReadiness;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sql.PostgresVersion;
 import io.queen.timers.sweeper.LogContents;
@@ -114,7 +115,11 @@ class CompatibilityMatrixIT {
             String audit = "mx-audit-" + major + "-" + suffix;
             createTopics(bootstrap, commands, audit);
             Instant start;
-            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(pg, bootstrap, commands, audit, bridgeLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
+            Map<String, String> bridgeSettings = bridgeSettings(pg, bootstrap, commands, audit, bridgeLogin);
+            // the owner binds the bridge's group to its login, as `migrate` does with the bridge's declaration (V135)
+            BridgeGroups.bind(owner, bridgeSettings.get("bridge.group.id"), bridgeLogin,
+                    Map.of(commands, UUID.fromString(CommonSettings.DEFAULT_TENANT)));
+            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings)), Dependencies.defaults(new SimpleMeterRegistry()));
                     SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(SweeperSettings.definition().parse(sweeperSettings(pg, sweeperLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
                     CommandSender sender = new CommandSender(Map.of("bootstrap.servers", bootstrap), audit)) {
                 // scheduled, fired, audited

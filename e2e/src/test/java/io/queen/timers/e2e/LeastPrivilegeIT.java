@@ -14,6 +14,7 @@ import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
@@ -79,7 +80,10 @@ class LeastPrivilegeIT {
     void asTheirRolesTheServicesWorkEndToEndAndCannotWriteATableDirectly() throws Exception {
         String topic = TestKafka.newTopic("lp-cmd", 1);
         String audit = TestKafka.newTopic("lp-audit", 1);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, audit, bridgeLogin))), Dependencies.defaults(new SimpleMeterRegistry()));
+        Map<String, String> bridgeSettings = bridgeSettings(topic, audit, bridgeLogin);
+        // the owner binds the group to the bridge's login with its topic's tenant, as `migrate` does with the bridge's declaration
+        BridgeGroups.bind(db.dataSource(), bridgeSettings.get("bridge.group.id"), bridgeLogin, Map.of(topic, DEFAULT_TENANT));
+        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings)), Dependencies.defaults(new SimpleMeterRegistry()));
                 SweeperMain sweeper = Sweepers.start(db, Map.of(CommonSettings.JDBC_USER, sweeperLogin, CommonSettings.JDBC_PASSWORD, PASSWORD,
                         CommonSettings.DB_ROLE_CHECK, "true", SweeperSettings.CLEANUP_ENABLED, "true"));
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
@@ -253,7 +257,7 @@ class LeastPrivilegeIT {
         long second = outbox(victim + "/b");
         try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin)) {
             // a login that is not the active relay can neither read for publishing nor delete, whatever it names
-            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v1('{}', 100000, 100000)");
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v2('{}', 100000, 100000)");
             assertRefused(other, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
             // the relay takes the lock (as AuditRelay does: pg_try_advisory_lock(LOCK_KEY) on its own session) and reads
             try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + RELAY_LOCK_KEY + ")")) {
@@ -262,7 +266,7 @@ class LeastPrivilegeIT {
             }
             UUID token = null;
             try (Statement st = relay.createStatement();
-                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v1('{}', 100000, 100000)")) {
+                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v2('{}', 100000, 100000)")) {
                 while (rs.next()) {
                     token = rs.getObject(2, UUID.class);
                 }
@@ -324,8 +328,10 @@ class LeastPrivilegeIT {
         admin("CREATE ROLE " + other + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
         String group = "lp-victim-" + UUID.randomUUID();
         try {
+            // the owner binds the group to its login (V135: never its first caller)
+            BridgeGroups.bind(db.dataSource(), group, bridgeLogin, Map.of("victim-topic", DEFAULT_TENANT));
             try (Connection c = as(bridgeLogin); Statement st = c.createStatement()) {
-                // the group's first start, as its own login: binds it
+                // the group's start, as its own login
                 st.execute("SELECT queen.bridge_topics_register_v1('" + group + "', ARRAY['victim-topic'], ARRAY['" + DEFAULT_TENANT + "']::uuid[])");
                 st.execute("SELECT queen.bridge_sealed_queues_set_v1('" + group + "', ARRAY['secret.%'])");
                 st.execute("SELECT queen.bridge_offset_start_v1('" + group + "', 'victim-topic', 0, 0, 'empty', 0, 0, NULL)");
@@ -344,6 +350,64 @@ class LeastPrivilegeIT {
             assertThat(count("SELECT max(next_offset) FROM queen.bridge_offsets WHERE group_id = '" + group + "'")).isZero();
         } finally {
             admin("DROP ROLE IF EXISTS " + other);
+        }
+    }
+
+    /**
+     * Issue 47, point 3: a bridge group and its topics are bound by the owner (at migrate), never by the first caller. A
+     * login of queen_bridge calling first with a group nobody bound (the victim's, before its bridge starts; a fresh one of
+     * its own) is refused and binds nothing; bound to a group of its own, it cannot register another tenant's topic, nor
+     * its topic for another tenant; the owner's binding refuses one topic for two tenants; a bridge whose group the owner
+     * did not bind does not start, and says what to do.
+     */
+    @Test
+    void aBridgeGroupAndItsTopicsAreBoundByTheOwnerNeverByTheFirstCaller() throws Exception {
+        String suffix = Long.toHexString(System.nanoTime());
+        String hostile = "lp_bridge_hostile_" + suffix;
+        admin("CREATE ROLE " + hostile + " LOGIN PASSWORD '" + PASSWORD + "' IN ROLE " + DatabaseRole.BRIDGE);
+        String victimGroup = "lp-victim-" + suffix;
+        String freshGroup = "lp-fresh-" + suffix;
+        String hostileGroup = "lp-hostile-" + suffix;
+        String topicA = "lp-a-commands-" + suffix;
+        String topicB = "lp-b-commands-" + suffix;
+        UUID tenantB = UUID.fromString("00000000-0000-0000-0000-00000000000b");
+        try {
+            BridgeGroups.bind(db.dataSource(), victimGroup + "-running", bridgeLogin, Map.of(topicA, DEFAULT_TENANT));
+            try (Connection c = as(hostile)) {
+                // first at a group nobody bound: the victim's offsets, a fresh group registering tenant A's topic for tenant B
+                assertRefused(c, "SELECT queen.bridge_offset_start_v1('" + victimGroup + "', '" + topicA + "', 0, 0, 'empty', 0, 0, NULL)");
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + freshGroup + "', ARRAY['" + topicA + "'], ARRAY['" + tenantB + "']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_sealed_queues_set_v1('" + victimGroup + "', '{}')");
+                assertRefused(c, "SELECT queen.bridge_apply_v4('" + victimGroup + "', '[{\"topic\": \"" + topicA + "\", \"partition\": 0,"
+                        + " \"expected\": null, \"next\": 1000}]'::jsonb, '[]'::jsonb, '[]'::jsonb, '[]'::jsonb, interval '1 second')");
+            }
+            assertThat(count("SELECT count(*) FROM queen.bridge_groups WHERE group_id IN ('" + victimGroup + "', '" + freshGroup + "')")).isZero();
+            assertThat(count("SELECT count(*) FROM queen.bridge_offsets WHERE group_id = '" + victimGroup + "'")).isZero();
+
+            // bound by the owner to a group of its own, with its own topic: nobody else's topic, and its own for no other tenant
+            BridgeGroups.bind(db.dataSource(), hostileGroup, hostile, Map.of(topicB, tenantB));
+            try (Connection c = as(hostile); Statement st = c.createStatement()) {
+                st.execute("SELECT queen.bridge_topics_register_v1('" + hostileGroup + "', ARRAY['" + topicB + "'], ARRAY['" + tenantB + "']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + hostileGroup + "', ARRAY['" + topicA + "'], ARRAY['" + tenantB + "']::uuid[])");
+                assertRefused(c, "SELECT queen.bridge_topics_register_v1('" + hostileGroup + "', ARRAY['" + topicB + "'], ARRAY['" + DEFAULT_TENANT + "']::uuid[])");
+            }
+            // tenant A's topic stands for tenant A alone: a replay of A's dead letters finds one topic, A's
+            assertThat(count("SELECT count(*) FROM queen.bridge_topics WHERE topic = '" + topicA + "'")).isOne();
+            assertThat(count("SELECT count(*) FROM queen.bridge_topics WHERE topic = '" + topicA + "' AND tenant_id = '" + DEFAULT_TENANT + "'")).isOne();
+            // nor does the owner bind one topic to two tenants by mistake
+            assertThatThrownBy(() -> BridgeGroups.bind(db.dataSource(), hostileGroup, hostile, Map.of(topicA, tenantB)))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("22023"))
+                    .hasMessageContaining(victimGroup + "-running");
+
+            // a bridge whose group the owner did not bind does not start as its login
+            String topic = TestKafka.newTopic("lp-unbound", 1);
+            assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(bridgeSettings(topic, "lp-audit-x", hostile))),
+                    Dependencies.defaults(new SimpleMeterRegistry())))
+                    .hasMessageContaining("is bound to no login").hasMessageContaining("bridge.login=" + hostile);
+        } finally {
+            admin("DELETE FROM queen.bridge_topics WHERE group_id IN ('" + hostileGroup + "', '" + victimGroup + "-running')");
+            admin("DELETE FROM queen.bridge_groups WHERE group_id IN ('" + hostileGroup + "', '" + victimGroup + "-running')");
+            admin("DROP ROLE IF EXISTS " + hostile);
         }
     }
 

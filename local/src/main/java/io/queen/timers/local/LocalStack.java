@@ -1,6 +1,7 @@
 package io.queen.timers.local;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.BridgeGroupSettings;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.CommonSettings;
@@ -12,6 +13,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
@@ -126,6 +128,7 @@ final class LocalStack implements AutoCloseable {
             Migrations.migrate(ds);
             loginRole(ds, BRIDGE_LOGIN, DatabaseRole.BRIDGE, bridgeEnv);
             loginRole(ds, SWEEPER_LOGIN, DatabaseRole.SWEEPER, sweeperEnv);
+            bindBridgeGroup(ds, bridgeEnv);
         }
         createTopics(kafka.bootstrapServers(), plan.commandTopic(), plan.auditTopic());
 
@@ -166,6 +169,20 @@ final class LocalStack implements AutoCloseable {
         }
         env.put(env(CommonSettings.JDBC_USER), login);
         env.put(env(CommonSettings.JDBC_PASSWORD), password);
+    }
+
+    /**
+     * As the owner's `migrate` does with the bridge's declaration (V135): binds the bridge's group to its login and its
+     * command topic to its tenant, read from the bridge's own settings, before the bridge starts (a least-privilege login
+     * may not bind a group itself).
+     */
+    private static void bindBridgeGroup(HikariDataSource ds, Map<String, String> bridgeEnv) {
+        BridgeGroupSettings declared = BridgeGroupSettings.from(ConfigLoader.load(BridgeGroupSettings.definition(), null, bridgeEnv));
+        try {
+            BridgeGroups.bind(ds, declared.groupId(), BRIDGE_LOGIN, declared.topicTenants());
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot bind the bridge group to " + BRIDGE_LOGIN + ": " + e.getMessage(), e);
+        }
     }
 
     private static final class SecureRandomHolder {

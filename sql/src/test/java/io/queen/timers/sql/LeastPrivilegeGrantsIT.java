@@ -56,7 +56,7 @@ class LeastPrivilegeGrantsIT {
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_bridge', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
                 .containsExactly("bridge_apply_v4", "bridge_lock_v1", "bridge_lock_v2", "bridge_offset_start_v1", "bridge_sealed_queues_set_v1",
-                        "bridge_topics_register_v1", "timer_audit_delete_v2", "timer_audit_read_v1", "timer_tenant_pending_v1", "timer_tenant_series_v1");
+                        "bridge_topics_register_v1", "timer_audit_delete_v2", "timer_audit_read_v2", "timer_tenant_pending_v1", "timer_tenant_series_v1");
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_operator', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
                 .containsExactly("bridge_offset_set_v2", "timer_dead_letter_remove_v1", "timer_dead_letters_v1", "timer_list_v1",
@@ -76,6 +76,17 @@ class LeastPrivilegeGrantsIT {
                 + " 'queen.timer_advance_v1(uuid, text, interval)'::regprocedure AND a.grantee = 0")).isEmpty();
         assertThat(strings("SELECT p.proacl IS NOT NULL FROM pg_proc p WHERE p.oid = 'queen.timer_advance_v1(uuid, text, interval)'::regprocedure"))
                 .as("an explicit ACL, PUBLIC's default EXECUTE revoked").containsExactly("t");
+    }
+
+    @Test
+    void onlyTheOwnerMayBindABridgeGroup() throws SQLException {
+        // V135: a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
+        for (String role : ROLES) {
+            assertThat(strings("SELECT 'yes' WHERE has_function_privilege('" + role + "',"
+                    + " 'queen.bridge_group_bind_v1(text, text, jsonb)', 'EXECUTE')")).as(role).isEmpty();
+        }
+        assertThat(strings("SELECT 'public' FROM pg_proc p, aclexplode(p.proacl) a WHERE p.oid ="
+                + " 'queen.bridge_group_bind_v1(text, text, jsonb)'::regprocedure AND a.grantee = 0")).isEmpty();
     }
 
     @Test

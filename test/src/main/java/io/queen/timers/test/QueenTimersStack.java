@@ -1,6 +1,7 @@
 package io.queen.timers.test;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.bridge.BridgeGroupSettings;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.verdict.CommandSender;
@@ -16,6 +17,7 @@ import io.queen.timers.embedded.EmbeddedPostgresServer;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.PartitionInfo;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
@@ -150,12 +152,20 @@ public final class QueenTimersStack implements AutoCloseable {
         started.push(owner);
         Map<String, String> bridgeEnv = new HashMap<>(env);
         Map<String, String> sweeperEnv = new HashMap<>(env);
-        loginRole("queen_test_bridge_" + suffix, DatabaseRole.BRIDGE, bridgeEnv);
+        String bridgeLogin = "queen_test_bridge_" + suffix;
+        loginRole(bridgeLogin, DatabaseRole.BRIDGE, bridgeEnv);
         loginRole("queen_test_sweeper_" + suffix, DatabaseRole.SWEEPER, sweeperEnv);
         createTopics(commandTopic, auditTopic);
 
-        // the group is bound to the login that first runs it (V131): a group of this stack's own
+        // a group of this stack's own, bound by the owner to the bridge's login with its topic's tenant, as the owner's
+        // `queen-timers migrate` binds it from the bridge's declaration (V135: a least-privilege login binds no group itself)
         bridgeEnv.put(env(BridgeSettings.GROUP_ID), "queen-timers-test-" + suffix);
+        BridgeGroupSettings declared = BridgeGroupSettings.from(ConfigLoader.load(BridgeGroupSettings.definition(), null, bridgeEnv));
+        try {
+            BridgeGroups.bind(owner, declared.groupId(), bridgeLogin, declared.topicTenants());
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("cannot bind the bridge group to " + bridgeLogin + ": " + e.getMessage(), e);
+        }
         bridgeEnv.put(env(BridgeSettings.START_POSITION), "earliest");
         started.push(BridgeMain.host(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv))));
         started.push(SweeperMain.host(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv))));

@@ -38,6 +38,8 @@ final class JfrSummary {
         Map<String, Long> threads = new HashMap<>();
         Map<String, Long> allocation = new HashMap<>();
         Map<String, Long> gcByName = new HashMap<>();
+        // wall time a thread spent blocked, by event, thread and innermost project frame (profile.jfc records those of 10 ms or more)
+        Map<String, Long> waitedNanos = new HashMap<>();
         long samples = 0;
         long gcs = 0;
         Duration gcPause = Duration.ZERO;
@@ -67,6 +69,9 @@ final class JfrSummary {
                             longestPause = p;
                         }
                     }
+                    case "jdk.SocketRead", "jdk.SocketWrite", "jdk.ThreadPark", "jdk.ThreadSleep", "jdk.JavaMonitorWait",
+                            "jdk.JavaMonitorEnter" -> waitedNanos.merge(e.getEventType().getName().substring(4) + "  " + threadOf(e) + "  "
+                            + innermostProject(e.getStackTrace()) + portOf(e), e.getDuration().toNanos(), Long::sum);
                     default -> { }
                 }
             }
@@ -93,6 +98,17 @@ final class JfrSummary {
             lines.add(row);
             if (n++ < 10) {
                 log.accept(row);
+            }
+        }
+        long windowNanos = Duration.between(from, to).toNanos();
+        lines.add("waits of 10 ms or more (wall time, % of the window; by event, thread, innermost project frame, port):");
+        log.accept("    waits of 10 ms or more (wall ms per second of the window; event, thread, innermost project frame, port):");
+        int w = 0;
+        for (Map.Entry<String, Long> e : sorted(waitedNanos)) {
+            String row = String.format(Locale.ROOT, "    %8.1f ms/s  %s", e.getValue() / 1e6 / (windowNanos / 1e9), e.getKey());
+            lines.add(row);
+            if (w++ < 12) {
+                log.accept("  " + row);
             }
         }
         Files.createDirectories(outFile.getParent());
@@ -144,6 +160,16 @@ final class JfrSummary {
             return "(unknown)";
         }
         return f.getMethod().getType().getName() + "." + f.getMethod().getName();
+    }
+
+    private static String threadOf(RecordedEvent e) {
+        var t = e.getThread();
+        return t == null ? "(unknown)" : t.getJavaName() == null ? t.getOSName() : t.getJavaName().replaceAll("-\\d+$", "-N");
+    }
+
+    /** The remote port of a socket event (which server a thread waited for), empty for the others. */
+    private static String portOf(RecordedEvent e) {
+        return e.hasField("port") ? "  port " + e.getInt("port") : "";
     }
 
     private static String threadName(RecordedEvent e) {

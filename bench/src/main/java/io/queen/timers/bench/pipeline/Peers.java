@@ -76,7 +76,7 @@ final class Peers {
         cmd.addAll(List.of("-cp", benchJar(), DbSchedulerSteadyBench.class.getName(), "jdbc=" + pg.jdbcUrl(db), "user=" + db,
                 "pgpid=" + pg.postmasterPid(), "label=" + label));
         cmd.addAll(List.of(args));
-        Path logFile = out.resolve("dbs-noop.log");
+        Path logFile = out.resolve("dbs-noop-log.txt");
         ManagedProcess p = new ManagedProcess("db-scheduler no-op", cmd, jvm.env(), logFile);
         log.accept("(a) db-scheduler's no-op task, " + what + ", JVM " + jvm.describe() + "; its output: " + logFile);
         p.start();
@@ -137,7 +137,7 @@ final class Peers {
         List<String> cmd = java(jvm);
         cmd.addAll(List.of("-cp", benchJar(), DbSchedulerJob.class.getName(), "jdbc=" + pg.jdbcUrl(db), "user=" + db,
                 "bootstrap=" + bootstrap, "commands=" + JOB_COMMANDS, "events=" + JOB_EVENTS));
-        Path logFile = out.resolve("dbs-job.log");
+        Path logFile = out.resolve("dbs-job-log.txt");
         ManagedProcess p = new ManagedProcess("db-scheduler job", cmd, jvm.env(), logFile);
         try (AuditWatch events = new AuditWatch(bootstrap, JOB_EVENTS)) {
             p.start();

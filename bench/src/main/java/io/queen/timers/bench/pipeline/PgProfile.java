@@ -63,6 +63,10 @@ final class PgProfile implements AutoCloseable {
         final Set<String> vacuuming = new TreeSet<>();
         long checkpointing;
         long walLsn = -1;
+        /** Once a second: commands applied (the bridges' stored offsets), timers due and not fired, outbox rows not published. */
+        long applied = -1;
+        long dueBacklog = -1;
+        long outboxRows = -1;
     }
 
     PgProfile(SteadyReport.SqlConnect connect, Path out, Consumer<String> log) {
@@ -130,9 +134,17 @@ final class PgProfile implements AutoCloseable {
                         }
                     }
                     if (s.walLsn < 0) {
-                        try (ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn() - '0/0'")) {
+                        // where the work waits, once a second: in Kafka (produced - applied), in the staging table (due,
+                        // not fired), in the outbox (not published)
+                        try (ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn() - '0/0',"
+                                + " (SELECT coalesce(sum(next_offset), 0) FROM queen.bridge_offsets),"
+                                + " (SELECT count(*) FROM queen.log_timers WHERE visible_at <= now()),"
+                                + " (SELECT count(*) FROM queen.timer_audit_outbox)")) {
                             rs.next();
                             s.walLsn = rs.getLong(1);
+                            s.applied = rs.getLong(2);
+                            s.dueBacklog = rs.getLong(3);
+                            s.outboxRows = rs.getLong(4);
                         }
                     }
                 }

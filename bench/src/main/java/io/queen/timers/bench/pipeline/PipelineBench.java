@@ -187,7 +187,14 @@ public final class PipelineBench {
         broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, jvm, workDir.resolve("logs/broker.log"));
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
-        services.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
+        // the owner migrates and binds the bridge's group to its login with its topics' tenants, read from the bridge's
+        // settings, as deployed (V135: a least-privilege login binds no group itself)
+        Path declaration = workDir.resolve("bridge-declaration.properties");
+        try (var w = Files.newBufferedWriter(declaration)) {
+            settings(true).store(w, "the bridge's settings, as `migrate --config` reads its group and topics");
+        }
+        services.runOnce(List.of("migrate", "--jdbc-url", pg.jdbcUrl(), "--jdbc-user", "postgres", "--config", declaration.toString(),
+                "--bridge-login", BRIDGE_LOGIN), workDir.resolve("logs/migrate.log"));
         sql("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
         sql("CREATE ROLE " + SWEEPER_LOGIN + " LOGIN IN ROLE queen_sweeper");
         if (profile) {
@@ -331,7 +338,8 @@ public final class PipelineBench {
             try {
                 if (Files.isRegularFile(from) && Files.size(from) < 20_000_000) {
                     Files.createDirectories(out);
-                    Files.copy(from, out.resolve(f), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    // .txt: the repository ignores *.log, and a run's folder is committed whole
+                    Files.copy(from, out.resolve(f.replace(".log", "-log.txt")), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
                 }
             } catch (java.io.IOException e) {
                 log("cannot copy " + from + ": " + e.getMessage());
@@ -487,7 +495,7 @@ public final class PipelineBench {
         };
         SteadyReport.Run run = SteadyFeed.run(new SteadyFeed.Settings(label, "QUEEN-TIMERS (bridge + sweeper)", COMMANDS, "steady", queues, rate,
                 seconds, first, Duration.ofMinutes(20)), producer, audit, meter, mark, mark, this::log);
-        if (!run.keptUp()) {
+        if (run.firedAt().length < run.items()) {
             throw new IllegalStateException("not every steady timer fired within 20 minutes of the feed's end");
         }
         SteadyReport.Measured measured = SteadyReport.report(run, this::log);
@@ -584,7 +592,10 @@ public final class PipelineBench {
         java.util.Set<String> classes = new java.util.TreeSet<>();
         pgs.values().forEach(s -> classes.addAll(s.byClass.keySet()));
         List<String> lines = new ArrayList<>();
-        lines.add("second\tfired\tp99_late_ms\tmax_late_ms\twal_kb\tcheckpointer_active\t" + String.join("\t", classes) + "\tautovacuum");
+        lines.add("second\tfired\tp99_late_ms\tmax_late_ms\tingest_lag\tdue_not_fired\toutbox_rows\twal_kb\tcheckpointer_active\t"
+                + String.join("\t", classes) + "\tautovacuum");
+        int rate = r.items() / Math.max(1, (int) Math.round((r.feedEnd().atMs() - r.feedStart().atMs()) / 1000.0));
+        long appliedBefore = pgs.values().stream().filter(x -> x.applied >= 0).mapToLong(x -> x.applied).findFirst().orElse(0);
         List<String[]> rows = new ArrayList<>();
         long lastSecond = Math.max(late.isEmpty() ? 0 : ((java.util.TreeMap<Long, List<Long>>) late).lastKey(),
                 pgs.isEmpty() ? 0 : ((java.util.TreeMap<Long, PgProfile.Second>) pgs).lastKey());
@@ -595,6 +606,11 @@ public final class PipelineBench {
             PgProfile.Second next = pgs.get(sec + 1);
             StringBuilder b = new StringBuilder();
             b.append(sec).append('\t').append(l.size()).append('\t').append(pct(l, 0.99)).append('\t').append(pct(l, 1.0)).append('\t');
+            // produced by the start of this second (the feed's pace) minus applied: commands waiting in Kafka
+            long produced = Math.min(r.items(), (long) rate * sec);
+            b.append(p == null || p.applied < 0 ? "" : Long.toString(Math.max(0, produced - (p.applied - appliedBefore)))).append('\t');
+            b.append(p == null || p.dueBacklog < 0 ? "" : Long.toString(p.dueBacklog)).append('\t');
+            b.append(p == null || p.outboxRows < 0 ? "" : Long.toString(p.outboxRows)).append('\t');
             b.append(p != null && next != null && p.walLsn >= 0 && next.walLsn >= 0 ? (next.walLsn - p.walLsn) / 1024 : -1).append('\t');
             b.append(p == null ? "" : String.format(java.util.Locale.ROOT, "%.2f", p.checkpointing / (double) Math.max(1, p.samples)));
             for (String c : classes) {

@@ -98,8 +98,9 @@ public final class SteadyReport {
         long[] warmLate = lateBetween(r, first, Long.MAX_VALUE);
         double units = (count(r.scheduledAt(), first, r.feedEnd().atMs()) + count(r.firedAt(), first, r.feedEnd().atMs())) / 2.0;
         int fired = r.firedAt().length;
-        log.accept(String.format("%s: %,d %ss fed from ready; %,d fired; kept up: %s", r.what(), r.items(), r.unit(), fired,
-                r.keptUp() ? "yes" : "NO (the wait for the last ones gave up)"));
+        log.accept(String.format("%s: %,d %ss fed from ready; %,d fired; kept up (all fired, the last within 15 s of the latest due"
+                + " time): %s", r.what(), r.items(), r.unit(), fired, r.keptUp() ? "yes" : "NO: its CPU per " + r.unit()
+                + " below is of a system running behind (larger batches), not of one that keeps the pace"));
         log.accept(String.format("  lateness, first %.0f s after ready (%,d fired): %s", (first - r.feedStart().atMs()) / 1000.0,
                 firstLate.length, percentiles(firstLate)));
         log.accept(String.format("  lateness, warm: after it (%,d fired): %s", warmLate.length, percentiles(warmLate)));

@@ -220,13 +220,28 @@ public final class CommandSource implements AutoCloseable {
         }
     }
 
-    /** Fetches for every resumed partition that has a position, nothing read ahead, none in flight and no backoff running. */
+    /**
+     * Fetches for every resumed partition that has a position, none in flight and no backoff running, once nothing read
+     * ahead is left to hand over. Why all at once: a broker answers one request per connection at a time, and holds a
+     * fetch until one of its partitions has data (fetch.max.wait.ms). A fetch of only the partitions that had nothing
+     * (sent while the others still held data) waits that long, and the others' next fetch waits behind it: with one idle
+     * partition beside busy ones the bridge applied one fetch per long poll, about 1,500 commands/s at 2,000/s offered
+     * (bench/results/2026-12-06/profile2000-9b5de4b.txt). One fetch of every partition returns as soon as any has data.
+     * PRICE: the next fetch starts when the last partition's data is handed over, not while it is: one round trip per
+     * batch on a bridge that is behind.
+     */
     private void send() {
         Map<TopicPartition, Long> wanted = new LinkedHashMap<>();
         long now = System.nanoTime();
         for (Map.Entry<TopicPartition, Part> e : parts.entrySet()) {
             Part p = e.getValue();
-            if (!p.paused && p.position >= 0 && p.reader == null && now - p.retryAtNanos >= 0 && !fetcher.inFlight(e.getKey())) {
+            if (p.paused || p.position < 0) {
+                continue;
+            }
+            if (p.reader != null) {
+                return;
+            }
+            if (now - p.retryAtNanos >= 0 && !fetcher.inFlight(e.getKey())) {
                 wanted.put(e.getKey(), p.position);
             }
         }

@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.sql.SqlFile;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -63,11 +62,11 @@ import org.slf4j.LoggerFactory;
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
  *       first copies of two events may be inverted; the last copies are in order (docs/guarantees.md#the-bridges-guarantees, "Audit"). A {@code fired} row is one segment
- *       (V026) and becomes one event per timer, in frame order; every event arrives rendered by the fetch
- *       statement (docs/decisions.md#who-renders-the-audit-event): the relay only reads and sends.</li>
+ *       (V026) and becomes one event per timer, in frame order; the fetch reads raw columns and
+ *       {@link AuditEventValue} renders each value (docs/decisions.md#who-renders-the-audit-event).</li>
  *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as
  *       {@code traceparent} and {@code tracestate} headers, flags and tracestate as the producer sent them, so a
- *       consumer's W3C propagator joins the producer's trace (docs/tracing.md#tracing); rendered by the fetch too.</li>
+ *       consumer's W3C propagator joins the producer's trace (docs/tracing.md#tracing).</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was
  *       acknowledged. A crash between the ack and the delete publishes those rows again; their
  *       {@code eventId} was minted with the row, so a consumer deduplicates on it. PRICE: duplicates
@@ -86,8 +85,6 @@ public final class AuditRelay implements AutoCloseable {
      */
     static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
     /** W3C Trace Context header names, as a command record carries them too. */
-    static final String TRACEPARENT = io.queen.timers.client.command.WireFormat.TRACEPARENT;
-    static final String TRACESTATE = io.queen.timers.client.command.WireFormat.TRACESTATE;
 
     private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
     private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
@@ -297,7 +294,7 @@ public final class AuditRelay implements AutoCloseable {
 
     /**
      * One round: read the oldest rows of every topic that is not held, publish their events (a {@code fired}
-     * row is a segment: one event per timer, each rendered by the fetch statement), wait for the acks, delete the
+     * row is a segment: one event per timer), wait for the acks, delete the
      * rows of every topic whose sends were all acknowledged. A topic whose send fails is held
      * ({@link HeldTopics}): the rest of its events in this round are not sent, its rows stay, and later rounds
      * leave them out until a probe finds it writable. Returns the events read: about the batch size while a
@@ -353,7 +350,7 @@ public final class AuditRelay implements AutoCloseable {
                     if (round.failed.containsKey(topic) || !held.sendable(topic)) {
                         continue; // order kept: nothing after a failed event of this topic goes out in this round
                     }
-                    Future<RecordMetadata> ack = producer.send(record(rs, topic)); // blocks up to the send timeout while the topic has no metadata
+                    Future<RecordMetadata> ack = producer.send(AuditEventValue.record(rs, topic)); // blocks up to the send timeout while the topic has no metadata
                     if (ack.isDone() && failure(ack) != null) {
                         round.failed.put(topic, failure(ack).toString());
                     } else {
@@ -363,23 +360,6 @@ public final class AuditRelay implements AutoCloseable {
             }
         }
         return round;
-    }
-
-    /** The event of the fetch's current row as a record to {@code topic}: its eventId and the command's trace as headers. */
-    private static ProducerRecord<String, String> record(ResultSet rs, String topic) throws SQLException {
-        var record = new ProducerRecord<>(topic, rs.getString("kafka_key"), rs.getString("value"));
-        record.headers().add("queen-event-id", rs.getString("event_id").getBytes(StandardCharsets.UTF_8));
-        // W3C Trace Context of the command behind the event: a consumer's propagator (OpenTelemetry's Kafka
-        // instrumentation, W3CTraceContextPropagator) joins the producer's trace (docs/tracing.md#tracing)
-        String traceparent = rs.getString("traceparent");
-        if (traceparent != null) {
-            record.headers().add(TRACEPARENT, traceparent.getBytes(StandardCharsets.US_ASCII));
-            String tracestate = rs.getString("tracestate");
-            if (tracestate != null) {
-                record.headers().add(TRACESTATE, tracestate.getBytes(StandardCharsets.US_ASCII));
-            }
-        }
-        return record;
     }
 
     /** Waits for every send of the round; returns the events acknowledged on topics none of whose sends failed. */

@@ -212,14 +212,14 @@ class AuditRelayIT {
     }
 
     @Test
-    void aFiredSegmentRowBecomesOneEventPerTimerInFrameOrderRenderedAsTheViewRendersIt() throws Exception {
+    void aFiredSegmentRowBecomesOneEventPerTimerInFrameOrderWithEveryFieldOfTheViewsRendering() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
         insert(DEFAULT, "q.a/before", "scheduled", "{}");
         // Three timers of one segment at offsets 40..42: a plain one, one whose key and txn need JSON
         // escaping and a whole-second deliverAt, and one delivered 0.5 ms BEFORE the segment was written
         // (lateMs rounds down to -1, as floor() does in SQL).
         exec("""
-                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces)
+                INSERT INTO queen.timer_audit_outbox (tenant_id, type, event, fired, fired_subs, fired_traces, fired_recur)
                 VALUES ('%s', 'fired',
                         jsonb_build_object('queue', 'q.a', 'partition', 'Default', 'offset', 40,
                                            'segmentCreatedAt', '2026-12-02T10:00:00.123456+00'::timestamptz),
@@ -228,8 +228,11 @@ class AuditRelayIT {
                               ROW(gen_random_uuid(), 'k3', 'txn-3', gen_random_uuid(), '2026-12-02T10:00:00.123956+00', 1)
                         ]::queen.timer_fired_v1[],
                         ARRAY['billing-svc', NULL, 'svc "3"'],
-                        ARRAY[decode('4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7', 'hex'), NULL, NULL])""".formatted(DEFAULT));
-        insert(DEFAULT, "q.a/after", "cancelled", "{}");
+                        ARRAY[decode('4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7', 'hex'), NULL,
+                              decode('4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b701', 'hex') || convert_to('rojo=00f067aa0ba902b7', 'UTF8')],
+                        ARRAY[NULL, NULL, '{"series": {"rule": "every PT1M"}, "occurrence": 3}'::jsonb])""".formatted(DEFAULT));
+        insert(DEFAULT, "q.a/after", "cancelled", "{\"queue\": \"q.a\", \"traceId\": \"4bf92f3577b34da6a3ce929d0e0e4736\","
+                + " \"spanId\": \"00f067aa0ba902b7\", \"traceFlags\": \"00\", \"traceState\": \"congo=t61rcWkgMzE\"}");
         List<String> keysInView = new ArrayList<>();
         Map<String, JsonNode> viewByEventId = new HashMap<>();
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
@@ -254,8 +257,9 @@ class AuditRelayIT {
         for (ConsumerRecord<String, JsonNode> r : events) {
             String eventId = r.value().get("eventId").asText();
             assertThat(new String(r.headers().lastHeader("queen-event-id").value())).isEqualTo(eventId);
-            // the same text, field order included: the relay publishes what the view renders, it renders nothing itself
-            assertThat(r.value().toString()).isEqualTo(viewByEventId.get(eventId).toString());
+            // the same event as the view renders it: every field, each value alike (timestamps as the same instant,
+            // also printed as PostgreSQL prints them in UTC); only the order of the fields may differ
+            assertSameEvent(r.value(), viewByEventId.get(eventId));
         }
         List<JsonNode> fired = events.stream().map(ConsumerRecord::value).filter(v -> v.get("type").asText().equals("fired")).toList();
         assertThat(fired).extracting(v -> v.get("offset").asLong()).containsExactly(40L, 41L, 42L);
@@ -266,9 +270,48 @@ class AuditRelayIT {
         assertThat(fired.get(1).get("deliverAt").asText()).contains(":58").doesNotContain(".");   // whole second: no fraction, as PostgreSQL prints it
         assertThat(fired).extracting(v -> v.get("eventId").asText()).doesNotHaveDuplicates();
         assertThat(fired).extracting(v -> v.path("producerSub").asText("(none)")).containsExactly("billing-svc", "(none)", "svc \"3\"");
+        assertThat(fired.get(2).get("occurrence").asInt()).isEqualTo(3);   // a recurring timer's fields, as the view adds them
+        assertThat(fired.get(2).get("traceState").asText()).isEqualTo("rojo=00f067aa0ba902b7");
+        // the W3C headers: of a fired timer from its stored context, of a command's event from its body's trace fields
+        assertThat(header(events.get(1), "traceparent")).isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        assertThat(header(events.get(2), "traceparent")).isNull();
+        assertThat(header(events.get(3), "traceparent")).isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        assertThat(header(events.get(3), "tracestate")).isEqualTo("rojo=00f067aa0ba902b7");
+        assertThat(header(events.get(4), "traceparent")).isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+        assertThat(header(events.get(4), "tracestate")).isEqualTo("congo=t61rcWkgMzE");
     }
 
     // ---- helpers ----------------------------------------------------------------------------------
+
+    /** The relay's value and the view's rendering of one event: the same fields with the same values. */
+    static void assertSameEvent(JsonNode published, JsonNode view) {
+        assertThat(fieldNames(published)).as("the fields of %s", view).isEqualTo(fieldNames(view));
+        view.fields().forEachRemaining(f -> {
+            JsonNode mine = published.get(f.getKey());
+            if (f.getValue().isTextual() && looksLikeTimestamp(f.getValue().asText())) {
+                assertThat(java.time.OffsetDateTime.parse(mine.asText()).toInstant()).as(f.getKey())
+                        .isEqualTo(java.time.OffsetDateTime.parse(f.getValue().asText()).toInstant());
+                assertThat(mine.asText()).as("%s printed as PostgreSQL prints it in UTC", f.getKey()).endsWith("+00:00");
+            } else {
+                assertThat(mine).as(f.getKey()).isEqualTo(f.getValue());
+            }
+        });
+    }
+
+    private static String header(ConsumerRecord<String, JsonNode> r, String name) {
+        var h = r.headers().lastHeader(name);
+        return h == null ? null : new String(h.value(), java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    private static java.util.Set<String> fieldNames(JsonNode n) {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        n.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
+    private static boolean looksLikeTimestamp(String s) {
+        return s.matches("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}.*");
+    }
 
     static Map<String, String> settings(String auditTopic) {
         Map<String, String> s = new HashMap<>();

@@ -4,6 +4,7 @@ import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -136,7 +137,16 @@ public final class Stack implements AutoCloseable {
         broker = launcher.broker(workDir.resolve("kafka-data"), kafkaPort, BROKER_JVM, brokerSettings(), true, workDir.resolve("logs/broker.log"));
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
-        launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres"), workDir.resolve("logs/migrate.log"));
+        // as an operator runs it: the owner migrates, and binds the bridges' group to their login with their topics' tenants,
+        // read from the bridges' own settings (V135: a least-privilege login may not bind a group itself)
+        Path declaration = workDir.resolve("bridge-declaration.properties");
+        try (var out = Files.newBufferedWriter(declaration)) {
+            bridgeSettings().store(out, "the bridges' settings, as `migrate --config` reads their group and topics");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        launcher.runOnce(List.of("migrate", "--jdbc-url", postgres.jdbcUrl(), "--jdbc-user", "postgres", "--config", declaration.toString(),
+                "--bridge-login", BRIDGE_LOGIN), workDir.resolve("logs/migrate.log"));
         // the services run as least-privilege logins, as in production (docs/schema-and-roles.md#database-roles); loopback, no password
         try (Connection c = postgres.connect(); Statement st = c.createStatement()) {
             st.execute("CREATE ROLE " + BRIDGE_LOGIN + " LOGIN IN ROLE queen_bridge");
