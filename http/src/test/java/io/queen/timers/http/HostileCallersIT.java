@@ -14,6 +14,7 @@ import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.ShippedJvm;
 import io.queen.timers.testkit.TestKafka;
 import java.io.IOException;
 import java.io.InputStream;
@@ -94,7 +95,8 @@ class HostileCallersIT {
     @Test
     void aPendingAnswerArrivesAfterTheVerdictTimeoutFromTheShippedProcess() throws Exception {
         // the process as it ships (HttpMain.main: its /health server and the API in one JVM of their own, defaults), writing
-        // to a topic no bridge reads: the verdict never comes, and the answer is a 202 pending after api.verdict.timeout (30 s)
+        // to a topic no bridge reads: the verdict never comes, and the answer is a 202 pending after api.verdict.timeout (30 s,
+        // its default, left unset here: ResponseLimitTest pins it; the JDK server's limit was 10 s)
         String topic = TestKafka.newTopic("hostile-unread", 1);
         UUID tenant = UUID.randomUUID();
         Properties p = new Properties();
@@ -116,9 +118,12 @@ class HostileCallersIT {
             p.store(w, "the API as it ships, writing to a topic no bridge reads");
         }
         Path log = Path.of("target", "hostile-api-child.log");
-        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-cp",
-                System.getProperty("java.class.path"), HttpMain.class.getName(), "--config", config.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        // the image's JVM flags (no -D of the JDK server's limits among them), and the heap the manifests give a service
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(ShippedJvm.imageFlags());
+        command.addAll(List.of(ShippedJvm.manifestJavaToolOptions("bridge"), "-cp", System.getProperty("java.class.path"),
+                HttpMain.class.getName(), "--config", config.toString()));
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             URI offsets = URI.create("http://127.0.0.1:" + apiPort + "/api/v1/offsets");
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
