@@ -13,6 +13,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.KafkaVersion;
+import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
@@ -51,6 +52,9 @@ public final class HttpMain implements AutoCloseable {
 
     /** Runs the API under a {@link ServiceHost} in this JVM (the launcher's `http` subcommand). */
     public static ServiceHost host(HttpSettings settings) {
+        // before the host's /health server, the first of the process: the JDK reads its response limit once, and the API's
+        // answers (a 202 pending after api.verdict.timeout) take longer than /health's
+        OpsServer.applyLimits(ApiServer.longestAnswer(settings));
         return ServiceHost.start("http", settings.common(), deps -> {
             HttpMain http = start(settings, deps);
             return new ServiceHost.Running(http::awaitTermination, http);
@@ -88,7 +92,7 @@ public final class HttpMain implements AutoCloseable {
                 senders.put(topic, new SenderPool(s.common().kafka(KafkaSettings.Client.PRODUCER), s.common().kafka(KafkaSettings.Client.CONSUMER),
                         audit.topicFor(routes.route(topic).tenant()), s.senders()));
             }
-            ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.CONSUMER), deps.health());
+            ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.ADMIN), deps.health());
             LOG.info("HTTP API on {}:{} ({}), writing to {}{}{}", s.bindAddress(), api.port(), s.tlsKeyStore() == null ? "http" : "https",
                     senders.keySet(), s.readsEnabled() ? ", operator reads on" : "", s.consoleEnabled() ? ", console on /console" : "");
             return new HttpMain(api, senders, operator);

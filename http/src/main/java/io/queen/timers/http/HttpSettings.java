@@ -18,6 +18,8 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -33,13 +35,14 @@ import java.util.List;
  *
  * @param tlsKeyStore null for plain HTTP
  */
-public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int maxOps, int rateLimit, int rateBurst,
-        List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
+public record HttpSettings(int port, String bindAddress, boolean unauthenticatedRemoteAllowed, int maxBodyBytes, int maxOps,
+        int rateLimit, int rateBurst, List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
         /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common,
         boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword) {
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
+    public static final String UNAUTHENTICATED_REMOTE_ALLOWED = "api.unauthenticated.remote.allowed";
     public static final String MAX_BODY_BYTES = "api.max.body.bytes";
     public static final String MAX_OPS = "api.max.ops";
     public static final String RATE_LIMIT = "api.rate.limit";
@@ -61,8 +64,14 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
                         BridgeSettings.TOPIC_PRODUCER_SUBS, BridgeSettings.DEFAULT_TENANT_ALLOWED, BridgeSettings.AUTH_ADMIN_CLAIM))
                 .define(PORT, INT, "8081", between(0, 65535), "QUEEN_API_PORT",
                         "Port of the HTTP API (docs/http-api.md: the timer commands, and the operator routes with api.reads.enabled); 0 picks a free port.")
-                .define(BIND_ADDRESS, STRING, "0.0.0.0", nonEmpty(), "QUEEN_API_BIND_ADDRESS",
-                        "Address the HTTP API listens on.")
+                .define(BIND_ADDRESS, STRING, "127.0.0.1", nonEmpty(), "QUEEN_API_BIND_ADDRESS",
+                        "Address the HTTP API listens on: this host only by default. Another address (0.0.0.0 for every one, as"
+                                + " in a container) serves the network, and is refused at start while a served command topic takes"
+                                + " commands without a token, unless api.unauthenticated.remote.allowed=true.")
+                .define(UNAUTHENTICATED_REMOTE_ALLOWED, BOOLEAN, "false", null, "QUEEN_API_UNAUTHENTICATED_REMOTE_ALLOWED",
+                        "Serve a command topic without auth on a non-loopback api.bind.address: anyone who reaches api.port"
+                                + " then acts as that topic's tenant (writes; with api.reads.enabled its timers, payloads, replay"
+                                + " and drop). Only for a network where every peer is trusted as that tenant's admin.")
                 .define(MAX_BODY_BYTES, INT, String.valueOf(4 << 20), between(1024, 64 << 20), "QUEEN_API_MAX_BODY_BYTES",
                         "Largest request body in bytes, refused (413) before it is parsed: a Content-Length above it is refused"
                                 + " unread, a chunked body when it passes it. Each operation's own payload is judged by the bridge"
@@ -82,12 +91,13 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
                 .define(VERDICT_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofMillis(100), Duration.ofMinutes(5)),
                         "Longest wait of a request for its commands' verdicts from the audit topic; an operation without one"
                                 + " by then is answered pending (202) with where its command was written.")
-                .define(THREADS, INT, "16", between(1, 1024), "QUEEN_API_THREADS",
-                        "Requests handled at once (each holds its thread until its verdicts come); 64 more wait, past that"
-                                + " a new request's connection is closed.")
+                .define(THREADS, INT, "16", between(2, 1024), "QUEEN_API_THREADS",
+                        "Requests handled at once, every tenant's together (each holds its thread until its verdicts come);"
+                                + " 64 more wait, past that a new request's connection is closed. More than api.senders.")
                 .define(SENDERS, INT, "4", between(1, 256), "QUEEN_API_SENDERS",
                         "Command senders per command topic (each a Kafka producer and an audit consumer reading the whole"
-                                + " audit topic): requests to one topic that await verdicts at once; more wait for a free sender.")
+                                + " audit topic): a tenant's requests that await verdicts at once, its share of api.threads (less"
+                                + " than it); one more is refused at once, 429 with Retry-After, nothing written.")
                 .define(READS_ENABLED, BOOLEAN, "false", null, "QUEEN_API_READS_ENABLED",
                         "Serve the operator read routes (pending timers and series, find, dead letters with replay and drop,"
                                 + " offsets: docs/http-api.md). They read PostgreSQL through the queen_operator role's functions,"
@@ -108,11 +118,44 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
     }
 
     public static HttpSettings from(Config c) {
-        return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS),
-                c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS), BridgeSettings.routes(c), AuditSettings.topics(c), CommonSettings.from(c),
+        TopicRoutes routes = BridgeSettings.routes(c);
+        requireTokensBeyondLoopback(c, routes);
+        if (c.intValue(SENDERS) >= c.intValue(THREADS)) {
+            throw new ConfigException("setting " + SENDERS + " = " + c.intValue(SENDERS) + " must be less than " + THREADS + " = "
+                    + c.intValue(THREADS) + ": each of a tenant's requests waiting on verdicts holds a thread, and one tenant's must"
+                    + " leave threads to the others");
+        }
+        return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED), c.intValue(MAX_BODY_BYTES),
+                c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
+                c.intValue(THREADS), c.intValue(SENDERS), routes, AuditSettings.topics(c), CommonSettings.from(c),
                 c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
                 c.string(TLS_KEYSTORE_PASSWORD));
+    }
+
+    /**
+     * A served topic without auth makes every caller its tenant's admin: on a loopback address that is this host's
+     * processes, on any other the network's. The second only when api.unauthenticated.remote.allowed says so.
+     */
+    private static void requireTokensBeyondLoopback(Config c, TopicRoutes routes) {
+        if (c.bool(UNAUTHENTICATED_REMOTE_ALLOWED) || loopback(c.string(BIND_ADDRESS))) {
+            return;
+        }
+        List<String> served = c.list(COMMAND_TOPICS).isEmpty() ? List.copyOf(routes.tenants().keySet()) : c.list(COMMAND_TOPICS);
+        for (String topic : served) {
+            if (routes.routes().containsKey(topic) && routes.route(topic).auth() == null) {
+                throw new ConfigException("setting " + BIND_ADDRESS + " = " + c.string(BIND_ADDRESS) + " is not a loopback address, and"
+                        + " command topic " + topic + " takes commands without a token: anyone who reaches " + PORT + " would act as"
+                        + " its tenant; bind 127.0.0.1, give the topic auth=jwt, or set " + UNAUTHENTICATED_REMOTE_ALLOWED + "=true");
+            }
+        }
+    }
+
+    private static boolean loopback(String address) {
+        try {
+            return InetAddress.getByName(address).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false; // the listen fails later, naming the setting
+        }
     }
 
     /** api.console.enabled, refused without api.reads.enabled: the console is those reads drawn as pages. */
@@ -126,7 +169,8 @@ public record HttpSettings(int port, String bindAddress, int maxBodyBytes, int m
     @Override
     public String toString() {
         // the record's own toString would print the keystore password
-        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", readsEnabled=" + readsEnabled + ", consoleEnabled=" + consoleEnabled + ", tls="
+        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", unauthenticatedRemoteAllowed=" + unauthenticatedRemoteAllowed
+                + ", readsEnabled=" + readsEnabled + ", consoleEnabled=" + consoleEnabled + ", tls="
                 + (tlsKeyStore != null) + ", common=" + common + "]";
     }
 }

@@ -38,14 +38,25 @@ public final class OperatorStack implements AutoCloseable {
 
     public static final UUID TENANT_A = UUID.fromString("00000000-0000-0000-0000-0000000000a2");
     public static final UUID TENANT_B = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
+    /** The tenant of {@link #stalled}, the topic no bridge reads. */
+    public static final UUID TENANT_C = UUID.fromString("00000000-0000-0000-0000-0000000000c3");
+    public static final String OPERATOR_PASSWORD = "operator-pw";
     public static final String ADMIN_CLAIM = "queen_admin";
     public static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     final PostgresDatabase db;
-    /** The bridge's settings, as the superuser: {@link #config} starts from them. */
+    /** The bridge's settings, as the superuser. */
     public final Map<String, String> settings = new LinkedHashMap<>();
+    /** The API's: the bridge's, and with {@link #shipped} tenant C's topic, which the bridge does not read; {@link #config} starts from them. */
+    private final Map<String, String> apiSettings = new LinkedHashMap<>();
+    /** The login of queen_operator the API's reads connect as. */
+    public final String operatorLogin;
+    /** With {@link #shipped}: tenant C's jwt topic, served by the API and read by no bridge; null otherwise. */
+    public final String stalled;
     public final TestTokens.Signer signer;
     public final String open;
+    /** The jwt topics' verification keys (a JWKS of {@link #signer}'s public key). */
+    public final Path keys;
     public final String jwt;
     public final String auditB;
     private final BridgeMain bridge;
@@ -54,13 +65,26 @@ public final class OperatorStack implements AutoCloseable {
 
     /** {@code name} prefixes the topics and the operator login; {@code apiOverrides} are the API's settings beyond the reads. */
     public OperatorStack(PostgresDatabase db, String name, Map<String, String> apiOverrides) throws Exception {
+        this(db, name, apiOverrides, false);
+    }
+
+    /**
+     * The API as it ships: its documented defaults (bind address, rate limit, threads, senders, verdict timeout), only its
+     * two ports picked free, reads on as a login of queen_operator. It also serves tenant C's jwt topic {@link #stalled},
+     * which no bridge reads: a tenant whose topic is backlogged (its requests wait for verdicts that do not come).
+     */
+    public static OperatorStack shipped(PostgresDatabase db, String name, Map<String, String> apiOverrides) throws Exception {
+        return new OperatorStack(db, name, apiOverrides, true);
+    }
+
+    private OperatorStack(PostgresDatabase db, String name, Map<String, String> apiOverrides, boolean shipped) throws Exception {
         this.db = db;
         open = TestKafka.newTopic(name + "-open", 1);
         jwt = TestKafka.newTopic(name + "-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
         String auditA = TestKafka.newTopic(name + "-audit-a", 1);
         auditB = TestKafka.newTopic(name + "-audit-b", 1);
         signer = TestTokens.ec("k1");
-        Path keys = Files.createTempDirectory(name + "-keys").resolve("keys.jwks");
+        keys = Files.createTempDirectory(name + "-keys").resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
         settings.put("jdbc.url", db.jdbcUrl());
         settings.put("jdbc.user", db.user());
@@ -82,28 +106,57 @@ public final class OperatorStack implements AutoCloseable {
         settings.put("bridge.start.position", "earliest");
         settings.put("http.port", "0");
         settings.put("api.port", "0");
-        settings.put("api.bind.address", "127.0.0.1");
-        settings.put("api.rate.limit", "0");
-        settings.put("api.verdict.timeout", "30s");
-        settings.put("api.senders", "1");
+        if (!shipped) {
+            settings.put("api.bind.address", "127.0.0.1");
+            settings.put("api.rate.limit", "0");
+            settings.put("api.verdict.timeout", "30s");
+            settings.put("api.senders", "1");
+        }
         settings.put("audit.relay.poll.interval", "50ms");
         bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(settings)), Dependencies.defaults(new SimpleMeterRegistry()));
         sweeper = Sweepers.start(db, Map.of());
         // the API reads as a login of queen_operator, and the start check holds it to that role
         String role = name.replace('-', '_') + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        execute("CREATE ROLE " + role + " LOGIN PASSWORD 'operator-pw' IN ROLE " + DatabaseRole.OPERATOR);
+        execute("CREATE ROLE " + role + " LOGIN PASSWORD '" + OPERATOR_PASSWORD + "' IN ROLE " + DatabaseRole.OPERATOR);
         // a host's readiness, as ServiceHost gives the process one: here one check, answered from memory
         Health health = Health.from(new HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)));
         health.add(ReadinessCheck.of("database", java.util.Optional::empty));
-        Map<String, String> reads = new HashMap<>(apiOverrides);
-        reads.putAll(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", role, "jdbc.password", "operator-pw"));
-        this.api = HttpMain.start(config(reads), Dependencies.defaults(new SimpleMeterRegistry()).withHealth(health));
+        this.operatorLogin = role;
+        apiSettings.putAll(settings);
+        if (shipped) {
+            stalled = TestKafka.newTopic(name + "-stalled", 1, TestKafka.BROKER_TIMESTAMPS);
+            String auditC = TestKafka.newTopic(name + "-audit-c", 1);
+            apiSettings.put("command.topics", open + "," + jwt + "," + stalled);
+            apiSettings.put("topic." + stalled + ".tenant", TENANT_C.toString());
+            apiSettings.put("topic." + stalled + ".auth", "jwt");
+            apiSettings.put("topic." + stalled + ".auth.keys.file", keys.toString());
+            apiSettings.put("topic." + stalled + ".auth.audience", TestTokens.AUDIENCE);
+            apiSettings.put("topic." + stalled + ".auth.issuer", TestTokens.ISSUER);
+            apiSettings.put("audit.tenant.topics", settings.get("audit.tenant.topics") + "," + TENANT_C + "=" + auditC);
+        } else {
+            stalled = null;
+        }
+        this.api = HttpMain.start(operatorConfig(apiOverrides), Dependencies.defaults(new SimpleMeterRegistry()).withHealth(health));
     }
 
+    /** The API's settings and {@code overrides}, connected as the superuser (db.role.check off). */
     public HttpSettings config(Map<String, String> overrides) {
-        Map<String, String> s = new HashMap<>(settings);
+        Map<String, String> s = new HashMap<>(apiSettings);
         s.putAll(overrides);
         return HttpSettings.from(HttpSettings.definition().parse(s));
+    }
+
+    /** As the stack's own API: reads on, as the operator login (db.role.check on), and {@code overrides}. */
+    public HttpSettings operatorConfig(Map<String, String> overrides) {
+        Map<String, String> reads = new HashMap<>(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", operatorLogin,
+                "jdbc.password", OPERATOR_PASSWORD));
+        reads.putAll(overrides);
+        return config(reads);
+    }
+
+    /** A token of tenant C, for the topic no bridge reads ({@link #shipped}). */
+    public String stalledToken(String sub) {
+        return signer.sign(TestTokens.claims(sub, Instant.now(), TENANT_C).build());
     }
 
     public String adminToken() {

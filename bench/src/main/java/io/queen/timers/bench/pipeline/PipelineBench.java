@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -42,7 +43,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 120 --no-parts --backlog 100000 --backlog-at 40
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode steady --rate 2000 --seconds 60 --cold
  * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode single --count 300 --no-parts
+ * java -Xmx1g -cp bench/target/benchmarks.jar io.queen.timers.bench.pipeline.PipelineBench --mode series --no-parts --series 5000 --seconds 60 --payload-bytes 2000 --sweeper-set.sweeper.tenant.fires.per.second 1000
  * </pre>
+ *
+ * {@code --mode series} (issue 47, point 2): one tenant sends {@code --series} never-ending one-second series (every PT1S, all
+ * from the same whole second, {@code --payload-bytes} each; the bridge at recurring.min.period=1s and tenant.max.recurring
+ * raised to that many), another tenant a one-shot timer due every 100 ms over the {@code --seconds} measured and one more
+ * second. Printed: the quiet tenant's lateness (its fired events' lateMs), the flood's fires per second of the window (frames
+ * in the log per second of segment created_at) against its demand and the sweeper's budget
+ * ({@code --sweeper-set.sweeper.tenant.fires.per.second}), and CPU per fire.
  *
  * Issue 25's variants: {@code --pending N} stages N timers of a third tenant due a day out before the measured
  * phase (the table and its indexes as a long-running install has them; inserted by SQL, unmeasured);
@@ -138,7 +147,7 @@ public final class PipelineBench {
         boolean jfr = opts.containsKey("jfr") || profile;
         boolean peers = opts.containsKey("peers");
         int first = Integer.parseInt(opts.getOrDefault("first", "60"));
-        if (peers && mode.equals("flood")) {
+        if (peers && (mode.equals("flood") || mode.equals("series"))) {
             throw new IllegalArgumentException("--peers runs with --mode steady, burst or single");
         }
         int count = Integer.parseInt(opts.getOrDefault("count", mode.equals("single") ? "300" : "200000"));
@@ -160,7 +169,11 @@ public final class PipelineBench {
         log("PipelineBench " + mode + (mode.equals("burst") ? " " + count + " timers"
                         : mode.equals("single") ? " " + count + " timers, one at a time"
                         : mode.equals("flood") ? " " + count + " back-dated timers of one tenant, " + opts.getOrDefault("quiet", "100")
-                                + " due 2 s after they are sent of another" : " " + rate + "/s for " + seconds + " s")
+                                + " due 2 s after they are sent of another"
+                        : mode.equals("series") ? " " + opts.getOrDefault("series", "5000") + " one-second series of one tenant ("
+                                + opts.getOrDefault("payload-bytes", "2000") + "-byte payloads) beside another's one-shot timer every 100 ms, "
+                                + seconds + " s measured"
+                        : " " + rate + "/s for " + seconds + " s")
                 + " over " + queues + " queues; ingest/fire alone on " + (parts ? partsCount : 0) + (profile ? "; PROFILE" : "")
                 + (peers ? "; then peers (a) and (b) on the same PostgreSQL and broker" : "") + "; work dir " + workDir + "; output " + out
                 + "; load " + loadavg());
@@ -261,10 +274,13 @@ public final class PipelineBench {
                 case "burst" -> burst(producer, audit, "burst", count);
                 case "flood" -> flood(producer, audit, quietAudit, count, Integer.parseInt(opts.getOrDefault("quiet", "100")));
                 case "single" -> single(audit, count);
-                default -> throw new IllegalArgumentException("--mode " + mode + ": burst, steady, single or flood");
+                case "series" -> series(producer, quietAudit, Integer.parseInt(opts.getOrDefault("series", "5000")), seconds);
+                default -> throw new IllegalArgumentException("--mode " + mode + ": burst, steady, single, flood or series");
             };
             Instant to = Instant.now();
-            report(main, ingestRate, fireRate);
+            if (!mode.equals("series")) {   // it reports itself: a lateness and a rate of its own, not an end-to-end run
+                report(main, ingestRate, fireRate);
+            }
             if (profile) {
                 pgProfile.printStatements(mode, pgProfile.captureStatements(), main.timers(), "timer", 25);
             }
@@ -375,6 +391,10 @@ public final class PipelineBench {
             p.put("command.topic.tenants", COMMANDS_QUIET + "=" + QUIET_TENANT); // the flood (and every other mode) is the default tenant's
             p.put("bridge.default.tenant.allowed", "true");
             p.put("bridge.start.position", "earliest"); // the bench's own topic: what it sends before the group's first join is applied
+        }
+        if (isBridge && "series".equals(opts.get("mode"))) {
+            p.put("recurring.min.period", "1s"); // issue 47's case: the floor a deployment may allow, and a raised cap
+            p.put("tenant.max.recurring", opts.getOrDefault("series", "5000"));
         }
         for (Map.Entry<String, String> e : opts.entrySet()) {
             String prefix = isBridge ? "bridge-set." : "sweeper-set.";
@@ -777,6 +797,83 @@ public final class PipelineBench {
                 QUIET_TENANT, late.size(), pct(late, 0.50), pct(late, 0.99), late.get(late.size() - 1), (q.lastScheduledMs - start) / 1000.0));
         return new Result("flood", n, (ph.lastFiredMs - start) / 1000.0, (lastFrameMs("flood") - start) / 1000.0,
                 new ArrayList<>(ph.lateMs), used, loadavg());
+    }
+
+    /**
+     * Issue 47's fairness case: {@code series} one-second series of one tenant (the default tenant, {@link #COMMANDS}), all from
+     * the same whole second, beside the quiet tenant's one-shot timer every 100 ms ({@link #COMMANDS_QUIET}) from the series'
+     * first second to a second past the window (so it always has one within sweeper.sleep.near). Both are sent and staged
+     * before the first is due. Measured: the quiet tenant's lateness (its fired events), the flood's frames in the log per
+     * second of the window (segment created_at) against its demand (series a second) and the budget.
+     */
+    private Result series(KafkaProducer<byte[], byte[]> producer, AuditWatch quietAudit, int series, int seconds) throws Exception {
+        int payloadBytes = Integer.parseInt(opts.getOrDefault("payload-bytes", "2000"));
+        String budget = opts.getOrDefault("sweeper-set.sweeper.tenant.fires.per.second", "0");
+        int quiet = (seconds + 1) * 10;
+        Instant start = Instant.now().plusSeconds(15).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        // hex digits of a seeded random, not one repeated letter: a payload that compresses as JSON does (about half), not to nothing
+        send(producer, series, i -> TimerCommand.schedule(queue("series", i), "s" + i).every(Duration.ofSeconds(1)).startAt(start)
+                .txn("txn-series-" + i).payload(String.format("{\"i\":%10d,\"pad\":\"%s\"}", i, hex(new Random(i), payloadBytes - 30))),
+                "series", null);
+        send(producer, COMMANDS_QUIET, quiet, i -> TimerCommand.schedule(queue("quiet", i), "k" + i).at(start.plusMillis(100L * i))
+                .txn("txn-quiet-" + i).payload(payload(i)), "quiet", null);
+        log(String.format("series: %,d one-second series (%,d-byte payloads) from %s and %,d quiet timers every 100 ms sent; budget"
+                + " sweeper.tenant.fires.per.second=%s", series, payloadBytes, start, quiet, budget));
+        long staged;
+        while ((staged = longOf("SELECT count(*) FROM queen.log_timers WHERE queue LIKE 'series.%' OR queue LIKE 'quiet.%'")) < series + quiet) {
+            if (Instant.now().isAfter(start)) {
+                throw new IllegalStateException("only " + staged + " of " + (series + quiet) + " staged before the first was due: send fewer");
+            }
+            Thread.sleep(100);
+        }
+        log(String.format("all staged %.1f s before the first is due", Duration.between(Instant.now(), start).toMillis() / 1000.0));
+        Thread.sleep(Math.max(0, Duration.between(Instant.now(), start).toMillis()));
+        Cpu c0 = cpu();
+        AuditWatch.Phase q = quietAudit.phase("quiet");
+        quietAudit.await("quiet fired", q.fired, quiet, Duration.ofSeconds(seconds + 120L));
+        Cpu used = cpu().minus(c0);
+        long end = start.plusSeconds(seconds).toEpochMilli();
+        List<long[]> perSecond = new ArrayList<>();
+        try (Connection c = pg.connect(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT floor(extract(epoch FROM s.created_at))::bigint AS sec, sum(s.end_offset - s.base_offset + 1)"
+                        + " FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id"
+                        + " WHERE q.name LIKE 'series.%' AND s.created_at >= to_timestamp(" + start.getEpochSecond() + ")"
+                        + " AND s.created_at < to_timestamp(" + end / 1000 + ") GROUP BY 1 ORDER BY 1")) {
+            while (rs.next()) {
+                perSecond.add(new long[] {rs.getLong(1), rs.getLong(2)});
+            }
+        }
+        long floodFires = perSecond.stream().mapToLong(f -> f[1]).sum();
+        long maxSecond = perSecond.stream().mapToLong(f -> f[1]).max().orElse(0);
+        List<Long> late = new ArrayList<>(q.lateMs);
+        Collections.sort(late);
+        log(String.format("QUIET tenant (%s): %d timers, one every 100 ms: lateness p50 %d ms, p99 %d ms, p99.9 %d ms, max %d ms"
+                + " (target p99 <= 200 ms)", QUIET_TENANT, late.size(), pct(late, 0.50), pct(late, 0.99), pct(late, 0.999), pct(late, 1.0)));
+        log(String.format("FLOOD: %,d series due every second (demand %,d fires/s); fired %,d in the %d s window = %,.0f/s; busiest second %,d;"
+                + " budget %s/s (0: none)", series, series, floodFires, seconds, floodFires / (double) seconds, maxSecond, budget));
+        StringBuilder b = new StringBuilder("  flood fires per second of the window:");
+        for (long[] f : perSecond) {
+            b.append(' ').append(f[1]);
+        }
+        log(b.toString());
+        log(String.format("  CPU seconds in the window: broker %.1f, bridge %.1f, sweeper %.1f, PostgreSQL %.1f; %.0f CPU µs per flood fire (all four)",
+                used.broker(), used.bridge(), used.sweeper(), used.postgres(),
+                (used.broker() + used.bridge() + used.sweeper() + used.postgres()) * 1e6 / Math.max(1, floodFires)));
+        log("  load average at the end: " + loadavg() + " (2 cores, shared)");
+        figure("quiet_p50_ms", pct(late, 0.50), "ms");
+        figure("quiet_p99_ms", pct(late, 0.99), "ms");
+        figure("quiet_max_ms", pct(late, 1.0), "ms");
+        figure("flood_fires_per_s", floodFires / (double) seconds, "fires/s");
+        figure("flood_busiest_second", maxSecond, "fires");
+        return new Result("series", floodFires, seconds, seconds, late, used, loadavg());
+    }
+
+    private static String hex(Random random, int n) {
+        StringBuilder b = new StringBuilder(Math.max(0, n));
+        for (int i = 0; i < n; i++) {
+            b.append(Character.forDigit(random.nextInt(16), 16));
+        }
+        return b.toString();
     }
 
     /** N schedules due in an hour: produced → every offset committed and every scheduled event published. */

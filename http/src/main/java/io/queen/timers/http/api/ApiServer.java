@@ -11,6 +11,8 @@ import com.sun.net.httpserver.HttpsServer;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.verdict.CommandSender;
+import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.http.HttpSettings;
@@ -25,6 +27,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -47,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * key {@code <queue>/<timerKey>} and answered with its verdict from the audit topic ({@link SenderPool}); errors before
  * anything is written are {@code application/problem+json} ({@link Problem}). The JDK's own HTTP server, as the
  * /health and /metrics server ({@link OpsServer}), with its limits: a client that sends its request (headers and
- * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then.
+ * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then; one that
+ * does not take its answer is cut off {@code maxRspTime} after its request, which is set to cover the longest answer
+ * this server computes ({@link #longestAnswer}) and 10 s more.
  *
  * <p>Statuses: 200 when no operation was rejected; 207 when some were and some not; 422 when every one was; 202 when
  * a verdict did not come within api.verdict.timeout (that operation's {@code type} is {@code pending}: written, its
@@ -59,6 +64,8 @@ public final class ApiServer implements AutoCloseable {
     public static final String TIMERS = "/api/v1/timers";
     /** Requests waiting for a thread; past this a new request's connection is closed, as /health's server does. */
     static final int QUEUE = 64;
+    /** The rate limiter's bucket of an address's requests whose token no topic verified (or whose Authorization is malformed). */
+    private static final String UNVERIFIED = "unverified:";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
@@ -68,10 +75,11 @@ public final class ApiServer implements AutoCloseable {
     private final Map<String, SenderPool> senders;
     private final RateLimiter limiter;
     private final ReadRoutes reads;
+    private final LogRanges ranges;
     private final Console console;
 
     private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
-            Map<String, SenderPool> senders, ReadRoutes reads, Console console) {
+            Map<String, SenderPool> senders, ReadRoutes reads, LogRanges ranges, Console console) {
         this.server = server;
         this.pool = pool;
         this.settings = settings;
@@ -79,28 +87,20 @@ public final class ApiServer implements AutoCloseable {
         this.senders = senders;
         this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
         this.reads = reads;
+        this.ranges = ranges;
         this.console = console;
-    }
-
-    /** @param senders a pool per command topic the API writes to */
-    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders) {
-        return start(settings, topics, senders, null, Map.of());
     }
 
     /**
      * @param senders    a pool per command topic the API writes to
      * @param operator   a pool connected as a login of queen_operator for the read routes; null when api.reads.enabled is off
-     * @param consumer   Kafka consumer settings (the offsets route asks the broker's log range with them)
+     * @param admin      Kafka Admin client settings: with the reads, one client asks the broker's log ranges ({@link LogRanges})
+     * @param health     the readiness the console's overview shows with api.console.enabled; null: none
      */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
-            Map<String, Object> consumer) {
-        return start(settings, topics, senders, operator, consumer, null);
-    }
-
-    /** As above; {@code health} (null: none) is the readiness the console's overview shows with api.console.enabled. */
-    public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
-            Map<String, Object> consumer, Health health) {
-        OpsServer.applyLimits();
+            Map<String, Object> admin, Health health) {
+        OpsServer.applyLimits(longestAnswer(settings));
+        requireResponseLimit(settings, OpsServer.responseLimit());
         HttpServer server;
         try {
             InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
@@ -130,10 +130,11 @@ public final class ApiServer implements AutoCloseable {
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());
         server.setExecutor(pool);
-        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, consumer, senders, settings.verdictTimeout());
+        LogRanges ranges = operator == null ? null : new LogRanges(admin);
+        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, ranges, senders, settings.verdictTimeout());
         Console console = reads == null || !settings.consoleEnabled() ? null
                 : new Console(reads, topics, health, settings.tlsKeyStore() != null);
-        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, console);
+        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, ranges, console);
         server.createContext("/", api::handle);
         server.start();
         return api;
@@ -141,6 +142,35 @@ public final class ApiServer implements AutoCloseable {
 
     public int port() {
         return server.getAddress().getPort();
+    }
+
+    /**
+     * The longest this server computes an answer once it has read the request: Kafka's acknowledgement of the commands,
+     * then api.verdict.timeout for their verdicts (a 202 pending after it); with the reads, at least one statement of
+     * PostgreSQL (the operator's statement timeout). {@link OpsServer#applyLimits} gives the JDK's response limit this
+     * plus the time a client has to take the answer.
+     */
+    public static Duration longestAnswer(HttpSettings s) {
+        Duration write = SenderPool.ACKNOWLEDGED_WITHIN.plus(s.verdictTimeout());
+        Duration read = SessionTimeouts.OPERATOR.statement();
+        return s.readsEnabled() && read.compareTo(write) > 0 ? read : write;
+    }
+
+    /**
+     * Refuses to start where the JVM's response limit ({@code inForce}: set by -D, or by a server this process made before)
+     * would cut off an answer the server is still computing, such as the 202 pending that comes after api.verdict.timeout.
+     */
+    static void requireResponseLimit(HttpSettings s, Optional<Duration> inForce) {
+        Duration needed = longestAnswer(s).plus(OpsServer.RESPONSE_TAKE);
+        if (inForce.isPresent() && inForce.get().compareTo(needed) < 0) {
+            long seconds = (needed.toMillis() + 999) / 1000;
+            throw new ConfigException("setting " + HttpSettings.VERDICT_TIMEOUT + " = " + s.verdictTimeout() + " cannot be answered here:"
+                    + " this JVM's HTTP servers cut a response off " + inForce.get().toSeconds() + " s after its request ("
+                    + OpsServer.MAX_RSP_TIME + ", set by -D or by a server made earlier in this process), before a 202 pending is"
+                    + " sent; it needs at least " + seconds + " s (the verdict timeout, " + SenderPool.ACKNOWLEDGED_WITHIN.toSeconds()
+                    + " s for Kafka's acknowledgement, " + OpsServer.RESPONSE_TAKE.toSeconds() + " s for the client to take the"
+                    + " answer): raise -D" + OpsServer.MAX_RSP_TIME + " or lower " + HttpSettings.VERDICT_TIMEOUT);
+        }
     }
 
     private void handle(HttpExchange ex) throws IOException {
@@ -172,21 +202,37 @@ public final class ApiServer implements AutoCloseable {
                 problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
                 return;
             }
+            Optional<String> crossSite = CrossSite.refusal(method, ex.getRequestHeaders());
+            if (crossSite.isPresent()) {
+                problem(ex, Problem.crossSite(crossSite.get()));
+                return;
+            }
             boolean post = method.equals("POST") && path.equals(TIMERS);
-            String bearer;
+            String address = remote(ex);
+            String bearer = null;
             CommandTopics.Target target;
             try {
                 bearer = bearer(ex);
-                if (bearer == null && !limiter.allow("addr:" + remote(ex), System.nanoTime())) {
+                if (bearer == null && !limiter.allow("addr:" + address, System.nanoTime())) {
                     limited(ex);
+                    return;
+                }
+                // a token no topic verifies is paid for by its address, checked before any signature work: a flood of
+                // forged tokens costs a parse each, not a signature check each
+                if (bearer != null && !limiter.has(UNVERIFIED + address, System.nanoTime())) {
+                    limitedUnverified(ex);
                     return;
                 }
                 target = topics.resolve(bearer, System.currentTimeMillis());
             } catch (CommandTopics.Refused r) {
+                if (bearer != null) {
+                    limiter.allow(UNVERIFIED + address, System.nanoTime());
+                }
                 ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
                 problem(ex, Problem.unauthorized(r.status, r.getMessage()));
                 return;
             } catch (Operations.Refusal r) {
+                limiter.allow(UNVERIFIED + address, System.nanoTime()); // a malformed Authorization header
                 problem(ex, r.problem);
                 return;
             }
@@ -225,6 +271,9 @@ public final class ApiServer implements AutoCloseable {
         try {
             reply = reads.handle(target, method, path, ReadRoutes.query(ex.getRequestURI().getRawQuery()));
         } catch (ReadRoutes.Answer a) {
+            if (a.problem.status() == 429) {
+                ex.getResponseHeaders().set("Retry-After", "1");
+            }
             problem(ex, a.problem);
             return;
         } catch (SQLException e) {
@@ -248,17 +297,10 @@ public final class ApiServer implements AutoCloseable {
             header(r, WireFormat.TRACESTATE, traceparent == null ? null : tracestate);
             records.add(r);
         }
-        Optional<List<CommandSender.Answer>> answers;
-        try {
-            answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout(), settings.verdictTimeout());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            problem(ex, Problem.unavailable("the server is stopping"));
-            return;
-        }
+        Optional<List<CommandSender.Answer>> answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout());
         if (answers.isEmpty()) {
             ex.getResponseHeaders().set("Retry-After", "1");
-            problem(ex, Problem.unavailable("every command sender was busy for " + settings.verdictTimeout() + "; nothing was written"));
+            problem(ex, Problem.tenantBusy());
             return;
         }
         ObjectNode body = JSON.createObjectNode();
@@ -302,8 +344,16 @@ public final class ApiServer implements AutoCloseable {
     /** The body, refused (413) past api.max.body.bytes: unread when its Content-Length says so, else when it passes it. */
     private byte[] body(HttpExchange ex) throws IOException, Operations.Refusal {
         String type = ex.getRequestHeaders().getFirst("Content-Type");
-        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/json")) {
+        String[] parts = type == null ? new String[] {""} : type.toLowerCase(Locale.ROOT).split(";");
+        if (!parts[0].trim().equals("application/json")) {
             throw new Operations.Refusal(Problem.unsupportedMediaType("Content-Type must be application/json"));
+        }
+        for (int i = 1; i < parts.length; i++) {
+            String p = parts[i].trim();
+            if (p.startsWith("charset=") && !p.substring(8).replace("\"", "").trim().equals("utf-8")) {
+                throw new Operations.Refusal(Problem.unsupportedMediaType("the body must be UTF-8 (RFC 8259): a charset in"
+                        + " Content-Type must be utf-8, or be left out"));
+            }
         }
         int max = settings.maxBodyBytes();
         String length = ex.getRequestHeaders().getFirst("Content-Length");
@@ -338,6 +388,12 @@ public final class ApiServer implements AutoCloseable {
         problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second (api.rate.limit)"));
     }
 
+    private void limitedUnverified(HttpExchange ex) throws IOException {
+        ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+        problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second from this address with tokens"
+                + " this server did not accept (api.rate.limit): no token is checked from it until then"));
+    }
+
     private static String remote(HttpExchange ex) {
         InetSocketAddress a = ex.getRemoteAddress();
         return a == null || a.getAddress() == null ? "?" : a.getAddress().getHostAddress();
@@ -359,5 +415,8 @@ public final class ApiServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         pool.shutdownNow();
+        if (ranges != null) {
+            ranges.close();
+        }
     }
 }

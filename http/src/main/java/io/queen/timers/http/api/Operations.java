@@ -11,7 +11,10 @@ import io.queen.timers.client.command.WireFormat;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -40,6 +43,7 @@ final class Operations {
 
     /** The operations of a POST body, at most {@code maxOps}. @throws Refusal a 400 or 413 problem */
     static List<Command> ofBody(byte[] body, int maxOps) throws Refusal {
+        requireUtf8(body);
         List<Command> out = new ArrayList<>();
         try (JsonParser p = FACTORY.createParser(body)) {
             JsonToken t = p.nextToken();
@@ -74,15 +78,48 @@ final class Operations {
         return out;
     }
 
+    /**
+     * JSON between systems is UTF-8 without a byte order mark (RFC 8259, 8.1), and each operation is cut out of the body
+     * by its byte offsets, which Jackson gives only for a body it reads as UTF-8. Jackson guesses UTF-16 or UTF-32 from a
+     * byte order mark or from NUL bytes among the first four, so both are refused here, as is any byte sequence that is not
+     * UTF-8, with where it is; a raw NUL is never JSON (a control character must be escaped).
+     */
+    static void requireUtf8(byte[] body) throws Refusal {
+        if (body.length >= 3 && (body[0] & 0xff) == 0xEF && (body[1] & 0xff) == 0xBB && (body[2] & 0xff) == 0xBF) {
+            throw new Refusal(Problem.badRequest("the body starts with a byte order mark: send JSON as UTF-8 without one (RFC 8259)"));
+        }
+        for (int i = 0; i < body.length; i++) {
+            if (body[i] == 0) {
+                throw new Refusal(Problem.badRequest("the body holds a NUL byte at offset " + i + ": it is not UTF-8 JSON (UTF-16 or"
+                        + " UTF-32?); send JSON as UTF-8"));
+            }
+        }
+        CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(body);
+        CharBuffer chars = CharBuffer.allocate(4096); // checked, not kept: emptied whenever full
+        for (CoderResult r = utf8.decode(in, chars, true); !r.isUnderflow(); r = utf8.decode(in, chars, true)) {
+            if (r.isError()) {
+                throw new Refusal(Problem.badRequest("the body is not UTF-8: a byte sequence that is not UTF-8 at offset " + in.position()
+                        + "; send JSON as UTF-8 (RFC 8259)"));
+            }
+            chars.clear();
+        }
+    }
+
     private static void elements(byte[] body, JsonParser p, int maxOps, List<Command> out) throws IOException, Refusal {
         while (p.nextToken() != JsonToken.END_ARRAY) {
             if (out.size() == maxOps) {
                 throw new Refusal(Problem.tooLarge("more than " + maxOps + " operations in one request (api.max.ops)"));
             }
-            int start = (int) p.currentTokenLocation().getByteOffset();
+            long start = p.currentTokenLocation().getByteOffset();
             p.skipChildren();
-            int end = (int) p.currentLocation().getByteOffset();
-            byte[] value = Arrays.copyOfRange(body, start, end);
+            long end = p.currentLocation().getByteOffset();
+            if (start < 0 || end > body.length || end < start) {
+                // a parser that lost the byte offsets (a body not read as UTF-8): refused, never an index out of bounds
+                throw new Refusal(Problem.badRequest("the body could not be read as UTF-8 JSON"));
+            }
+            byte[] value = Arrays.copyOfRange(body, (int) start, (int) end);
             out.add(new Command(value, keyOf(value)));
         }
     }

@@ -26,6 +26,11 @@ public record Problem(int status, String kind, String title, String detail) {
                 : new Problem(401, "unauthorized", "No valid token", detail);
     }
 
+    /** A browser's request from another site to a route that changes state ({@link CrossSite}). */
+    public static Problem crossSite(String detail) {
+        return new Problem(403, "cross-site", "Cross-site request refused", detail);
+    }
+
     public static Problem notFound(String detail) {
         return new Problem(404, "not-found", "No such route", detail);
     }
@@ -50,6 +55,16 @@ public record Problem(int status, String kind, String title, String detail) {
 
     public static Problem tooManyRequests(String detail) {
         return new Problem(429, "rate-limited", "Too many requests", detail);
+    }
+
+    /**
+     * The caller's tenant already has api.senders requests waiting on verdicts, its share of the threads: answered at once
+     * (with Retry-After), nothing written.
+     */
+    public static Problem tenantBusy() {
+        return new Problem(429, "rate-limited", "Too many requests", "this tenant already has api.senders requests waiting for"
+                + " verdicts, its share of the server: nothing was written; retry after Retry-After (verdicts come slowly while the"
+                + " bridge is behind on the tenant's topic)");
     }
 
     public static Problem unavailable(String detail) {

@@ -46,6 +46,15 @@ final class RateLimiter {
         return true;
     }
 
+    /** Whether {@code client}'s bucket holds a request now, without taking it (the caller takes one once it knows it must). */
+    synchronized boolean has(String client, long nowNanos) {
+        if (!enabled()) {
+            return true;
+        }
+        Bucket b = buckets.get(client);
+        return b == null || Math.min(burst, b.tokens + (nowNanos - b.at) * perNano) >= 1;
+    }
+
     private static final class Bucket {
         double tokens;
         long at;

@@ -77,19 +77,19 @@ public final class ReadRoutes {
     private final TimerInspector timers;
     private final DeadLetters letters;
     private final StoredOffsets offsets;
-    private final Map<String, Object> consumer;
+    private final LogRanges ranges;
     private final Map<String, SenderPool> senders;
     private final Duration verdictTimeout;
 
     /**
      * @param dataSource a pool connected as a login of queen_operator
-     * @param consumer   the Kafka consumer settings the offsets route asks the broker's log start and end with
+     * @param ranges     the process's one Admin client the offsets route asks the broker's log start and end with
      */
-    ReadRoutes(DataSource dataSource, Map<String, Object> consumer, Map<String, SenderPool> senders, Duration verdictTimeout) {
+    ReadRoutes(DataSource dataSource, LogRanges ranges, Map<String, SenderPool> senders, Duration verdictTimeout) {
         this.timers = new TimerInspector(dataSource);
         this.letters = new DeadLetters(dataSource);
         this.offsets = new StoredOffsets(dataSource);
-        this.consumer = consumer;
+        this.ranges = ranges;
         this.senders = senders;
         this.verdictTimeout = verdictTimeout;
     }
@@ -271,8 +271,7 @@ public final class ReadRoutes {
         List<StoredOffsets.Row> rows;
         String warning = null;
         try {
-            // PRICE: a consumer per request (the broker's range is asked fresh); operators' reads are rare
-            rows = StoredOffsets.withBroker(stored, consumer, Duration.ofSeconds(10));
+            rows = ranges.rows(stored); // the broker's range is asked fresh, through the process's one Admin client
         } catch (KafkaException e) {
             rows = StoredOffsets.alone(stored);
             warning = "the broker's log start and end are not shown: " + e.getClass().getSimpleName();
@@ -330,16 +329,10 @@ public final class ReadRoutes {
         TraceParent trace = null;
         if (plan.already() == null) {
             trace = TraceParent.of(hex(16), hex(8));
-            Optional<List<CommandSender.Answer>> answers;
-            try {
-                answers = senders.get(topic).sendAll(List.of(plan.command(Duration.ofMillis(delayMs), trace, caller.token()).envelope(topic)),
-                        verdictTimeout, verdictTimeout);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new Answer(Problem.unavailable("the server is stopping"));
-            }
+            Optional<List<CommandSender.Answer>> answers = senders.get(topic).sendAll(
+                    List.of(plan.command(Duration.ofMillis(delayMs), trace, caller.token()).envelope(topic)), verdictTimeout);
             if (answers.isEmpty()) {
-                throw new Answer(Problem.unavailable("every command sender was busy for " + verdictTimeout + "; nothing was written"));
+                throw new Answer(Problem.tenantBusy());
             }
             CommandSender.Answer a = answers.get().get(0);
             ObjectNode v = body.putObject("verdict").put("index", 0);

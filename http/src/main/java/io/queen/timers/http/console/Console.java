@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.http.api.ApiServer;
+import io.queen.timers.http.api.CrossSite;
 import io.queen.timers.http.api.ReadRoutes;
 import io.queen.timers.http.route.CommandTopics;
 import java.io.ByteArrayOutputStream;
@@ -21,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -33,8 +35,9 @@ import java.util.regex.Pattern;
  *
  * <p>Who calls: as on the JSON routes, the topic without auth, or a token with the admin claim, which a browser keeps in
  * an HttpOnly, SameSite=Strict cookie set by the login form (also taken from an Authorization header). Forged posts:
- * every form carries this process's random token in a hidden field, checked on every POST; a page of another site can
- * neither read it (same-origin policy) nor send the cookie (SameSite=Strict). The price: a restart invalidates open
+ * a browser's cross-site POST is refused by its Sec-Fetch-Site or Origin ({@link CrossSite}), and every form carries this
+ * process's random token in a hidden field, checked on every POST; a page of another site can neither read it
+ * (same-origin policy) nor send the cookie (SameSite=Strict). The price: a restart invalidates open
  * forms (the operator reloads the page), and the token is one per process, not per session; with the topic without
  * auth the hidden token is all that stops a forged replay, so serve the console to operators' networks only.
  */
@@ -93,6 +96,11 @@ public final class Console {
             return;
         }
         if (post) {
+            Optional<String> crossSite = CrossSite.refusal(method, ex.getRequestHeaders());
+            if (crossSite.isPresent()) {
+                error(ex, 403, crossSite.get(), null);
+                return;
+            }
             Map<String, String> form = form(ex);
             if (form == null) {
                 return;

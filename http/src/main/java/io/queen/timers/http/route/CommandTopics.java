@@ -1,5 +1,7 @@
 package io.queen.timers.http.route;
 
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.bridge.auth.AuthResult;
 import io.queen.timers.bridge.auth.TokenVerifier;
@@ -10,9 +12,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which command topic a request writes to, decided by its caller: the topic whose {@code topic.<name>.auth=jwt}
@@ -40,7 +47,15 @@ public final class CommandTopics {
         }
     }
 
-    private final Map<String, TopicRoutes.Route> jwt = new HashMap<>();
+    /** The claim a token names its tenant with (the bridge's TokenVerifier reads the same). */
+    static final String TENANT_CLAIM = "tenant";
+    /** A longer bearer is not read: the bridge refuses a queen-auth header above 16 KiB, and no token comes near it. */
+    static final int MAX_TOKEN_CHARS = 16 * 1024;
+    private static final Logger LOG = LoggerFactory.getLogger(CommandTopics.class);
+
+    /** Sorted by topic: which topic a token is tried against first does not depend on a hash. */
+    private final Map<String, TopicRoutes.Route> jwt = new TreeMap<>();
+    private final Map<String, String> loggedProblems = new ConcurrentHashMap<>();
     private final String open;
     private final UUID openTenant;
 
@@ -76,7 +91,9 @@ public final class CommandTopics {
 
     /**
      * The topic of a request with {@code bearer} (null: none), checked at {@code nowMs} as the bridge will check the
-     * record written now.
+     * record written now. A token is verified against the keys of the one topic its own, still unverified, {@code iss},
+     * {@code aud} and {@code tenant} name ({@link #candidates}), never against every topic's: what a token without a
+     * {@code kid} costs is bounded by that topic's key file, not by every key this server holds.
      */
     public Target resolve(String bearer, long nowMs) throws Refused {
         if (bearer == null) {
@@ -89,23 +106,93 @@ public final class CommandTopics {
             // the open topic would drop the token unchecked: refuse rather than let a caller think it was verified
             throw new Refused(401, "this server's command topic takes no token; send the request without Authorization");
         }
+        List<String> candidates = candidates(bearer);
+        if (candidates.isEmpty()) {
+            throw new Refused(401, jwt.size() == 1 ? "token not valid for this topic: it is not a signed JWT, or its iss or aud is"
+                    + " not the topic's" : "the token is not valid here");
+        }
         RecordHeaders h = new RecordHeaders();
         h.add(new RecordHeader(TokenVerifier.HEADER, bearer.getBytes(StandardCharsets.UTF_8)));
         AuthResult.Refused best = null;
-        for (Map.Entry<String, TopicRoutes.Route> e : jwt.entrySet()) {
-            AuthResult a = e.getValue().auth().verify(h, nowMs, e.getValue().tenant());
+        for (String topic : candidates) {
+            TopicRoutes.Route route = jwt.get(topic);
+            AuthResult a = route.auth().verify(h, nowMs, route.tenant());
             if (a instanceof AuthResult.Verified v) {
-                return new Target(e.getKey(), e.getValue().tenant(), bearer, v.sub(), v.admin());
+                return new Target(topic, route.tenant(), bearer, v.sub(), v.admin());
+            }
+            if (unreadableKeys(topic, route)) {
+                continue; // the verifier's detail names the key file: that is for the server's log, not for a caller
             }
             AuthResult.Refused r = (AuthResult.Refused) a;
             if (best == null || r.reason() == RejectReason.FORBIDDEN) {
                 best = r; // a token valid but for another tenant says more than a bad signature elsewhere
             }
         }
+        if (best == null) {
+            throw new Refused(401, "token refused: this server cannot read the topic's verification keys now (its log says why);"
+                    + " retry later");
+        }
         int status = best.reason() == RejectReason.FORBIDDEN ? 403 : 401;
         // with one jwt topic its detail is exactly what the bridge would say; with several, which topic refused how says
         // which tenants exist: only the kind is told
         throw new Refused(status, jwt.size() == 1 ? best.detail()
                 : status == 403 ? "the token is not valid for any tenant this server writes for" : "the token is not valid here");
+    }
+
+    /**
+     * The jwt topics {@code bearer} is verified against, read from its header and claims without any signature work: the
+     * topics whose {@code auth.issuer} is its {@code iss} and whose {@code auth.audience} is in its {@code aud}; of those,
+     * the one of the tenant its {@code tenant} claim names (one topic per tenant), or without the claim those that take a
+     * token without one (auth.tenant.claim=optional). When none of them fits its tenant, one of them: that one check tells
+     * a valid token of another tenant (403) from a forged one (401). Empty for a token that is not a signed JWT, or whose
+     * issuer and audience no topic has. PRICE: topics with auth.tenant.claim=optional that share an issuer and an
+     * audience are each tried with a token without the claim, as the bridge would accept it on any of them.
+     */
+    List<String> candidates(String bearer) {
+        if (bearer.length() > MAX_TOKEN_CHARS) {
+            return List.of();
+        }
+        JWTClaimsSet claims;
+        try {
+            claims = SignedJWT.parse(bearer).getJWTClaimsSet();
+        } catch (java.text.ParseException | RuntimeException e) {
+            return List.of();
+        }
+        List<String> fitting = new ArrayList<>();
+        for (Map.Entry<String, TopicRoutes.Route> e : jwt.entrySet()) {
+            TokenVerifier.Rules rules = e.getValue().auth().rules();
+            if (rules.issuer().equals(claims.getIssuer()) && claims.getAudience() != null && claims.getAudience().contains(rules.audience())) {
+                fitting.add(e.getKey());
+            }
+        }
+        if (fitting.isEmpty()) {
+            return List.of();
+        }
+        Object tenant = claims.getClaims().get(TENANT_CLAIM);
+        List<String> own = fitting.stream().filter(t -> tenant == null
+                ? jwt.get(t).auth().rules().tenantClaim() == TokenVerifier.TenantClaim.OPTIONAL
+                : tenant instanceof String named && sameTenant(named, jwt.get(t).tenant())).toList();
+        return own.isEmpty() ? List.of(fitting.get(0)) : own;
+    }
+
+    /** Whether the topic's key file is unreadable now; the first time each problem is seen, the log says which file and why. */
+    private boolean unreadableKeys(String topic, TopicRoutes.Route route) {
+        Optional<String> problem = route.auth().keysProblem();
+        if (problem.isEmpty()) {
+            loggedProblems.remove(topic);
+            return false;
+        }
+        if (!problem.get().equals(loggedProblems.put(topic, problem.get()))) {
+            LOG.warn("tokens of command topic {} are refused: {}", topic, problem.get());
+        }
+        return true;
+    }
+
+    private static boolean sameTenant(String claimed, UUID tenant) {
+        try {
+            return UUID.fromString(claimed.trim()).equals(tenant);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 }

@@ -7,17 +7,27 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * A fixed set of the client's {@link CommandSender}s for one command topic and its audit topic: the same sender a
  * Java producer or the CLI uses, so a command from HTTP is written, keyed and answered exactly as one from Kafka.
  * A sender is not thread-safe, so a request borrows one for its send and its wait.
- * PRICE: each sender's audit consumer reads the whole audit topic (every verdict of the tenant, not only its own),
- * so N senders read it N times; and a request waits while all are busy (at most {@code maxWait}).
+ *
+ * <p>The pool is also the tenant's share of the API's threads: a request that waits on verdicts holds a thread and a
+ * sender, so while the tenant's topic is backlogged (its bridge behind or stopped) at most {@code size} of its requests
+ * wait, and one that finds no sender free is refused at once instead of waiting for one on a thread another tenant's
+ * request could use. PRICE: each sender's audit consumer reads the whole audit topic (every verdict of the tenant, not
+ * only its own), so N senders read it N times; and a burst of more than {@code size} concurrent requests of one tenant
+ * has its excess refused (the caller retries), even when the bridge is keeping up.
  */
 public final class SenderPool implements AutoCloseable {
+
+    /**
+     * Longest wait for Kafka to acknowledge a request's commands (a sender's send timeout, and the second its wait for each
+     * acknowledgement adds); the verdicts are awaited after it.
+     */
+    public static final Duration ACKNOWLEDGED_WITHIN = CommandSender.DEFAULT_SEND_TIMEOUT.plusSeconds(1);
 
     private final BlockingQueue<CommandSender> idle;
     private final List<CommandSender> all = new ArrayList<>();
@@ -41,10 +51,9 @@ public final class SenderPool implements AutoCloseable {
         }
     }
 
-    /** Sends {@code commands} and awaits their verdicts; empty when no sender came free within {@code maxWait}. */
-    public java.util.Optional<List<CommandSender.Answer>> sendAll(List<ProducerRecord<byte[], byte[]>> commands, Duration timeout,
-            Duration maxWait) throws InterruptedException {
-        CommandSender s = idle.poll(maxWait.toMillis(), TimeUnit.MILLISECONDS);
+    /** Sends {@code commands} and awaits their verdicts; empty, with nothing sent, when every sender is busy now. */
+    public java.util.Optional<List<CommandSender.Answer>> sendAll(List<ProducerRecord<byte[], byte[]>> commands, Duration timeout) {
+        CommandSender s = idle.poll();
         if (s == null) {
             return java.util.Optional.empty();
         }
