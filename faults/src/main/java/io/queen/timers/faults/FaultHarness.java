@@ -3,10 +3,12 @@ package io.queen.timers.faults;
 import io.queen.timers.faults.check.AuditWatch;
 import io.queen.timers.faults.check.LogWatch;
 import io.queen.timers.faults.check.Checker;
+import io.queen.timers.faults.check.FaultTimeline;
 import io.queen.timers.faults.check.Findings;
 import io.queen.timers.faults.check.TopicReader;
 import io.queen.timers.faults.inject.FaultInjector;
 import io.queen.timers.faults.inject.FaultKind;
+import io.queen.timers.faults.inject.Outage;
 import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.processes.poison.Poison;
 import io.queen.timers.faults.load.Producing;
@@ -25,6 +27,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -36,6 +41,33 @@ import org.apache.kafka.common.TopicPartition;
  * outside, prints the table and exits 1 on any violation (2 on a harness error).
  */
 public final class FaultHarness {
+
+    static final String NEVER_BIT = "fault kinds that never bit";
+    static final String FEWER_THAN_PLANNED = "fault kinds effective fewer times than planned";
+
+    /**
+     * Each kind's faults against its plan, counted on bites (docs/fault-harness.md "Faults that count"): a kind planned and
+     * never effective fails every run, strict or not (it tested nothing); one short of its plan fails a strict run.
+     */
+    static void judgeFaults(Findings findings, Map<FaultKind, Integer> plan, ToIntFunction<FaultKind> effective,
+                            Function<FaultKind, String> attempts, boolean strict, Consumer<String> log) {
+        findings.declare(FEWER_THAN_PLANNED + (strict ? "" : " (reported, not failing: --strict-faults)"));
+        findings.declare(NEVER_BIT);
+        for (FaultKind k : FaultKind.values()) {
+            int planned = plan.getOrDefault(k, 0);
+            String what = k.flag() + ": " + effective.applyAsInt(k) + " of " + planned + " effective (" + attempts.apply(k) + ")";
+            if (planned > 0 && effective.applyAsInt(k) == 0) {
+                findings.violation(NEVER_BIT, what);
+            }
+            if (effective.applyAsInt(k) < planned) {
+                if (strict) {
+                    findings.violation(FEWER_THAN_PLANNED, what);
+                } else {
+                    log.accept("fewer faults than planned: " + what);
+                }
+            }
+        }
+    }
 
     private final HarnessOptions o;
     private final long t0 = System.currentTimeMillis();
@@ -97,6 +129,10 @@ public final class FaultHarness {
             try (Connection c = stack.postgres().connect()) {
                 Poison.install(c);
             }
+            if (o.faults().getOrDefault(FaultKind.CLOCK_STEP, 0) > 0) {
+                // the last sweeper's wall clock is the one stepped (libfaketime; docs/fault-harness.md "The faults")
+                stack.withSteppedClock("sweeper-" + o.sweepers());
+            }
             stack.startServices(o.bridges(), o.sweepers());
             stack.awaitServicesRunning(300_000);
             // The harness's own clock on the log: when each fire was first seen committed (docs/fault-harness.md "Lateness").
@@ -119,7 +155,18 @@ public final class FaultHarness {
             long loadStart = System.currentTimeMillis();
             producer.start();
             injector.run(o.faultWindowMs());
-            long faultsEnded = o.faults().values().stream().allMatch(n -> n == 0) ? Long.MIN_VALUE : System.currentTimeMillis();
+            List<Outage> outages = injector.outages();
+            // The load goes on through the faults, their recovery budget and a fault-free tail: the fault-free bounds judge
+            // fires on every run (docs/fault-harness.md "Lateness"). Without faults, the planned commands are all.
+            long faultsEnded = outages.stream().mapToLong(Outage::endMs).max().orElse(Long.MIN_VALUE);
+            if (faultsEnded == Long.MIN_VALUE) {
+                producing.stopAt(0);
+            } else {
+                long tailFrom = faultsEnded + FaultTimeline.RECOVERY_MS;
+                producing.stopAt(tailFrom + o.tailMs());
+                log("faults done (the last ended at " + (faultsEnded - t0) / 1000 + " s); the load goes on through their recovery budget ("
+                        + FaultTimeline.RECOVERY_MS / 1000 + " s) and a fault-free tail of " + o.tailMs() / 1000 + " s");
+            }
             producer.join();
             if (producerError.get() != null) {
                 throw producerError.get();
@@ -133,7 +180,8 @@ public final class FaultHarness {
             log(settled ? "settled; services stopped; checking" : "did NOT settle within " + o.settleTimeoutMs() / 1000 + " s; checking what there is");
 
             Findings findings = new Checker(stack.bootstrap(), stack.postgres(), producing.intents(), producing.failedSeqs(),
-                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), logWatch.stop(), logWatch.stagedSeen(), faultsEnded)
+                    Checker.HARNESS_TOO_LATE_SLACK_MS).observed(watch.stop(java.time.Duration.ofSeconds(120)), logWatch.stop(), logWatch.stagedSeen(),
+                            FaultTimeline.of(outages, FaultTimeline.RECOVERY_MS), o.minFaultFreeFires())
                     .check();
             findings.fact("log watch polls that failed (PostgreSQL away)", logWatch.failedPolls());
             findings.fact("commands acknowledged by the broker", producing.acknowledged());
@@ -143,27 +191,9 @@ public final class FaultHarness {
             } else {
                 findings.fact("unplanned service exits (restarted by the supervisor)", exits.size());
             }
-            findings.declare("fault kinds effective fewer times than planned" + (o.strictFaults() ? "" : " (reported, not failing: --strict-faults)"));
-            for (FaultKind k : FaultKind.values()) {
-                int planned = o.faults().getOrDefault(k, 0);
-                if (k == FaultKind.PAUSE && injector.done(k) >= planned && injector.effective(k) < planned) {
-                    // A pause's bite is still seen too rarely to judge on (docs/fault-harness.md#faults-that-count): a sweeper
-                    // with no due work holds no transaction to be frozen in, and a bridge's loss of its partitions shows
-                    // late or not at all while the broker has faults of its own. Judged on attempts, and the bites printed.
-                    log("pause: " + injector.effective(k) + " of " + planned + " seen to bite (" + injector.done(k)
-                            + " attempted); judged on attempts until its bite can be observed reliably");
-                    continue;
-                }
-                if (injector.effective(k) < planned) {
-                    String what = k.flag() + ": " + injector.effective(k) + " of " + planned + " effective (" + injector.done(k) + " attempted, "
-                            + injector.skipped(k) + " skipped, " + injector.failed(k) + " failed)";
-                    if (o.strictFaults()) {
-                        findings.violation("fault kinds effective fewer times than planned", what);
-                    } else {
-                        log("fewer faults than planned: " + what);
-                    }
-                }
-            }
+            judgeFaults(findings, o.faults(), injector::effective, k -> injector.done(k) + " attempted, " + injector.skipped(k)
+                    + " skipped, " + injector.failed(k) + " failed", o.strictFaults(), this::log);
+            findings.fact("bridge pauses whose next batch was fenced by the stored offsets", injector.fencedAfterPause());
             // a kill is a fault only as long as the process comes back: one still not working at its deadline is lost
             // capacity nobody would notice in the oracle's verdicts
             findings.declare("killed processes not working again within " + FaultInjector.BACK_WITHIN_MS / 1000 + " s");

@@ -46,7 +46,7 @@ public final class Launcher {
 
     /**
      * The same, with environment variables for its JVM: {@code JAVA_TOOL_OPTIONS}, as the Kubernetes manifests set the
-     * heap (the benchmarks start the services as deployed).
+     * heap (the benchmarks start the services as deployed), or libfaketime's (the fault harness's clock step).
      */
     public ManagedProcess service(String role, String name, Properties settings, Path settingsFile, List<String> jvmOptions,
             Map<String, String> env, Path logFile) {

@@ -76,7 +76,7 @@ public final class Checker {
      * How long before a timer's own time the harness's bridges may answer {@code too_late} for it: the verdict's time is
      * its transaction's start; the bridge may then have stood still ({@link #HARNESS_BRIDGE_STALL_MS}) and its lock
      * statement, which found the timer claimed, may have waited up to their statement timeout; plus
-     * {@link #CLOCK_SLACK_MS}: 24 s, below the 30-60 s of the far timers (CommandGenerator.FAR_MIN_MS). The simulated
+     * {@link #CLOCK_SLACK_MS}: 24 s, below the 30-90 s of the far timers (CommandGenerator.FAR_MIN_MS). The simulated
      * run of the mutation test uses the same, so a mutant caught there is caught under CI's settings.
      */
     public static final long HARNESS_TOO_LATE_SLACK_MS = Stack.BRIDGE_STATEMENT_TIMEOUT_MS + HARNESS_BRIDGE_STALL_MS + CLOCK_SLACK_MS;
@@ -135,7 +135,10 @@ public final class Checker {
         long payloadHash;
         /** The last applied command's own time (record timestamp + delayMs, or deliverAt): "early" is against this. */
         Instant due;
-        boolean dueInPast;
+        /** The last applied command's record timestamp: its send, where lateness is counted from when its time was past. */
+        long sent;
+        /** The created_at of its first frame's segment. */
+        Instant firedAt;
         boolean cancelled;
         /** The first and the last copy of this message's fired or dead_lettered events on the audit topic, if any. */
         Pos deliveredFirst;
@@ -144,8 +147,7 @@ public final class Checker {
         int dlq;
         boolean firedEvent;
         boolean deadLetteredEvent;
-        /** The eventId of the verdict that last staged it, and of its first fired event: the harness observed both. */
-        String stagedBy;
+        /** The eventId of its first fired event: the harness's consumer read it. */
         String firedEventId;
 
         Msg(UUID id, int tenant, String queue, String key, boolean poison) {
@@ -177,12 +179,9 @@ public final class Checker {
     /** The last copy of each verdict event on the audit topic, by eventId (its first copy is {@link Verdict#pos()}). */
     private final Map<String, Pos> verdictLast = new HashMap<>();
     private final Map<UUID, Msg> messages = new HashMap<>();
-    private final List<Long> lateness = new ArrayList<>();
     private final List<OutcomeEvent> outcomeEvents = new ArrayList<>();
     private final RecurringCheck recurring;
     private final Lateness late;
-    /** Failed attempts of each one-shot message, by messageId: the distinct eventIds of its {@code retrying} events. */
-    private final Map<String, Set<String>> retries = new HashMap<>();
 
     /**
      * @param intents    what the generator sent, by seq
@@ -233,18 +232,19 @@ public final class Checker {
             f.declare(v);
         }
         late = new Lateness(f);
-        recurring = new RecurringCheck(f, late);
+        recurring = new RecurringCheck(f, late, tooLateSlackMs);
     }
 
     /**
      * The harness's own observation of the run: when its consumer ({@link AuditWatch}) first read each audit event, by
      * eventId; when its {@link LogWatch} first saw each message's frame in the log, by message id, and each staged version
-     * of a timer in the staging table ({@link LogWatch#staging}); and when the last fault
-     * ended ({@code Long.MIN_VALUE}: no faults). With it, every fire's lateness and its fired event's are judged against the
-     * declared bounds (docs/fault-harness.md "Lateness"); without it, lateness is only reported from created_at.
+     * of a timer in the staging table ({@link LogWatch#staging}); the faults' impaired time; how many fault-free fires the
+     * run must judge. With it, every fire's lateness from the send and its fired event's delay are judged against the
+     * bounds the faults allow (docs/fault-harness.md "Lateness"); without it, lateness is only reported.
      */
-    public Checker observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, Map<String, Long> stagedAt, long faultsEndedMs) {
-        late.observed(readAt, seenAt, stagedAt, faultsEndedMs);
+    public Checker observed(Map<String, Long> readAt, Map<UUID, Long> seenAt, Map<String, Long> stagedAt, FaultTimeline faults,
+                            int minFaultFree) {
+        late.observed(readAt, seenAt, stagedAt, faults, minFaultFree);
         return this;
     }
 
@@ -350,8 +350,6 @@ public final class Checker {
                     if (!verdict(id, ev, new Pos(r.partition(), r.offset()))) {
                         sameIdRepeats[0]++;
                     }
-                } else if ("retrying".equals(type) && !RecurringCheck.isOccurrenceEvent(ev)) {
-                    retrying(ev);
                 } else if ("fired".equals(type) || "dead_lettered".equals(type) || "skipped".equals(type)) {
                     // Messages are built after the whole audit is read; judged then.
                     outcomeEvent(tenant, ev, new Pos(r.partition(), r.offset()));
@@ -388,11 +386,6 @@ public final class Checker {
             return;
         }
         outcomeEvents.add(new OutcomeEvent(tenant, ev.path("type").asText(), ev.path("eventId").asText(), ev.path("messageId").asText(), pos));
-    }
-
-    /** A failed attempt of a one-shot timer: the lateness bound grants it a backoff. */
-    void retrying(JsonNode ev) {
-        retries.computeIfAbsent(ev.path("messageId").asText(), k -> new java.util.HashSet<>()).add(ev.path("eventId").asText());
     }
 
     Findings findings() {
@@ -442,8 +435,9 @@ public final class Checker {
                 f.violation("valid records rejected", id + " (seq " + c.seq() + ") got " + v);
                 continue;
             }
-            if (c.intent().recurring()) {
-                recurring.verdict(c, id, v);
+            if (c.intent().recurring() || c.intent().key().startsWith(CommandGenerator.SERIES_KEY_PREFIX)) {
+                // a series' key gets only series and cancels (the generator's rule): judged by epochs of its rules
+                recurring.command(c, id, v);
                 continue;
             }
             replay(c, id, v, live, delivered);
@@ -585,11 +579,10 @@ public final class Checker {
                     + " + delayMs " + in.delayMs() + ")" : " (its deliverAt)"));
         }
         m.partition = in.partition();
-        m.stagedBy = v.eventId();
         m.txn = in.txn();
         m.payloadHash = in.payloadHash();
         m.due = due;
-        m.dueInPast = due.toEpochMilli() < c.timestamp();
+        m.sent = c.timestamp();
     }
 
     private static Instant parseTime(String text) {
@@ -690,11 +683,11 @@ public final class Checker {
             f.violation("fired with another payload or txn than its last schedule", at + " (" + m.name() + ", expected partition "
                     + m.partition + " txn " + m.txn + ")");
         }
-        long late = createdAt.toEpochMilli() - m.due.toEpochMilli();
+        if (m.firedAt == null) {
+            m.firedAt = createdAt;
+        }
         if (createdAt.isBefore(m.due)) {
             f.violation("early fires", at + ": created_at " + createdAt + " < the command's own time " + m.due);
-        } else if (!m.dueInPast) {
-            lateness.add(late);
         }
     }
 
@@ -772,19 +765,14 @@ public final class Checker {
             if (m.fires == 0 && m.firedEvent) {
                 f.violation("fired events without a fire", at);
             }
-            if (m.fires > 0 && m.firedEvent) {
-                late.fire(Lateness.LATE, at, m.due.toEpochMilli(), m.stagedBy, m.id, m.txn, m.firedEventId,
-                        retries.getOrDefault(m.id.toString(), Set.of()).size());
+            if (m.fires > 0) {
+                late.fire(Lateness.LATE, at, m.sent, m.due.toEpochMilli(), m.firedAt.toEpochMilli(), m.id, m.txn, m.firedEventId);
             }
         }
         f.fact("messages scheduled (scheduled verdicts)", messages.size());
         f.fact("fires (frames in the log)", fired);
         f.fact("cancelled", cancelled);
         f.fact("dead-lettered (poisoned)", deadLettered);
-        lateness.sort(null);
-        f.fact("lateness max ms (own time not in the past)", lateness.isEmpty() ? 0 : lateness.get(lateness.size() - 1));
-        f.fact("lateness p99 ms", lateness.isEmpty() ? 0 : lateness.get((int) Math.min(lateness.size() - 1, Math.ceil(lateness.size() * 0.99) - 1)));
-        f.fact("lateness p50 ms", lateness.isEmpty() ? 0 : lateness.get(lateness.size() / 2));
         recurring.judge();
         late.summarize();
     }

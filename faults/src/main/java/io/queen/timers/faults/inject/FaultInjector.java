@@ -41,11 +41,17 @@ public final class FaultInjector {
     private final Map<FaultKind, AtomicInteger> failed = new EnumMap<>(FaultKind.class);
     private final Map<FaultKind, AtomicInteger> skipped = new EnumMap<>(FaultKind.class);
     private final Map<String, Object> processLocks = new ConcurrentHashMap<>();
+    /** Every fault carried out, from its start until its resource worked again: the lateness bound is derived from them. */
+    private final List<Outage> outages = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Kills whose process was not working again {@link #BACK_WITHIN_MS} later: each a violation of the run. */
     private final List<String> notBack = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** How long a killed (and restarted) service has to work again: a JVM start on a loaded 2-core machine takes 5-20 s. */
     public static final long BACK_WITHIN_MS = 120_000;
     private final Object postgresLock = new Object();
+    private final Object clockLock = new Object();
+    private final AtomicInteger clockSteps = new AtomicInteger();
+    /** The clock step (issue 49, point 6): 30 s, ahead or behind, and about as long as it is held. */
+    static final long CLOCK_STEP_MS = 30_000;
     private final Object brokerLock = new Object();
     private final long t0 = System.currentTimeMillis();
     /** How long a resource stays up at least after a fault on it before the next may begin (plus a seeded 0-1 s). */
@@ -87,6 +93,11 @@ public final class FaultInjector {
     /** What each kill whose process did not come back working in time left: the run fails on each. */
     public List<String> notBack() {
         return List.copyOf(notBack);
+    }
+
+    /** Every fault carried out so far, from its start until its resource worked again (whether or not it bit). */
+    public List<Outage> outages() {
+        return List.copyOf(outages);
     }
 
     /** Faults not injected because their resource was still busy with earlier ones when the window (plus a grace) was over. */
@@ -166,17 +177,20 @@ public final class FaultInjector {
             case BROKER_OUTAGE -> new Fault(0, Stack.KAFKA_REQUEST_TIMEOUT_MS + 500 + random.nextInt(1500), UP_MIN_MS + random.nextInt(1000));
             case PAUSE -> {
                 int target = random.nextInt(stack.bridges().size() + stack.sweepers().size());
-                long past = target < stack.bridges().size() ? Stack.SESSION_MS : Stack.LEASE_MS;
-                yield new Fault(target, past + 1_000 + random.nextInt(1000), 0);
+                boolean bridge = target < stack.bridges().size();
+                // past the session by 2-4 s (and on until another bridge took its partitions), or past the lease by 1-2 s
+                yield new Fault(target, bridge ? Stack.SESSION_MS + 2_000 + random.nextInt(2000) : Stack.LEASE_MS + 1_000 + random.nextInt(1000), 0);
             }
+            // ahead and behind in turn (target 0: ahead), held 30-40 s
+            case CLOCK_STEP -> new Fault(clockSteps.getAndIncrement() % 2, CLOCK_STEP_MS + random.nextInt(10_000), 0);
         };
     }
 
-    /** What a fault did, and why it did not bite ({@code null} when it did). */
-    private record Outcome(String what, String notBitten) {
-        static Outcome bit(String what) {
-            return new Outcome(what, null);
-        }
+    /**
+     * What a fault did, why it did not bite ({@code null} when it did), and when it was in effect: from the moment it was
+     * applied until its resource worked again (harness clock).
+     */
+    private record Outcome(String what, String notBitten, String target, long startMs, long endMs) {
     }
 
     private void execute(FaultKind kind, Fault f) {
@@ -190,8 +204,10 @@ public final class FaultInjector {
                 case BROKER_KILL -> brokerKill(f.downMs, f.upMs);
                 case BROKER_OUTAGE -> brokerHang(f.downMs, f.upMs);
                 case PAUSE -> pause(stack.services().get(f.target), f.downMs);
+                case CLOCK_STEP -> clockStep(f.target == 0 ? CLOCK_STEP_MS : -CLOCK_STEP_MS, f.downMs);
             };
             done.get(kind).incrementAndGet();
+            outages.add(new Outage(kind, o.target(), o.startMs(), o.endMs()));
             if (o.notBitten() == null) {
                 effective.get(kind).incrementAndGet();
             }
@@ -226,6 +242,7 @@ public final class FaultInjector {
         synchronized (lockOf(p)) {
             checkTimeLeft();
             boolean wasRunning = p.isAlive() && !p.isPaused();
+            long start = System.currentTimeMillis();
             p.kill9();
             Thread.sleep(downMs);
             p.start();
@@ -238,7 +255,8 @@ public final class FaultInjector {
             if (!up) {
                 notBack.add(what + " at " + String.format("%.1f s", (System.currentTimeMillis() - t0) / 1000.0));
             }
-            return new Outcome(what, !wasRunning ? "it was not running when killed" : !up ? "it did not come back working" : null);
+            return new Outcome(what, !wasRunning ? "it was not running when killed" : !up ? "it did not come back working" : null,
+                    p.name(), start, System.currentTimeMillis());
         }
     }
 
@@ -257,7 +275,8 @@ public final class FaultInjector {
             long logFrom = Files.size(pg.logFile());
             long t = System.currentTimeMillis();
             pg.restart(mode, downMs);
-            long back = System.currentTimeMillis() - t;
+            long up = System.currentTimeMillis();
+            long back = up - t;
             long pidAfter = pg.postmasterPid();
             String since = logSince(pg.logFile(), logFrom);
             String expected = mode == PostgresProcess.Shutdown.IMMEDIATE ? RECOVERY_LINE : CLEAN_SHUTDOWN_LINE;
@@ -265,7 +284,7 @@ public final class FaultInjector {
             String what = "postgres " + mode.name().toLowerCase() + " stop, up again after " + back + " ms (postmaster " + pidBefore + " -> "
                     + pidAfter + "), kept up " + upMs + " ms";
             return new Outcome(what, pidAfter == pidBefore ? "the postmaster's pid did not change"
-                    : !since.contains(expected) ? "the server log does not say '" + expected + "'" : null);
+                    : !since.contains(expected) ? "the server log does not say '" + expected + "'" : null, "postgres", t, up);
         }
     }
 
@@ -282,12 +301,20 @@ public final class FaultInjector {
 
     private Outcome terminate() throws Exception {
         synchronized (postgresLock) {
+            long t = System.currentTimeMillis();
             int ended = stack.postgres().terminateClientBackends();
-            return new Outcome("pg_terminate_backend: " + ended + " connections", ended == 0 ? "no backend was there to end" : null);
+            return new Outcome("pg_terminate_backend: " + ended + " connections", ended == 0 ? "no backend was there to end" : null,
+                    "postgres", t, System.currentTimeMillis());
         }
     }
 
     private Outcome brokerKill(long downMs, long upMs) throws InterruptedException {
+        synchronized (brokerRestartLock) {
+            return brokerKillLocked(downMs, upMs);
+        }
+    }
+
+    private Outcome brokerKillLocked(long downMs, long upMs) throws InterruptedException {
         synchronized (brokerLock) {
             checkTimeLeft();
             boolean wasRunning = stack.broker().isAlive() && !stack.broker().isPaused();
@@ -304,11 +331,12 @@ public final class FaultInjector {
             } catch (IllegalStateException e) {
                 answers = e.getMessage();
             }
-            long led = System.currentTimeMillis() - now;
+            long ledAt = System.currentTimeMillis();
+            long led = ledAt - now;
             Thread.sleep(upMs);
             String what = "broker killed, restarted after " + downMs + " ms, port open again " + (now - restart) + " ms after the restart ("
                     + (now - t) + " ms unreachable), leaders named " + led + " ms later, kept up " + upMs + " ms";
-            return new Outcome(what, !wasRunning ? "it was not running when killed" : answers);
+            return new Outcome(what, !wasRunning ? "it was not running when killed" : answers, "broker", t, ledAt);
         }
     }
 
@@ -321,6 +349,7 @@ public final class FaultInjector {
     private Outcome brokerHang(long stopMs, long upMs) throws InterruptedException {
         synchronized (brokerLock) {
             checkTimeLeft();
+            long start = System.currentTimeMillis();
             if (!stack.broker().pause()) {
                 throw new IllegalStateException("the broker is not running");
             }
@@ -331,92 +360,205 @@ public final class FaultInjector {
             }
             long t = System.currentTimeMillis();
             Stack.awaitBrokerAnswers(stack.bootstrap(), 120_000);
-            long answers = System.currentTimeMillis() - t;
+            long answeredAt = System.currentTimeMillis();
+            long answers = answeredAt - t;
             Thread.sleep(upMs);
             // It was running (pause() said so) and answers again (or awaitBrokerAnswers threw): it bit.
-            return Outcome.bit("broker SIGSTOP for " + stopMs + " ms, then SIGCONT; answering metadata again " + answers + " ms later, kept up " + upMs + " ms");
+            return new Outcome("broker SIGSTOP for " + stopMs + " ms, then SIGCONT; answering metadata again " + answers + " ms later, kept up "
+                    + upMs + " ms", null, "broker", start, answeredAt);
         }
     }
 
     /** What a bridge logs when the group gave its partitions to another member while it was away (IngestLoop). */
     static final String BRIDGE_LOST_LINE = "partitions LOST";
-    /** How long after a bridge's resume its log may take to say so: its next poll finds itself out of the group. */
+    /** What a bridge logs when it starts consuming partitions (PartitionPositions): "consuming [topic-p, ...] from ...". */
+    static final String BRIDGE_CONSUMING_LINE = "consuming [";
+    /** What a bridge logs when the group takes its partitions in a rebalance it took part in (IngestLoop). */
+    static final String BRIDGE_REVOKED_LINE = "partitions revoked";
+    /** What a bridge logs when its batch's stored-offset check found another consumer ahead of it (IngestLoop): fenced. */
+    static final String BRIDGE_FENCED_LINE = "fenced: another consumer advanced the stored offsets";
+    /** How long after a bridge's resume its log may take to say it lost its partitions: its next poll finds itself out. */
     private static final long LOST_WITHIN_MS = 30_000;
+    /**
+     * How long a bridge stays stopped at most while it waits for another bridge to take its partitions: the session (6 s),
+     * then the rebalance, which waits for the other member's next poll; a broker restart meanwhile starts the session
+     * again (the coordinator reloads the group).
+     */
+    static final long BRIDGE_PAUSE_MAX_MS = 45_000;
 
     /** How long a pause waits for its target to hold work before it stops it anyway (and the pause may not bite). */
     private static final long BUSY_WAIT_MS = 20_000;
 
+    /** Bridge pauses whose next batch after the resume was fenced by the stored offsets (reported: a fact of the run). */
+    private final AtomicInteger fencedAfterPause = new AtomicInteger();
+
+    public int fencedAfterPause() {
+        return fencedAfterPause.get();
+    }
+
     /**
-     * SIGSTOP past the lease or the session. It bit when the process held work: a bridge held command partitions
-     * (its group member, by client id) and lost them during the pause; a sweeper had a transaction open or a
+     * SIGSTOP past the lease or the session. It bit when the process held work and lost it: a bridge held command
+     * partitions and, while it was stopped, another bridge took them (that bridge's log names them, docs/fault-harness.md
+     * "Faults that count") and after the resume its own log says it lost them; a sweeper had a transaction open or a
      * statement running in PostgreSQL at the stop (its connections, by client port; frozen while it is stopped).
-     * The pause waits (up to BUSY_WAIT_MS) for such a moment: a bridge holding partitions; a sweeper is stopped and
-     * looked at until it is frozen inside a transaction (each miss a stop of a few ms).
      */
     private Outcome pause(ManagedProcess p, long pauseMs) throws Exception {
-        synchronized (lockOf(p)) {
-            checkTimeLeft();
-            boolean bridge = stack.bridges().contains(p);
-            Probe probe = new Probe(p);
-            try {
-                long until = System.currentTimeMillis() + BUSY_WAIT_MS;
-                int heldBefore = 0;
-                List<String> atStop = List.of();
-                long logFrom = 0;
-                if (bridge) {
-                    // a bridge's partitions change slowly: wait until it holds some, then stop it
-                    while (System.currentTimeMillis() < until && probe.partitions() <= 0) {
-                        Thread.sleep(250);
-                    }
-                    heldBefore = probe.partitions();
-                    logFrom = Files.size(p.logFile());
-                    if (!p.pause()) {
-                        throw new IllegalStateException(p.name() + " is not running");
-                    }
-                } else {
-                    // A sweeper's transactions last milliseconds: sampled first, most end before the stop lands. So it is
-                    // stopped, then looked at, and let go at once (a stop of a few ms) unless it is frozen inside one.
-                    while (true) {
-                        if (!p.pause()) {
-                            throw new IllegalStateException(p.name() + " is not running");
-                        }
-                        atStop = probe.backends();
-                        if (busy(atStop) || System.currentTimeMillis() >= until) {
-                            break;
-                        }
-                        p.resume();
-                        Thread.sleep(20);
-                    }
-                }
-                String notBitten;
-                int heldAfterPause = 0;
-                try {
-                    Thread.sleep(pauseMs);
-                    if (bridge) {
-                        notBitten = null; // judged after the resume, from the bridge's own log
-                        heldAfterPause = probe.partitions();
-                    } else {
-                        notBitten = busy(atStop) ? null : "no transaction or statement of it was in PostgreSQL at the stop " + atStop;
-                    }
-                } finally {
-                    p.resume();
-                }
-                if (bridge) {
-                    // The bite is the bridge's own word that the group gave its partitions away while it was stopped: the
-                    // group's view (the admin client) is often unreadable while the broker has faults of its own.
-                    long deadline = System.currentTimeMillis() + LOST_WITHIN_MS;
-                    boolean lost = false;
-                    while (!(lost = logSince(p.logFile(), logFrom).contains(BRIDGE_LOST_LINE)) && System.currentTimeMillis() < deadline) {
-                        Thread.sleep(250);
-                    }
-                    notBitten = lost ? null : "its log does not say '" + BRIDGE_LOST_LINE + "' within " + LOST_WITHIN_MS / 1000
-                            + " s of the resume (partitions held at the stop: " + heldBefore + ", at the end of the pause: " + heldAfterPause + ")";
-                }
-                return new Outcome(p.name() + " SIGSTOP for " + pauseMs + " ms, then SIGCONT"
-                        + (bridge ? " (partitions held at the stop: " + heldBefore + ")" : " (its backends at the stop: " + atStop + ")"), notBitten);
-            } finally {
-                probe.close();
+        if (!stack.bridges().contains(p)) {
+            synchronized (lockOf(p)) {
+                checkTimeLeft();
+                return pauseSweeper(p, pauseMs);
             }
+        }
+        // One bridge stopped at a time: with both stopped nobody can take the partitions, and the pause proves nothing (a
+        // run on 2026-12-06 stopped both for 45 s).
+        synchronized (bridgePauseLock) {
+            synchronized (lockOf(p)) {
+                synchronized (brokerRestartLock) {
+                    checkTimeLeft();
+                    return pauseBridge(p, pauseMs);
+                }
+            }
+        }
+    }
+
+    private final Object bridgePauseLock = new Object();
+    /**
+     * Held by a broker kill and by a bridge's pause. A restarted broker's coordinator loads the bridges' group again and
+     * starts every member's session anew, so with a kill every few seconds a stopped bridge never outlives its session
+     * and nobody takes its partitions (2026-12-06: 45 s pauses with no takeover, and minutes of ingest without an
+     * assignment). A broker hang (SIGSTOP) does not restart the sessions and runs on beside a pause.
+     */
+    private final Object brokerRestartLock = new Object();
+
+    /**
+     * A bridge is stopped once it holds partitions (its own log's last assignment, waited for up to BUSY_WAIT_MS), for
+     * {@code pauseMs} (past the session) and then until another bridge's log says it consumes one of them (at most
+     * {@link #BRIDGE_PAUSE_MAX_MS}), so the pause costs it its partitions; after the resume its log must say it lost them.
+     */
+    private Outcome pauseBridge(ManagedProcess p, long pauseMs) throws Exception {
+        long until = System.currentTimeMillis() + BUSY_WAIT_MS;
+        List<String> held = BridgeLog.held(p.logFile());
+        while (held.isEmpty() && System.currentTimeMillis() < until) {
+            Thread.sleep(250);
+            held = BridgeLog.held(p.logFile());
+        }
+        List<ManagedProcess> others = stack.bridges().stream().filter(b -> b != p).toList();
+        Map<ManagedProcess, Long> othersFrom = new java.util.HashMap<>();
+        for (ManagedProcess o : others) {
+            othersFrom.put(o, Files.size(o.logFile()));
+        }
+        long logFrom = Files.size(p.logFile());
+        long start = System.currentTimeMillis();
+        if (!p.pause()) {
+            throw new IllegalStateException(p.name() + " is not running");
+        }
+        String takenBy = null;
+        long resumed;
+        try {
+            Thread.sleep(pauseMs);
+            long cap = start + BRIDGE_PAUSE_MAX_MS;
+            while (!held.isEmpty() && (takenBy = takenBy(others, othersFrom, held)) == null && System.currentTimeMillis() < cap) {
+                Thread.sleep(250);
+            }
+        } finally {
+            p.resume();
+            resumed = System.currentTimeMillis();
+        }
+        // Its own word that it gave them up: lost (out of the group), revoked (a rebalance it rejoined), or its batch in
+        // flight fenced by the stored offsets the other bridge advanced.
+        long deadline = resumed + LOST_WITHIN_MS;
+        String since = "";
+        while (!held.isEmpty() && takenBy != null && !gaveUp(since = logSince(p.logFile(), logFrom)) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(250);
+        }
+        if (since.contains(BRIDGE_FENCED_LINE)) {
+            fencedAfterPause.incrementAndGet();
+        }
+        String notBitten = held.isEmpty() ? "it held no partitions at the stop (its log named none within " + BUSY_WAIT_MS / 1000 + " s)"
+                : takenBy == null ? "no other bridge's log named one of its partitions within " + BRIDGE_PAUSE_MAX_MS / 1000 + " s of the stop"
+                : !gaveUp(since) ? "its log does not say it lost them ('" + BRIDGE_LOST_LINE + "', '" + BRIDGE_REVOKED_LINE + "' or fenced) within "
+                        + LOST_WITHIN_MS / 1000 + " s of the resume" : null;
+        return new Outcome(p.name() + " SIGSTOP for " + (resumed - start) + " ms, then SIGCONT (held " + held.size() + " partitions"
+                + (takenBy != null ? "; " + takenBy : "") + (since.contains(BRIDGE_FENCED_LINE) ? "; its next batch fenced" : "") + ")",
+                notBitten, p.name(), start, resumed);
+    }
+
+    private static boolean gaveUp(String log) {
+        return log.contains(BRIDGE_LOST_LINE) || log.contains(BRIDGE_REVOKED_LINE) || log.contains(BRIDGE_FENCED_LINE);
+    }
+
+    /** Which other bridge's log, since the stop, says it consumes one of {@code held}; null while none does. */
+    private static String takenBy(List<ManagedProcess> others, Map<ManagedProcess, Long> from, List<String> held) throws IOException {
+        for (ManagedProcess o : others) {
+            for (String partition : BridgeLog.consumed(logSince(o.logFile(), from.get(o)))) {
+                if (held.contains(partition)) {
+                    return o.name() + " took " + partition;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A sweeper's transactions last milliseconds: sampled first, most end before the stop lands. So it is stopped, then
+     * looked at, and let go at once (a stop of a few ms) unless it is frozen inside one, for up to BUSY_WAIT_MS.
+     */
+    private Outcome pauseSweeper(ManagedProcess p, long pauseMs) throws Exception {
+        Probe probe = new Probe(p);
+        try {
+            long until = System.currentTimeMillis() + BUSY_WAIT_MS;
+            List<String> atStop;
+            long start;
+            while (true) {
+                start = System.currentTimeMillis();
+                if (!p.pause()) {
+                    throw new IllegalStateException(p.name() + " is not running");
+                }
+                atStop = probe.backends();
+                if (busy(atStop) || System.currentTimeMillis() >= until) {
+                    break;
+                }
+                p.resume();
+                Thread.sleep(20);
+            }
+            long resumed;
+            try {
+                Thread.sleep(pauseMs);
+            } finally {
+                p.resume();
+                resumed = System.currentTimeMillis();
+            }
+            return new Outcome(p.name() + " SIGSTOP for " + (resumed - start) + " ms, then SIGCONT (its backends at the stop: " + atStop + ")",
+                    busy(atStop) ? null : "no transaction or statement of it was in PostgreSQL at the stop " + atStop, p.name(), start, resumed);
+        } finally {
+            probe.close();
+        }
+    }
+
+    /**
+     * The stepped service's wall clock moved by {@code offsetMs} for {@code holdMs}, then back to the real time. It bit when a
+     * process under the same library, file and variables read the stepped time (within 1.5 s) during the step.
+     */
+    private Outcome clockStep(long offsetMs, long holdMs) throws InterruptedException {
+        io.queen.timers.processes.stack.SteppedClock clock = stack.steppedClock();
+        if (clock == null) {
+            throw new IllegalStateException("no service runs with a stepped clock (Stack.withSteppedClock)");
+        }
+        synchronized (clockLock) {
+            checkTimeLeft();
+            long start = System.currentTimeMillis();
+            clock.step(offsetMs);
+            Thread.sleep(1_500); // libfaketime reads the file again at most once a second
+            long seen = clock.probe();
+            Thread.sleep(Math.max(0, holdMs - 1_500));
+            clock.step(0);
+            long end = System.currentTimeMillis();
+            Thread.sleep(1_500);
+            long after = clock.probe();
+            boolean bit = Math.abs(seen - offsetMs) <= 1_500;
+            return new Outcome(stack.steppedService() + " clock stepped " + (offsetMs >= 0 ? "+" : "") + offsetMs / 1000 + " s for " + (end - start)
+                    + " ms (read through its clock: " + seen + " ms off, then " + after + " ms off after the step back)",
+                    bit ? null : "its clock read " + seen + " ms off, not " + offsetMs, stack.steppedService(), start, end);
         }
     }
 
@@ -453,15 +595,6 @@ public final class FaultInjector {
             } catch (java.sql.SQLException e) {
                 close();
                 return List.of("cannot read: " + e.getMessage());
-            }
-        }
-
-        int partitions() throws InterruptedException {
-            try {
-                Integer held = stack.bridgeAssignments().get(p.name());
-                return held == null ? 0 : held;
-            } catch (IllegalStateException e) {
-                return -1;
             }
         }
 

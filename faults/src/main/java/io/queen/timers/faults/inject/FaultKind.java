@@ -9,7 +9,8 @@ public enum FaultKind {
     PG_TERMINATE("pg-terminate", "pg_terminate_backend of every client connection"),
     BROKER_KILL("broker-kill", "kill -9 of the Kafka broker JVM, restarted 0.2-1 s later on the same data and port (by its standby JVM)"),
     BROKER_OUTAGE("broker-outage", "the broker hung (SIGSTOP) 3.5-5 s, longer than the clients' request timeout, then SIGCONT"),
-    PAUSE("pause", "SIGSTOP of a bridge or sweeper past the sweeper lease / the consumer session, then SIGCONT");
+    PAUSE("pause", "SIGSTOP of a bridge or sweeper past the sweeper lease / the consumer session, then SIGCONT"),
+    CLOCK_STEP("clock-step", "the wall clock of one sweeper stepped 30 s ahead or behind (libfaketime) for 30-40 s, then back");
 
     private final String flag;
     private final String description;

@@ -2,7 +2,6 @@ package io.queen.timers.faults.load;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.processes.stack.Stack;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,7 +20,7 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 /**
  * The seeded command stream: schedule / reschedule / cancel over {@code keys} keys in {@link #QUEUES}
  * queues and {@link #PARTITIONS} log partitions, for two tenants that use the same queue and key names
- * (one command topic each); delays 0..3 s (one in ten 30..60 s: {@link #FAR_FRACTION}), a few deliverAt in the past; a fraction of hostile records
+ * (one command topic each); delays 0..3 s (one in five 30..90 s: {@link #FAR_FRACTION}; a third of cancels and reschedules aimed at those), a few deliverAt in the past; a fraction of hostile records
  * (every reject reason the bridge knows, and shapes meant to hurt a parser), a fraction of poisoned
  * schedules (own keys, a txn the destination refuses), some large payloads. Every record carries a
  * {@code faults-seq} header (not a {@code queen-} header, so the bridge ignores it) for the checker.
@@ -39,6 +38,10 @@ public final class CommandGenerator {
     public static final int QUEUES = 4;
     public static final String[] PARTITIONS = {"Default", "p1", "p2"};
     public static final String POISON_TXN_PREFIX = "poison-";
+    /** The catch-up policies a series is sent with, one in three each (docs/recurring.md "The fire of an occurrence"). */
+    static final String[] CATCH_UPS = {"all", "one", "none"};
+    /** A series has 3 to this many occurrences (1-2 s apart): long enough that cancels, reschedules and faults meet it running. */
+    static final int SERIES_MAX_OCCURRENCES = 20;
     /** Series' keys and txns: never a one-shot's, so no one-shot command meets a series. */
     public static final String SERIES_KEY_PREFIX = "rec-";
     public static final String SERIES_TXN_PREFIX = "r-";
@@ -49,9 +52,17 @@ public final class CommandGenerator {
      * or reschedule of such a timer arrives while nobody can have claimed it, so a {@code too_late} there is a lost
      * command the checker judges (its {@code too_late} window: Checker.HARNESS_TOO_LATE_SLACK_MS, 24 s).
      */
-    public static final double FAR_FRACTION = 0.1;
+    public static final double FAR_FRACTION = 0.2;
     public static final int FAR_MIN_MS = 30_000;
-    public static final int FAR_MAX_MS = 60_000;
+    public static final int FAR_MAX_MS = 90_000;
+    /**
+     * The share of cancels and reschedules aimed at a timer the generator last scheduled due {@link #FAR_MIN_MS} to
+     * {@link #FAR_MAX_MS} after now (issue 49, point 4): with keys drawn at random, nine in ten met a timer due within 3 s,
+     * inside the {@code too_late} window, where a lost cancel passes as an accepted {@code too_late}. A reschedule aimed so
+     * stays far five times in six, and one delayMs schedule in five is far ({@link #FAR_FRACTION}: one in ten left the
+     * pool empty too often, 22 % of them met a far timer), so the far timers are not used up.
+     */
+    public static final int FAR_TARGET_ONE_IN = 3;
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -65,6 +76,12 @@ public final class CommandGenerator {
     /** Whether a schedule is due far out: a random of its own, so every other draw of a seed is what it was before. */
     private final SplittableRandom farRandom;
     private Supplier<Instant> clock = Instant::now;
+    /**
+     * The timers the generator last scheduled far out (by tenant/queue/key, when due on the generator's clock), as it sent
+     * them: what it aims a third of its cancels and reschedules at. Its own record, not the product's state.
+     */
+    private final java.util.Map<String, Long> farDue = new java.util.HashMap<>();
+    private final List<String> farKeys = new ArrayList<>();
 
     public CommandGenerator(long seed, int keys, double hostileFraction, double poisonFraction, double largeFraction) {
         this(seed, keys, hostileFraction, poisonFraction, largeFraction, 0);
@@ -92,9 +109,50 @@ public final class CommandGenerator {
     public GeneratedCommand next(long seq) {
         GeneratedCommand oneShot = oneShot(seq);
         if (recurringFraction > 0 && seriesRandom.nextDouble() < recurringFraction) {
-            return series(seq);
+            return series(seq, null);
+        }
+        // A cancel or reschedule of a series whose moment came takes the one-shot's place (drawn all the same).
+        if (!followUps.isEmpty() && followUps.peek().atMs() <= clock.get().toEpochMilli()) {
+            return followUp(seq, followUps.poll());
         }
         return oneShot;
+    }
+
+    /** Which command comes later for a series: a cancel, or a reschedule to a new rule (docs/fault-harness.md "Recurring series"). */
+    private enum FollowUpKind { CANCEL, RESCHEDULE }
+
+    /** A command the generator will send to a series' key at {@code atMs} (its clock), while the series runs. */
+    private record FollowUp(long atMs, FollowUpKind kind, int tenant, String queue, String key, String partition) {
+    }
+
+    private final java.util.PriorityQueue<FollowUp> followUps = new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(FollowUp::atMs));
+
+    /**
+     * A series' fate: a cancel (one in three) or a reschedule to a new rule (one in three) at a moment between its first and
+     * its last occurrence, so it meets the series running (or, with the bridge behind, not yet staged, or ended).
+     */
+    private void planFollowUp(Series s, int tenant, String queue, String key, String partition) {
+        int fate = seriesRandom.nextInt(3);
+        if (fate == 2) {
+            return;
+        }
+        Instant first = s.occurrences().get(0);
+        long span = Duration.between(first, s.occurrences().get(s.occurrences().size() - 1)).toMillis();
+        followUps.add(new FollowUp(first.toEpochMilli() + seriesRandom.nextLong(span + 1), fate == 0 ? FollowUpKind.CANCEL : FollowUpKind.RESCHEDULE,
+                tenant, queue, key, partition));
+    }
+
+    private GeneratedCommand followUp(long seq, FollowUp f) {
+        String topic = f.tenant() == 1 ? Stack.COMMANDS_B : Stack.COMMANDS_A;
+        if (f.kind() == FollowUpKind.RESCHEDULE) {
+            return series(seq, f);
+        }
+        Intent cancel = new Intent(seq, CommandKind.VALID, f.tenant(), "cancel", f.queue(), f.key(), null, null, null, null, 0, null);
+        if (seriesRandom.nextBoolean()) {
+            return new GeneratedCommand(seq, cancel, headersForm(seq, topic, f.queue(), f.key(), "cancel", null, null, f.partition(), 0), null);
+        }
+        ObjectNode cmd = JSON.createObjectNode().put("op", "cancel").put("queue", f.queue()).put("timerKey", f.key());
+        return new GeneratedCommand(seq, cancel, envelope(seq, topic, f.queue(), f.key(), cmd), null);
     }
 
     private GeneratedCommand oneShot(long seq) {
@@ -124,11 +182,28 @@ public final class CommandGenerator {
         return valid(seq, tenant, topic, queue, key);
     }
 
-    /** The random draws are in the order of the generator before intents were recorded: a seed gives the same stream as then. */
+    /**
+     * The random draws are in the order of the generator before intents were recorded: a seed gives the same stream as then
+     * (the far targets draw from {@link #farRandom}, which only changes which key a cancel or reschedule names).
+     */
     private GeneratedCommand valid(long seq, int tenant, String topic, String queue, String key) {
         double op = random.nextDouble();
         String partition = PARTITIONS[random.nextInt(PARTITIONS.length)];
+        boolean aimed = false;
+        if ((op < 0.2 || op >= 0.75) && farRandom.nextInt(FAR_TARGET_ONE_IN) == 0) {
+            String target = farTarget();
+            if (target != null) {
+                String[] t = target.split("/", 3);
+                tenant = Integer.parseInt(t[0]);
+                topic = tenant == 1 ? Stack.COMMANDS_B : Stack.COMMANDS_A;
+                queue = t[1];
+                key = t[2];
+                aimed = true;
+            }
+        }
+        String timer = tenant + "/" + queue + "/" + key;
         if (op < 0.2) {
+            forgetFar(timer);
             Intent cancel = new Intent(seq, CommandKind.VALID, tenant, "cancel", queue, key, null, null, null, null, 0, null);
             if (random.nextInt(5) == 0) {
                 return new GeneratedCommand(seq, cancel, headersForm(seq, topic, queue, key, "cancel", null, null, partition, 0), null);
@@ -141,7 +216,8 @@ public final class CommandGenerator {
         ObjectNode payload = payload(random, seq, key, random.nextDouble() < largeFraction);
         long hash = Intent.payloadHash(payload);
         if (random.nextInt(5) == 0) {
-            long delay = far(random.nextInt(3_000));
+            long delay = aimed ? aimedDelay(random.nextInt(3_000)) : far(random.nextInt(3_000));
+            noteDue(timer, clock.get().toEpochMilli() + delay);
             Intent intent = new Intent(seq, CommandKind.VALID, tenant, opName, queue, key, partition, txn, delay, null, hash, null);
             return new GeneratedCommand(seq, intent, headersForm(seq, topic, queue, key, opName, txn, payload, partition, delay), null);
         }
@@ -155,8 +231,9 @@ public final class CommandGenerator {
         } else if (when == 1) {
             at = clock.get().truncatedTo(ChronoUnit.MILLIS).plusMillis(random.nextInt(3_000));
         } else {
-            delay = far(random.nextInt(3_000));
+            delay = aimed ? aimedDelay(random.nextInt(3_000)) : far(random.nextInt(3_000));
         }
+        noteDue(timer, at != null ? at.toEpochMilli() : clock.get().toEpochMilli() + delay);
         if (at != null) {
             cmd.put("deliverAt", at.toString());
         } else {
@@ -168,9 +245,55 @@ public final class CommandGenerator {
         return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
     }
 
-    /** {@code drawn}, or (one delayMs schedule in ten) a delay of 30-60 s. */
+    /** {@code drawn}, or (one delayMs schedule in five) a delay of 30-90 s. */
     private long far(int drawn) {
-        return farRandom.nextDouble() < FAR_FRACTION ? FAR_MIN_MS + farRandom.nextInt(FAR_MAX_MS - FAR_MIN_MS + 1) : drawn;
+        return farRandom.nextDouble() < FAR_FRACTION ? farDelay() : drawn;
+    }
+
+    private long farDelay() {
+        return FAR_MIN_MS + farRandom.nextInt(FAR_MAX_MS - FAR_MIN_MS + 1);
+    }
+
+    /** A reschedule aimed at a far timer keeps it far two times in three (and else takes {@code drawn}, 0-3 s). */
+    private long aimedDelay(int drawn) {
+        return farRandom.nextInt(6) == 0 ? drawn : farDelay();
+    }
+
+    /** A far timer whose time is 30-90 s after now on the generator's clock, as "tenant/queue/key"; null if none is. */
+    private String farTarget() {
+        long now = clock.get().toEpochMilli();
+        for (int tries = 0; tries < 8 && !farKeys.isEmpty(); tries++) {
+            int i = farRandom.nextInt(farKeys.size());
+            String k = farKeys.get(i);
+            Long due = farDue.get(k);
+            if (due != null && due - now >= FAR_MIN_MS && due - now <= FAR_MAX_MS) {
+                return k;
+            }
+            if (due == null || due - now < FAR_MIN_MS) {
+                // gone, or too near now: no longer a target (swap-remove keeps the draw O(1))
+                farKeys.set(i, farKeys.get(farKeys.size() - 1));
+                farKeys.remove(farKeys.size() - 1);
+                if (due != null) {
+                    farDue.remove(k);
+                }
+            }
+        }
+        return null;
+    }
+
+    /** What the generator sent a timer last: due at {@code dueMs}; a far one becomes a target. */
+    private void noteDue(String timer, long dueMs) {
+        if (dueMs - clock.get().toEpochMilli() >= FAR_MIN_MS) {
+            if (farDue.put(timer, dueMs) == null) {
+                farKeys.add(timer);
+            }
+        } else {
+            farDue.remove(timer);
+        }
+    }
+
+    private void forgetFar(String timer) {
+        farDue.remove(timer);
     }
 
     /**
@@ -179,15 +302,25 @@ public final class CommandGenerator {
      * occurrence: the window includes its end); catchUp {@code all}; half in the envelope, half in the headers form.
      * startAt is always sent, so the oracle knows the grid without the record's timestamp.
      */
-    private GeneratedCommand series(long seq) {
+    private GeneratedCommand series(long seq, FollowUp rescheduling) {
         SplittableRandom r = seriesRandom;
         int tenant = r.nextBoolean() ? 1 : 0;
-        String topic = tenant == 1 ? Stack.COMMANDS_B : Stack.COMMANDS_A;
         String queue = "faults.q" + r.nextInt(QUEUES);
         String key = SERIES_KEY_PREFIX + seq;
         String partition = PARTITIONS[r.nextInt(PARTITIONS.length)];
+        String op = "schedule";
+        if (rescheduling != null) {
+            // a new rule on the running series' key (its tenant, queue and partition): the old series ends at its verdict
+            tenant = rescheduling.tenant();
+            queue = rescheduling.queue();
+            key = rescheduling.key();
+            partition = rescheduling.partition();
+            op = "reschedule";
+        }
+        String topic = tenant == 1 ? Stack.COMMANDS_B : Stack.COMMANDS_A;
         String txn = SERIES_TXN_PREFIX + seq;
-        int n = 3 + r.nextInt(6);
+        String catchUp = CATCH_UPS[r.nextInt(CATCH_UPS.length)];
+        int n = 3 + r.nextInt(SERIES_MAX_OCCURRENCES - 2);
         boolean byEnd = r.nextBoolean();
         Instant startAt = clock.get().truncatedTo(ChronoUnit.MILLIS).plusMillis(2_000 + r.nextInt(3_000));
         String cron = null;
@@ -201,64 +334,65 @@ public final class CommandGenerator {
             }
         }
         ZoneId zone = cron == null ? null : SERIES_ZONE;
-        Series counted = Series.of(txn, cron, zone, every, startAt, null, n);
+        Series counted = Series.of(txn, cron, zone, every, startAt, null, n, catchUp);
         Series s = counted;
         if (byEnd) {
             Instant last = counted.occurrences().get(n - 1);
             long gap = Duration.between(last, counted.nextAfter(last)).toMillis();
             Instant endAt = last.plusMillis(r.nextInt(4) == 0 ? 0 : r.nextLong(gap));
-            s = Series.of(txn, cron, zone, every, startAt, endAt, null);
+            s = Series.of(txn, cron, zone, every, startAt, endAt, null, catchUp);
         }
         if (s.occurrences().size() != n) {
             throw new IllegalStateException("series " + txn + " has " + s.occurrences().size() + " occurrences, meant " + n + ": " + s.rule());
         }
         ObjectNode payload = payload(r, seq, key, false);
-        Intent intent = new Intent(seq, CommandKind.VALID, tenant, "schedule", queue, key, partition, txn, null, null,
+        Intent intent = new Intent(seq, CommandKind.VALID, tenant, op, queue, key, partition, txn, null, null,
                 Intent.payloadHash(payload), null, s);
+        planFollowUp(s, tenant, queue, key, partition);
         // Both spellings of an instant the wire allows: UTC and Berlin's offset.
         boolean utc = r.nextBoolean();
         java.util.function.Function<Instant, String> time = t -> utc ? t.toString()
                 : DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(t.atZone(SERIES_ZONE).toOffsetDateTime());
         if (r.nextBoolean()) {
-            ObjectNode cmd = JSON.createObjectNode().put(WireFormat.OP, "schedule").put(WireFormat.QUEUE, queue).put(WireFormat.TIMER_KEY, key)
-                    .put(WireFormat.PARTITION, partition);
+            ObjectNode cmd = JSON.createObjectNode().put("op", op).put("queue", queue).put("timerKey", key)
+                    .put("partition", partition);
             if (cron != null) {
-                cmd.put(WireFormat.CRON, cron).put(WireFormat.ZONE, zone.getId());
+                cmd.put("cron", cron).put("zone", zone.getId());
             } else {
-                cmd.put(WireFormat.EVERY, every.toString());
+                cmd.put("every", every.toString());
             }
-            cmd.put(WireFormat.START_AT, time.apply(startAt));
+            cmd.put("startAt", time.apply(startAt));
             if (s.endAt() != null) {
-                cmd.put(WireFormat.END_AT, time.apply(s.endAt()));
+                cmd.put("endAt", time.apply(s.endAt()));
             }
             if (s.maxOccurrences() != null) {
-                cmd.put(WireFormat.MAX_OCCURRENCES, s.maxOccurrences());
+                cmd.put("maxOccurrences", s.maxOccurrences());
             }
-            cmd.put(WireFormat.CATCH_UP, "all").put(WireFormat.TXN, txn);
-            cmd.set(WireFormat.PAYLOAD, payload);
+            cmd.put("catchUp", catchUp).put("txn", txn);
+            cmd.set("payload", payload);
             return new GeneratedCommand(seq, intent, envelope(seq, topic, queue, key, cmd), null);
         }
         List<Header> headers = new ArrayList<>();
-        headers.add(header(WireFormat.H_OP, "schedule"));
-        headers.add(header(WireFormat.H_QUEUE, queue));
-        headers.add(header(WireFormat.H_TIMER_KEY, key));
-        headers.add(header(WireFormat.H_PARTITION, partition));
+        headers.add(header("queen-op", op));
+        headers.add(header("queen-queue", queue));
+        headers.add(header("queen-timer-key", key));
+        headers.add(header("queen-partition", partition));
         if (cron != null) {
-            headers.add(header(WireFormat.H_CRON, cron));
-            headers.add(header(WireFormat.H_ZONE, zone.getId()));
+            headers.add(header("queen-cron", cron));
+            headers.add(header("queen-zone", zone.getId()));
         } else {
-            headers.add(header(WireFormat.H_EVERY, every.toString()));
+            headers.add(header("queen-every", every.toString()));
         }
-        headers.add(header(WireFormat.H_START_AT, time.apply(startAt)));
+        headers.add(header("queen-start-at", time.apply(startAt)));
         if (s.endAt() != null) {
-            headers.add(header(WireFormat.H_END_AT, time.apply(s.endAt())));
+            headers.add(header("queen-end-at", time.apply(s.endAt())));
         }
         if (s.maxOccurrences() != null) {
-            headers.add(header(WireFormat.H_MAX_OCCURRENCES, Integer.toString(s.maxOccurrences())));
+            headers.add(header("queen-max-occurrences", Integer.toString(s.maxOccurrences())));
         }
-        headers.add(header(WireFormat.H_CATCH_UP, "all"));
-        headers.add(header(WireFormat.H_TXN, txn));
-        return new GeneratedCommand(seq, intent, record(seq, topic, utf8(WireFormat.key(queue, key)), utf8(payload.toString()), headers), null);
+        headers.add(header("queen-catch-up", catchUp));
+        headers.add(header("queen-txn", txn));
+        return new GeneratedCommand(seq, intent, record(seq, topic, utf8(timerRecordKey(queue, key)), utf8(payload.toString()), headers), null);
     }
 
     private ObjectNode payload(SplittableRandom random, long seq, String key, boolean large) {
@@ -283,7 +417,7 @@ public final class CommandGenerator {
             headers.add(header("queen-txn", txn));
         }
         byte[] value = payload == null ? new byte[0] : payload.toString().getBytes(StandardCharsets.UTF_8);
-        return record(seq, topic, utf8(WireFormat.key(queue, key)), value, headers);
+        return record(seq, topic, utf8(timerRecordKey(queue, key)), value, headers);
     }
 
     /** A hostile record and the reason the bridge's parser must give it (docs/commands.md#reject-reasons-closed-list). */
@@ -296,7 +430,7 @@ public final class CommandGenerator {
      * (fields in the order op, queue, timerKey, partition, txn, time, payload; the key last).
      */
     private Hostile hostile(long seq, String topic, String queue, String key) {
-        byte[] k = utf8(WireFormat.key(queue, key));
+        byte[] k = utf8(timerRecordKey(queue, key));
         String base = "\"queue\":\"" + queue + "\",\"timerKey\":\"" + key + "\"";
         String schedule = "{\"op\":\"schedule\"," + base + ",\"delayMs\":100,\"txn\":\"h-" + seq + "\",\"payload\":{}";
         return switch (random.nextInt(22)) {
@@ -323,7 +457,7 @@ public final class CommandGenerator {
                     header("queen-queue", queue), header("queen-timer-key", key))));
             case 16 -> {
                 String longKey = "k".repeat(600);
-                yield new Hostile("bad_timer_key", record(seq, topic, utf8(WireFormat.key(queue, longKey)), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of()));
+                yield new Hostile("bad_timer_key", record(seq, topic, utf8(timerRecordKey(queue, longKey)), utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + longKey + "\"}"), List.of()));
             }
             case 17 -> new Hostile("bad_timer_key", record(seq, topic, k, utf8("{\"op\":\"cancel\",\"queue\":\"" + queue + "\",\"timerKey\":\"\\ud800\"}"), List.of()));
             case 18 -> new Hostile("unknown_field", record(seq, topic, k, utf8("{\"op\":\"cancel\"," + base + ",\"txn\":\"x\"}"), List.of()));
@@ -334,13 +468,18 @@ public final class CommandGenerator {
     }
 
     private static ProducerRecord<byte[], byte[]> envelope(long seq, String topic, String queue, String key, ObjectNode cmd) {
-        return record(seq, topic, utf8(WireFormat.key(queue, key)), utf8(cmd.toString()), List.of());
+        return record(seq, topic, utf8(timerRecordKey(queue, key)), utf8(cmd.toString()), List.of());
     }
 
     private static ProducerRecord<byte[], byte[]> record(long seq, String topic, byte[] key, byte[] value, List<Header> headers) {
         List<Header> all = new ArrayList<>(headers);
         all.add(header(SEQ_HEADER, Long.toString(seq)));
         return new ProducerRecord<>(topic, null, key, value, all);
+    }
+
+    /** A command record's key: {@code <queue>/<timerKey>} (docs/commands.md, the key rule). */
+    static String timerRecordKey(String queue, String timerKey) {
+        return queue + "/" + timerKey;
     }
 
     private static Header header(String name, String value) {

@@ -16,7 +16,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Publishes the generated commands at an even pace over a given time, chunk by chunk. A chunk's
+ * Publishes the generated commands at an even pace over a given time, chunk by chunk, then goes on at that pace until told
+ * when to stop ({@link #stopAt}): the harness keeps the load on while its faults last and through a fault-free tail after
+ * them (docs/fault-harness.md "Lateness"), so the fault-free bounds judge fires on every run. A chunk's
  * poisoned txns are registered with the refusing destination ({@link Poison}) before the chunk is sent,
  * so no poisoned timer can fire before it is poisoned. The producer is idempotent with a delivery
  * timeout longer than any outage the harness makes, so it rides broker faults out; whatever it still
@@ -29,7 +31,10 @@ public final class Producing {
     private final PostgresProcess postgres;
     private final String bootstrap;
     private final Consumer<String> log;
-    private final Intent[] intents;
+    private final int commands;
+    /** What each generated command by seq was meant to be; written by the producer thread, read once it ended. */
+    private final List<Intent> intents = new ArrayList<>();
+    private volatile long stopAtMs = Long.MAX_VALUE;
     private final AtomicLong sendFailures = new AtomicLong();
     private final AtomicLong acknowledged = new AtomicLong();
     /** Seqs whose send failed: the checker leaves them out of the oracle and the run fails on them. */
@@ -40,12 +45,20 @@ public final class Producing {
         this.postgres = postgres;
         this.bootstrap = bootstrap;
         this.log = log;
-        this.intents = new Intent[commands];
+        this.commands = commands;
     }
 
-    /** What each generated command by seq was meant to be: the checker's oracle. */
+    /** What each generated command by seq was meant to be: the checker's oracle (after {@link #run} returned). */
     public Intent[] intents() {
-        return intents;
+        return intents.toArray(new Intent[0]);
+    }
+
+    /**
+     * Once the planned commands are sent, keep sending at their pace until {@code epochMs} (harness clock); until this is
+     * called, the producer keeps going. {@code 0}: stop with the planned commands.
+     */
+    public void stopAt(long epochMs) {
+        this.stopAtMs = epochMs;
     }
 
     public long sendFailures() {
@@ -76,24 +89,24 @@ public final class Producing {
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(128L << 20));
         p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(4 << 20));
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        int total = intents.length;
+        int total = commands;
         int chunk = 200;
         long start = System.currentTimeMillis();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int from = 0; from < total; from += chunk) {
-                int to = Math.min(total, from + chunk);
+            for (int from = 0; from < total || System.currentTimeMillis() < stopAtMs; from += chunk) {
+                int to = from < total ? Math.min(total, from + chunk) : from + chunk;
                 List<GeneratedCommand> batch = new ArrayList<>(to - from);
                 List<String> poison = new ArrayList<>();
                 for (int seq = from; seq < to; seq++) {
                     GeneratedCommand c = generator.next(seq);
-                    intents[seq] = c.intent();
+                    intents.add(c.intent());
                     batch.add(c);
                     if (c.poisonTxn() != null) {
                         poison.add(c.poisonTxn());
                     }
                 }
                 registerPoison(poison);
-                long due = start + durationMs * to / total;
+                long due = start + durationMs * to / Math.max(1, total);
                 for (GeneratedCommand c : batch) {
                     producer.send(c.record(), (md, e) -> {
                         if (e != null) {
@@ -109,12 +122,14 @@ public final class Producing {
                     Thread.sleep(wait);
                 }
                 if ((to / chunk) % 50 == 0) {
-                    log.accept("producer: " + to + " of " + total + " commands handed to the producer");
+                    log.accept("producer: " + to + " commands handed to the producer (" + total + " planned, then on at that pace"
+                            + " while the faults and the fault-free tail last)");
                 }
             }
             producer.flush();
         }
-        log.accept("producer: all " + total + " commands sent, " + acknowledged.get() + " acknowledged, " + sendFailures.get() + " send failures");
+        log.accept("producer: all " + intents.size() + " commands sent (" + total + " planned), " + acknowledged.get() + " acknowledged, "
+                + sendFailures.get() + " send failures");
     }
 
     /** Insert the poisoned txns' hashes, retrying through PostgreSQL outages (they are the harness's own faults). */

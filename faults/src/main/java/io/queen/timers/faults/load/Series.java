@@ -19,11 +19,12 @@ import java.util.List;
  * @param cron           the cron expression sent, or null for an {@code every} rule
  * @param every          the period sent, or null for a cron rule
  * @param endAt          the window's end sent, or null
- * @param maxOccurrences the count sent, or null
- * @param occurrences    O1..On: the instants that must each be delivered exactly once (catchUp {@code all})
+ * @param maxOccurrences the count sent (of deliveries: a skipped occurrence does not count), or null
+ * @param catchUp        the policy sent: {@code all}, {@code one} or {@code none} (docs/recurring.md "The fire of an occurrence")
+ * @param occurrences    O1..On: the instants delivered when none is missed (every one, under catchUp {@code all})
  */
 public record Series(String txn, String cron, ZoneId zone, Duration every, Instant startAt, Instant endAt, Integer maxOccurrences,
-                     List<Instant> occurrences) {
+                     String catchUp, List<Instant> occurrences) {
 
     public Series {
         occurrences = List.copyOf(occurrences);
@@ -58,6 +59,31 @@ public record Series(String txn, String cron, ZoneId zone, Duration every, Insta
         throw new IllegalStateException("no second in a minute matches " + cron);
     }
 
+    /** The rule's last occurrence at or before {@code t} (at or after startAt), or null if there is none. */
+    public Instant atOrBefore(Instant t) {
+        Instant first = firstAtOrAfter(startAt);
+        if (t.isBefore(first)) {
+            return null;
+        }
+        if (every != null) {
+            long n = Math.floorDiv(Duration.between(startAt, t).toMillis(), every.toMillis());
+            return startAt.plus(every.multipliedBy(n));
+        }
+        Instant s = t.truncatedTo(ChronoUnit.SECONDS);
+        for (int i = 0; i <= 60; i++, s = s.minusSeconds(1)) {
+            if (!s.isBefore(first) && firstAtOrAfter(s).equals(s)) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("no second in a minute matches " + cron);
+    }
+
+    /** The rule's next occurrence strictly after {@code o} within endAt, or null past it (maxOccurrences aside). */
+    public Instant nextInWindow(Instant o) {
+        Instant n = nextAfter(o);
+        return endAt != null && n.isAfter(endAt) ? null : n;
+    }
+
     /** The rule's next occurrence strictly after {@code o}. */
     public Instant nextAfter(Instant o) {
         if (every != null) {
@@ -71,16 +97,22 @@ public record Series(String txn, String cron, ZoneId zone, Duration every, Insta
         return !t.isBefore(startAt) && firstAtOrAfter(t).equals(t);
     }
 
-    /** A series and its occurrences from startAt, ended by maxOccurrences or endAt, as docs/recurring.md defines them. */
+    /** A series under catchUp {@code all}; see below. */
     public static Series of(String txn, String cron, ZoneId zone, Duration every, Instant startAt, Instant endAt, Integer maxOccurrences) {
-        Series rule = new Series(txn, cron, zone, every, startAt, endAt, maxOccurrences, List.of());
+        return of(txn, cron, zone, every, startAt, endAt, maxOccurrences, "all");
+    }
+
+    /** A series and its occurrences from startAt, ended by maxOccurrences or endAt, as docs/recurring.md defines them. */
+    public static Series of(String txn, String cron, ZoneId zone, Duration every, Instant startAt, Instant endAt, Integer maxOccurrences,
+                            String catchUp) {
+        Series rule = new Series(txn, cron, zone, every, startAt, endAt, maxOccurrences, catchUp, List.of());
         List<Instant> out = new ArrayList<>();
         Instant o = rule.firstAtOrAfter(rule.startAt);
         while ((maxOccurrences == null || out.size() < maxOccurrences) && (endAt == null || !o.isAfter(endAt))) {
             out.add(o);
             o = rule.nextAfter(o);
         }
-        return new Series(txn, cron, zone, every, startAt, endAt, maxOccurrences, out);
+        return new Series(txn, cron, zone, every, startAt, endAt, maxOccurrences, catchUp, out);
     }
 
     /** The occurrence after {@code Oi} in the series, or null when Oi is the last (the fired event's {@code next}). */
@@ -90,7 +122,7 @@ public record Series(String txn, String cron, ZoneId zone, Duration every, Insta
 
     public String rule() {
         return (cron != null ? "cron '" + cron + "' " + zone : "every " + every) + " from " + startAt
-                + (endAt != null ? " to " + endAt : "") + (maxOccurrences != null ? " max " + maxOccurrences : "");
+                + (endAt != null ? " to " + endAt : "") + (maxOccurrences != null ? " max " + maxOccurrences : "") + ", catchUp " + catchUp;
     }
 
     private int[] secondsField() {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.faults.inject.FaultKind;
+import io.queen.timers.faults.inject.Outage;
 import io.queen.timers.faults.load.CommandGenerator;
 import io.queen.timers.faults.load.CommandKind;
 import io.queen.timers.faults.load.Intent;
@@ -73,24 +75,25 @@ class CheckerReadersIT {
         LEFT_STAGED,
         /** A healthy timer dead-lettered instead of fired. */
         HEALTHY_DEAD_LETTERED,
-        /** A timer's fire seen in the log, and its fired event read, 150 s after its time (fault-free: bound 6 s). */
+        /** A timer fired 150 s after the history's outage ended: its segment's created_at that much later. */
         FIRED_LATE,
-        /** A series' second occurrence seen in the log, and its fired event read, 150 s after it. */
-        OCCURRENCE_LATE
+        /** A series' second occurrence fired 150 s after the outage ended. */
+        OCCURRENCE_LATE,
+        /** A timer fired on time, its fired event read 150 s later. */
+        FIRED_EVENT_LATE
     }
 
-    /** Where the harness's consumer reads everything, and where it reads what a *_LATE mutant delivers late. */
-    private static final long READ_AT = 50_000;
-    private static final long LATE_READ_AT = 200_000;
+    /** How late a *_LATE mutant fires, or has its fired event read. */
+    private static final long LATE_MS = 150_000;
 
     private final List<Intent> intents = new ArrayList<>();
     private final List<ProducerRecord<byte[], byte[]>> commands = new ArrayList<>();
     private final List<ObjectNode> events = new ArrayList<>();
     private final List<Object[]> fires = new ArrayList<>();
     private final List<Object[]> deadLetters = new ArrayList<>();
-    /** The events the harness's consumer reads late (the *_LATE mutants). */
+    /** The events the harness's consumer reads late (FIRED_EVENT_LATE). */
     private final java.util.Set<String> late = new java.util.HashSet<>();
-    /** The fires the harness's log watch sees late (the *_LATE mutants): this one and the ones written after it. */
+    /** The fires a *_LATE mutant makes late: their segment's created_at is moved on by LATE_MS. */
     private final java.util.Set<UUID> lateFires = new java.util.HashSet<>();
     private String commandTopic;
     private final long t0 = Instant.now().toEpochMilli() - 120_000;
@@ -102,7 +105,8 @@ class CheckerReadersIT {
         if (broken == Broken.NONE) {
             assertThat(f.clean()).as(examples(f)).isTrue();
             assertThat(f.facts()).containsEntry("log frames decoded", 6L).containsEntry("DLQ rows", 1L)
-                    .containsEntry("recurring occurrences fired (frames in the log)", 3L).containsEntry("observed lateness: fires judged", 6);
+                    .containsEntry("recurring occurrences fired (frames in the log)", 3L)
+                    .containsEntry("lateness from the send to created_at: fires judged", 6);
             return;
         }
         String expected = switch (broken) {
@@ -114,6 +118,7 @@ class CheckerReadersIT {
             case HEALTHY_DEAD_LETTERED -> "healthy timers dead-lettered";
             case FIRED_LATE -> Lateness.LATE;
             case OCCURRENCE_LATE -> RecurringCheck.LATE;
+            case FIRED_EVENT_LATE -> Lateness.AUDIT_LATE;
             case NONE -> throw new AssertionError();
         };
         assertThat(f.clean()).as(broken + " must FAIL").isFalse();
@@ -154,8 +159,10 @@ class CheckerReadersIT {
         } else {
             fire(m1, b == Broken.WRONG_QUEUE ? "faults.q1" : Q, "Default", m1Txn, m1Payload);
             if (b == Broken.FIRED_LATE) {
-                late.add(events.get(events.size() - 1).path("eventId").asText());
                 lateFires.add(m1);
+            }
+            if (b == Broken.FIRED_EVENT_LATE) {
+                late.add(events.get(events.size() - 1).path("eventId").asText());
             }
         }
         if (b == Broken.DUPLICATE_AFTER_REPLAY) {
@@ -174,18 +181,22 @@ class CheckerReadersIT {
         try (FreshDatabase db = TestPostgres.createDatabase("CheckerReadersIT")) {
             DataSource ds = db.newDataSource(4);
             Migrations.migrate(ds);
-            java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(t0 + READ_AT);
+            // The history's commands were sent two minutes ago and it is written now: as if an outage had held everything until
+            // now, with no recovery budget. A fire written now is on time; a *_LATE one, LATE_MS past now, is not.
+            long written = Instant.now().toEpochMilli();
+            FaultTimeline outage = FaultTimeline.of(List.of(new Outage(FaultKind.BROKER_OUTAGE, "broker", t0 - 1_000, written)), 0);
+            java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(written);
             LogWatch log = new LogWatch(ds::getConnection, clock::get);
-            write(ds, b, log, clock);
+            write(ds, b);
             Map<UUID, Long> seenAt = log.pollOnce();
-            clock.set(t0 + READ_AT);
             Map<String, Long> readAt;
+            // the harness's consumer reads at `written` (each event before its fire's created_at: no delay), FIRED_EVENT_LATE's late
             try (AuditWatch watch = AuditWatch.start(TestKafka.bootstrapServers(), List.of(audit), clock::get)) {
-                publish(audit[0], watch, clock);
+                publish(audit[0], watch, clock, written + LATE_MS);
                 readAt = watch.stop(java.time.Duration.ofSeconds(60));
             }
             return Checker.on(ds::getConnection, TestKafka.bootstrapServers(), cmd, audit, intents.toArray(new Intent[0]))
-                    .observed(readAt, seenAt, log.stagedSeen(), Long.MIN_VALUE).check();
+                    .observed(readAt, seenAt, log.stagedSeen(), outage, 0).check();
         }
     }
 
@@ -254,18 +265,30 @@ class CheckerReadersIT {
                 .put("messageId", m.toString()).put("txn", txn));
     }
 
-    /** The log through queen.log_push_v1, the DLQ and staged rows as the sweeper and the bridge leave them. */
-    /** The log as the product writes it; the log watch reads it as it grows, and sees the late fires {@link #LATE_READ_AT}. */
-    private void write(DataSource ds, Broken b, LogWatch log, java.util.concurrent.atomic.AtomicLong clock) throws Exception {
+    /**
+     * The log through queen.log_push_v1, the DLQ and staged rows as the sweeper and the bridge leave them; a late fire's
+     * segment has its created_at moved on by {@link #LATE_MS}, as if it had been pushed that much later.
+     */
+    private void write(DataSource ds, Broken b) throws Exception {
         LogPusher pusher = new LogPusher(ds);
         UUID tenant = UUID.fromString(Stack.TENANT_A);
         for (Object[] fr : fires) {
-            if (lateFires.contains((UUID) fr[0]) && clock.get() != t0 + LATE_READ_AT) {
-                log.pollOnce();
-                clock.set(t0 + LATE_READ_AT);
-            }
             pusher.push(new Destination(tenant, (String) fr[1], (String) fr[2]),
                     SegmentCodec.pack(List.of(Frame.of((UUID) fr[0], (String) fr[3], ((String) fr[4]).getBytes(StandardCharsets.UTF_8)))));
+            if (lateFires.contains((UUID) fr[0])) {
+                // the segment just pushed is its partition's last
+                try (Connection c = ds.getConnection()) {
+                    try (PreparedStatement ps = c.prepareStatement("UPDATE queen.log_segments s SET created_at = s.created_at + ? * interval '1 millisecond'"
+                            + " FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id"
+                            + " WHERE s.partition_id = p.id AND q.name = ? AND p.name = ?"
+                            + " AND s.base_offset = (SELECT max(x.base_offset) FROM queen.log_segments x WHERE x.partition_id = p.id)")) {
+                        ps.setLong(1, LATE_MS);
+                        ps.setString(2, (String) fr[1]);
+                        ps.setString(3, (String) fr[2]);
+                        assertThat(ps.executeUpdate()).isOne();
+                    }
+                }
+            }
         }
         try (Connection c = ds.getConnection()) {
             UUID partition;
@@ -300,10 +323,10 @@ class CheckerReadersIT {
     }
 
     /**
-     * The commands, then the audit events; the harness's consumer reads them at {@link #READ_AT} after t0, except those a
-     * *_LATE mutant delivers late: published once the others were read, and read at {@link #LATE_READ_AT}.
+     * The commands, then the audit events; the harness's consumer reads them at the clock's time, except those
+     * FIRED_EVENT_LATE delivers late: published once the others were read, and read at {@code lateAt}.
      */
-    private void publish(String auditTopic, AuditWatch watch, java.util.concurrent.atomic.AtomicLong clock) throws Exception {
+    private void publish(String auditTopic, AuditWatch watch, java.util.concurrent.atomic.AtomicLong clock, long lateAt) throws Exception {
         try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(TestKafka.producerProps(), new ByteArraySerializer(), new ByteArraySerializer())) {
             for (ProducerRecord<byte[], byte[]> r : commands) {
                 p.send(r).get();
@@ -320,7 +343,7 @@ class CheckerReadersIT {
                     assertThat(System.nanoTime()).as("the watch reads the events on time").isLessThan(deadline);
                     Thread.sleep(20);
                 }
-                clock.set(t0 + LATE_READ_AT);
+                clock.set(lateAt);
                 for (ObjectNode ev : events) {
                     if (late.contains(ev.path("eventId").asText())) {
                         send(p, auditTopic, ev);
@@ -337,7 +360,8 @@ class CheckerReadersIT {
 
     /**
      * A series on key rec-{@code seq}: every PT1S from 10 s after t0, 3 occurrences; scheduled, each occurrence fired once
-     * with its own v7 id (the first the verdict's), its fired event naming the occurrence, its number and the next.
+     * with its own v7 id (the first the verdict's), its fired event naming the occurrence, its number and the next (the
+     * last: why it ended).
      */
     private void series(int seq, boolean secondLate) throws Exception {
         String key = CommandGenerator.SERIES_KEY_PREFIX + seq;
@@ -363,11 +387,10 @@ class CheckerReadersIT {
             if (i < 2) {
                 ev.put("next", s.occurrences().get(i + 1).toString());
             } else {
-                ev.putNull("next");
+                ev.putNull("next").put("ended", "max_occurrences"); // the last says why the series ended (docs/recurring.md "Events")
             }
             events.add(ev);
             if (secondLate && i == 1) {
-                late.add(ev.path("eventId").asText());
                 lateFires.add(id);
             }
         }

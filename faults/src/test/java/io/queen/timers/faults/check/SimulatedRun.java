@@ -80,7 +80,14 @@ final class SimulatedRun {
         /** One timer in twenty is fired minutes late: its fire commits 150 s after its claim (commands meanwhile: too_late). */
         FIRES_LATE,
         /** Some occurrences are claimed 150 s after their instant (catchUp all: those staged after them are late too). */
-        OCCURRENCE_LATE
+        OCCURRENCE_LATE,
+        /** A cancel of a running series answers cancelled, naming its pending occurrence, and leaves it: the series goes on. */
+        CANCELLED_SERIES_GOES_ON,
+        /**
+         * A sweeper whose clock is 30 s ahead plans by it: a series under catchUp one or none skips the occurrences of the
+         * next 30 s at every fire, none of them due yet by the database's clock (docs/recurring.md plans at the sweeper's clock).
+         */
+        SKIPS_NOT_YET_DUE
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -130,6 +137,8 @@ final class SimulatedRun {
     /** The last fired message of each timer, and when (RESCHEDULES_FIRED answers for it shortly after). */
     private final Map<String, Timer> lastFired = new HashMap<>();
     private final Map<String, Long> lastFiredAt = new HashMap<>();
+    /** Series whose occurrence in hands met a cancel: it goes out, and no successor is staged (docs/recurring.md). */
+    private final Set<String> stoppedSeries = new java.util.HashSet<>();
     private final java.util.Random relay;
     /** When the harness's consumer first read each event, by eventId (the checker's lateness is judged on these). */
     private final Map<String, Long> readAt = new HashMap<>();
@@ -152,7 +161,10 @@ final class SimulatedRun {
         return run(seed, n, mutant, false);
     }
 
-    /** As above; {@code underFaults}: the checker takes every fire as made under faults (its looser bound). */
+    /**
+     * As above; {@code underFaults}: the checker judges the run against a fault timeline of a 1 s outage every minute (each
+     * with the recovery budget), as the harness judges a run with faults.
+     */
     static Result run(long seed, int n, Mutant mutant, boolean underFaults) {
         // The generator draws its absolute times (deliverAt, a series' startAt) on the run's virtual clock, as the real
         // producer draws them just before it sends.
@@ -183,7 +195,11 @@ final class SimulatedRun {
             now += 10;
             sim.sweep(now);
         }
-        sim.checker.observed(sim.readAt, sim.seenAt, java.util.Map.of(), underFaults ? now : Long.MIN_VALUE);
+        List<io.queen.timers.faults.inject.Outage> outages = new ArrayList<>();
+        for (long t = t0; underFaults && t < now; t += 60_000) {
+            outages.add(new io.queen.timers.faults.inject.Outage(io.queen.timers.faults.inject.FaultKind.PG_FAST, "postgres", t, t + 1_000));
+        }
+        sim.checker.observed(sim.readAt, sim.seenAt, java.util.Map.of(), FaultTimeline.of(outages, FaultTimeline.RECOVERY_MS), 0);
         return new Result(sim.judge(), sim.verdictTypes());
     }
 
@@ -204,24 +220,35 @@ final class SimulatedRun {
             return;
         }
         String timer = in.tenant() + "/" + in.queue() + "/" + in.key();
-        if (in.recurring()) {
-            // A key of its own: nothing is live, so the series is scheduled; its row is the first occurrence's.
-            Instant first = in.series().occurrences().get(0);
-            Timer row = new Timer(null, in.tenant(), in.queue(), in.key(), false, null, payload(g), in.partition(), 0, -1, in.series(), 0)
-                    .occurrence(first, 1, UuidV7.next());
-            timers.put(timer, row);
-            verdict(id, in, at, "scheduled", row.id).put("txn", row.txn).put("partition", in.partition()).put("deliverAt", first.toString());
-            return;
-        }
         Timer t = timers.get(timer);
         boolean firing = t != null && t.claimedAt >= 0;
+        if (in.recurring()) {
+            // A series' key: a series, or a reschedule to a new rule. A live occurrence in hands answers too_late (nothing
+            // changes); a pending one is rescheduled, its message taking the new rule's first occurrence; else scheduled.
+            if (firing) {
+                tooLate(id, in, at, t.id);
+                return;
+            }
+            Instant first = in.series().occurrences().get(0);
+            Timer row = new Timer(null, in.tenant(), in.queue(), in.key(), false, null, payload(g), in.partition(), 0, -1, in.series(), 0)
+                    .occurrence(first, 1, t != null ? t.id : UuidV7.next());
+            timers.put(timer, row);
+            verdict(id, in, at, t != null ? "rescheduled" : "scheduled", row.id).put("txn", row.txn).put("partition", in.partition())
+                    .put("deliverAt", first.toString());
+            return;
+        }
         if (in.cancel()) {
             if (t == null) {
                 verdict(id, in, at, "absent", null);
             } else if (firing || mutant == Mutant.LOST_CANCEL) {
-                tooLate(id, in, at);
+                tooLate(id, in, at, t.id);
+                if (t.series != null && firing) {
+                    stoppedSeries.add(timer); // the occurrence in hands goes out, no successor follows
+                }
             } else if (mutant == Mutant.CANCEL_ABSENT_WHILE_LIVE) {
                 verdict(id, in, at, "absent", null);
+            } else if (mutant == Mutant.CANCELLED_SERIES_GOES_ON && t.series != null) {
+                verdict(id, in, at, "cancelled", t.id);
             } else {
                 verdict(id, in, at, "cancelled", t.id);
                 timers.remove(timer);
@@ -229,7 +256,7 @@ final class SimulatedRun {
             return;
         }
         if (firing || (t != null && mutant == Mutant.LOST_RESCHEDULE)) {
-            tooLate(id, in, at);
+            tooLate(id, in, at, t.id);
             return;
         }
         if (t == null && mutant == Mutant.RESCHEDULES_FIRED && lastFired.containsKey(timer) && at - lastFiredAt.get(timer) < 200) {
@@ -299,17 +326,34 @@ final class SimulatedRun {
             push(t, now);
         }
         Instant next = s.nextAfter(o);
+        Instant skippedTo = null;
+        if (mutant == Mutant.SKIPS_NOT_YET_DUE && !"all".equals(s.catchUp())) {
+            // catchUp one's plan at a clock 30 s ahead: every occurrence up to then counts as missed
+            Instant clock = Instant.ofEpochMilli(now + 30_000);
+            if (!next.isAfter(clock)) {
+                skippedTo = s.atOrBefore(clock);
+            }
+        }
+        Instant skippedFrom = skippedTo == null ? null : next;
+        if (skippedTo != null) {
+            next = s.nextAfter(skippedTo);
+        }
         if (mutant == Mutant.OCCURRENCE_MISSING && broken) {
             next = s.nextAfter(next);
         } else if (mutant == Mutant.NEXT_FROM_NOW) {
             next = Instant.ofEpochMilli(now).plus(java.time.Duration.between(o, next));
         }
-        boolean ended = (s.maxOccurrences() != null && t.seq >= s.maxOccurrences()) || (s.endAt() != null && next.isAfter(s.endAt()));
+        boolean stopped = stoppedSeries.remove(t.tenant + "/" + t.queue + "/" + t.key);
+        boolean byCount = s.maxOccurrences() != null && t.seq >= s.maxOccurrences();
+        boolean ended = byCount || (s.endAt() != null && next.isAfter(s.endAt())) || stopped;
         ObjectNode ev = JSON.createObjectNode().put("eventId", UUID.randomUUID().toString()).put("type", "fired")
                 .put("messageId", t.id.toString()).put("txn", t.txn).put("occurrence", o.toString())
                 .put("seq", mutant == Mutant.EVENT_SEQ_FROM_ZERO ? t.seq - 1 : t.seq);
+        if (skippedTo != null) {
+            ev.putObject("skipped").put("from", skippedFrom.toString()).put("to", skippedTo.toString());
+        }
         if (ended) {
-            ev.putNull("next");
+            ev.putNull("next").put("ended", stopped ? "cancelled" : byCount ? "max_occurrences" : "end_at");
         } else {
             ev.put("next", next.toString());
             timers.put(t.tenant + "/" + t.queue + "/" + t.key, t.occurrence(next, t.seq + 1,
@@ -332,8 +376,8 @@ final class SimulatedRun {
         seenAt.putIfAbsent(t.id, at + SEEN_MS); // the log watch's poll
     }
 
-    private void tooLate(String id, Intent in, long at) {
-        ObjectNode ev = verdict(id, in, at, "too_late", null);
+    private void tooLate(String id, Intent in, long at, UUID inHands) {
+        ObjectNode ev = verdict(id, in, at, "too_late", inHands);
         if (mutant == Mutant.TOO_LATE_WITHOUT_AT) {
             ev.remove("at");
         }

@@ -74,6 +74,9 @@ public final class Stack implements AutoCloseable {
     private final List<ManagedProcess> archiveRecorders = new ArrayList<>();
     private Supervisor supervisor;
     private boolean closed;
+    /** The service whose wall clock the harness may step ({@link SteppedClock}), and that clock; null: none. */
+    private String steppedService;
+    private SteppedClock steppedClock;
 
     /**
      * @param durable PostgreSQL with fsync on, as users run it (the long run, {@code --durable}); off otherwise: the machine
@@ -97,6 +100,25 @@ public final class Stack implements AutoCloseable {
      */
     static Map<String, String> brokerSettings() {
         return Map.of("broker.session.timeout.ms", Long.toString(BROKER_SESSION_MS), "broker.heartbeat.interval.ms", "250");
+    }
+
+    /**
+     * Runs {@code service} (e.g. {@code sweeper-3}) with a wall clock the harness can step ({@link #steppedClock()}); call
+     * before {@link #startServices}. Needs Debian's libfaketime.
+     */
+    public Stack withSteppedClock(String service) {
+        this.steppedService = service;
+        this.steppedClock = new SteppedClock(workDir.resolve("clock-" + service));
+        return this;
+    }
+
+    /** The stepped service's clock, or null when no service runs with one. */
+    public SteppedClock steppedClock() {
+        return steppedClock;
+    }
+
+    public String steppedService() {
+        return steppedService;
     }
 
     public PostgresProcess postgres() {
@@ -332,8 +354,9 @@ public final class Stack implements AutoCloseable {
     }
 
     private ManagedProcess service(String role, int n, Properties settings, List<String> jvm) {
-        return launcher.service(role, role + "-" + n, settings, workDir.resolve(role + "-" + n + ".properties"), jvm,
-                workDir.resolve("logs/" + role + "-" + n + ".log"));
+        String name = role + "-" + n;
+        return launcher.service(role, name, settings, workDir.resolve(name + ".properties"), jvm,
+                name.equals(steppedService) ? steppedClock.environment() : Map.of(), workDir.resolve("logs/" + name + ".log"));
     }
 
     private Properties common() {
