@@ -15,6 +15,7 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.core.db.DatabaseRole;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.ChildSweeper;
 import io.queen.timers.sweeper.Staging;
@@ -410,6 +411,9 @@ class UnreadableRecordIT {
         p.setProperty("topic." + jwt + ".auth.issuer", ISSUER);
         p.setProperty("audit.relay.enabled", "false"); // the outbox is read here
         p.setProperty("bridge.group.id", "g-" + plain);
+        // the owner binds the group to the bridge's login with its topics' tenants, as `migrate` does (V135)
+        BridgeGroups.bind(db.dataSource(), "g-" + plain, BRIDGE_LOGIN, Map.of(plain, UUID.fromString(TENANT), jwt,
+                UUID.fromString(TENANT), quiet, UUID.fromString(QUIET_TENANT)));
         p.setProperty("http.port", "0");
         p.setProperty("bridge.start.position", "earliest");
         Path config = Files.createTempFile("any-size-bridge", ".properties");
