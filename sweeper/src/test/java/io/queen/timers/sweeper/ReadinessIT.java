@@ -23,7 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Readiness means "work is progressing": a sweeper whose every cycle fails (42501 permission denied)
  * is not ready and says which loop and why, although the database answers, the schema is current and
- * Kafka is up; it is ready again once the grant is back.
+ * Kafka is up; it is ready again once the grant is back. The grant is taken after the start: a login that
+ * cannot read the owner's bounds (V133) is refused at start, before any loop runs.
  */
 class ReadinessIT {
 
@@ -37,9 +38,10 @@ class ReadinessIT {
         String role = "sweeper_" + db.database().name().replaceAll("[^a-z0-9_]", "_");
         exec("DROP ROLE IF EXISTS " + role);
         exec("CREATE ROLE " + role + " LOGIN PASSWORD 'secret'");
-        // enough to see the schema version (the readiness probe), nothing on the queen schema
+        // the schema version (the readiness probe) and the queen schema, until the test takes the schema away
         exec("GRANT USAGE ON SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
         exec("GRANT SELECT ON ALL TABLES IN SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
+        grantQueen(role);
         var config = Sweepers.config(db, Map.of(
                 CommonSettings.JDBC_USER, role,
                 CommonSettings.JDBC_PASSWORD, "secret",
@@ -52,6 +54,8 @@ class ReadinessIT {
             return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
         });
         try {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(ready(host).statusCode()).isEqualTo(200));
+            exec("REVOKE USAGE ON SCHEMA queen FROM " + role);
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                 HttpResponse<String> r = ready(host);
                 assertThat(r.statusCode()).isEqualTo(503);
@@ -59,15 +63,19 @@ class ReadinessIT {
                         .contains("database: ok").contains("kafka: ok");
             });
             exec("GRANT USAGE ON SCHEMA queen TO " + role);
-            exec("GRANT ALL ON ALL TABLES IN SCHEMA queen TO " + role);
-            exec("GRANT ALL ON ALL SEQUENCES IN SCHEMA queen TO " + role);
-            exec("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA queen TO " + role);
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(ready(host).statusCode()).isEqualTo(200));
         } finally {
             host.close();
             exec("DROP OWNED BY " + role);
             exec("DROP ROLE " + role);
         }
+    }
+
+    private static void grantQueen(String role) throws Exception {
+        exec("GRANT USAGE ON SCHEMA queen TO " + role);
+        exec("GRANT ALL ON ALL TABLES IN SCHEMA queen TO " + role);
+        exec("GRANT ALL ON ALL SEQUENCES IN SCHEMA queen TO " + role);
+        exec("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA queen TO " + role);
     }
 
     private static HttpResponse<String> ready(ServiceHost host) throws Exception {
