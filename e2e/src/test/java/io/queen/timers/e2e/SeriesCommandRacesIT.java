@@ -53,7 +53,10 @@ class SeriesCommandRacesIT {
 
         assertThat(out).extracting(SegmentOutcome::result).containsExactly(FireResult.FIRED);   // the occurrence in hands goes out
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).as("no successor").isZero();
-        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event ? 'next'")).isZero();
+        // its fired event announces no successor and says why the series ended ("next": null, "ended": "cancelled")
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event ->> 'next' IS NOT NULL")).isZero();
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event ->> 'ended' = 'cancelled'"))
+                .isEqualTo(1);
     }
 
     @Test
