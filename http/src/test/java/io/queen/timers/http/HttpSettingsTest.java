@@ -9,9 +9,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The API's settings refuse, at start and in one line naming them, a combination that cannot hold. */
-class HttpSettingsTest {
+public class HttpSettingsTest {
 
-    static HttpSettings settings(Map<String, String> extra) {
+    /** The API's settings from the few keys it needs (one open topic) and {@code extra}. */
+    public static HttpSettings settings(Map<String, String> extra) {
         Map<String, String> s = new HashMap<>(Map.of("jdbc.url", "jdbc:postgresql://x/y", "kafka.bootstrap.servers", "x:1",
                 "command.topics", "open", "command.topic.tenants", "open=00000000-0000-0000-0000-00000000000a"));
         s.putAll(extra);

@@ -1,12 +1,12 @@
 package io.queen.timers.http.api;
 
+import static io.queen.timers.http.HttpSettingsTest.settings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.http.HttpSettings;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -17,13 +17,6 @@ import org.junit.jupiter.api.Test;
  * HostileCallersIT shows the 202 arriving through a real socket from the process as it ships.
  */
 class ResponseLimitTest {
-
-    static HttpSettings settings(Map<String, String> extra) {
-        Map<String, String> s = new HashMap<>(Map.of("jdbc.url", "jdbc:postgresql://x/y", "kafka.bootstrap.servers", "x:1",
-                "command.topics", "a", "command.topic.tenants", "a=00000000-0000-0000-0000-00000000000a"));
-        s.putAll(extra);
-        return HttpSettings.from(HttpSettings.definition().parse(s));
-    }
 
     @Test
     void theLimitCoversTheVerdictTimeoutKafkasAcknowledgementAndTheClientsTake() {
