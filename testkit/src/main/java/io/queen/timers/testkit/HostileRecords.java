@@ -70,7 +70,7 @@ public final class HostileRecords {
         for (int m = 0; m < mutations; m++) {
             int kind = r.nextInt(14);
             if (fields.isEmpty() && (kind == 0 || kind == 5 || kind == 7)) {
-                kind = 8; // every field was removed: nothing to pick, so add one (seed -6752259061244011876 threw here)
+                kind = 8; // every field was removed: nothing to pick, so add one (HostileCommandsFuzzIT seed -6752259061244011876 threw here)
             }
             applied.add(Integer.toString(kind));
             switch (kind) {
