@@ -189,13 +189,16 @@ BEGIN
 
     -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order. A delete row
     --    with stop_series is a cancel that met the timer in a sweeper's hands (too_late): nothing is deleted,
-    --    but a recurring timer's rule is dropped, so its fire stages no successor (docs/recurring.md).
+    --    but a recurring timer's rule is marked stopped ("stopped": "cancelled"), so whichever claim fires it
+    --    (this one, or a later one after a lost lease or a retry) stages no successor and its event says why
+    --    (timer_series_next_v1, docs/recurring.md). The rule is kept, not dropped: a claim made after a drop
+    --    would read a one-shot and write an event without the series fields (issue 47).
     DELETE FROM queen.log_timers t
      USING jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT, stop_series BOOLEAN)
      WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key AND d.stop_series IS NOT TRUE;
     IF jsonb_path_exists(p_deletes, '$[*] ? (@.stop_series == true)') THEN
         UPDATE queen.log_timers t
-           SET recurrence = NULL, updated_at = now()
+           SET recurrence = t.recurrence || jsonb_build_object('stopped', 'cancelled'), updated_at = now()
           FROM jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT, stop_series BOOLEAN)
          WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key AND d.stop_series
            AND t.recurrence IS NOT NULL;

@@ -34,6 +34,9 @@ $$;
 -- which the sweeper's rule sets: max_occurrences, end_at, no_occurrence or rule_unreadable; issue 47).
 --
 -- Bounds that end a series (issue 37 point 2), decided here, in the transaction that ends the occurrence:
+--  * "stopped" in the rule: a cancel met this occurrence in a sweeper's hands (too_late, bridge_apply_v4 adds
+--    {"stopped": "cancelled"}). Whatever the plan says, nothing follows, and the event says "ended": "cancelled";
+--    read from the row, not the plan, so a claim made after the cancel (a lease lost, a retry) ends it too.
 --  * "end" in the plan ends the series whatever its rule says: the fire's refusal for encryption adds
 --    {"end": "encryption_required"} (R__timer_fire.sql): every later occurrence would be refused too, each
 --    writing a cleartext queen.log_dlq row.
@@ -67,7 +70,8 @@ DECLARE
     v_next TIMESTAMPTZ := (p_plan ->> 'next')::timestamptz;
     v_dead_letter BOOLEAN := coalesce((p_plan ->> 'deadLetter')::boolean, false);
     v_dead INT := coalesce(((p_timer).recurrence ->> 'deadLettersInRow')::int, 0);
-    v_end  TEXT := p_plan ->> 'end';
+    -- a cancel that met the occurrence in a sweeper's hands (too_late) marked the rule: the series ends here
+    v_end  TEXT := coalesce((p_timer).recurrence ->> 'stopped', p_plan ->> 'end');
 BEGIN
     IF (p_timer).recurrence IS NULL OR p_plan IS NULL THEN
         RAISE EXCEPTION 'timer_series_next_v1: % is not a recurring timer with a plan', (p_timer).timer_key USING ERRCODE = '22023';
@@ -108,10 +112,12 @@ END;
 $$;
 
 -- queen.timer_series_stopped_v1(deliver_at, plan): the series fields of an occurrence whose series a cancel stopped
--- while a sweeper held it (the cancel answered too_late and bridge_apply_v4 dropped the row's rule, stop_series): its
--- fire delivers it and stages nothing, and the fired event says why: {"occurrence", "seq" (the plan's, as the sweeper
--- read the rule when it claimed the row), "next": null, "ended": "cancelled"}. Called by the fire's deliver step for a
--- row that came with a plan and has no rule left. Internal, granted to no role.
+-- while a sweeper held it, as a bridge of the release before this one stopped it (too_late, stop_series: it dropped
+-- the row's rule; this release marks the rule "stopped" instead, read by timer_series_next_v1): its fire delivers it
+-- and stages nothing, and the fired event says why: {"occurrence", "seq" (the plan's, as the sweeper read the rule
+-- when it claimed the row), "next": null, "ended": "cancelled"}. Called by the fire's deliver step for a row that
+-- came with a plan and has no rule left. Internal, granted to no role. Kept while rows so stopped may be staged
+-- (a rolling upgrade); a claim made after such a drop cannot know the row was a series (why the mark replaced it).
 -- PRICE: none beyond building the object; paid only by such an occurrence.
 CREATE OR REPLACE FUNCTION queen.timer_series_stopped_v1(p_deliver_at TIMESTAMPTZ, p_plan JSONB)
 RETURNS JSONB

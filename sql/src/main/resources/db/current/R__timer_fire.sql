@@ -371,7 +371,8 @@ BEGIN
            -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
            -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is);
            -- a row with a plan and no rule is an occurrence whose series a cancel stopped while it was in hand
-           -- (too_late: bridge_apply_v4 dropped the rule), and its event says so ("ended": "cancelled")
+           -- (too_late) as the previous release's bridge did it, dropping the rule; its event says so ("ended":
+           -- "cancelled"). This release's bridge marks the rule "stopped" instead: timer_series_next_v1 reads it.
            CASE WHEN bool_or(g.recurring OR p_plans ? (h.seg || ':' || h.pos))
                 THEN array_agg(CASE WHEN g.recurring
                                     THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos))

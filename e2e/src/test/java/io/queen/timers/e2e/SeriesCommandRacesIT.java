@@ -59,6 +59,40 @@ class SeriesCommandRacesIT {
                 .isEqualTo(1);
     }
 
+    /**
+     * Issue 47 (found by the fault harness): the sweeper that held the occurrence when the cancel answered too_late loses
+     * it (killed, its lease run out) and another claims it. That claim still reads a series stopped by the cancel: the
+     * occurrence goes out once, as its last (delivered even under catchUp none, as too_late promised), nothing follows,
+     * and its fired event carries the series' fields and says why it ended. Before, the bridge dropped the rule and the
+     * later claim fired a one-shot whose event had no occurrence, seq, next or ended.
+     */
+    @Test
+    void anOccurrenceAStoppedSeriesLostFromHandsIsFiredByTheNextClaimAsTheSeriesLast() throws Exception {
+        staging.execute("UPDATE queen.log_timers SET deliver_at = now() - interval '1 hour', recurrence = jsonb_set(" + RULE
+                + "::jsonb, '{catchUp}', '\"none\"')");
+        List<ClaimedTimer> first = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
+        assertThat(first).hasSize(1);
+        assertThat(new Commands(db.dataSource()).cancel(DEFAULT_TENANT, "q", "k")).isEqualTo(Verdict.TOO_LATE);
+
+        // the first sweeper's lease runs out in its hands (the clock moved on 30 s; the token stays, as a dead sweeper leaves it)
+        staging.execute("UPDATE queen.log_timers SET claimed_until = now() - interval '1 millisecond'");
+        List<ClaimedTimer> second = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
+        assertThat(second).singleElement().satisfies(t -> {
+            assertThat(t.recurring()).as("still a series").isTrue();
+            assertThat(t.plan(java.time.Instant.now(), false).deliver()).as("delivered, not skipped, under catchUp none").isTrue();
+        });
+        assertThat(new Firer(db.dataSource()).fire(new Packer(1 << 20).pack(first).fires().get(0)))
+                .extracting(SegmentOutcome::result).containsExactly(FireResult.STALE);   // the first claim's token is gone
+        assertThat(new Firer(db.dataSource()).fire(new Packer(1 << 20).pack(second).fires().get(0)))
+                .extracting(SegmentOutcome::result).containsExactly(FireResult.FIRED);
+
+        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).as("no successor").isZero();
+        assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND event ->> 'next' IS NULL"
+                + " AND (event ->> 'seq')::int = 1 AND event ->> 'occurrence' IS NOT NULL AND event ->> 'ended' = 'cancelled'"))
+                .isEqualTo(1);
+        staging.checkAuditEvents();
+    }
+
     @Test
     void aCancelThatWaitedForTheFireCancelsTheSuccessorTheFireStaged() throws Exception {
         try (Connection fire = db.dataSource().getConnection(); Statement st = fire.createStatement()) {

@@ -167,14 +167,15 @@ class SeriesFireIT {
     }
 
     /**
-     * A cancel that meets an occurrence in a sweeper's hands answers too_late and drops the row's rule (bridge_apply_v4,
-     * stop_series): the occurrence goes out, nothing follows it, and its fired event says the series ended, cancelled.
+     * A cancel that met an occurrence in a sweeper's hands answered too_late and, in the release before, dropped the row's
+     * rule (bridge_apply_v4, stop_series; this release marks it "stopped", SeriesCommandRacesIT): a row so stopped during a
+     * rolling upgrade still goes out, nothing follows it, and its fired event says the series ended, cancelled.
      */
     @Test
     void anOccurrenceWhoseSeriesACancelStoppedInHandSaysCancelled() throws Exception {
         Instant o = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
         List<ClaimedTimer> claimed = claimOccurrence(o, "\"every\":\"PT10S\",\"startAt\":\"" + o.minusSeconds(10) + "\",\"catchUp\":\"one\"", 2);
-        staging.execute("UPDATE queen.log_timers SET recurrence = NULL, updated_at = now()");   // what the too_late cancel does
+        staging.execute("UPDATE queen.log_timers SET recurrence = NULL, updated_at = now()");   // what the previous bridge's too_late cancel did
 
         fire(claimed);
 

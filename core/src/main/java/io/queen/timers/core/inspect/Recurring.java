@@ -22,7 +22,8 @@ public record Recurring(String rule, String seriesTxn, int seq, String stored) {
         }
         try {
             Recurrence.Stored s = Recurrence.fromJson(stored);
-            return new Recurring(s.rule().describe(), s.rule().txn(), s.seq(), stored);
+            String rule = s.rule().describe() + (s.isStopped() ? "; stopped (" + s.stopped() + "): ends with this occurrence" : "");
+            return new Recurring(rule, s.rule().txn(), s.seq(), stored);
         } catch (RuntimeException e) {
             // the bridge only stores rules it read; should one not read, the inspection tools still show
             // the row (with what is wrong) instead of failing the whole page
@@ -32,11 +33,13 @@ public record Recurring(String rule, String seriesTxn, int seq, String stored) {
 
     /**
      * Up to {@code n} occurrences from the pending one ({@code nextOccurrence}) on, within the rule's window and
-     * maxOccurrences; empty for an unreadable rule.
+     * maxOccurrences (only the pending one when a too_late cancel stopped the series); empty for an unreadable rule.
      */
     public List<Instant> upcoming(Instant nextOccurrence, int n) {
         try {
-            return Recurrence.fromJson(stored).rule().upcoming(nextOccurrence, seq, n);
+            Recurrence.Stored s = Recurrence.fromJson(stored);
+            // a stopped series' pending occurrence is its last (too_late cancel, docs/recurring.md)
+            return s.rule().upcoming(nextOccurrence, seq, s.isStopped() ? Math.min(n, 1) : n);
         } catch (RuntimeException e) {
             return List.of();
         }

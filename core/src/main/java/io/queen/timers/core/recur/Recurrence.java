@@ -436,8 +436,17 @@ public final class Recurrence {
         return o.toString();
     }
 
-    /** A stored rule and its occurrence number, as {@link #toJson} wrote it. */
-    public record Stored(Recurrence rule, int seq) {}
+    /**
+     * A stored rule and its occurrence number, as {@link #toJson} wrote it; {@code stopped} the reason a command stopped
+     * the series while this occurrence was in a sweeper's hands ({@code "cancelled"}: a too_late cancel marked the rule,
+     * bridge_apply_v4), null while it goes on. A stopped series' pending occurrence is its last.
+     */
+    public record Stored(Recurrence rule, int seq, String stopped) {
+
+        public boolean isStopped() {
+            return stopped != null;
+        }
+    }
 
     /** Reads the stored form; a row the bridge wrote always reads. */
     public static Stored fromJson(String json) {
@@ -450,7 +459,7 @@ public final class Recurrence {
         Recurrence r = read(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
                 o.hasNonNull("maxOccurrences") ? o.get("maxOccurrences").asLong() : null, text(o, "catchUp"), text(o, "txn"),
                 Instant.EPOCH, false);
-        return new Stored(r, o.path("seq").asInt(1));
+        return new Stored(r, o.path("seq").asInt(1), text(o, "stopped"));
     }
 
     private static String text(JsonNode o, String name) {

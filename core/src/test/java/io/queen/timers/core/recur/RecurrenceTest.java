@@ -204,5 +204,17 @@ class RecurrenceTest {
         assertThat(back.seq()).isEqualTo(3);
         assertThat(back.rule().toJson(3)).isEqualTo(r.toJson(3));
         assertThat(occurrences(back.rule(), 10)).isEqualTo(occurrences(r, 10));
+        assertThat(back.isStopped()).isFalse();
+    }
+
+    @Test
+    void aRuleATooLateCancelMarkedReadsAsStopped() {
+        Recurrence r = Recurrence.of(null, null, "PT1M", "2026-10-24T12:00:00Z", null, null, "one", "s", T0);
+        // what bridge_apply_v4 writes for a cancel that met the occurrence in a sweeper's hands
+        String marked = r.toJson(2).replaceFirst("}$", ",\"stopped\":\"cancelled\"}");
+        Recurrence.Stored back = Recurrence.fromJson(marked);
+        assertThat(back.stopped()).isEqualTo("cancelled");
+        assertThat(back.seq()).isEqualTo(2);
+        assertThat(back.rule().toJson(2)).isEqualTo(r.toJson(2));
     }
 }

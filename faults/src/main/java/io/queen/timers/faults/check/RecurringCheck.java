@@ -110,8 +110,6 @@ final class RecurringCheck {
     private final Map<UUID, Epoch> byFirstMessage = new HashMap<>();
     private final List<OccurrenceEvent> events = new ArrayList<>();
     private long skippedEvents;
-    private long stoppedWithoutFields;
-    private String stoppedExample;
     private long cancels;
     private long reschedules;
 
@@ -293,8 +291,6 @@ final class RecurringCheck {
         f.fact("  ended on their own (next null), of them with an ended reason", ownEnds + ", " + ownEndsWithReason);
         f.fact("recurring occurrences fired (frames in the log)", delivered);
         f.fact("recurring occurrences skipped (skipped events)", skippedEvents);
-        f.fact("recurring: last occurrences after a too_late cancel whose fired event has no occurrence, seq, next, ended (product"
-                + " defect, reported, not failed on)", stoppedWithoutFields + (stoppedExample == null ? "" : "; e.g. " + stoppedExample));
         List<Epoch> all = byKey.values().stream().flatMap(List::stream).toList();
         List<Epoch> shown = new ArrayList<>(all.stream().filter(e -> e.violated).limit(EXAMPLE_SERIES).toList());
         // Clean ones of both rule kinds too: the report shows what a passing series looks like.
@@ -431,17 +427,6 @@ final class RecurringCheck {
             return maxReached(e) ? null : following; // judged as if it named the rule's next (reported above)
         }
         boolean stopped = e.end != null && "too_late".equals(e.end.type()) && first.messageId().equals(e.end.messageId());
-        if (stopped && ev.occurrence() == null && ev.seq() == null && ev.next() == null && ev.ended() == null) {
-            // A product defect (issue 49), counted and reported, not failed on until fixed: the occurrence a too_late cancel
-            // stopped (its row's rule dropped) still goes out with a one-shot's fired event. The sweeper names the series
-            // ("ended": "cancelled") from the rule it read at the claim (SeriesFireIT); a claim made after the rule was
-            // dropped (the first claim lost to a fault, we believe: not yet shown) has no rule to read. 2026-12-06: 1 in a short run.
-            stoppedWithoutFields++;
-            if (stoppedExample == null) {
-                stoppedExample = at + ": fired event " + ev.eventId();
-            }
-            return null;
-        }
         List<String> wrong = new ArrayList<>();
         if (!t.equals(parse(ev.occurrence()))) {
             wrong.add("occurrence " + ev.occurrence());

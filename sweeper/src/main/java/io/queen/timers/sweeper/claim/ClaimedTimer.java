@@ -103,7 +103,10 @@ public record ClaimedTimer(
     private Planned planned(Instant now, boolean leaving) {
         try {
             Recurrence.Stored s = Recurrence.fromJson(recurrence);
-            return new Planned(leaving ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now), s.seq());
+            // a series a too_late cancel stopped: this occurrence goes out whatever catchUp says (too_late promised it);
+            // the stored functions read the mark and stage no successor (timer_series_next_v1)
+            boolean last = leaving || s.isStopped();
+            return new Planned(last ? s.rule().planLeaving(deliverAt, s.seq(), now) : s.rule().plan(deliverAt, s.seq(), now), s.seq());
         } catch (RuntimeException e) {
             // A rule that cannot be planned (a row edited by hand, a cron the library cannot step) must not stop the
             // sweeper: this occurrence is delivered and the series ends with it, which its event says ("ended": "rule_unreadable").
