@@ -103,11 +103,6 @@ public final class FaultTimeline {
         return ends.length == 0 ? Long.MIN_VALUE : ends[ends.length - 1];
     }
 
-    /** The first impaired instant; {@code Long.MAX_VALUE} without faults. */
-    public long impairedFromMs() {
-        return starts.length == 0 ? Long.MAX_VALUE : starts[0];
-    }
-
     public int outages() {
         return outages;
     }
