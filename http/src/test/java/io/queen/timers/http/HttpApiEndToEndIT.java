@@ -232,8 +232,11 @@ class HttpApiEndToEndIT {
         HttpResponse<String> q = delete("/api/v1/timers/api.q%2F..%2Fother/k", null);
         assertThat(q.statusCode()).as(q.body()).isEqualTo(422);
         assertThat(reasons(q.body())).containsExactly("bad_queue");
-        // a NUL in a key: the bridge's bad_timer_key
-        assertThat(reasons(delete("/api/v1/timers/api.q/a%00b", null).body())).containsExactly("bad_timer_key");
+        // a NUL in a key: the bridge's bad_timer_key when it comes in a body; in a path the server refuses it before any route
+        // (Jetty takes no NUL in a path), nothing written either way
+        assertThat(reasons(post("[{\"op\":\"cancel\",\"queue\":\"api.q\",\"timerKey\":\"a\\u0000b\"}]", null).body()))
+                .containsExactly("bad_timer_key");
+        assertProblem(delete("/api/v1/timers/api.q/a%00b", null), 400);
     }
 
     @Test
