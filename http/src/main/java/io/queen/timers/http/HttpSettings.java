@@ -118,7 +118,7 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
                         "Longest a connection may go without a byte moving while nothing is being worked on for it: a"
                                 + " kept-alive connection between requests, a body that stops arriving, an answer the client does"
                                 + " not take; then it is closed.")
-                .define(REQUEST_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(10)),
+                .define(REQUEST_TIMEOUT, DURATION, "10s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(10)),
                         "QUEEN_API_REQUEST_TIMEOUT",
                         "Longest a request's body may take to arrive whole once its headers have; past it the request is"
                                 + " answered 408, nothing written, and its connection closed. The body is read without holding a"
