@@ -289,6 +289,7 @@ public final class ApiServer implements AutoCloseable {
             problem(ex, Problem.tenantBusy());
             return;
         }
+        ex.beforeAnswer(share.get()::close);
         if (post) {
             readBody(request, ex, settings.maxBodyBytes(), body -> dispatch(ex, share.get(),
                     () -> submit(ex, target, Operations.ofBody(body, settings.maxOps()))), refusal -> {
@@ -338,8 +339,12 @@ public final class ApiServer implements AutoCloseable {
         void run() throws Operations.Refusal, SQLException, IOException;
     }
 
-    /** Hands {@code work} to a worker, its tenant's {@code share} held until it is done; 503 when none can take it. */
+    /**
+     * Hands {@code work} to a worker, its tenant's {@code share} held until its answer is written (given back just before,
+     * so the client's next request finds it free) or the work ends without one; 503 when no worker can take it.
+     */
     private void dispatch(Exchange ex, TenantShares.Taken share, Work work) {
+        ex.beforeAnswer(share::close);
         try {
             workers.execute(() -> {
                 try {

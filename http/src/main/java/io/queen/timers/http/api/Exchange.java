@@ -23,6 +23,7 @@ public final class Exchange {
     private final Callback callback;
     private final AtomicBoolean answered = new AtomicBoolean();
     private byte[] body = new byte[0];
+    private volatile Runnable beforeAnswer = () -> { };
 
     Exchange(Request request, Response response, Callback callback) {
         this.request = request;
@@ -83,6 +84,14 @@ public final class Exchange {
         response.getHeaders().add(name, value);
     }
 
+    /**
+     * Runs {@code r} once, just before the answer is written (or the exchange aborted): what the request held (its
+     * tenant's share) is given back before the client can see the answer and send its next request.
+     */
+    void beforeAnswer(Runnable r) {
+        this.beforeAnswer = r;
+    }
+
     /** Whether an answer was begun: a second one is dropped. */
     public boolean answered() {
         return answered.get();
@@ -93,6 +102,7 @@ public final class Exchange {
         if (!answered.compareAndSet(false, true)) {
             return;
         }
+        beforeAnswer.run();
         response.setStatus(status);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
@@ -104,6 +114,7 @@ public final class Exchange {
         if (!answered.compareAndSet(false, true)) {
             return;
         }
+        beforeAnswer.run();
         response.setStatus(status);
         response.getHeaders().put(HttpHeader.CONTENT_LENGTH, 0);
         response.write(true, null, callback);
@@ -112,6 +123,7 @@ public final class Exchange {
     /** Ends the exchange without an answer: the connection is closed (a failure while the answer was being written). */
     void abort(Throwable why) {
         if (answered.compareAndSet(false, true)) {
+            beforeAnswer.run();
             callback.failed(why);
         }
     }
