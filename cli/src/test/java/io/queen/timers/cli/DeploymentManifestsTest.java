@@ -964,7 +964,8 @@ class DeploymentManifestsTest {
     /**
      * ConfigMap/Secret for every key, without pinning defaults: each key a process declares is, exactly once, a variable
      * set in one of its ConfigMaps, a commented line {@code # QUEEN_X: "<default>"   # <what it is>} there (shown at
-     * its current default, not set, so a future default still applies), or a Secret reference. A commented default
+     * its current default, not set, so a future default still applies), or a file of a Secret (a password key: only
+     * that, named by its {@code _FILE} variable). A commented default
      * must be the key's default today: when a default changes, this fails and the comment is updated. On failure the
      * expected lines, in the settings definitions' order, are in cli/target/configmap-keys.yaml.
      */
@@ -1011,19 +1012,19 @@ class DeploymentManifestsTest {
             for (ConfigDef.Key k : w.def().keys()) {
                 List<String> places = where.getOrDefault(k.env(), List.of());
                 String dflt = defaultText(w, k, defaults, required);
+                if (k.type() == ConfigDef.Type.PASSWORD) {
+                    if (places.size() != 1 || !places.get(0).startsWith("Secret ") || !places.get(0).endsWith("(file)")) {
+                        problems.add(w.name() + ": " + k.env() + " is a secret: once, a file of the workload's Secret volume named by "
+                                + k.env() + "_FILE (never a variable: noSecretIsInAnEnvironmentVariable), appears in " + places);
+                    }
+                    continue;
+                }
                 if (places.size() != 1) {
-                    problems.add(w.name() + ": " + k.env() + " should appear once (set, commented or a Secret reference), appears in " + places);
+                    problems.add(w.name() + ": " + k.env() + " should appear once (set, commented or a Secret file), appears in " + places);
                 } else if (places.get(0).startsWith("Secret ")) {
                     continue;
                 } else if (commentedHere.containsKey(k.env()) && !commentedHere.get(k.env()).equals(dflt)) {
                     problems.add(w.name() + ": " + k.env() + " is commented at \"" + commentedHere.get(k.env()) + "\", its default is now \"" + dflt + "\"");
-                }
-                if (k.type() == ConfigDef.Type.PASSWORD) {
-                    if (places.size() != 1 || !places.get(0).startsWith("Secret ") || !places.get(0).endsWith("(file)")) {
-                        problems.add(w.name() + ": " + k.env() + " is a secret: a file of the workload's Secret volume, named by "
-                                + k.env() + "_FILE (never a variable: noSecretIsInAnEnvironmentVariable)");
-                    }
-                    continue;
                 }
                 // where the expected line goes: where it is now; else the shared ConfigMap if every process reading it declares the key
                 String cm = places.stream().filter(p -> !p.startsWith("Secret ") && !p.startsWith("env "))
