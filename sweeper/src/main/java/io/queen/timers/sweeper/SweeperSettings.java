@@ -173,7 +173,7 @@ public record SweeperSettings(
                                 + " tenant's tokens, so cycles stay short and another tenant's due timer waits for a short cycle, not for"
                                 + " a flood's. What a held tenant leaves stays due and is claimed later, oldest first: its lateness is its"
                                 + " own (a series' catchUp decides what its late occurrences become). A tenant alone is never held. Per"
-                                + " process: N sweepers give one tenant up to N times it. On by default, at a fifth of what one 2-core"
+                                + " process: N sweepers give one tenant up to N times it. On by default, at a sixth of what one 2-core"
                                 + " sweeper fires for one tenant alone: a flood of one tenant cannot make another's timers wait for its"
                                 + " cycles as shipped. A rate, not a share of what is free: a tenant above it is held while another has"
                                 + " work near even when the sweeper has time to spare, so raise it above any tenant's normal rate (and"
