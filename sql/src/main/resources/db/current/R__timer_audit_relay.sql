@@ -25,8 +25,9 @@
 -- out when nobody took it since (the holder stopped sending when it ran out: AuditRelay). Either way it runs from now
 -- for the owner's relay_lease. Returns the token, when the lease runs out (the database's clock) and its length; no
 -- row when another holds it. Only the relay's roles may call it (db/least-privilege.sql).
--- Lock order: the lease's row, SKIP LOCKED: a session that holds it in an open transaction delays nobody (its call
--- is answered "held", and the lease runs out on the database's clock all the same).
+-- Lock order: the lease's row, and only to take or renew it: a standing-by relay's try reads the row without a lock
+-- and writes nothing while another holds it. Two relays taking a free lease at once: the second's UPDATE waits for the
+-- first's commit, finds the row taken (its WHERE is evaluated again on the new version) and returns no row.
 CREATE OR REPLACE FUNCTION queen.timer_audit_lease_v1(p_token UUID)
 RETURNS TABLE (token UUID, expires_at TIMESTAMPTZ, lease INTERVAL)
 LANGUAGE plpgsql
@@ -36,22 +37,20 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_lease INTERVAL;
-    v_held  queen.timer_audit_relay_lease;
-    v_now   TIMESTAMPTZ := clock_timestamp();
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM queen.timer_audit_relay_lease l
+                    WHERE l.one AND (l.token = p_token OR l.expires_at <= clock_timestamp())) THEN
+        RETURN;   -- another relay holds it
+    END IF;
     SELECT s.relay_lease INTO v_lease FROM queen.timer_settings s;
     v_lease := coalesce(v_lease, INTERVAL '20 seconds');
-    SELECT l.* INTO v_held FROM queen.timer_audit_relay_lease l WHERE l.one FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND OR (v_held.token IS DISTINCT FROM p_token AND v_held.expires_at > v_now) THEN
-        RETURN;
-    END IF;
     RETURN QUERY
     UPDATE queen.timer_audit_relay_lease l
        SET token = CASE WHEN l.token = p_token THEN l.token ELSE gen_random_uuid() END,
            holder = queen.session_actor_v1(),
-           taken_at = CASE WHEN l.token = p_token THEN l.taken_at ELSE v_now END,
-           expires_at = v_now + v_lease
-     WHERE l.one
+           taken_at = CASE WHEN l.token = p_token THEN l.taken_at ELSE clock_timestamp() END,
+           expires_at = clock_timestamp() + v_lease
+     WHERE l.one AND (l.token = p_token OR l.expires_at <= clock_timestamp())
     RETURNING l.token, l.expires_at, v_lease;
 END
 $$;

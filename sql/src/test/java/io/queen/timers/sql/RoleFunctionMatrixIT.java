@@ -97,7 +97,7 @@ class RoleFunctionMatrixIT {
 
     record Value(String sql, Side side) {}
 
-    /** The seeded fixture's ids that a value may name. */
+    /** The arranged fixture's ids that a value may name. */
     record Fixture(long victimEvent, UUID victimPartition) {}
 
     static final Map<String, Function<Fixture, List<Value>>> GENERATORS = generators();
@@ -150,9 +150,9 @@ class RoleFunctionMatrixIT {
                     boolean granted = !strings("SELECT 1 WHERE has_function_privilege('" + roles.get(l.getKey()) + "', '" + signature
                             + "', 'EXECUTE')").isEmpty();
                     // a role the function is not granted to is refused before any argument counts: one call says so
-                    int n = granted ? calls(function, params, seed()).size() : 1;
+                    int n = granted ? calls(function, params, arrange()).size() : 1;
                     for (int i = 0; i < n; i++) {
-                        Call call = calls(function, params, seed()).get(i);
+                        Call call = calls(function, params, arrange()).get(i);
                         calls++;
                         String failure = check(l.getKey(), l.getValue(), granted, reach, call);
                         if (failure != null) {
@@ -262,7 +262,7 @@ class RoleFunctionMatrixIT {
      * unpublished audit event, a stored offset, a sealed pattern and a dead letter; the attacker's due timer and its own of
      * each. Every call starts from it.
      */
-    static Fixture seed() throws SQLException {
+    static Fixture arrange() throws SQLException {
         try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
             st.execute("""
                     DELETE FROM queen.log_timers WHERE tenant_id IN ('%1$s', '%2$s');
