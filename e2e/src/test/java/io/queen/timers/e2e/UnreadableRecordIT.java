@@ -68,6 +68,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * readable schedule fires, the second tenant's schedules are applied and fired, the bridge never exits and nothing in
  * it sees an {@link OutOfMemoryError}. The second tenant's wait (acknowledged by the broker to verdict) is printed: it is not asserted (speed is
  * for benchmarks), it is what docs/guarantees.md quotes.
+ *
+ * <p>Issue 54, point 1: the same, with header bombs ({@link #headerBombsAreAnsweredOneByOneAsDeployedAndTheOtherTenantFlows}):
+ * one budget per record, counted on the wire form before any object exists.
  */
 class UnreadableRecordIT {
 
