@@ -70,8 +70,15 @@ class DashboardMetricsIT {
                     .anySatisfy(s -> assertThat(s.name() + s.labels()).isEqualTo("queen_timers_fired_total{result=fired}")));
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(Http.get(sweeperPort, "/metrics").body())
                     .as("the fired timer's lateness is recorded").contains("queen_timers_fire_lateness_seconds_count 1"));
-            // a service that ran a while has collected; make sure this one has, so jvm_gc_pause_seconds exists
-            System.gc();
+            // A service that ran a while has collected; make sure this one has, so jvm_gc_pause_seconds exists. The JVM
+            // tells the meter of a collection on its own notification thread, after System.gc() returns: wait for the
+            // effect in each scrape (collecting again each round) instead of scraping at once and racing that thread.
+            for (int port : new int[] {bridgePort, sweeperPort}) {
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+                    System.gc();
+                    assertThat(Http.get(port, "/metrics").body()).contains("jvm_gc_pause_seconds_count{");
+                });
+            }
             bridgeScrape = Http.get(bridgePort, "/metrics").body();
             sweeperScrape = Http.get(sweeperPort, "/metrics").body();
         }
