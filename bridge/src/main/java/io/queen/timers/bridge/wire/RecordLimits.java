@@ -60,7 +60,7 @@ public record RecordLimits(int valueMaxBytes, int headersMaxCount, int headersMa
 
     /**
      * The longest record body read: everything a record within every limit can hold, its value at the longest valid
-     * length (1,120,320 bytes at the defaults). A body that declares more is not read: in a compressed batch, neither are
+     * length (1,118,912 bytes at the defaults). A body that declares more is not read: in a compressed batch, neither are
      * the later records of its batch, which could only be found by decompressing the declared length (up to 2 GiB).
      */
     public int bodyMaxBytes() {
