@@ -55,7 +55,7 @@
 -- found are not probed twice.
 -- bridge_lock_v2 (issue 37, point 3): the lock, with each staged row's producer_sub, the timer's owner the
 -- fold checks a command from a jwt topic against (docs/security.md#producer-identity). Two statements, in the lock order
--- and at the price above; v1 (below) is this without the owner, for a bridge of the release before.
+-- and at the price above.
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
 LANGUAGE plpgsql VOLATILE
@@ -123,21 +123,6 @@ AS $$
      ORDER BY t.tenant_id, t.queue, t.timer_key
 $$;
 
--- bridge_lock_v1: what a bridge of the release before calls during a rolling restart, bridge_lock_v2 without the
--- owner (one form of the lock, kept once); retired by the next release (docs/decisions.md).
-CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE sql VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-AS $$
-    SELECT l.tenant_id, l.queue, l.timer_key, l.message_id, l.in_hands
-      FROM queen.bridge_lock_v2(p_tenant, p_queue, p_key) l
-     ORDER BY l.tenant_id, l.queue COLLATE "C", l.timer_key COLLATE "C"
-$$;
-
--- The statement the lock had before bridge_lock_keys_v2 returned the owner: nothing calls it any more.
-DROP FUNCTION IF EXISTS queen.bridge_lock_keys_v1(UUID[], TEXT[], TEXT[]);
-
 CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_group       TEXT,
     p_offsets     JSONB,
@@ -201,7 +186,7 @@ BEGIN
               USING ERRCODE = '40001';
     END IF;
 
-    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order. A delete row
+    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v2, then upserts in key order. A delete row
     --    with stop_series is a cancel that met the timer in a sweeper's hands (too_late): nothing is deleted,
     --    but a recurring timer's rule is marked stopped ("stopped": "cancelled"), so whichever claim fires it
     --    (this one, or a later one after a lost lease or a retry) stages no successor and its event says why
@@ -280,7 +265,7 @@ END
 $$;
 
 -- The quota's count (issue 24, point 8; tenant.max.pending, reject tenant_quota): each tenant's
--- pending timers, counted up to p_cap. The bridge calls it after bridge_lock_v1 (so the batch's own keys
+-- pending timers, counted up to p_cap. The bridge calls it after bridge_lock_v2 (so the batch's own keys
 -- are already locked), only for the tenants that schedule a key not staged yet, and for each of them only
 -- when the batch could bring it to 90 % of the cap or its last count is a second old (PendingEstimates).
 --
@@ -306,7 +291,7 @@ $$;
 -- tenant of p_tenant that carries a rule in the batch: one row with queue and timer_key NULL and its
 -- recurring series (rows with a rule) counted up to p_cap; and one row (series NULL) for each of the
 -- batch's keys (p_tenant, p_queue, p_key aligned) that holds a rule now, so that a reschedule of an
--- existing series is not counted as a new one. The bridge calls it after bridge_lock_v1 (the batch's own
+-- existing series is not counted as a new one. The bridge calls it after bridge_lock_v2 (the batch's own
 -- keys are locked, so what it says of them holds until the commit), only for tenants whose batch
 -- carries a rule: a one-shot batch never pays it.
 -- PRICE: per such tenant, a range scan of min(series, p_cap) entries of idx_log_timers_recurring (V129,

@@ -111,23 +111,6 @@ BEGIN
 END;
 $$;
 
--- queen.timer_series_stopped_v1(deliver_at, plan): the series fields of an occurrence whose series a cancel stopped
--- while a sweeper held it, as a bridge of the release before this one stopped it (too_late, stop_series: it dropped
--- the row's rule; this release marks the rule "stopped" instead, read by timer_series_next_v1): its fire delivers it
--- and stages nothing, and the fired event says why: {"occurrence", "seq" (the plan's, as the sweeper read the rule
--- when it claimed the row), "next": null, "ended": "cancelled"}. Called by the fire's deliver step for a row that
--- came with a plan and has no rule left. Internal, granted to no role. Kept while rows so stopped may be staged
--- (a rolling upgrade); a claim made after such a drop cannot know the row was a series (why the mark replaced it).
--- PRICE: none beyond building the object; paid only by such an occurrence.
-CREATE OR REPLACE FUNCTION queen.timer_series_stopped_v1(p_deliver_at TIMESTAMPTZ, p_plan JSONB)
-RETURNS JSONB
-LANGUAGE sql
-STABLE -- a timestamptz in JSON is written in the session's time zone
-AS $$
-    SELECT jsonb_build_object('occurrence', p_deliver_at, 'seq', coalesce((p_plan ->> 'seq')::int, 1), 'next', NULL,
-                              'ended', 'cancelled')
-$$;
-
 -- queen.timer_skip_v1(p_timers): catchUp none's missed occurrences, which the sweeper claimed and does
 -- not deliver. Rows [{"tenant_id", "queue", "timer_key", "claim_token", "plan"}]; each row still carrying
 -- the caller's token with a live lease is deleted, its successor staged (timer_series_next_v1) and a

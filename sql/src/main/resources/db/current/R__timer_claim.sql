@@ -2,8 +2,7 @@
 --
 -- queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, p_budget) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v5 is the same claim
--- without a fire budget, for the previous release's sweepers during a rolling restart (v4 retired by V140, v3 by V132).
+-- the log, each with its held_bytes, trace context, deaths and recurrence.
 -- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
 -- sweeper is about to fire alone (V122).
 --
@@ -106,7 +105,7 @@ $$;
 
 -- The claim, returning trace_context for the frame, deaths for the sweeper's suspect groups and a
 -- recurring timer's rule (V129), from which the sweeper plans its successor; with the caller's per-tenant fire
--- budget (p_budget, issue 47; NULL: none, as v5).
+-- budget (p_budget, issue 47; NULL: none).
 CREATE OR REPLACE FUNCTION queen.timer_claim_v6(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN, p_budget JSONB)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
@@ -261,20 +260,4 @@ SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible
   JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
  ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
 END
-$$;
-
--- The previous release's claim (V129's), for its sweepers during a rolling restart: the current claim without a
--- fire budget. Retired by the next release (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
-                                                p_lone_oversize BOOLEAN)
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
-               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
-               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT,
-               recurrence JSONB)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-VOLATILE
-AS $$
-SELECT * FROM queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, NULL);
 $$;

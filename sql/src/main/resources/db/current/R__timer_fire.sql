@@ -29,9 +29,6 @@
 -- present (queen.json_rows_v1). Result: one row per segment, in order: seg (1-based), verdict `fired`,
 -- `stale` or `refused`; for a fired segment its partition id, first offset and created_at; for a
 -- refused one `refused`, the 0-based frame positions of its timers that were dead-lettered.
--- queen.timer_fire_v2 (same call, no `refused` column, a refused segment answered `stale`) is kept as a
--- thin wrapper for the previous release's sweepers during a rolling restart (SqlFunctionsInUseIT.KEPT):
--- they get the same refusal, since it is decided here.
 --
 -- Guarantees:
 --  * Exactly once: the push (7) and the disappearance of the staging rows (8) are one commit. A crash
@@ -104,7 +101,7 @@ DECLARE
     v_segments queen.timer_fire_segment_v2[];
     v_bad      BIGINT;
 BEGIN
-    PERFORM queen.json_rows_v1('timer_fire_v2 segments', p_segments, '{tenant_id,queue,partition,blob_length,timers}');
+    PERFORM queen.json_rows_v1('timer_fire_v3 segments', p_segments, '{tenant_id,queue,partition,blob_length,timers}');
     SELECT s.i INTO v_bad
       FROM jsonb_array_elements(p_segments) WITH ORDINALITY AS s(e, i)
      WHERE jsonb_typeof(s.e -> 'timers') IS DISTINCT FROM 'array'
@@ -114,7 +111,7 @@ BEGIN
      ORDER BY s.i
      LIMIT 1;
     IF v_bad IS NOT NULL THEN
-        RAISE EXCEPTION 'timer_fire_v2: segment % (1-based) needs "timers", a non-empty array of {"timer_key", "claim_token"}', v_bad
+        RAISE EXCEPTION 'timer_fire_v3: segment % (1-based) needs "timers", a non-empty array of {"timer_key", "claim_token"}', v_bad
             USING ERRCODE = '22023';
     END IF;
 
@@ -134,7 +131,7 @@ BEGIN
                    OR s.blob_length IS NULL OR s.blob_length < 0)
        OR octet_length(p_blobs) IS DISTINCT FROM (SELECT coalesce(sum(s.blob_length), 0) FROM unnest(v_segments) AS s)
        OR octet_length(p_hashes) IS DISTINCT FROM (SELECT 16 * coalesce(sum(s.frames), 0) FROM unnest(v_segments) AS s) THEN
-        RAISE EXCEPTION 'timer_fire_v2: a segment lacks its destination, or the blobs or hashes do not match the segments'
+        RAISE EXCEPTION 'timer_fire_v3: a segment lacks its destination, or the blobs or hashes do not match the segments'
             USING ERRCODE = '22023';
     END IF;
     RETURN QUERY SELECT * FROM unnest(v_segments);
@@ -244,7 +241,7 @@ BEGIN
                ARRAY(SELECT s."partition" FROM unnest(p_segments) AS s WHERE s.seg = ANY (p_live) ORDER BY s.seg)) d;
     v_out := queen.timer_fire_map_destinations_v2(p_segments, p_live, coalesce(v_resolved, '[]'));
     IF cardinality(v_out) IS DISTINCT FROM cardinality(p_live) THEN
-        RAISE EXCEPTION 'timer_fire_v2: no partition resolved for % of % live segments',
+        RAISE EXCEPTION 'timer_fire_v3: no partition resolved for % of % live segments',
             cardinality(p_live) - coalesce(cardinality(v_out), 0), cardinality(p_live) USING ERRCODE = 'XX000';
     END IF;
     RETURN QUERY SELECT * FROM unnest(v_out);
@@ -376,15 +373,10 @@ BEGIN
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
            CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
            -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
-           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is);
-           -- a row with a plan and no rule is an occurrence whose series a cancel stopped while it was in hand
-           -- (too_late) as the previous release's bridge did it, dropping the rule; its event says so ("ended":
-           -- "cancelled"). This release's bridge marks the rule "stopped" instead: timer_series_next_v1 reads it.
-           CASE WHEN bool_or(g.recurring OR p_plans ? (h.seg || ':' || h.pos))
+           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is)
+           CASE WHEN bool_or(g.recurring)
                 THEN array_agg(CASE WHEN g.recurring
-                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos))
-                                    WHEN p_plans ? (h.seg || ':' || h.pos)
-                                    THEN queen.timer_series_stopped_v1(g.deliver_at, p_plans -> (h.seg || ':' || h.pos)) END
+                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END
                                ORDER BY h.pos) END
       FROM gone g
       JOIN unnest(p_held) AS h ON h.row_ctid = g.row_ctid
@@ -533,17 +525,4 @@ BEGIN
                        FROM unnest(v_refused) AS x GROUP BY x.seg) r ON r.seg = s.seg
          ORDER BY s.seg;
 END;
-$$;
-
--- The previous release's fire (V101's signature and columns), for its sweepers during a rolling restart:
--- the current fire, a refused segment answered `stale` (its clear rows are dead-lettered, its others
--- released, which is what `stale` tells that sweeper). Retired by the next release (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
-RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-VOLATILE
-AS $$
-    SELECT f.seg, CASE WHEN f.verdict = 'refused' THEN 'stale' ELSE f.verdict END, f.partition_id, f.base_offset, f.created_at
-      FROM queen.timer_fire_v3(p_segments, p_blobs, p_hashes) f
 $$;
