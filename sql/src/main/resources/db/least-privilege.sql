@@ -1,4 +1,4 @@
--- Least privilege in the database (issue 24, point 6). Migrations.migrate runs it after EVERY migrate to
+-- Least privilege in the database (docs/schema-and-roles.md#database-roles). Migrations.migrate runs it after EVERY migrate to
 -- the newest version, in one transaction on the connection holding the migration lock (not a Flyway
 -- callback: that takes a connection more than the pool of 3 has), so a new or re-created function is
 -- covered as soon as it exists, and a grant dropped from a list here is taken away on the next migrate. It runs as the migrating role (the owner of the queen objects).
@@ -96,7 +96,7 @@ BEGIN
     FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
               WHERE p.pronamespace = 'queen'::regnamespace AND p.proowner = current_user::regrole
                 AND p.proname = ANY (queens_own) LOOP
-        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeIT)
+        -- revoked first, so the ACL reads the same whichever migrate created the function
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f.sig);
     END LOOP;

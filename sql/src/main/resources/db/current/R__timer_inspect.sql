@@ -8,7 +8,7 @@
 --   due      visible_at <= now(): waiting for the next sweeper cycle (an expired lease counts here);
 --   waiting  deliver_at in the future.
 -- queen.timer_peek_v2(tenant, queue, timer_key): one timer WITH its payload as stored (payload_zstd says
--- whether it is compressed; nothing is decrypted) and its recurrence (V129: the rule, the series txn and
+-- whether it is compressed; nothing is decrypted) and its recurrence (the rule, the series txn and
 -- the pending occurrence's seq; NULL for a one-shot timer), or no row. The claim token is not shown: it is
 -- the capability to fire the row.
 -- queen.timer_list_v2(tenant, queue, after_key, limit): a queue's timers in timer_key order, keyset
@@ -22,7 +22,7 @@
 -- scheduled with that (series) txn, recurrence->>'txn' (an occurrence's own txn is `<txn>@<instant>`, so
 -- the log never holds the series txn itself: `find` asks here). Usually one row; several when keys of
 -- the queue share a txn. PRICE: reads the tenant's recurring rows through the partial index
--- idx_log_timers_recurring (tenant_id) WHERE recurrence IS NOT NULL (V129) and filters them by queue and
+-- idx_log_timers_recurring (tenant_id) WHERE recurrence IS NOT NULL (V002) and filters them by queue and
 -- txn: one-shot rows are never read, however many the queue holds; a tenant with N recurring series
 -- costs N index entries and heap fetches per call (an operator's call, never the hot path).
 --
