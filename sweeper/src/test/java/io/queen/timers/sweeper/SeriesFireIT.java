@@ -78,7 +78,7 @@ class SeriesFireIT {
         staging.execute("UPDATE queen.log_timers SET recurrence = '{\"every\":\"PT10S\",\"startAt\":\"2026-01-01T00:00:00Z\","
                 + "\"catchUp\":\"one\",\"txn\":\"s\",\"seq\":1}'::jsonb");
         List<ClaimedTimer> claimed = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
-        // as a sweeper of the release before V129 claims it: without the rule, so its fire carries no plan
+        // as a caller that does not plan the series would: without the rule, so its fire carries no plan
         List<ClaimedTimer> blind = claimed.stream().map(t -> new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(),
                 t.deliverAt(), t.visibleAt(), t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(),
                 t.attempts(), t.lastError(), t.claimToken(), t.claimedUntil(), t.traceContext(), t.deaths())).toList();
