@@ -82,7 +82,7 @@ class LeastPrivilegeGrantsIT {
 
     @Test
     void onlyTheOwnerMayBindABridgeGroup() throws SQLException {
-        // V135: a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
+        // a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
         for (String role : ROLES) {
             assertThat(strings("SELECT 'yes' WHERE has_function_privilege('" + role + "',"
                     + " 'queen.bridge_group_bind_v1(text, text, jsonb)', 'EXECUTE')")).as(role).isEmpty();
@@ -93,8 +93,8 @@ class LeastPrivilegeGrantsIT {
 
     @Test
     void onlyTheRelaysRolesMayTakeTheRelayLease() throws SQLException {
-        // V151: the relay's exclusivity is a lease a login of another role can neither take nor hold (the advisory lock
-        // before it was open to every login), and no role may write its row directly
+        // the relay's exclusivity is a lease a login of another role can neither take nor hold (an advisory lock is
+        // open to every login), and no role may write its row directly
         assertThat(strings("SELECT r.role FROM (VALUES ('queen_bridge'), ('queen_sweeper'), ('queen_operator')) AS r(role)"
                 + " WHERE has_function_privilege(r.role, 'queen.timer_audit_lease_v1(uuid)', 'EXECUTE') ORDER BY 1"))
                 .containsExactly("queen_bridge", "queen_sweeper");
