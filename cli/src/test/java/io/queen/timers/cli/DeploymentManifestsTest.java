@@ -441,7 +441,7 @@ class DeploymentManifestsTest {
                 AuditSettings.topics(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
                 // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
-                assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
+                assertThat(SweeperSettings.from(c).claim().tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
             }
             var res = w.container().getResources();
             Quantity limit = res.getLimits().get("memory");

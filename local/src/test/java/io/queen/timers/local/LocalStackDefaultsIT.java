@@ -24,7 +24,7 @@ class LocalStackDefaultsIT {
         try (LocalStack stack = LocalStack.start(plan)) {
             int shipped = Integer.parseInt(SweeperSettings.definition().key(SweeperSettings.TENANT_FIRES_PER_SECOND).defaultValue());
             assertThat(shipped).as("the fire budget is on by default").isPositive();
-            assertThat(stack.sweeperSettings().tenantFiresPerSecond()).isEqualTo(shipped);
+            assertThat(stack.sweeperSettings().claim().tenantFiresPerSecond()).isEqualTo(shipped);
         }
     }
 }
