@@ -149,8 +149,8 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.publishPatterns(dataSource, group);
                 return null;
             });
-            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
-                    settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
+            BatchApplier applier = new BatchApplier(dataSource, group, new BatchApplier.Limits(settings.wakeWithin(), settings.zstdThreshold(),
+                    settings.tenantMaxPending(), settings.tenantMaxRecurring()), encryption, telemetry);
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),

@@ -264,8 +264,8 @@ public final class CommandSource implements AutoCloseable {
             p.end = fetcher.isolation() == IsolationLevel.READ_COMMITTED && r.lastStable() >= 0
                     ? r.lastStable() : r.highWatermark();
             if (r.records().sizeInBytes() > 0) {
-                p.reader = new PartitionReader(r.tp(), r.records(), p.position, fetcher.isolation(), r.aborted(),
-                        decoder, checkCrcs, buffers);
+                p.reader = new PartitionReader(r.tp(), r.records(), r.aborted(), p.position,
+                        new PartitionReader.Reading(fetcher.isolation(), decoder, checkCrcs, buffers));
             }
             return;
         }

@@ -320,8 +320,8 @@ class PartitionReaderPropertiesTest {
     record Read(Fetched fetched, long allocated) {}
 
     private List<Read> read(Built log) {
-        PartitionReader reader = new PartitionReader(TP, log.records(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), decoder,
-                true, buffers);
+        PartitionReader reader = new PartitionReader(TP, log.records(), List.of(), 0,
+                new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, decoder, true, buffers));
         List<Read> out = new ArrayList<>();
         while (true) {
             long before = THREADS.getCurrentThreadAllocatedBytes();

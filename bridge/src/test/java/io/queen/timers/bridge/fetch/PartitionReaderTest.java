@@ -103,8 +103,8 @@ class PartitionReaderTest {
         List<FetchResponseData.AbortedTransaction> abortedTxns = List.of(
                 new FetchResponseData.AbortedTransaction().setProducerId(aborted).setFirstOffset(0));
 
-        PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_COMMITTED, abortedTxns, new RecordDecoder(LIMITS), true,
-                BufferSupplier.create());
+        PartitionReader r = new PartitionReader(TP, log, abortedTxns, 0,
+                new PartitionReader.Reading(IsolationLevel.READ_COMMITTED, new RecordDecoder(LIMITS), true, BufferSupplier.create()));
         assertThat(drain(r)).containsExactly("2 y2", "5 z5");
         assertThat(r.position()).isEqualTo(6);
         assertThat(readAll(log, 0, IsolationLevel.READ_UNCOMMITTED)).containsExactly("0 x0", "1 x1", "2 y2", "5 z5");
@@ -173,12 +173,13 @@ class PartitionReaderTest {
     // ---------------------------------------------------------------------------------------------------------------
 
     private static List<String> readAll(MemoryRecords log, long from, IsolationLevel isolation) {
-        return drain(new PartitionReader(TP, log, from, isolation, List.of(), new RecordDecoder(LIMITS), true, BufferSupplier.create()));
+        return drain(new PartitionReader(TP, log, List.of(), from,
+                new PartitionReader.Reading(isolation, new RecordDecoder(LIMITS), true, BufferSupplier.create())));
     }
 
     private static PartitionReader reader(MemoryRecords log, long from) {
-        return new PartitionReader(TP, log, from, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS), true,
-                BufferSupplier.create());
+        return new PartitionReader(TP, log, List.of(), from,
+                new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, new RecordDecoder(LIMITS), true, BufferSupplier.create()));
     }
 
     private static List<String> drain(PartitionReader r) {
