@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class ReleaseFolderTest {
 
     static final String VERSION = System.getProperty("project.version");
-    static final List<String> JARS = List.of("client", "sql", "log", "core", "bridge", "sweeper", "http", "cli", "local",
+    static final List<String> JARS = List.of("client", "sql", "log", "core", "routes", "bridge", "sweeper", "http", "cli", "local",
             "embedded", "test");
 
     /** The runnable shaded jars, by file name, with the main class their manifest must name. */
