@@ -2,7 +2,6 @@ package io.queen.timers.sweeper;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
@@ -18,6 +17,7 @@ import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.log.cleanup.PartitionCleanup;
+import io.queen.timers.relay.AuditRelay;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.claim.FireBudget;
 import io.queen.timers.sweeper.fail.Failer;
