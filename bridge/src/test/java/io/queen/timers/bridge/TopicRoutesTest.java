@@ -3,7 +3,7 @@ package io.queen.timers.bridge;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import java.util.HashMap;

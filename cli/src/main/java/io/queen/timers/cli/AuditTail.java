@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.audit.AuditEvents;
 import io.queen.timers.client.audit.EventType;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.config.ConfigDef;

@@ -13,7 +13,7 @@ import static io.queen.timers.core.config.ConfigDef.oneOf;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;

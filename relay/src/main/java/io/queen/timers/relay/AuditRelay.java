@@ -4,10 +4,10 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.KafkaSettings;
-import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.retry.Backoff;
 import io.queen.timers.sql.SqlFile;
@@ -134,7 +134,7 @@ public final class AuditRelay implements AutoCloseable {
      * @param common the process's shared settings: {@code kafka.*} for the producer, {@code db.retry.backoff.max}, the health bounds
      */
     public AuditRelay(DataSource dataSource, AuditSettings audit, CommonSettings common, MeterRegistry registry) {
-        this(dataSource, audit, common, registry, new LoopProgress("audit-relay", common.health().bounds(), Clock.systemUTC()));
+        this(dataSource, audit, common, registry, new LoopProgress("audit-relay", common.health(), Clock.systemUTC()));
     }
 
     /** As above; the relay reports each round to {@code progress} (readiness: held topics, failing rounds, death). */

@@ -8,7 +8,7 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;

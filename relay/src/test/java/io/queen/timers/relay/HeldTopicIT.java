@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.sql.Migrations;
@@ -78,7 +79,7 @@ class HeldTopicIT {
         s.put("audit.relay.send.timeout", "1s");
         s.put("db.retry.backoff.max", "1s");
         var config = new ConfigDef().include(CommonSettings.definition()).include(AuditSettings.definition()).parse(s);
-        LoopProgress progress = new LoopProgress("audit-relay", new LoopProgress.Bounds(Duration.ofMinutes(1), Duration.ofMinutes(1)),
+        LoopProgress progress = new LoopProgress("audit-relay", new HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)),
                 Clock.systemUTC());
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), registry, progress).start()) {

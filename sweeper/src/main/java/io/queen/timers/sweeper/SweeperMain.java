@@ -6,10 +6,11 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
@@ -132,7 +133,7 @@ public final class SweeperMain implements AutoCloseable {
             KafkaVersion.requireAtStart(common.kafka(KafkaSettings.Client.ADMIN), "sweeper");
         }
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
+        SchemaStep.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             // the owner's bounds (queen.timer_settings): a setting beyond them is refused now, not at every call

@@ -9,7 +9,7 @@ import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
-import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.telemetry.TelemetrySettings;
 import io.queen.timers.relay.AuditSettings;

@@ -1,17 +1,17 @@
-package io.queen.timers.core.health;
+package io.queen.timers.core.config;
 
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
-import io.queen.timers.core.config.Config;
-import io.queen.timers.core.config.ConfigDef;
 import java.time.Duration;
 
 /**
- * The bounds /health/ready judges every loop by ({@link LoopProgress}). Included by every service (CommonSettings).
+ * The bounds /health/ready judges every loop by (the health package's LoopProgress), the process's unless a loop has
+ * bounds of its own. Included by every service ({@link CommonSettings}).
  *
- * @param stallAfter   {@link #STALL_AFTER}
- * @param failingAfter {@link #FAILING_AFTER}
+ * @param stallAfter   {@link #STALL_AFTER}: longest time between two cycle ends (success or failure) before the loop
+ *                     counts as stuck; must exceed the loop's longest legitimate cycle including its idle sleep
+ * @param failingAfter {@link #FAILING_AFTER}: how long every cycle may fail before the loop counts as not progressing
  */
 public record HealthSettings(Duration stallAfter, Duration failingAfter) {
 
@@ -40,9 +40,5 @@ public record HealthSettings(Duration stallAfter, Duration failingAfter) {
      */
     public Duration retryPauseMax(Duration backoffMax) {
         return backoffMax.compareTo(failingAfter) <= 0 ? backoffMax : failingAfter;
-    }
-
-    public LoopProgress.Bounds bounds() {
-        return new LoopProgress.Bounds(stallAfter, failingAfter);
     }
 }

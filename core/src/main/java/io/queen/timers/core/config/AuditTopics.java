@@ -1,11 +1,7 @@
-package io.queen.timers.core.audit;
+package io.queen.timers.core.config;
 
 import static io.queen.timers.core.config.ConfigDef.Type.LIST;
 
-import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
-import io.queen.timers.core.config.ConfigDef;
-import io.queen.timers.core.config.ConfigException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -13,8 +9,9 @@ import java.util.UUID;
 /**
  * Which topic a tenant's audit events go to. Tenants never share an audit key space (docs/architecture.md#tenants):
  * the default tenant publishes to {@code audit.topic}; any other tenant to
- * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}. Read by {@link #from}: the audit relay
- * publishes by it, the HTTP API and the CLI's {@code audit tail} read by it, so it lives here and not with the relay.
+ * {@code tenant.<uuid>.audit.topic}, by default {@code <audit.topic>.<uuid>}. Read by {@link #from}. The audit relay
+ * publishes by it and the HTTP API and the CLI's {@code audit tail} read by it, so it is here, among the settings several
+ * processes share, and not with the relay.
  */
 public record AuditTopics(String defaultTopic, Map<UUID, String> configured) {
 

@@ -1,7 +1,5 @@
-package io.queen.timers.core.db;
+package io.queen.timers.core.config;
 
-import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.config.Config;
 import io.queen.timers.core.text.Secrets;
 
 /**

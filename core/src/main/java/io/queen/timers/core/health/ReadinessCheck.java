@@ -1,4 +1,4 @@
-package io.queen.timers.core.ops;
+package io.queen.timers.core.health;
 
 import java.util.Optional;
 import java.util.function.Supplier;
