@@ -187,12 +187,14 @@ class BridgeEndToEndIT {
             allowConnections(false);
             try {
                 send(producer, topic, commands, indexBySource, 300, at);
-                Thread.sleep(3000); // the bridge meets the outage, pauses and retries
+                // the outage lasts until the bridge has met it (a batch not committed, read again), however long the
+                // machine takes to get there: a fixed sleep let a slow bridge read the records only after the outage
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> registry.counter("queen.timers.bridge.batch.retries").count() > 0);
             } finally {
                 allowConnections(true);
             }
             await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 600);
-            assertThat(registry.counter("queen.timers.bridge.batch.retries").count()).as("batches retried").isPositive();
             await().atMost(Duration.ofSeconds(30)).until(() -> longQuery(db.dataSource(), "SELECT count(*) FROM queen.timer_audit_outbox") == 0);
         }
         assertExactlyOnce(TimerModel.of(commands), indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "outage");
@@ -220,8 +222,18 @@ class BridgeEndToEndIT {
     }
 
     /** The table equals the model's, and every source record has exactly one verdict, the model's. */
-    static void assertExactlyOnce(TimerModel model, Map<String, Integer> indexBySource, Map<String, List<JsonNode>> verdicts,
+    static void assertExactlyOnce(TimerModel model, Map<String, Integer> indexBySource, Map<String, List<JsonNode>> allVerdicts,
                                   DataSource ds, String queue) throws Exception {
+        // Only this workload's command topics: the class's database holds the verdicts of its other tests too, some
+        // still in the outbox when a killed bridge's relay lease had not run out before that test ended.
+        java.util.Set<String> topics = new java.util.HashSet<>();
+        indexBySource.keySet().forEach(source -> topics.add(source.substring(0, source.lastIndexOf('/'))));
+        Map<String, List<JsonNode>> verdicts = new HashMap<>();
+        allVerdicts.forEach((source, events) -> {
+            if (topics.contains(source.substring(0, source.lastIndexOf('/')))) {
+                verdicts.put(source, events);
+            }
+        });
         assertThat(verdicts.keySet()).isEqualTo(indexBySource.keySet());
         indexBySource.forEach((source, i) -> {
             assertThat(verdicts.get(source)).as("verdicts of %s", source).hasSize(1);
