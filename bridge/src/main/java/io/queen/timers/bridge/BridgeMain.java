@@ -101,7 +101,7 @@ public final class BridgeMain implements AutoCloseable {
             timestamps = new TopicTimestamps(Admin.create(adminProps(settings)), routes.jwtSkews(),
                     String.valueOf(settings.common().kafka().shared().get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)));
             try {
-                timestamps.requireSafe(settings.common().startupTimeout());
+                timestamps.requireSafe(settings.common().outages().startupTimeout());
             } catch (RuntimeException e) {
                 timestamps.close();
                 throw e;
@@ -124,7 +124,7 @@ public final class BridgeMain implements AutoCloseable {
         Telemetry telemetry = deps.telemetry();
         CommonSettings common = settings.common();
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
-                settings.lockTimeout(), common.socketTimeout());
+                settings.lockTimeout(), common.outages().socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);

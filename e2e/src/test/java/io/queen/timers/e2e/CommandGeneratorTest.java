@@ -191,8 +191,8 @@ class CommandGeneratorTest {
     }
 
     private static List<Instant> byRecurrence(Rule r) {
-        Recurrence rec = Recurrence.of(r.cron(), r.zone(), r.every(), r.startAt().toString(), r.endAt() == null ? null : r.endAt().toString(),
-                r.max(), r.catchUp(), r.txn(), r.startAt());
+        Recurrence rec = Recurrence.of(new Recurrence.Spec(r.cron(), r.zone(), r.every(), r.startAt().toString(),
+                r.endAt() == null ? null : r.endAt().toString(), r.max(), r.catchUp()), r.txn(), r.startAt());
         List<Instant> out = new ArrayList<>();
         for (Instant o = rec.first().orElse(null); o != null && (r.max() == null || out.size() < r.max()); o = rec.after(o).orElse(null)) {
             out.add(o);

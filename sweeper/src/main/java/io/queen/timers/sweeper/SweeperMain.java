@@ -135,7 +135,7 @@ public final class SweeperMain implements AutoCloseable {
         CommonSettings common = s.common();
         s.checkFitsHeap(Runtime.getRuntime().maxMemory());
         SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", s.loops().statementTimeout(), SweeperSettings.STATEMENT_TIMEOUT,
-                s.loops().lockTimeout(), common.socketTimeout());
+                s.loops().lockTimeout(), common.outages().socketTimeout());
         LOG.info("starting sweeper: {}", common);
         // its relay produces the audit events: a Kafka cluster older than the oldest supported is refused in one sentence
         if (s.audit().relayEnabled()) {

@@ -305,13 +305,13 @@ public final class CommandParser {
         boolean h = f.headersForm;
         Recurrence rule;
         try {
-            rule = Recurrence.of(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
+            rule = Recurrence.of(new Recurrence.Spec(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
                     ruleText(f.rule.zone, h ? WireFormat.H_ZONE : WireFormat.ZONE, h),
                     ruleText(f.rule.every, h ? WireFormat.H_EVERY : WireFormat.EVERY, h),
                     ruleText(f.rule.startAt, h ? WireFormat.H_START_AT : WireFormat.START_AT, h),
                     ruleText(f.rule.endAt, h ? WireFormat.H_END_AT : WireFormat.END_AT, h),
                     maxOccurrences(f.rule.maxOccurrences),
-                    ruleText(f.rule.catchUp, h ? WireFormat.H_CATCH_UP : WireFormat.CATCH_UP, h),
+                    ruleText(f.rule.catchUp, h ? WireFormat.H_CATCH_UP : WireFormat.CATCH_UP, h)),
                     txn, Instant.ofEpochMilli(Math.max(timestampMs, 0)));
         } catch (Recurrence.RuleException e) {
             throw new Reject(RejectReason.BAD_RULE, printable(e.getMessage()));

@@ -217,8 +217,8 @@ class BatchApplierIT {
     }
 
     private Incoming series(UUID tenant, String key) {
-        io.queen.timers.core.recur.Recurrence rule = io.queen.timers.core.recur.Recurrence.of(null, null, "PT1H", null, null, null,
-                null, "txn-" + key, Instant.now());
+        io.queen.timers.core.recur.Recurrence rule = io.queen.timers.core.recur.Recurrence.of(
+                new io.queen.timers.core.recur.Recurrence.Spec(null, null, "PT1H", null, null, null, null), "txn-" + key, Instant.now());
         Instant first = rule.first().orElseThrow();
         return new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.SCHEDULE, "q.series", key,
                 Command.DEFAULT_PARTITION,
