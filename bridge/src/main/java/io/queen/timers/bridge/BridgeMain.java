@@ -123,16 +123,16 @@ public final class BridgeMain implements AutoCloseable {
         Startup startup = deps.startup();
         Telemetry telemetry = deps.telemetry();
         CommonSettings common = settings.common();
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
-                settings.lockTimeout(), common.outages().socketTimeout());
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.ingest().statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
+                settings.ingest().lockTimeout(), common.outages().socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
-            String group = settings.groupId();
-            CommandParser parser = new CommandParser(settings.wireLimits());
-            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.encryption().queues()),
-                    settings.encryption().cipher());
+            String group = settings.ingest().groupId();
+            CommandParser parser = new CommandParser(settings.commands().wire());
+            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.apply().encryption().queues()),
+                    settings.apply().encryption().cipher());
             // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (fault harness,
             // seed 20261203, 2026-12-05: a fast stop during checkAtStart made the bridge exit "cannot read queen.queues")
             startup.retry("check the queues that require encryption", () -> {
@@ -150,14 +150,13 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.publishPatterns(dataSource, group);
                 return null;
             });
-            BatchApplier applier = new BatchApplier(dataSource, group, new BatchApplier.Limits(settings.wakeWithin(), settings.zstdThreshold(),
-                    settings.tenantMaxPending(), settings.tenantMaxRecurring()), encryption, telemetry);
+            BatchApplier applier = new BatchApplier(dataSource, group, settings.apply().limits(), encryption, telemetry);
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), registry);
-            IngestLoop loop = new IngestLoop(settings.ingest(), source,
-                    routes, parser, applier, offsets, timestamps, registry, ingest);
+                    settings.routing().commandTopics(), settings.commands().records(), settings.batchMaxBytes(), registry);
+            IngestLoop loop = new IngestLoop(settings.ingestLoop(),
+                    new IngestLoop.Parts(source, routes, parser, applier, offsets, timestamps), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
                 // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed
@@ -178,7 +177,7 @@ public final class BridgeMain implements AutoCloseable {
 
     /** Kafka settings of the consumer: every kafka.* key, kafka.consumer.* on top, then what exactly-once and the byte bound require. */
     static Map<String, Object> consumerProps(BridgeSettings settings) {
-        String group = settings.groupId();
+        String group = settings.ingest().groupId();
         Map<String, Object> p = new HashMap<>(settings.common().kafka(KafkaSettings.Client.CONSUMER));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.
