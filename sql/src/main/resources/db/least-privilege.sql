@@ -33,7 +33,9 @@ DECLARE
         -- role, function (every overload of the name). Not listed, so the owner's alone: timer_advance_v1 (tests'
         -- clock: it makes timers fire early, R__timer_advance.sql).
         ['queen_bridge', 'bridge_apply_v4'], ['queen_bridge', 'bridge_lock_v2'], ['queen_bridge', 'bridge_lock_v1'],
-        ['queen_bridge', 'timer_audit_read_v2'], ['queen_bridge', 'timer_audit_delete_v2'], ['queen_bridge', 'timer_trace_fields_v1'],
+        -- the audit relay's lease, read and delete: the relay's roles only (R__timer_audit_relay.sql)
+        ['queen_bridge', 'timer_audit_lease_v1'], ['queen_bridge', 'timer_audit_lease_release_v1'],
+        ['queen_bridge', 'timer_audit_read_v3'], ['queen_bridge', 'timer_audit_delete_v3'], ['queen_bridge', 'timer_trace_fields_v1'],
         ['queen_bridge', 'bridge_topics_register_v1'], ['queen_bridge', 'bridge_offset_start_v1'],
         ['queen_bridge', 'bridge_sealed_queues_set_v1'], ['queen_bridge', 'timer_tenant_pending_v1'],
         ['queen_bridge', 'timer_tenant_series_v1'],
@@ -41,7 +43,8 @@ DECLARE
         ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fire_v2'], ['queen_sweeper', 'timer_fail_v2'],
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
         ['queen_sweeper', 'timer_dead_letter_v3'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
-        ['queen_sweeper', 'timer_audit_read_v2'], ['queen_sweeper', 'timer_audit_delete_v2'],
+        ['queen_sweeper', 'timer_audit_lease_v1'], ['queen_sweeper', 'timer_audit_lease_release_v1'],
+        ['queen_sweeper', 'timer_audit_read_v3'], ['queen_sweeper', 'timer_audit_delete_v3'],
         ['queen_sweeper', 'timer_trace_fields_v1'], ['queen_sweeper', 'timer_bounds_v1'],
         ['queen_operator', 'timer_list_v2'], ['queen_operator', 'timer_peek_v2'], ['queen_operator', 'timer_series_v1'],
         ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2'],

@@ -74,6 +74,8 @@ DECLARE
     m_queue  TEXT[];
     m_key    TEXT[];
 BEGIN
+    -- only the tenants of the login's own groups: another tenant's rows are neither returned nor locked
+    PERFORM queen.bridge_require_tenants_v1('bridge_lock_v2', NULL, p_tenant);
     SELECT coalesce(array_agg(t.tenant_id ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
            coalesce(array_agg(t.queue ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
            coalesce(array_agg(t.timer_key ORDER BY t.tenant_id, t.queue, t.timer_key), '{}'),
@@ -160,6 +162,18 @@ BEGIN
     p_deletes := queen.json_rows_v1('bridge_apply_v4 deletes', p_deletes, '{tenant_id,queue,timer_key}');
     p_events  := queen.json_rows_v1('bridge_apply_v4 events', p_events, '{tenant_id,kafka_key,type,event}');
     v_offsets := jsonb_array_length(p_offsets);
+    -- Every row's tenant is one of the group's, every offset's topic the group's: the owner's binding
+    -- (bridge_group_bind_v1), never the rows themselves; a row naming another tenant refuses the whole call (42501),
+    -- nothing written. A login that may write the tables itself is not held (bridge_require_tenants_v1): the check is
+    -- skipped for it here, so that its batches do not pay for reading the rows' tenants.
+    IF NOT has_table_privilege(session_user, 'queen.log_timers', 'INSERT') THEN
+        PERFORM queen.bridge_require_tenants_v1('bridge_apply_v4', p_group, ARRAY(
+            SELECT r.tenant_id FROM jsonb_to_recordset(p_upserts) AS r(tenant_id UUID)
+            UNION SELECT r.tenant_id FROM jsonb_to_recordset(p_deletes) AS r(tenant_id UUID)
+            UNION SELECT r.tenant_id FROM jsonb_to_recordset(p_events) AS r(tenant_id UUID)));
+        PERFORM queen.bridge_require_topics_v1('bridge_apply_v4 offsets', p_group,
+                                               ARRAY(SELECT x.topic FROM jsonb_to_recordset(p_offsets) AS x(topic TEXT)));
+    END IF;
 
     -- 0. Ownership (issue 37, point 3; docs/security.md#producer-identity): the bridge folds a jwt topic's commands
     --    against the owner bridge_lock_v2 returned and rejects another sub's (not_owner). A timer row it saw
@@ -282,6 +296,7 @@ RETURNS TABLE (tenant_id UUID, pending BIGINT)
 LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
+    SELECT queen.bridge_require_tenants_v1('timer_tenant_pending_v1', NULL, p_tenants); -- the login's own tenants only
     SELECT x.tenant_id,
            (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t WHERE t.tenant_id = x.tenant_id LIMIT p_cap) c)
       FROM (SELECT DISTINCT k.tenant_id FROM unnest(p_tenants) AS k(tenant_id)) x
@@ -304,6 +319,7 @@ RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, series BIGINT)
 LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
+    SELECT queen.bridge_require_tenants_v1('timer_tenant_series_v1', NULL, p_tenant); -- the login's own tenants only
     SELECT x.tenant_id, NULL::text, NULL::text,
            (SELECT count(*) FROM (SELECT 1 FROM queen.log_timers t
                                    WHERE t.tenant_id = x.tenant_id AND t.recurrence IS NOT NULL LIMIT p_cap) c)

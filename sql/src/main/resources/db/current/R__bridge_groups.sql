@@ -82,3 +82,4 @@ BEGIN
     END IF;
 END
 $$;
+

@@ -105,6 +105,12 @@ DECLARE
     stored BIGINT;
 BEGIN
     PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login stores its offsets (V131)
+    -- only a topic the owner bound to the group, and its tenant from that binding: p_tenant, given, must agree
+    PERFORM queen.bridge_require_topics_v1('bridge_offset_start_v1', p_group, ARRAY[p_topic]);
+    IF p_tenant IS NOT NULL THEN
+        PERFORM queen.bridge_require_tenants_v1('bridge_offset_start_v1', p_group, ARRAY[p_tenant]);
+        PERFORM queen.bridge_topic_tenant_v1(p_group, p_topic, p_tenant);
+    END IF;
     IF p_position IS NULL OR p_position NOT IN ('earliest', 'latest', 'empty') THEN
         RAISE EXCEPTION 'start position must be earliest, latest or empty, not %', p_position USING ERRCODE = '22023';
     END IF;

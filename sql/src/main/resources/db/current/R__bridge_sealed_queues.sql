@@ -1,6 +1,9 @@
 -- A bridge group's encryption.queues, as SQL LIKE patterns (V126): written by the bridge at start, before
 -- it consumes, read by the fire (R__timer_fire.sql, step 6) so a clear payload never enters a queue
 -- those patterns seal. An empty list removes the group's row (nothing sealed by its patterns any more).
+-- Per tenant: the fire applies a group's patterns to the queues of the tenants the owner bound the group's command
+-- topics to (queen.bridge_topics), never to another tenant's, so a login that sets '%' on its own group seals its own
+-- tenants' queues only.
 -- Lock order: the group's row only. PRICE: one statement per bridge start.
 CREATE OR REPLACE FUNCTION queen.bridge_sealed_queues_set_v1(p_group TEXT, p_patterns TEXT[])
 RETURNS VOID

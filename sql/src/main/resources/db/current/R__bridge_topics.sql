@@ -18,6 +18,8 @@ DECLARE
     v_off RECORD;
 BEGIN
     PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login names its topics (V131, V135)
+    -- a tenant the owner did not bind to the group is refused before anything else is said about the call
+    PERFORM queen.bridge_require_tenants_v1('bridge_topics_register_v1', p_group, p_tenants);
     IF cardinality(p_topics) IS DISTINCT FROM cardinality(p_tenants) THEN
         RAISE EXCEPTION 'one tenant per topic' USING ERRCODE = '22023';
     END IF;

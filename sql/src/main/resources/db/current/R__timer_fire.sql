@@ -54,8 +54,9 @@
 --    not exist at step 4, created by somebody else during this fire and switched on before its commit
 --    (its flag is read unlocked in step 6); Queen's own push has the same window. The same holds for a
 --    queue sealed by a bridge's encryption.queues only (no flag in queen.queues): the patterns each bridge
---    group wrote at its start (V126) are read in step 6, so a timer staged clear before its queue was
---    added to them is dead-lettered the same way once that bridge restarted with them.
+--    group wrote at its start (V126) are read in step 6, each for the tenants of that group's command topics
+--    only, so a timer staged clear before its queue was added to them is dead-lettered the same way once that
+--    bridge restarted with them.
 --  * SKIP LOCKED, never a plain FOR UPDATE, on timer rows: a fire never waits for a command; a row
 --    somebody else holds just makes its segment stale (its other rows are released at once).
 --
@@ -268,7 +269,10 @@ $$;
 
 -- Step 6. The refused rows: the clear rows (encrypted = false) of live segments whose queue is encrypted,
 -- as read now: its encryption_enabled (step 4's share lock keeps the flag of an existing queue as it is
--- until commit) or a bridge group's encryption.queues patterns (queen.bridge_sealed_queues, V126). The
+-- until commit) or the encryption.queues patterns of a bridge group whose command topics the owner bound to
+-- the segment's tenant (queen.bridge_sealed_queues, V126; queen.bridge_topics): a group's patterns seal its own
+-- tenants' queues only, so a group's '%' refuses no other tenant's clear timers (it did: any group's patterns were
+-- every tenant's). PRICE: one probe of queen.bridge_topics per group with patterns, per live destination. The
 -- queues are read once, one probe per live destination, the patterns once; the staged rows only of the
 -- segments whose queue is encrypted (by TID, held since step 1): none in the common case. VOLATILE: its
 -- statements read what is committed when they run, not when the fire's statement began.
@@ -287,7 +291,10 @@ BEGIN
                        WHERE s.seg = ANY (p_live)
                          AND (EXISTS (SELECT 1 FROM queen.queues q
                                        WHERE q.tenant_id = s.tenant_id AND q.name = s.queue AND q.encryption_enabled IS TRUE)
-                              OR s.queue LIKE ANY (ARRAY(SELECT unnest(b.patterns) FROM queen.bridge_sealed_queues b))));
+                              OR s.queue LIKE ANY (ARRAY(
+                                     SELECT unnest(b.patterns) FROM queen.bridge_sealed_queues b
+                                      WHERE EXISTS (SELECT 1 FROM queen.bridge_topics t
+                                                     WHERE t.group_id = b.group_id AND t.tenant_id = s.tenant_id)))));
     IF cardinality(v_sealed) = 0 THEN
         RETURN;
     END IF;

@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.queen.timers.bridge.BridgeSettings;
+import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.core.text.Secrets;
+import io.queen.timers.sweeper.SweeperSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -63,6 +68,8 @@ class ComposeFileTest {
         assertThat(List.of(bridge, sweeper)).doesNotContain(owner, env("postgres", "POSTGRES_USER"));
         assertThat(bridge).isNotEqualTo(sweeper);
         assertThat(env("bridge", "QUEEN_JDBC_PASSWORD")).isNotEqualTo(env("migrate", "QUEEN_JDBC_PASSWORD"));
+        // the per-tenant fire budget as the sweeper ships it, on (docs/sweeper.md#the-fire-budget): not turned off here
+        assertThat(services.get("sweeper").get("environment").has("QUEEN_SWEEPER_TENANT_FIRES_PER_SECOND")).isFalse();
         for (String s : List.of("bridge", "sweeper", "migrate")) {
             // the check stays on (its default): no service of the file opts out of it
             assertThat(services.get(s).get("environment").has("QUEEN_DB_ROLE_CHECK")).as(s).isFalse();
@@ -123,10 +130,66 @@ class ComposeFileTest {
                 + " --entity-name queen.timers.commands --add-config message.timestamp.type=LogAppendTime");
     }
 
+    /**
+     * The services read their secrets from files, the database passwords aside: the payload encryption keys reach the
+     * bridge as files of compose secrets (/run/secrets/...), never as variables, which `docker inspect`, /proc/<pid>/environ
+     * and every process in the container show. Each secret a process declares (a password key of its settings, a Kafka
+     * secret setting) is set only through its _FILE variable, naming a secret the service mounts and the file defines.
+     * PRICE, the one exception: QUEEN_JDBC_PASSWORD stays a variable, so compose still refuses to start without each
+     * password (noPasswordHasACommittedDefault), which it cannot do for a file; the manifests have no exception
+     * (DeploymentManifestsTest#noSecretIsInAnEnvironmentVariable).
+     */
+    @Test
+    void theServicesSecretsAreFilesOfComposeSecretsTheDatabasePasswordsAside() {
+        JsonNode defined = compose.get("secrets");
+        for (String service : List.of("bridge", "sweeper", "migrate")) {
+            JsonNode s = services.get(service);
+            String process = strings(s.get("command")).get(0);
+            ConfigDef def = switch (process) {
+                case "bridge" -> BridgeSettings.definition();
+                case "sweeper" -> SweeperSettings.definition();
+                case "migrate" -> MigrateSettings.definition();
+                default -> throw new AssertionError(service + " runs " + process);
+            };
+            List<String> mounted = new ArrayList<>();
+            if (s.get("secrets") != null) {
+                s.get("secrets").forEach(x -> mounted.add(x.isTextual() ? x.asText() : x.get("source").asText()));
+            }
+            for (Iterator<String> it = s.get("environment").fieldNames(); it.hasNext(); ) {
+                String name = it.next();
+                String plain = name.endsWith("_FILE") ? name.substring(0, name.length() - "_FILE".length()) : null;
+                if (secret(def, name) && !name.equals("QUEEN_JDBC_PASSWORD")) {
+                    throw new AssertionError(service + ": " + name + " is a secret in the environment: mount it as a compose secret"
+                            + " and set " + name + "_FILE to /run/secrets/<its name>");
+                }
+                if (plain != null && secret(def, plain)) {
+                    String path = env(service, name);
+                    assertThat(path).as("%s: %s names a compose secret", service, name).startsWith("/run/secrets/");
+                    String secret = path.substring("/run/secrets/".length());
+                    assertThat(mounted).as("%s mounts secret %s (%s)", service, secret, name).contains(secret);
+                    assertThat(defined != null && defined.has(secret)).as("the file defines secret %s", secret).isTrue();
+                }
+            }
+        }
+        assertThat(env("bridge", "QUEEN_ENCRYPTION_KEY_FILE")).isEqualTo("/run/secrets/queen_encryption_key");
+        assertThat(env("bridge", "QUEEN_ENCRYPTION_KEYS_PREVIOUS_FILE")).isEqualTo("/run/secrets/queen_encryption_keys_previous");
+        // no key unless the operator names a file: an empty one (docs/security.md#payload-encryption)
+        assertThat(defined.get("queen_encryption_key").get("file").asText()).isEqualTo("${QUEEN_ENCRYPTION_KEY_PATH:-/dev/null}");
+        assertThat(defined.get("queen_encryption_keys_previous").get("file").asText()).isEqualTo("${QUEEN_ENCRYPTION_KEYS_PREVIOUS_PATH:-/dev/null}");
+        assertThat(read(DOCKER.resolve("env.example"))).contains("# QUEEN_ENCRYPTION_KEY_PATH=", "# QUEEN_ENCRYPTION_KEYS_PREVIOUS_PATH=");
+    }
+
+    /** A variable that carries a secret itself: a password key of the process, or a Kafka secret setting (as ConfigLoader reads them). */
+    private static boolean secret(ConfigDef def, String name) {
+        boolean password = def.keys().stream().anyMatch(k -> k.type() == ConfigDef.Type.PASSWORD && k.env().equals(name));
+        return password || name.startsWith("QUEEN_KAFKA_") && !name.endsWith("_FILE") && def.keys().stream().noneMatch(k -> k.env().equals(name))
+                && Secrets.isSecretSetting(name.substring("QUEEN_KAFKA_".length()).toLowerCase(Locale.ROOT).replace('_', '.'));
+    }
+
     @Test
     void theEnvFileStaysOutOfGitAndTheImageAndTheImageTagIsOneName() {
-        assertThat(read(Path.of("..", ".gitignore")).lines()).contains("/docker/.env");
-        assertThat(read(Path.of("..", ".dockerignore")).lines()).contains("docker/.env");
+        assertThat(read(Path.of("..", ".gitignore")).lines()).contains("/docker/.env", "/docker/secrets/");
+        assertThat(read(Path.of("..", ".dockerignore")).lines()).contains("docker/.env", "docker/secrets");
         String image = services.get("bridge").get("image").asText();
         assertThat(image).isEqualTo("queen-timers:local");
         assertThat(services.get("migrate").get("image").asText()).isEqualTo(image);

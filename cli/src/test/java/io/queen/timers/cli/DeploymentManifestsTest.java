@@ -8,10 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvFromSource;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -21,6 +23,10 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
@@ -81,7 +87,7 @@ class DeploymentManifestsTest {
     static final ObjectMapper JSON = new ObjectMapper();
     static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of("ConfigMap", ConfigMap.class, "Secret", Secret.class,
             "Service", Service.class, "Deployment", Deployment.class, "Job", Job.class, "PodDisruptionBudget", PodDisruptionBudget.class,
-            "ServiceMonitor", ServiceMonitor.class, "PrometheusRule", PrometheusRule.class);
+            "ServiceMonitor", ServiceMonitor.class, "PrometheusRule", PrometheusRule.class, "NetworkPolicy", NetworkPolicy.class);
 
     /** One build: what `kubectl apply -k` would get, as typed objects. */
     record Build(String name, List<HasMetadata> objects, boolean hasSecrets) {
@@ -389,6 +395,8 @@ class DeploymentManifestsTest {
         assertThat(b.all(Job.class)).extracting(j -> j.getMetadata().getName()).containsExactly("queen-timers-migrate");
         assertThat(b.all(ServiceMonitor.class)).hasSize(1);
         assertThat(b.all(PrometheusRule.class)).hasSize(1);
+        assertThat(b.all(NetworkPolicy.class)).extracting(p -> p.getMetadata().getName())
+                .containsExactlyInAnyOrder("queen-timers-default-deny", "queen-timers-metrics");
         assertThat(workloads(b)).extracting(Workload::process).containsExactlyInAnyOrder("bridge", "sweeper", "migrate");
         if (b.hasSecrets()) {
             b.all(HasMetadata.class).forEach(o -> assertThat(o.getMetadata().getNamespace()).as("%s namespace", o.getMetadata().getName())
@@ -432,6 +440,8 @@ class DeploymentManifestsTest {
             } else if (w.process().equals("sweeper")) {
                 AuditSettings.topics(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
+                // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
+                assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
             }
             var res = w.container().getResources();
             Quantity limit = res.getLimits().get("memory");
@@ -573,6 +583,219 @@ class DeploymentManifestsTest {
             assertThat(env.get("QUEEN_KAFKA_SASL_JAAS_CONFIG").from()).as("%s: the JAAS config, from a file of a Secret", w.name())
                     .startsWith("Secret ").contains("(file ");
         }
+    }
+
+    /** A value that is a secret whatever its variable is called: a JAAS login module, a PEM private key, a password. */
+    static final Pattern SECRET_TEXT = Pattern.compile("LoginModule|PRIVATE KEY-----|(?i)password\\s*[=:]");
+
+    /**
+     * No secret in an environment variable: {@code /proc/<pid>/environ}, {@code kubectl describe pod}, a crash report and
+     * every process started in the container show the environment. Every secret a workload's process reads (a password
+     * key it declares: the database password, the payload encryption keys; a Kafka setting {@link Secrets} calls secret:
+     * a JAAS config) is a file of a Secret volume named by its {@code QUEEN_<KEY>_FILE} variable. So no variable takes its
+     * value from a Secret (secretKeyRef, envFrom a Secret), no variable of a secret key is set with a value of its own
+     * (literal or from a ConfigMap), and no value (JAVA_TOOL_OPTIONS and the ConfigMaps' too) holds a JAAS login module,
+     * a private key or a password.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void noSecretIsInAnEnvironmentVariable(Build b) {
+        List<String> problems = new ArrayList<>();
+        for (Workload w : workloads(b)) {
+            Map<String, String> values = new LinkedHashMap<>();   // variable -> where its value comes from
+            Map<String, String> texts = new LinkedHashMap<>();
+            for (EnvFromSource f : w.container().getEnvFrom()) {
+                if (f.getSecretRef() != null) {
+                    problems.add(w.name() + ": envFrom Secret " + f.getSecretRef().getName() + " makes each of its keys a variable");
+                } else if (f.getConfigMapRef() != null && b.named(ConfigMap.class, f.getConfigMapRef().getName()) != null) {
+                    b.named(ConfigMap.class, f.getConfigMapRef().getName()).getData().forEach((k, v) -> {
+                        values.put(k, "ConfigMap " + f.getConfigMapRef().getName());
+                        texts.put(k, v);
+                    });
+                }
+            }
+            for (EnvVar e : w.container().getEnv()) {
+                if (e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null) {
+                    var ref = e.getValueFrom().getSecretKeyRef();
+                    problems.add(w.name() + ": " + e.getName() + " from Secret " + ref.getName() + " key " + ref.getKey()
+                            + ": a variable; mount the Secret and name the file in " + e.getName() + "_FILE");
+                    values.remove(e.getName());
+                } else if (e.getValueFrom() != null && e.getValueFrom().getConfigMapKeyRef() != null) {
+                    var ref = e.getValueFrom().getConfigMapKeyRef();
+                    ConfigMap cm = b.named(ConfigMap.class, ref.getName());
+                    values.put(e.getName(), "ConfigMap " + ref.getName());
+                    texts.put(e.getName(), cm == null ? "" : cm.getData().getOrDefault(ref.getKey(), ""));
+                } else {
+                    values.put(e.getName(), "a literal value");
+                    texts.put(e.getName(), e.getValue() == null ? "" : e.getValue());
+                }
+            }
+            values.forEach((name, from) -> {
+                if (secretVariable(w, name)) {
+                    problems.add(w.name() + ": " + name + " (" + from + ") is a secret in the environment: put it in the workload's"
+                            + " Secret and set " + name + "_FILE to its file");
+                }
+            });
+            texts.forEach((name, text) -> {
+                if (SECRET_TEXT.matcher(text).find()) {
+                    problems.add(w.name() + ": " + name + " (" + values.get(name) + ") holds a JAAS config, a private key or a password");
+                }
+            });
+        }
+        assertThat(problems).isEmpty();
+    }
+
+    /** A variable that carries a secret itself (not its file): a password key of the process, or a Kafka secret setting. */
+    static boolean secretVariable(Workload w, String name) {
+        boolean password = w.def().keys().stream().anyMatch(k -> k.type() == ConfigDef.Type.PASSWORD && k.env().equals(name));
+        return password || passesThroughToKafka(w, name) && !name.endsWith("_FILE") && Secrets.isSecretSetting(kafkaKey(name));
+    }
+
+    /**
+     * Who may connect to the pods (base/networkpolicy.yaml): every workload is selected by an ingress policy (so what no
+     * policy admits is refused), every container port is admitted by a rule of a policy that selects its pod, and nothing
+     * else is open: each rule names its ports, each a port a selected container serves, and its peers, each a namespace
+     * AND its pods by label (no ipBlock, no empty selector, which would admit every namespace or pod); the metrics and
+     * health port ({@code http.port}) only from Prometheus pods. No pod uses the host's network or a host port, and no
+     * Service is a NodePort or LoadBalancer: those reach a pod around its policies on many network plugins.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("builds")
+    void everyPortIsAdmittedByANetworkPolicyFromItsCallersOnlyAndNothingElseIsOpen(Build b) {
+        List<String> problems = new ArrayList<>();
+        List<NetworkPolicy> policies = b.all(NetworkPolicy.class);
+        for (NetworkPolicy p : policies) {
+            String name = "NetworkPolicy " + p.getMetadata().getName();
+            if (p.getSpec().getPolicyTypes() == null || !p.getSpec().getPolicyTypes().contains("Ingress")) {
+                problems.add(name + ": policyTypes without Ingress");
+            }
+            if (empty(p.getSpec().getPodSelector())) {
+                problems.add(name + ": an empty podSelector selects every pod of the namespace, not queen-timers'");
+            }
+            for (NetworkPolicyIngressRule rule : ingress(p)) {
+                if (rule.getFrom() == null || rule.getFrom().isEmpty()) {
+                    problems.add(name + ": a rule without from admits every source");
+                }
+                if (rule.getPorts() == null || rule.getPorts().isEmpty()) {
+                    problems.add(name + ": a rule without ports admits every port");
+                }
+                for (NetworkPolicyPort rp : rule.getPorts() == null ? List.<NetworkPolicyPort>of() : rule.getPorts()) {
+                    if (rp.getPort() == null || rp.getEndPort() != null) {
+                        problems.add(name + ": a port " + (rp.getPort() == null ? "left out admits every port" : "range admits ports")
+                                + " of " + (rp.getProtocol() == null ? "TCP" : rp.getProtocol()) + " that nothing serves");
+                    }
+                }
+                for (NetworkPolicyPeer peer : rule.getFrom() == null ? List.<NetworkPolicyPeer>of() : rule.getFrom()) {
+                    if (peer.getIpBlock() != null || empty(peer.getNamespaceSelector()) || empty(peer.getPodSelector())) {
+                        problems.add(name + ": a peer that is not one namespace's pods by label (an ipBlock, or a missing or empty"
+                                + " selector): " + peer);
+                    }
+                }
+            }
+        }
+        for (Workload w : workloads(b)) {
+            Map<String, String> labels = w.template().getMetadata().getLabels();
+            var pod = w.template().getSpec();
+            if (Boolean.TRUE.equals(pod.getHostNetwork())) {
+                problems.add(w.name() + ": hostNetwork: the node's ports, which no NetworkPolicy guards");
+            }
+            List<NetworkPolicy> selecting = policies.stream().filter(p -> selects(p.getSpec().getPodSelector(), labels)).toList();
+            if (selecting.stream().noneMatch(p -> p.getSpec().getPolicyTypes() != null && p.getSpec().getPolicyTypes().contains("Ingress"))) {
+                problems.add(w.name() + ": no ingress policy selects its pods, so every connection is admitted");
+            }
+            List<ContainerPort> ports = w.container().getPorts() == null ? List.of() : w.container().getPorts();
+            for (ContainerPort port : ports) {
+                if (port.getHostPort() != null) {
+                    problems.add(w.name() + ": hostPort " + port.getHostPort() + ": the node's port, which no NetworkPolicy guards");
+                }
+                List<NetworkPolicyPeer> admitted = new ArrayList<>();
+                for (NetworkPolicy p : selecting) {
+                    for (NetworkPolicyIngressRule rule : ingress(p)) {
+                        if (rule.getPorts() != null && rule.getPorts().stream().anyMatch(rp -> names(rp, port))) {
+                            admitted.addAll(rule.getFrom() == null ? List.of() : rule.getFrom());
+                        }
+                    }
+                }
+                if (admitted.isEmpty()) {
+                    problems.add(w.name() + ": container port " + port.getName() + " (" + port.getContainerPort() + ") is admitted by no"
+                            + " policy: its callers cannot reach it");
+                }
+                if ("http".equals(port.getName())) {   // http.port: /metrics and /health (portsProbesServices... checks it)
+                    admitted.stream().filter(peer -> peer.getPodSelector() == null || peer.getPodSelector().getMatchLabels() == null
+                                    || !"prometheus".equals(peer.getPodSelector().getMatchLabels().get("app.kubernetes.io/name")))
+                            .forEach(peer -> problems.add(w.name() + ": the metrics and health port " + port.getName()
+                                    + " admits a peer other than Prometheus' pods: " + peer));
+                }
+            }
+            // each port a selecting rule names is one this container serves: no rule opens a port nothing was meant to answer on
+            for (NetworkPolicy p : selecting) {
+                for (NetworkPolicyIngressRule rule : ingress(p)) {
+                    for (NetworkPolicyPort rp : rule.getPorts() == null ? List.<NetworkPolicyPort>of() : rule.getPorts()) {
+                        if (ports.stream().noneMatch(port -> names(rp, port))) {
+                            problems.add("NetworkPolicy " + p.getMetadata().getName() + " admits port " + rp.getPort() + " to " + w.name()
+                                    + ", which serves no such port");
+                        }
+                    }
+                }
+            }
+        }
+        for (Service s : b.all(Service.class)) {
+            String type = s.getSpec().getType();
+            if (type != null && !type.equals("ClusterIP")) {
+                problems.add("Service " + s.getMetadata().getName() + " is a " + type + ": reachable from outside the cluster");
+            }
+        }
+        assertThat(problems).isEmpty();
+    }
+
+    static boolean empty(LabelSelector s) {
+        return s == null || (s.getMatchLabels() == null || s.getMatchLabels().isEmpty())
+                && (s.getMatchExpressions() == null || s.getMatchExpressions().isEmpty());
+    }
+
+    /** Whether {@code selector} selects a pod labelled {@code labels}: every matchLabels pair and every expression holds. */
+    static boolean selects(LabelSelector selector, Map<String, String> labels) {
+        if (selector.getMatchLabels() != null && !labels.entrySet().containsAll(selector.getMatchLabels().entrySet())) {
+            return false;
+        }
+        for (var e : selector.getMatchExpressions() == null ? List.<io.fabric8.kubernetes.api.model.LabelSelectorRequirement>of()
+                : selector.getMatchExpressions()) {
+            String v = labels.get(e.getKey());
+            boolean holds = switch (e.getOperator()) {
+                case "In" -> v != null && e.getValues().contains(v);
+                case "NotIn" -> v == null || !e.getValues().contains(v);
+                case "Exists" -> v != null;
+                case "DoesNotExist" -> v == null;
+                default -> throw new AssertionError("label selector operator " + e.getOperator());
+            };
+            if (!holds) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static List<NetworkPolicyIngressRule> ingress(NetworkPolicy p) {
+        return p.getSpec().getIngress() == null ? List.of() : p.getSpec().getIngress();
+    }
+
+    /**
+     * Whether a policy's port is this container port: by name or by number, with the same protocol (TCP when left out).
+     * A port left out or a range is every port or several (refused above), so it names this one too.
+     */
+    static boolean names(NetworkPolicyPort rp, ContainerPort port) {
+        String protocol = rp.getProtocol() == null ? "TCP" : rp.getProtocol();
+        if (!protocol.equals(port.getProtocol() == null ? "TCP" : port.getProtocol())) {
+            return false;
+        }
+        if (rp.getPort() == null) {
+            return true;
+        }
+        if (rp.getPort().getStrVal() != null) {
+            return rp.getPort().getStrVal().equals(port.getName());
+        }
+        int from = rp.getPort().getIntVal();
+        return port.getContainerPort() >= from && port.getContainerPort() <= (rp.getEndPort() == null ? from : rp.getEndPort());
     }
 
     /**
@@ -741,7 +964,8 @@ class DeploymentManifestsTest {
     /**
      * ConfigMap/Secret for every key, without pinning defaults: each key a process declares is, exactly once, a variable
      * set in one of its ConfigMaps, a commented line {@code # QUEEN_X: "<default>"   # <what it is>} there (shown at
-     * its current default, not set, so a future default still applies), or a Secret reference. A commented default
+     * its current default, not set, so a future default still applies), or a file of a Secret (a password key: only
+     * that, named by its {@code _FILE} variable). A commented default
      * must be the key's default today: when a default changes, this fails and the comment is updated. On failure the
      * expected lines, in the settings definitions' order, are in cli/target/configmap-keys.yaml.
      */
@@ -788,18 +1012,19 @@ class DeploymentManifestsTest {
             for (ConfigDef.Key k : w.def().keys()) {
                 List<String> places = where.getOrDefault(k.env(), List.of());
                 String dflt = defaultText(w, k, defaults, required);
+                if (k.type() == ConfigDef.Type.PASSWORD) {
+                    if (places.size() != 1 || !places.get(0).startsWith("Secret ") || !places.get(0).endsWith("(file)")) {
+                        problems.add(w.name() + ": " + k.env() + " is a secret: once, a file of the workload's Secret volume named by "
+                                + k.env() + "_FILE (never a variable: noSecretIsInAnEnvironmentVariable), appears in " + places);
+                    }
+                    continue;
+                }
                 if (places.size() != 1) {
-                    problems.add(w.name() + ": " + k.env() + " should appear once (set, commented or a Secret reference), appears in " + places);
+                    problems.add(w.name() + ": " + k.env() + " should appear once (set, commented or a Secret file), appears in " + places);
                 } else if (places.get(0).startsWith("Secret ")) {
                     continue;
                 } else if (commentedHere.containsKey(k.env()) && !commentedHere.get(k.env()).equals(dflt)) {
                     problems.add(w.name() + ": " + k.env() + " is commented at \"" + commentedHere.get(k.env()) + "\", its default is now \"" + dflt + "\"");
-                }
-                if (k.type() == ConfigDef.Type.PASSWORD) {
-                    if (places.size() != 1 || !places.get(0).startsWith("Secret ")) {
-                        problems.add(w.name() + ": " + k.env() + " is a secret: a Secret reference (env, secretKeyRef, optional unless required)");
-                    }
-                    continue;
                 }
                 // where the expected line goes: where it is now; else the shared ConfigMap if every process reading it declares the key
                 String cm = places.stream().filter(p -> !p.startsWith("Secret ") && !p.startsWith("env "))

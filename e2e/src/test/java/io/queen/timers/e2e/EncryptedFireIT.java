@@ -18,6 +18,7 @@ import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
+import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.LogContents;
 import io.queen.timers.sweeper.Staging;
@@ -153,7 +154,9 @@ class EncryptedFireIT {
         batch.add(incoming(1, null, "payXin.cards", "x", due, secret));   // would match if '_' were LIKE's wildcard
         assertThat(applier.apply(batch, List.of(new OffsetAdvance("pattern", 0, null, 2)))).isInstanceOf(Outcome.Applied.class);
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE NOT encrypted")).isEqualTo(2);
-        // the bridge restarts with pay_in.* in encryption.queues (and a key): it writes its patterns at start
+        // the bridge restarts with pay_in.* in encryption.queues (and a key): it writes its patterns at start, and they
+        // seal the queues of the tenant its command topic stands for (the owner's binding), no other tenant's
+        BridgeGroups.bind(db.dataSource(), "bridge-g", db.user(), Map.of("t", DEFAULT_TENANT));
         PayloadCipher cipher = new PayloadCipher(EncryptionKey.fromHex(KEY_HEX, "encryption.key"), List.of());
         new QueueEncryption(new EncryptionPolicy(List.of("pay_in.*")), Optional.of(cipher)).publishPatterns(db.dataSource(), "bridge-g");
 

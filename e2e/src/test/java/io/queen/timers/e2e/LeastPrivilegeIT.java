@@ -247,26 +247,40 @@ class LeastPrivilegeIT {
     }
 
     /**
-     * Issue 47, point 3: the audit outbox is emptied only by the session holding the relay lock, and only of the rows its
-     * last read handed out (V134). timer_audit_delete_v1, granted to both roles, deleted any tenant's unpublished events.
+     * The audit outbox is emptied only by the holder of the relay lease, and only of the rows its last read handed out
+     * (V134, V151). The lease is taken only through timer_audit_lease_v1, which only the relay's roles may call: a login of
+     * another role (the operator's) can neither take it nor stop publication by holding the advisory lock the relay took
+     * before. timer_audit_delete_v1, granted to both roles, deleted any tenant's unpublished events.
      */
     @Test
-    void theAuditOutboxIsEmptiedOnlyByTheRelayHoldingTheLockAndOnlyOfWhatItRead() throws Exception {
+    void theAuditOutboxIsEmptiedOnlyByTheRelayHoldingTheLeaseAndOnlyOfWhatItRead() throws Exception {
         String victim = "lp.audit." + Long.toHexString(System.nanoTime());
         long first = outbox(victim + "/a");
         long second = outbox(victim + "/b");
-        try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin)) {
-            // a login that is not the active relay can neither read for publishing nor delete, whatever it names
-            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v2('{}', 100000, 100000)");
-            assertRefused(other, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
-            // the relay takes the lock (as AuditRelay does: pg_try_advisory_lock(LOCK_KEY) on its own session) and reads
-            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + RELAY_LOCK_KEY + ")")) {
+        var operator = db.login("lp_operator", DatabaseRole.OPERATOR);
+        try (Connection relay = as(sweeperLogin); Connection other = as(bridgeLogin); Connection op = db.connect(operator)) {
+            // the operator's login may not take the lease, and the advisory lock it could always take stops nobody now
+            assertRefused(op, "SELECT * FROM queen.timer_audit_lease_v1(NULL)");
+            try (Statement st = op.createStatement(); var rs = st.executeQuery("SELECT pg_try_advisory_lock(" + OLD_RELAY_LOCK_KEY + ")")) {
                 rs.next();
-                assertThat(rs.getBoolean(1)).as("no other relay runs now").isTrue();
+            }
+            // a login that does not hold the lease can neither read for publishing nor delete, whatever it names
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v3(gen_random_uuid(), '{}', 100000, 100000)");
+            assertRefused(other, "SELECT count(*) FROM queen.timer_audit_read_v3(NULL, '{}', 100000, 100000)");
+            assertRefused(other, "SELECT queen.timer_audit_delete_v3(gen_random_uuid(), gen_random_uuid(), ARRAY[" + first + ", " + second + "]::bigint[])");
+            // the relay takes the lease (as AuditRelay does) and reads under its token
+            UUID lease;
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT token FROM queen.timer_audit_lease_v1(NULL)")) {
+                assertThat(rs.next()).as("no other relay runs now").isTrue();
+                lease = rs.getObject(1, UUID.class);
+            }
+            // taken: nobody else gets it while it runs, not another relay login either
+            try (Statement st = other.createStatement(); var rs = st.executeQuery("SELECT token FROM queen.timer_audit_lease_v1(NULL)")) {
+                assertThat(rs.next()).isFalse();
             }
             UUID token = null;
             try (Statement st = relay.createStatement();
-                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v2('{}', 100000, 100000)")) {
+                    var rs = st.executeQuery("SELECT id, read_token FROM queen.timer_audit_read_v3('" + lease + "', '{}', 100000, 100000)")) {
                 while (rs.next()) {
                     token = rs.getObject(2, UUID.class);
                 }
@@ -274,28 +288,28 @@ class LeastPrivilegeIT {
             assertThat(token).isNotNull();
             long late = outbox(victim + "/late");   // written after the read: never handed out
             String ids = "ARRAY[" + first + ", " + second + ", " + late + "]::bigint[]";
-            // the token is the read's: another login, or the relay with any other token, is refused
-            assertRefused(other, "SELECT queen.timer_audit_delete_v2('" + token + "', " + ids + ")");
-            assertRefused(relay, "SELECT queen.timer_audit_delete_v2(gen_random_uuid(), " + ids + ")");
+            // the read's token without the lease's, or the lease's with another read token, is refused
+            assertRefused(other, "SELECT queen.timer_audit_delete_v3(gen_random_uuid(), '" + token + "', " + ids + ")");
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v3('" + lease + "', gen_random_uuid(), " + ids + ")");
             // the relay deletes what it read, and only that
-            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY["
-                    + first + ", " + late + "]::bigint[])")) {
+            try (Statement st = relay.createStatement(); var rs = st.executeQuery("SELECT queen.timer_audit_delete_v3('" + lease + "', '"
+                    + token + "', ARRAY[" + first + ", " + late + "]::bigint[])")) {
                 rs.next();
                 assertThat(rs.getInt(1)).isOne();
             }
             assertThat(count("SELECT count(*) FROM queen.timer_audit_outbox WHERE id IN (" + second + ", " + late + ")")).isEqualTo(2);
             try (Statement st = relay.createStatement()) {
-                st.execute("SELECT pg_advisory_unlock(" + RELAY_LOCK_KEY + ")");
+                st.execute("SELECT queen.timer_audit_lease_release_v1('" + lease + "')");
             }
-            // once it let go of the lock its token deletes nothing more
-            assertRefused(relay, "SELECT queen.timer_audit_delete_v2('" + token + "', ARRAY[" + second + "]::bigint[])");
+            // once it let the lease go its tokens delete nothing more
+            assertRefused(relay, "SELECT queen.timer_audit_delete_v3('" + lease + "', '" + token + "', ARRAY[" + second + "]::bigint[])");
         } finally {
             admin("DELETE FROM queen.timer_audit_outbox WHERE kafka_key LIKE '" + victim + "/%'");
         }
     }
 
-    /** AuditRelay.LOCK_KEY ("queenaud"): the advisory lock one relay per database publishes under. */
-    private static final long RELAY_LOCK_KEY = 0x7175_6565_6e61_7564L;
+    /** The advisory lock key the relay of the release before published under ("queenaud"): any login could hold it. */
+    private static final long OLD_RELAY_LOCK_KEY = 0x7175_6565_6e61_7564L;
 
     /** An unpublished audit event of the default tenant (a verdict, as the bridge writes one); returns its id. */
     private static long outbox(String key) throws SQLException {

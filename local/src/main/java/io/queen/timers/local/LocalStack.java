@@ -55,6 +55,7 @@ final class LocalStack implements AutoCloseable {
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
     private Endpoints endpoints;
     private Map<String, String> serviceEnv;
+    private SweeperSettings sweeperSettings;
 
     private LocalStack() {}
 
@@ -139,7 +140,9 @@ final class LocalStack implements AutoCloseable {
         bridgeEnv.putIfAbsent(env(BridgeSettings.START_POSITION), "earliest");
         started.push(BridgeMain.host(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, bridgeEnv))));
         sweeperEnv.put(env(CommonSettings.HTTP_PORT), Integer.toString(sweeperPort));
-        started.push(SweeperMain.host(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv))));
+        // every key the environment above does not set at its default, as deployed: the fire budget among them
+        sweeperSettings = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, sweeperEnv));
+        started.push(SweeperMain.host(sweeperSettings));
 
         endpoints = new Endpoints(kafka.bootstrapServers(), jdbcUrl, user, plan.commandTopic(), plan.auditTopic(),
                 bridgePort, sweeperPort, pgData, kafkaData);
@@ -197,6 +200,11 @@ final class LocalStack implements AutoCloseable {
 
     Endpoints endpoints() {
         return endpoints;
+    }
+
+    /** The settings the stack's sweeper runs with. */
+    SweeperSettings sweeperSettings() {
+        return sweeperSettings;
     }
 
     /** A small pool on the stack's database, closed with the stack (for reading the log back). */

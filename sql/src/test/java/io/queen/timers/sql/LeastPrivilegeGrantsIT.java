@@ -37,7 +37,8 @@ class LeastPrivilegeGrantsIT {
     @Test
     void everySecurityDefinerFunctionPinsItsSearchPathAndPublicExecutesNone() throws SQLException {
         assertThat(strings("SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace AND p.prosecdef"))
-                .contains("queen.bridge_apply_v4(text,jsonb,jsonb,jsonb,jsonb,interval)", "queen.timer_audit_delete_v2(uuid,bigint[])")
+                .contains("queen.bridge_apply_v4(text,jsonb,jsonb,jsonb,jsonb,interval)", "queen.timer_audit_delete_v3(uuid,uuid,bigint[])",
+                        "queen.timer_audit_lease_v1(uuid)")
                 .hasSizeGreaterThan(10);
         assertThat(strings("SELECT p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace AND p.prosecdef"
                 + " AND NOT coalesce('search_path=pg_catalog, queen, pg_temp' = ANY (p.proconfig), false)")).isEmpty();
@@ -56,7 +57,8 @@ class LeastPrivilegeGrantsIT {
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_bridge', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
                 .containsExactly("bridge_apply_v4", "bridge_lock_v1", "bridge_lock_v2", "bridge_offset_start_v1", "bridge_sealed_queues_set_v1",
-                        "bridge_topics_register_v1", "timer_audit_delete_v2", "timer_audit_read_v2", "timer_tenant_pending_v1", "timer_tenant_series_v1");
+                        "bridge_topics_register_v1", "timer_audit_delete_v3", "timer_audit_lease_release_v1", "timer_audit_lease_v1",
+                        "timer_audit_read_v3", "timer_tenant_pending_v1", "timer_tenant_series_v1");
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_operator', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
                 .containsExactly("bridge_offset_set_v2", "timer_dead_letter_remove_v1", "timer_dead_letters_v1", "timer_list_v1",
@@ -87,6 +89,21 @@ class LeastPrivilegeGrantsIT {
         }
         assertThat(strings("SELECT 'public' FROM pg_proc p, aclexplode(p.proacl) a WHERE p.oid ="
                 + " 'queen.bridge_group_bind_v1(text, text, jsonb)'::regprocedure AND a.grantee = 0")).isEmpty();
+    }
+
+    @Test
+    void onlyTheRelaysRolesMayTakeTheRelayLease() throws SQLException {
+        // V151: the relay's exclusivity is a lease a login of another role can neither take nor hold (the advisory lock
+        // before it was open to every login), and no role may write its row directly
+        assertThat(strings("SELECT r.role FROM (VALUES ('queen_bridge'), ('queen_sweeper'), ('queen_operator')) AS r(role)"
+                + " WHERE has_function_privilege(r.role, 'queen.timer_audit_lease_v1(uuid)', 'EXECUTE') ORDER BY 1"))
+                .containsExactly("queen_bridge", "queen_sweeper");
+        for (String role : ROLES) {
+            assertThat(strings("SELECT 'yes' WHERE has_table_privilege('" + role + "', 'queen.timer_audit_relay_lease', 'SELECT, UPDATE')"))
+                    .as(role).isEmpty();
+        }
+        assertThat(strings("SELECT 'public' FROM pg_proc p, aclexplode(p.proacl) a WHERE p.oid ="
+                + " 'queen.timer_audit_lease_v1(uuid)'::regprocedure AND a.grantee = 0")).isEmpty();
     }
 
     @Test

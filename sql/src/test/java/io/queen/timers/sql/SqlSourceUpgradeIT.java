@@ -82,10 +82,11 @@ class SqlSourceUpgradeIT {
             DataSource freshDs = fresh.newDataSource(4);
             Migrations.migrate(freshDs);
 
-            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, V130, V131, V132, V133, V134, V135, V140, V150, and every
-            // R__ file (R__timer_audit_relay.sql is issue 24's, R__timer_dead_letters.sql issue 27's, R__timer_cadence.sql issue 28's,
-            // R__bridge_groups.sql issue 37's, R__timer_advance.sql issue 41's, R__timer_bounds.sql issue 47's)
-            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 16 : 15) + 23);
+            // V120 where it had not run, V121, V122, V123, V125, V126, V127, V128, V129, V130, V131, V132, V133, V134, V135, V140, V150,
+            // V151, and every R__ file (R__timer_audit_relay.sql is issue 24's, R__timer_dead_letters.sql issue 27's, R__timer_cadence.sql
+            // issue 28's, R__bridge_groups.sql issue 37's, R__timer_advance.sql issue 41's, R__timer_bounds.sql issue 47's,
+            // R__bridge_access.sql issue 54's)
+            assertThat(executed).isEqualTo(("110".equals(shippedVersion) ? 17 : 16) + 24);
             assertThat(schema(ds)).isEqualTo(schema(freshDs));
             assertThat(query(ds, "SELECT count(*) FROM pg_proc WHERE proname ~ '^(bridge_apply_v[123]|timer_claim_v[1234]|timer_(fire|fail|release|dead_letter)_v1)$'"))
                     .isZero();
@@ -102,7 +103,7 @@ class SqlSourceUpgradeIT {
                     + " JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'up.fired'")).isEqualTo(2);
             assertThat(query(ds, "SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(5);
             assertThat(Migrations.migrate(ds).migrationsExecuted).isZero();
-            assertThat(Migrations.appliedVersion(ds)).contains("150"); // the newest versioned one, not an R__ file
+            assertThat(Migrations.appliedVersion(ds)).contains("151"); // the newest versioned one, not an R__ file
             assertThat(Migrations.pendingCount(ds)).isZero();
         }
     }

@@ -166,16 +166,18 @@ public record SweeperSettings(
                                 + " about one cycle (docs/configuration.md, which defaults are measured). Longer packs larger segments per fire under a backlog.")
                 .define(PER_TENANT_PER_SHARD, INT, "8", between(1, 10_000),
                         "Most timers of one tenant per shard per claim (round-robin over tenants).")
-                .define(TENANT_FIRES_PER_SECOND, INT, "0", between(0, 1_000_000),
+                .define(TENANT_FIRES_PER_SECOND, INT, "1000", between(0, 1_000_000),
                         "The per-tenant fire budget: most timers of one tenant this sweeper process claims per second while another"
                                 + " tenant has a timer due within sweeper.sleep.near (0: no budget). A token bucket per tenant, shared by"
                                 + " the process's loops, holding a tenth of a second of it (at least one); a claim takes at most a"
                                 + " tenant's tokens, so cycles stay short and another tenant's due timer waits for a short cycle, not for"
                                 + " a flood's. What a held tenant leaves stays due and is claimed later, oldest first: its lateness is its"
                                 + " own (a series' catchUp decides what its late occurrences become). A tenant alone is never held. Per"
-                                + " process: N sweepers give one tenant up to N times it. A rate, not a share of what is free: a tenant"
-                                + " above it is held while another has work near even when the sweeper has time to spare, so set it"
-                                + " below what one sweeper fires (a third leaves room for the others) and above any tenant's normal rate"
+                                + " process: N sweepers give one tenant up to N times it. On by default, at a sixth of what one 2-core"
+                                + " sweeper fires for one tenant alone: a flood of one tenant cannot make another's timers wait for its"
+                                + " cycles as shipped. A rate, not a share of what is free: a tenant above it is held while another has"
+                                + " work near even when the sweeper has time to spare, so raise it above any tenant's normal rate (and"
+                                + " keep it below what one sweeper fires; a third leaves room for the others)"
                                 + " (docs/sweeper.md#the-fire-budget).")
                 .define(MAX_ATTEMPTS, INT, "5", between(1, 1_000),
                         "Permanent fire failures before a timer is moved to queen.log_dlq.")

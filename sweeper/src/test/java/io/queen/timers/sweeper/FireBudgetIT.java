@@ -110,6 +110,13 @@ class FireBudgetIT {
 
         assertThat(first).hasSize(512);
         assertThat(second).hasSize(512);
+        // its bucket is still empty, and yet the empty claim after its last timers does not wait for the budget: nothing held it
+        int rest = 0;
+        for (List<ClaimedTimer> more = claimer.claim(); !more.isEmpty(); more = claimer.claim()) {
+            rest += more.size();
+        }
+        assertThat(rest).isEqualTo(2_000 - 2 * 512);
+        assertThat(claimer.heldFor()).as("a wait for the budget after a tenant alone drained").isEmpty();
     }
 
     /**
@@ -144,6 +151,36 @@ class FireBudgetIT {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
         assertThat(LogContents.read(db.dataSource())).filteredOn(m -> m.tenantId().equals(FLOOD)).hasSize(2_000);
+    }
+
+    /**
+     * As shipped: the budget is on by default (no setting here), and a tenant alone is still never held. A running sweeper
+     * fires five seconds' worth of the default budget of one tenant's due timers, with no other tenant staged, faster than
+     * the budget: in its busiest second (segment created_at, the database's clock) more than a second's budget and a burst,
+     * which a held tenant never fires.
+     */
+    @Test
+    void aTenantAloneFiresFasterThanTheDefaultBudget() {
+        int shipped = SweeperSettings.from(Sweepers.config(db, Map.of())).tenantFiresPerSecond();
+        assertThat(shipped).as("the fire budget is on as shipped").isPositive();
+        stage(FLOOD, "f", 5 * shipped, -60);
+
+        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+            await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
+        }
+        List<Long> fired = LogContents.read(db.dataSource()).stream().map(m -> m.createdAt().toEpochMilli()).sorted().toList();
+        assertThat(fired).hasSize(5 * shipped);
+        int busiest = 0;
+        for (int from = 0, to = 0; from < fired.size(); from++) {   // the most fires within any one second
+            while (to < fired.size() && fired.get(to) < fired.get(from) + 1_000) {
+                to++;
+            }
+            busiest = Math.max(busiest, to - from);
+        }
+        int burst = new FireBudget(shipped, Duration.ofSeconds(1), System::nanoTime).burst();
+        System.out.printf("FireBudgetIT: a tenant alone fired %d in its busiest second (default budget %d a second, burst %d)%n",
+                busiest, shipped, burst);
+        assertThat(busiest).as("fires of a tenant alone in its busiest second").isGreaterThan(shipped + burst);
     }
 
     private long quietFired() {

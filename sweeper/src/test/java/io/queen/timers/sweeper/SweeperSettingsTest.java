@@ -38,6 +38,8 @@ class SweeperSettingsTest {
         assertThat(s.workers()).isEqualTo(2);
         assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
         assertThat(s.perTenantPerShard()).isEqualTo(8);
+        // on as shipped (docs/sweeper.md#the-fire-budget): protection that is off protects nobody
+        assertThat(s.tenantFiresPerSecond()).isEqualTo(1000);
         assertThat(s.maxAttempts()).isEqualTo(5);
         assertThat(s.maxFireBytes()).isEqualTo(8 * 1024 * 1024);
         assertThat(s.backoffBase()).isEqualTo(Duration.ofSeconds(1));

@@ -2,8 +2,12 @@ package io.queen.timers.testkit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 /** A database of its own for one test class (or one benchmark run). Closing drops it. */
 public final class FreshDatabase implements AutoCloseable {
@@ -11,6 +15,10 @@ public final class FreshDatabase implements AutoCloseable {
     private final TestPostgres.Server server;
     private final String name;
     private final List<HikariDataSource> pools = new ArrayList<>();
+    private final List<Login> logins = new ArrayList<>();
+
+    /** A login role of the test server (roles are cluster-wide: the name is unique), dropped with this database. */
+    public record Login(String name, String password) {}
 
     FreshDatabase(TestPostgres.Server server, String name) {
         this.server = server;
@@ -47,10 +55,31 @@ public final class FreshDatabase implements AutoCloseable {
         return ds;
     }
 
+    /**
+     * A new login that is a member of {@code groupRole} and nothing more, as a DBA makes a service's login
+     * (docs/schema-and-roles.md#database-roles): {@code prefix} starts its name.
+     */
+    public synchronized Login login(String prefix, String groupRole) {
+        Login l = new Login(prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12), "pw-" + UUID.randomUUID());
+        TestPostgres.execute(server, "CREATE ROLE " + l.name() + " LOGIN PASSWORD '" + l.password() + "' IN ROLE " + groupRole);
+        TestPostgres.execute(server, "GRANT CONNECT ON DATABASE " + name + " TO " + l.name());
+        logins.add(l);
+        return l;
+    }
+
+    /** A connection of its own as {@code login}, autocommit. */
+    public Connection connect(Login login) throws SQLException {
+        Connection c = DriverManager.getConnection(jdbcUrl(), login.name(), login.password());
+        c.setAutoCommit(true);
+        return c;
+    }
+
     @Override
     public synchronized void close() {
         pools.forEach(HikariDataSource::close);
         pools.clear();
         TestPostgres.execute(server, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+        logins.forEach(l -> TestPostgres.execute(server, "DROP ROLE IF EXISTS " + l.name()));
+        logins.clear();
     }
 }

@@ -59,6 +59,16 @@ public final class PostgresDatabase implements BeforeAllCallback, AfterAllCallba
         return database.newDataSource(maxPoolSize);
     }
 
+    /** A login of {@code groupRole} and nothing more, dropped with the database ({@link FreshDatabase#login}). */
+    public FreshDatabase.Login login(String prefix, String groupRole) {
+        return database.login(prefix, groupRole);
+    }
+
+    /** A connection of its own as {@code login}, autocommit. */
+    public java.sql.Connection connect(FreshDatabase.Login login) throws java.sql.SQLException {
+        return database.connect(login);
+    }
+
     public FreshDatabase database() {
         return database;
     }

@@ -52,12 +52,18 @@ import org.slf4j.LoggerFactory;
  * once the broker acknowledged them.
  *
  * <ul>
- *   <li><b>One active relay per database.</b> A relay publishes only while it holds
- *       {@code pg_try_advisory_lock} on a connection of its own, and it reads and deletes on that same
- *       connection, so losing the session (database restart, terminated backend) loses the lock and the
- *       work together. The others stand by and retry every {@code audit.relay.standby.interval}. The database
- *       holds the line (issue 47): its read records the rows it hands out under a token, and its delete removes only
- *       those, only for the session holding the lock (db/current/R__timer_audit_relay.sql).</li>
+ *   <li><b>One active relay per database, under a lease.</b> A relay publishes only while it holds the relay lease
+ *       (V151: a row only the relay's roles may take, through {@code queen.timer_audit_lease_v1}, for the owner's
+ *       {@code queen.timer_settings.relay_lease}); the database refuses its read and its delete without the live lease's
+ *       token, its read records the rows it hands out under a token, and its delete removes only those
+ *       (db/current/R__timer_audit_relay.sql). The others stand by and try the lease every
+ *       {@code audit.relay.standby.interval}. The holder renews it when a third of it has passed, and starts a send only
+ *       while the send's timeout (and a margin) still fits in what is left of it, counted on this JVM's monotonic clock
+ *       from before the call that took or renewed it: so every send of a relay that lost its lease (a crash, a network
+ *       cut, a long pause) has landed or failed before the lease runs out on the database's clock and another relay can
+ *       take it, and the events of one key keep their order across the hand-over. PRICE: a relay that dies without
+ *       letting go is replaced only when its lease runs out (up to {@code relay_lease}, 20 s by default, of audit delay);
+ *       one stopped cleanly lets go at once. It was an advisory lock, which any login could take and hold.</li>
  *   <li><b>Order.</b> Rows are published in id order through an idempotent producer (acks=all), so
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
@@ -79,13 +85,10 @@ import org.slf4j.LoggerFactory;
 public final class AuditRelay implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(AuditRelay.class);
-    /**
-     * Arbitrary but fixed: every relay of every process agrees on it ("queenaud"). db/current/R__timer_audit_relay.sql
-     * names the same number (queen.timer_audit_relay_held_v1): the database lets only its holder read and delete.
-     */
-    static final long LOCK_KEY = 0x7175_6565_6e61_7564L;
-    /** W3C Trace Context header names, as a command record carries them too. */
-
+    private static final String LEASE = SqlFile.load(AuditRelay.class, "lease.sql");
+    private static final String RELEASE = SqlFile.load(AuditRelay.class, "release.sql");
+    /** Beyond the send timeout, what must be left of the lease for a send to start: the broker's append after the ack's wait. */
+    static final Duration SEND_MARGIN = Duration.ofSeconds(1);
     private static final String FETCH = SqlFile.load(AuditRelay.class, "fetch.sql");
     private static final String DELETE = SqlFile.load(AuditRelay.class, "delete.sql");
     private static final String BACKLOG = SqlFile.load(AuditRelay.class, "backlog.sql");
@@ -99,6 +102,16 @@ public final class AuditRelay implements AutoCloseable {
     private final Duration pollInterval;
     private final Duration standbyInterval;
     private final Duration maxBackoff;
+    /** {@code audit.relay.send.timeout}: a send lands or fails within it, so one starts only while it fits in the lease. */
+    private final Duration sendTimeout;
+    /**
+     * The lease this relay holds (its token), kept across tenures while it was not let go: a tenure that ended on a
+     * failed statement renews its own lease at the next, instead of waiting it out. The relay's thread only.
+     */
+    private UUID leaseToken;
+    /** When the lease runs out, on System.nanoTime(): counted from before the call that took or renewed it. */
+    private long leaseDeadline;
+    private long leaseNanos;
     /** Longest pause after a failed tenure: bounded by health.failing.after ({@link HealthSettings#retryPauseMax}). */
     private final Duration maxRetryPause;
     private final Counter published;
@@ -133,6 +146,7 @@ public final class AuditRelay implements AutoCloseable {
         this.pollInterval = audit.pollInterval();
         this.standbyInterval = audit.standbyInterval();
         this.maxBackoff = common.retryBackoffMax();
+        this.sendTimeout = audit.sendTimeout();
         this.maxRetryPause = common.retryPauseMax();
         this.prober = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "queen-audit-relay-probe");
@@ -163,7 +177,7 @@ public final class AuditRelay implements AutoCloseable {
         backlogGauge(topics.defaultTopic());
         topics.configured().values().forEach(this::backlogGauge);
         Gauge.builder("queen.timers.audit.relay.active", active, a -> a.get() ? 1 : 0)
-                .description("1 while this process's relay holds the per-database relay lock")
+                .description("1 while this process's relay holds the per-database relay lease")
                 .register(registry);
         Gauge.builder("queen.timers.audit.held.topics", this, r -> r.heldSnapshot.size())
                 .description("Audit topics this relay cannot write to now, whose events wait in the outbox (0 when standing by)")
@@ -181,7 +195,7 @@ public final class AuditRelay implements AutoCloseable {
         return this;
     }
 
-    /** True while this relay holds the lock and publishes. */
+    /** True while this relay holds the lease and publishes. */
     public boolean isActive() {
         return active.get();
     }
@@ -221,7 +235,7 @@ public final class AuditRelay implements AutoCloseable {
         Backoff.Waits waits = new Backoff(Duration.ofMillis(100), maxRetryPause).waits();
         while (running.get()) {
             try {
-                relayWhileLocked();
+                relayWhileLeased();
                 waits.reset();
             } catch (SQLException | RuntimeException e) {
                 Duration wait = waits.next();
@@ -238,35 +252,41 @@ public final class AuditRelay implements AutoCloseable {
         }
     }
 
-    /** Holds the lock connection for as long as it works; returns when stopped or standing by. */
-    private void relayWhileLocked() throws SQLException, InterruptedException {
+    /** Holds one connection for as long as the lease and the connection work; returns when stopped or standing by. */
+    private void relayWhileLeased() throws SQLException, InterruptedException {
         progress.begin();
-        boolean locked;
+        boolean leased;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(true);
-            locked = tryLock(c);
-            if (locked) {
-                relayLocked(c);
+            leased = holdLease(c);
+            if (leased) {
+                relayLeased(c);
             }
         }
-        if (!locked) {
+        if (!leased) {
             // standing by is this relay's work while another one publishes; its connection is back in the pool meanwhile
             progress.completed();
             pause(standbyInterval);
         }
     }
 
-    /** One tenure on the lock connection {@code c}; releases the lock when it ends. */
-    private void relayLocked(Connection c) throws SQLException, InterruptedException {
+    /** One tenure on the connection {@code c}; lets the lease go when it ends, after the producer's last sends completed. */
+    private void relayLeased(Connection c) throws SQLException, InterruptedException {
         // A new producer per tenure: after a refused send its sequence state is not trusted.
         try (Producer<String, String> producer = new KafkaProducer<>(producerProps);
              KafkaClientMetrics meters = new KafkaClientMetrics(producer)) {
             // the producer's own meters (kafka_producer_*) while it lives; closing them removes them with it
             meters.bindTo(registry);
             active.set(true);
-            LOG.info("audit relay active (holds the relay lock of this database)");
+            LOG.info("audit relay active (holds the relay lease of this database, {} ms, renewed while it publishes)",
+                    Duration.ofNanos(leaseNanos).toMillis());
             listen(c);
             while (running.get()) {
+                if (!keepLease(c)) {
+                    LOG.warn("audit relay: lost the relay lease (it ran out before this relay renewed it, and another took it);"
+                            + " standing by");
+                    break;
+                }
                 int n = relayOnce(c, producer);
                 if (System.nanoTime() - backlogAtNanos >= 0) {
                     updateBacklog(c);
@@ -274,21 +294,88 @@ public final class AuditRelay implements AutoCloseable {
                 }
                 progress.completed();
                 if (n == 0 && held.excludedTenants().isEmpty()) {
-                    awaitOutbox(c, pollInterval);
+                    awaitOutbox(c, untilRenewal(pollInterval));
                 } else if (n == 0) {
                     // what is left belongs to held topics: a round per commit would re-read past their rows each time
                     // (fetch.sql's PRICE), so the poll paces the rounds until the holds lift
-                    pause(pollInterval);
+                    pause(untilRenewal(pollInterval));
                 }
                 progress.begin();
             }
         } finally {
+            // the producer is closed by now (try-with-resources closes before finally): its sends have landed or failed
             unlisten(c);
             active.set(false);
             // a standing-by relay holds nothing: the holds are reported again by the next tenure's first round
             progress.impaired(null);
             heldSnapshot = Map.of();
-            unlock(c);
+            release(c);
+        }
+    }
+
+    /**
+     * Takes the lease, or renews this relay's own; false when another relay holds it. Refuses a lease that a send's
+     * timeout does not fit in twice (with it, a relay could hardly send before it had to renew): the owner's
+     * relay_lease and this process's {@code audit.relay.send.timeout} disagree.
+     */
+    private boolean holdLease(Connection c) throws SQLException {
+        long before = System.nanoTime();
+        try (PreparedStatement st = c.prepareStatement(LEASE)) {
+            st.setObject(1, leaseToken);
+            try (ResultSet rs = st.executeQuery()) {
+                if (!rs.next()) {
+                    leaseToken = null;
+                    return false;
+                }
+                leaseToken = rs.getObject("token", UUID.class);
+                leaseNanos = Duration.ofMillis(rs.getLong("lease_ms")).toNanos();
+                leaseDeadline = before + leaseNanos;
+            }
+        }
+        if (leaseNanos < 2 * sendTimeout.toNanos()) {
+            release(c);
+            throw new IllegalStateException(AuditSettings.RELAY_SEND_TIMEOUT + " = " + sendTimeout.toMillis() + " ms does not fit the owner's"
+                    + " queen.timer_settings.relay_lease = " + Duration.ofNanos(leaseNanos).toMillis() + " ms: a relay starts a send only while"
+                    + " the send's timeout fits in its lease, which must be at least twice the send timeout; lower the setting, or as the"
+                    + " schema's owner UPDATE queen.timer_settings SET relay_lease = ...");
+        }
+        return true;
+    }
+
+    /** Renews the lease when a third of it has passed, or when a send no longer fits in what is left; false when lost. */
+    private boolean keepLease(Connection c) throws SQLException {
+        long left = leaseDeadline - System.nanoTime();
+        if (left > leaseNanos * 2 / 3 && left > sendTimeout.plus(SEND_MARGIN).toNanos()) {
+            return true;
+        }
+        return holdLease(c);
+    }
+
+    /** Whether a send started now lands or fails before the lease runs out (with the margin). */
+    private boolean sendFits() {
+        return leaseDeadline - System.nanoTime() > sendTimeout.plus(SEND_MARGIN).toNanos();
+    }
+
+    /** {@code wait}, or less: the time until the lease is due for renewal. */
+    private Duration untilRenewal(Duration wait) {
+        long due = leaseDeadline - leaseNanos * 2 / 3 - System.nanoTime();
+        return Duration.ofNanos(Math.max(Duration.ofMillis(1).toNanos(), Math.min(wait.toNanos(), due)));
+    }
+
+    /**
+     * Lets the lease go, so a standing-by relay takes it at its next try. When that fails (the session is gone) the lease
+     * runs out by itself, and this relay keeps its token: its next tenure renews its own lease instead of waiting.
+     */
+    private void release(Connection c) {
+        if (leaseToken == null) {
+            return;
+        }
+        try (PreparedStatement st = c.prepareStatement(RELEASE)) {
+            st.setObject(1, leaseToken);
+            st.execute();
+            leaseToken = null;
+        } catch (SQLException e) {
+            LOG.debug("audit relay: letting the lease go failed ({}); it runs out by itself", e.getMessage());
         }
     }
 
@@ -308,6 +395,10 @@ public final class AuditRelay implements AutoCloseable {
             return 0;
         }
         long acked = awaitAcks(producer, round);
+        if (!keepLease(c)) {
+            // another relay holds it now: it publishes these rows again (the same eventIds), after every send of this round
+            throw new SQLException("the relay lease ran out during a round and another relay took it; the round's rows stay in the outbox");
+        }
         deleteAcknowledged(c, round);
         settleHolds(round);
         published.increment(acked);
@@ -335,13 +426,19 @@ public final class AuditRelay implements AutoCloseable {
     private Round sendOldest(Connection c, Producer<String, String> producer) throws SQLException, InterruptedException {
         Round round = new Round(batchSize);
         try (PreparedStatement st = c.prepareStatement(FETCH)) {
-            st.setArray(1, c.createArrayOf("uuid", held.excludedTenants().toArray()));
-            st.setInt(2, batchSize);
+            st.setObject(1, leaseToken);
+            st.setArray(2, c.createArrayOf("uuid", held.excludedTenants().toArray()));
             st.setInt(3, batchSize);
+            st.setInt(4, batchSize);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
                     round.events++;
                     long id = rs.getLong("id");
+                    if (!sendFits()) {
+                        // no send may land after the lease ran out: this row (a segment may be half sent) and the rest wait
+                        round.rowTopic.remove(id);
+                        break;
+                    }
                     UUID tenant = rs.getObject("tenant_id", UUID.class);
                     String topic = topics.topicFor(tenant);
                     held.seen(topic, tenant);
@@ -384,9 +481,10 @@ public final class AuditRelay implements AutoCloseable {
         });
         if (!done.isEmpty()) {
             try (PreparedStatement st = c.prepareStatement(DELETE)) {
-                st.setObject(1, round.readToken);
-                st.setArray(2, c.createArrayOf("bigint", done.toArray()));
-                st.execute(); // a SELECT of queen.timer_audit_delete_v2: the relay's role may not DELETE itself
+                st.setObject(1, leaseToken);
+                st.setObject(2, round.readToken);
+                st.setArray(3, c.createArrayOf("bigint", done.toArray()));
+                st.execute(); // a SELECT of queen.timer_audit_delete_v3: the relay's role may not DELETE itself
             }
         }
     }
@@ -450,32 +548,8 @@ public final class AuditRelay implements AutoCloseable {
         });
     }
 
-    private static boolean tryLock(Connection c) throws SQLException {
-        try (PreparedStatement st = c.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
-            st.setLong(1, LOCK_KEY);
-            try (ResultSet rs = st.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
     /**
-     * The connection goes back to the pool: it must not carry the session lock with it, or every relay of the
-     * database (this one included, on its next connection) would stand by for ever behind an idle pooled
-     * session. When the unlock fails the session is dropped instead; if the session is gone, the lock went with it.
-     */
-    private static void unlock(Connection c) {
-        try (PreparedStatement st = c.prepareStatement("SELECT pg_advisory_unlock(?)")) {
-            st.setLong(1, LOCK_KEY);
-            st.execute();
-        } catch (SQLException e) {
-            dropSession(c);
-        }
-    }
-
-    /**
-     * While active the relay LISTENs on its lock connection for {@code queen_timers_audit}, which the outbox's insert
+     * While active the relay LISTENs on its connection for {@code queen_timers_audit}, which the outbox's insert
      * trigger sends at the commit of every transaction that wrote it (R__timer_audit_relay.sql): an idle relay
      * publishes a new event at once instead of at its next poll. A notification that arrives during a round waits in
      * the driver and ends the next wait at once, so none is lost; the poll interval stays the bound when one is.
@@ -489,7 +563,8 @@ public final class AuditRelay implements AutoCloseable {
     /**
      * The connection goes back to the pool after the tenure: it stops listening, and what the driver queued is dropped.
      * When UNLISTEN fails the session is dropped instead (a listening session in the pool would queue notifications
-     * for its next user and hold back the server's notification queue); the unlock after it then finds it gone.
+     * for its next user and hold back the server's notification queue); letting the lease go after it then fails, and the
+     * lease runs out by itself.
      */
     private static void unlisten(Connection c) {
         try (Statement st = c.createStatement()) {

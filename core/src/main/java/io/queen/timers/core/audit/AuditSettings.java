@@ -51,7 +51,8 @@ public record AuditSettings(boolean relayEnabled, int batchSize, Duration pollIn
         return new ConfigDef()
                 .define(RELAY_ENABLED, BOOLEAN, "true", null,
                         "Run an audit outbox relay in this process. Only one relay per database publishes at a time "
-                                + "(pg_try_advisory_lock on a connection of its own); the others stand by.")
+                                + "(the relay lease, queen.timer_settings.relay_lease, which only the bridge's and the sweeper's"
+                                + " database roles may take); the others stand by.")
                 // 5000, not 1000: every round pays a fetch, a flush round trip to the broker and a durable delete
                 // commit; PipelineBench (docs/benchmarks.md) measured the audit tail behind the log halved or better.
                 .define(RELAY_BATCH_SIZE, INT, "5000", between(1, 100_000),
@@ -69,7 +70,8 @@ public record AuditSettings(boolean relayEnabled, int batchSize, Duration pollIn
                         "Longest wait for one audit send: the relay's producer gets max.block.ms and delivery.timeout.ms of this"
                                 + " value (request.timeout.ms a little less), overriding kafka.*. A topic that cannot be written within it"
                                 + " (missing with auto-create off, not authorized) is held on its own while the other topics flow; it also"
-                                + " bounds the one pause the others see when a topic first fails.")
+                                + " bounds the one pause the others see when a topic first fails. A relay starts a send only while it fits in"
+                                + " its lease: the owner's queen.timer_settings.relay_lease must be at least twice this value.")
                 // The broker's CPU per event follows the batches and bytes it stores and serves: PipelineBench
                 // (docs/benchmarks.md#pipeline-benchmark) measured the broker at a third to a half of its uncompressed CPU per
                 // timer. zstd: the events of one batch share most of their JSON, which it shrinks more than lz4 does.

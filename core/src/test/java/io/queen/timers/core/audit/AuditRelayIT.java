@@ -108,7 +108,7 @@ class AuditRelayIT {
         } finally {
             relay.close();
         }
-        // close() is seen within the wait (its join gives up after 30 s, and a relay still waiting would hold the lock)
+        // close() is seen within the wait (its join gives up after 30 s, and a relay still waiting would hold the lease)
         assertThat(relay.isActive()).isFalse();
         assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/woken");
     }
@@ -120,7 +120,7 @@ class AuditRelayIT {
         try (AuditRelay a = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), new SimpleMeterRegistry()).start();
                 AuditRelay b = new AuditRelay(db.dataSource(), AuditSettings.from(config), CommonSettings.from(config), new SimpleMeterRegistry()).start()) {
             await().atMost(Duration.ofSeconds(10)).until(() -> a.isActive() || b.isActive());
-            Thread.sleep(1000); // the other has tried for the lock at least once by now
+            Thread.sleep(1000); // the other has tried for the lease at least once by now
             assertThat(a.isActive() && b.isActive()).isFalse();
             AuditRelay active = a.isActive() ? a : b;
             AuditRelay standby = active == a ? b : a;
@@ -132,6 +132,66 @@ class AuditRelayIT {
         assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/after");
     }
 
+    /**
+     * The relay publishes under a lease that only the relay's roles may take (V151): a login of another role (the
+     * operator's) is refused the lease and its row, and the advisory lock the relay took before, which it can still
+     * hold, stops nobody: the relay publishes while that login holds all it can.
+     */
+    @Test
+    void aLoginOfAnotherRoleCanNeitherTakeTheLeaseNorStopPublication() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        var operator = db.login("ar_operator", "queen_operator");
+        try (Connection op = db.connect(operator)) {
+            try (Statement st = op.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_try_advisory_lock(" + OLD_RELAY_LOCK_KEY + ")")) {
+                rs.next();
+                assertThat(rs.getBoolean(1)).as("the lock of the release before: any login may hold it").isTrue();
+            }
+            op.setAutoCommit(false);
+            for (String attempt : List.of("SELECT * FROM queen.timer_audit_lease_v1(NULL)",
+                    "SELECT * FROM queen.timer_audit_relay_lease FOR UPDATE", "SELECT queen.timer_audit_lease_release_v1(NULL)")) {
+                try (Statement st = op.createStatement()) {
+                    st.execute(attempt);
+                    throw new AssertionError(attempt + " was not refused");
+                } catch (java.sql.SQLException e) {
+                    assertThat(e.getSQLState()).as(attempt).isEqualTo("42501");
+                    op.rollback();
+                }
+            }
+            insert(DEFAULT, "q/held-by-nobody", "scheduled", "{}");
+            try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(settings(audit))),
+                    CommonSettings.from(config(settings(audit))), new SimpleMeterRegistry()).start()) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+                assertThat(relay.isActive()).isTrue();
+            }
+        }
+        assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/held-by-nobody");
+    }
+
+    /**
+     * A relay whose lease another holder took (here the owner, as a lease that ran out during a pause of the relay would
+     * be taken by another relay) publishes nothing more: its read is refused without the live lease, it stands by, and
+     * it takes the lease again only once the other's ran out; then it publishes what waited.
+     */
+    @Test
+    void aRelayWhoseLeaseWasTakenPublishesNothingUntilItHoldsItAgain() throws Exception {
+        String audit = TestKafka.newTopic("audit", 1);
+        try (AuditRelay relay = new AuditRelay(db.dataSource(), AuditSettings.from(config(settings(audit))),
+                CommonSettings.from(config(settings(audit))), new SimpleMeterRegistry()).start()) {
+            await().atMost(Duration.ofSeconds(10)).until(relay::isActive);
+            exec("UPDATE queen.timer_audit_relay_lease SET token = gen_random_uuid(), holder = 'another relay',"
+                    + " expires_at = clock_timestamp() + interval '4 seconds'");
+            insert(DEFAULT, "q/while-taken", "scheduled", "{}");
+            await().atMost(Duration.ofSeconds(10)).until(() -> !relay.isActive());
+            assertThat(count()).as("not published while another holds the lease").isOne();
+            assertThat(readAll(audit)).isEmpty();
+            await().atMost(Duration.ofSeconds(30)).until(() -> count() == 0);
+        }
+        assertThat(readAll(audit)).extracting(ConsumerRecord::key).containsExactly("q/while-taken");
+    }
+
+    /** The advisory lock key the relay of the release before published under ("queenaud"). */
+    static final long OLD_RELAY_LOCK_KEY = 0x7175_6565_6e61_7564L;
+
     @Test
     void aStandbyHoldsNoConnectionWhileItWaits() throws Exception {
         String audit = TestKafka.newTopic("audit", 1);
@@ -142,7 +202,7 @@ class AuditRelayIT {
             await().atMost(Duration.ofSeconds(10)).until(active::isActive);
             try (AuditRelay standby = new AuditRelay(standbyPool, AuditSettings.from(config(s)), CommonSettings.from(config(s)), new SimpleMeterRegistry()).start()) {
                 var pool = standbyPool.getHikariPoolMXBean();
-                // it has tried for the lock (a connection was opened for it) and gave the connection back to wait
+                // it has tried for the lease (a connection was opened for it) and gave the connection back to wait
                 await().atMost(Duration.ofSeconds(10)).until(() -> pool.getTotalConnections() > 0 && pool.getActiveConnections() == 0);
                 assertThat(standby.isActive()).isFalse();
             }

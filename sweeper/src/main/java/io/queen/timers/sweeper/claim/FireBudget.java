@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.LongSupplier;
 
@@ -30,6 +32,12 @@ import java.util.function.LongSupplier;
  * <p>Two loops of a process never spend the same tokens: the first to reserve takes a bucket's whole tokens, the other
  * sees what is left (usually nothing) until the first settles; only a tenant first seen may overshoot, once, by a
  * burst per loop.
+ *
+ * <p>Which tenants it holds, as far as this process can tell: the claim does not say whether the budget bound, so a
+ * tenant counts as held ({@link #untilRefilled}) only after a claim took exactly what it was allowed, and no longer
+ * once a claim took more (the budget did not bind: it was alone) or less (it had no more due). So a tenant alone,
+ * whose claims take a whole batch whatever its tokens, never makes an empty claim wait for the budget. PRICE: a tenant
+ * alone whose last claim took exactly its tokens by chance makes the next empty claim wait once, a fifth of a burst.
  */
 public final class FireBudget {
 
@@ -41,6 +49,8 @@ public final class FireBudget {
     private final Duration near;
     private final LongSupplier nanos;
     private final Map<UUID, double[]> tokens = new HashMap<>();
+    /** Tenants whose last claim took exactly their allowance: held by the budget, as far as a claim shows it. */
+    private final Set<UUID> held = new HashSet<>();
     private long refilledAt;
 
     /**
@@ -111,14 +121,26 @@ public final class FireBudget {
         }
         refill();
         for (Map.Entry<UUID, Integer> r : reserved.tenants().entrySet()) {
-            add(r.getKey(), r.getValue() - taken.getOrDefault(r.getKey(), 0));
+            int took = taken.getOrDefault(r.getKey(), 0);
+            add(r.getKey(), r.getValue() - took);
+            heldIf(r.getKey(), r.getValue(), took);
         }
         for (Map.Entry<UUID, Integer> t : taken.entrySet()) {
             if (!reserved.tenants().containsKey(t.getKey())) {
                 add(t.getKey(), -t.getValue());
+                heldIf(t.getKey(), reserved.otherwise(), t.getValue());
             }
         }
         forgetFull();
+    }
+
+    /** A claim allowed {@code allowed} of a tenant's rows took {@code took}: exactly that, it may have been held; else not. */
+    private void heldIf(UUID tenant, int allowed, int took) {
+        if (took == allowed && took > 0) {
+            held.add(tenant);
+        } else if (took != allowed) {
+            held.remove(tenant);
+        }   // nothing allowed and nothing taken says nothing either way
     }
 
     /**
@@ -132,8 +154,9 @@ public final class FireBudget {
         }
         refill();
         double most = -1;
-        for (double[] t : tokens.values()) {
-            if (t[0] < chunk) {
+        for (UUID tenant : held) {
+            double[] t = tokens.get(tenant);
+            if (t != null && t[0] < chunk) {
                 most = Math.max(most, t[0]);
             }
         }
@@ -159,9 +182,11 @@ public final class FireBudget {
     }
 
     private void forgetFull() {
-        for (Iterator<double[]> i = tokens.values().iterator(); i.hasNext(); ) {
-            if (i.next()[0] >= burst) {
+        for (Iterator<Map.Entry<UUID, double[]>> i = tokens.entrySet().iterator(); i.hasNext(); ) {
+            Map.Entry<UUID, double[]> e = i.next();
+            if (e.getValue()[0] >= burst) {
                 i.remove();
+                held.remove(e.getKey());
             }
         }
     }

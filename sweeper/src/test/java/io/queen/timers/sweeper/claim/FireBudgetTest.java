@@ -73,6 +73,26 @@ class FireBudgetTest {
         assertThat(budget.untilRefilled()).isEmpty();
     }
 
+    /**
+     * A claim that took more of a tenant than its allowance was not held by the budget (it binds only while another tenant
+     * has work near): the tenant was alone, so an empty claim after it does not wait for the budget, though its bucket is
+     * empty. One that took exactly its allowance may have been held, and does.
+     */
+    @Test
+    void onlyATenantThatTookExactlyItsAllowanceCountsAsHeld() {
+        budget.settle(budget.reserve(), Map.of(FLOOD, 512));   // alone: a whole batch, whatever its tokens
+        budget.settle(budget.reserve(), Map.of());   // then nothing more was due
+        assertThat(budget.reserve().tenants()).containsEntry(FLOOD, 0);
+        assertThat(budget.untilRefilled()).as("an empty bucket nothing held").isEmpty();
+
+        advanceMillis(50);   // 5 tokens, all of them taken: held, as far as a claim shows
+        budget.settle(budget.reserve(), Map.of(FLOOD, 5));
+        assertThat(budget.untilRefilled()).isPresent();
+        advanceMillis(50);   // 5 tokens, 3 taken: it had no more due
+        budget.settle(budget.reserve(), Map.of(FLOOD, 3));
+        assertThat(budget.untilRefilled()).isEmpty();
+    }
+
     @Test
     void theClaimReadsTheAllowancesAsNamedFields() {
         budget.settle(budget.reserve(), Map.of(FLOOD, 10));
