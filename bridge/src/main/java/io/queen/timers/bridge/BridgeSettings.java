@@ -17,6 +17,7 @@ import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.telemetry.TelemetrySettings;
+import io.queen.timers.bridge.wire.RecordLimits;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
 import java.time.Duration;
@@ -39,6 +40,8 @@ public record BridgeSettings(
         Duration lockTimeout,
         Duration statementTimeout,
         int ingestMaxBytes,
+        int recordHeadersMaxCount,
+        int recordHeadersMaxBytes,
         int batchMaxRecords,
         /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition,
         int tenantMaxPending,
@@ -65,6 +68,8 @@ public record BridgeSettings(
     public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
+    public static final String RECORD_HEADERS_MAX_COUNT = RecordLimits.HEADERS_MAX_COUNT;
+    public static final String RECORD_HEADERS_MAX_BYTES = RecordLimits.HEADERS_MAX_BYTES;
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
     public static final String START_POSITION = "bridge.start.position";
     public static final String TENANT_MAX_PENDING = "tenant.max.pending";
@@ -128,10 +133,21 @@ public record BridgeSettings(
                                 + " live fire; a session that holds a row longer fails the batch (transient), which is retried from the"
                                 + " stored offsets, nothing skipped, and /health/ready says so.")
                 .define(INGEST_MAX_BYTES, INT, String.valueOf(16 << 20), between(1 << 20, Integer.MAX_VALUE),
-                        "Most bytes of command values (decompressed, as the Kafka client hands them over) the bridge holds at once:"
+                        "Most bytes of command records (decompressed: keys, values and headers with the objects that hold them,"
+                                + " counted from each record's lengths before it is read) the bridge holds at once:"
                                 + " half for one poll (kafka max.poll.records is derived from it and the longest valid value), half for"
                                 + " the batch gathered from successive polls before one apply. The bridge needs about 4x this of heap"
                                 + " and refuses to start with less than twice that.")
+                .define(RECORD_HEADERS_MAX_COUNT, INT, "64", between(0, 4096),
+                        "Most headers one command record may carry. A record with more is rejected (unreadable_record) before any"
+                                + " of its headers becomes an object, and the records after it in its batch are read as usual. 64: a"
+                                + " command uses at most 14 queen-* headers, queen-auth, traceparent and tracestate; the rest is room"
+                                + " for a producer's own. Each header costs the bridge up to 128 bytes of heap besides its bytes.")
+                .define(RECORD_HEADERS_MAX_BYTES, INT, "32768", between(0, 1 << 20),
+                        "Most bytes of header names and values one command record may carry, all its headers together. A record"
+                                + " with more is rejected (unreadable_record) before any of its headers becomes an object, and the"
+                                + " records after it in its batch are read as usual. 32768: the headers form at its longest is about"
+                                + " 8 KiB, a token (queen-auth) rarely more than a few, trace context under 1 KiB.")
                 .define(BATCH_MAX_RECORDS, INT, "2000", between(1, 100_000),
                         "Most records one apply transaction takes (gathered from successive polls while more are buffered).")
                 .define(START_POSITION, STRING, "", (key, value) -> {
@@ -175,7 +191,8 @@ public record BridgeSettings(
     public static BridgeSettings from(Config c) {
         return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
-                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
+                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(RECORD_HEADERS_MAX_COUNT),
+                c.intValue(RECORD_HEADERS_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
                 c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING),
                 c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING), routes(c), CommonSettings.from(c),
                 AuditSettings.from(c), EncryptionSettings.from(c), TelemetrySettings.fromEnvironment("bridge"));
@@ -197,9 +214,12 @@ public record BridgeSettings(
         return new WireLimits(horizon, payloadMaxBytes, recurringMinPeriod);
     }
 
-    /** The largest record body the bridge decodes from a compressed batch ({@link WireLimits#maxRecordBytes()}). */
-    public int recordMaxBytes() {
-        return wireLimits().maxRecordBytes();
+    /**
+     * What one command record may hold, counted on its wire form before it becomes objects: the longest valid value, a
+     * key, and bridge.record.headers.max.count / bridge.record.headers.max.bytes of headers ({@link RecordLimits}).
+     */
+    public RecordLimits recordLimits() {
+        return RecordLimits.of(wireLimits(), recordHeadersMaxCount, recordHeadersMaxBytes);
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queen.timers.bridge.ingest.IngestSettings;
+import io.queen.timers.bridge.wire.RecordLimits;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import java.time.Duration;
@@ -34,6 +35,25 @@ class BridgeSettingsTest {
         assertThat(s.pollTimeout()).isEqualTo(Duration.ofMillis(200));
         assertThat(s.lockTimeout()).isEqualTo(Duration.ofSeconds(45));
         assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.recordLimits()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
+        assertThat(s.recordLimits().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
+    }
+
+    @Test
+    void theHeaderLimitsAreSettingsCheckedAtStart() {
+        Map<String, String> env = required();
+        env.put("QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "16");
+        env.put("QUEEN_BRIDGE_RECORD_HEADERS_MAX_BYTES", "4096");
+        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).recordLimits())
+                .isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 16, 4096));
+        for (String[] bad : new String[][] {{"QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "-1", "bridge.record.headers.max.count"},
+            {"QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "4097", "bridge.record.headers.max.count"},
+            {"QUEEN_BRIDGE_RECORD_HEADERS_MAX_BYTES", "1048577", "bridge.record.headers.max.bytes"}}) {
+            Map<String, String> e = required();
+            e.put(bad[0], bad[1]);
+            assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, e)))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining(bad[2]);
+        }
     }
 
     @Test

@@ -68,6 +68,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * readable schedule fires, the second tenant's schedules are applied and fired, the bridge never exits and nothing in
  * it sees an {@link OutOfMemoryError}. The second tenant's wait (acknowledged by the broker to verdict) is printed: it is not asserted (speed is
  * for benchmarks), it is what docs/guarantees.md quotes.
+ *
+ * <p>Issue 54, point 1: the same, with header bombs ({@link #headerBombsAreAnsweredOneByOneAsDeployedAndTheOtherTenantFlows}):
+ * one budget per record, counted on the wire form before any object exists.
  */
 class UnreadableRecordIT {
 
@@ -102,32 +105,11 @@ class UnreadableRecordIT {
 
     @Test
     void recordsOfEveryDeclaredSizeAreAnsweredAsDeployedAndTheOtherTenantFlows() throws Exception {
-        staging.clear();
-        String plain = TestKafka.newTopic("any-size-plain", 2);
-        String jwt = TestKafka.newTopic("any-size-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
-        String quiet = TestKafka.newTopic("any-size-quiet", 1);
-        ECKey key = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
-        Path keys = Files.createTempFile("any-size", ".jwks");
-        keys.toFile().deleteOnExit();
-        Files.writeString(keys, new JWKSet(key.toPublicJWK()).toString(false));
-        String token = token(key);
-        String queue = "any-size.q";
-        Instant at = Instant.now().plusSeconds(25);
-
-        List<String> flags = ShippedJvm.imageFlags();
-        assertThat(flags).as("the image's flags this test is about").contains("-XX:+ExitOnOutOfMemoryError");
-        String heap = ShippedJvm.manifestJavaToolOptions("bridge");
-        Path bridgeLog = Path.of("target", "any-size-bridge.log");
-        Path sweeperLog = Path.of("target", "any-size-sweeper.log");
-        Process bridge = startBridge(flags, heap, plain, jwt, quiet, keys, bridgeLog);
-        Process sweeper = ChildSweeper.start(db, ShippedJvm.manifestJavaToolOptions("sweeper").replace("-Xmx", ""), flags,
-                Map.of("jdbc.user", SWEEPER_LOGIN, "jdbc.password", PASSWORD, "db.role.check", "true"), sweeperLog);
-        QuietTenant other = new QuietTenant(quiet, queue);
-        // source "topic/partition@offset" → the verdict it must get ("scheduled", or "rejected <reason>")
-        Map<String, String> expected = new LinkedHashMap<>();
-        try {
-            awaitReady(bridge, bridgeLog);
-            other.start();
+        String log = runAsDeployed("any-size", (t, expected) -> {
+            String plain = t.plain();
+            String jwt = t.jwt();
+            String queue = t.queue();
+            Instant at = t.at();
             // Every hostile record's body is there (a run of one letter, a few KB of zstd): Kafka 4.4's broker refuses a
             // record that declares more than its stream holds (INVALID_RECORD); PartitionReaderTest reads such lies.
             // plain/0, in turn: a producer's zstd batch of two; a record alone declaring 2 GiB - 1 KiB; a plain producer's
@@ -150,13 +132,105 @@ class UnreadableRecordIT {
             // plain/1: the other partition of the topic goes on meanwhile
             expectAll(expected, "scheduled", sendBatch(plain, 1, queue, "zstd", null, "q-a", "q-b"));
             // the jwt topic: signed batches around a signed record of 400 MB among two signed schedules, and one of 150 MB
-            List<String[]> auth = List.<String[]>of(new String[] {"queen-auth", token});
-            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "zstd", token, "j-a", "j-b"));
-            expectBomb(expected, jwt, 0, List.of(schedule(queue, "j-c", at, token),
-                    RawBatch.Rec.run(keyBytes(queue, "j-bomb"), 400 * MB, (byte) 'j', auth), schedule(queue, "j-d", at, token)), 1);
-            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "none", token, "j-e"));
+            List<String[]> auth = List.<String[]>of(new String[] {"queen-auth", t.token()});
+            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "zstd", t.token(), "j-a", "j-b"));
+            expectBomb(expected, jwt, 0, List.of(schedule(queue, "j-c", at, t.token()),
+                    RawBatch.Rec.run(keyBytes(queue, "j-bomb"), 400 * MB, (byte) 'j', auth), schedule(queue, "j-d", at, t.token())), 1);
+            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "none", t.token(), "j-e"));
             expectBomb(expected, jwt, 0, List.of(RawBatch.Rec.run(keyBytes(queue, "j-real"), 150 * MB, (byte) 'c', auth)), 0);
-            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "zstd", token, "j-f"));
+            expectAll(expected, "scheduled", sendBatch(jwt, 0, queue, "zstd", t.token(), "j-f"));
+        });
+        assertThat(log).contains("it and the rest of its producer batch are answered rejected (unreadable_record)");
+    }
+
+    /**
+     * Header bombs, as deployed. What one producer did from outside: seven valid schedules, each with 540,000 empty headers
+     * (1.08 MB of record, under the record cap; the batch is a few KB of zstd), in one batch. Before the reader counted
+     * headers, Kafka's record decoding made two objects of every header (about 90 bytes of heap for 2 bytes of record),
+     * the poll's budget counted keys and values only, and with these flags the bridge exited, again at every restart,
+     * and no tenant's record was answered. Then, beside schedules in the same producer batches: a record of 2,000 headers
+     * of 500 bytes, one of only ten headers but 40 KiB of them, and the same empty-header bomb signed on a jwt topic. Each
+     * bomb is one {@code rejected}/{@code unreadable_record}, alone: its length is honest, so the reader steps over it and
+     * the schedules after it in its batch are read and fire; a record whose headers are within the limits (twenty of
+     * 1 KiB) is read as any other. The second tenant's schedules are answered and fired throughout.
+     */
+    @Test
+    void headerBombsAreAnsweredOneByOneAsDeployedAndTheOtherTenantFlows() throws Exception {
+        String log = runAsDeployed("header-bomb", (t, expected) -> {
+            String queue = t.queue();
+            Instant at = t.at();
+            List<RawBatch.Rec> seven = new ArrayList<>();
+            for (int i = 0; i < 7; i++) {
+                seven.add(schedule(queue, "hb-" + i, at, null).withHeaderRun(540_000, 0, 0));
+            }
+            expectBatch(expected, t.plain(), 0, seven, "rejected unreadable_record");
+            expectAll(expected, "scheduled", sendBatch(t.plain(), 0, queue, "zstd", null, "h-a"));
+            expectBatch(expected, t.plain(), 0, List.of(
+                    schedule(queue, "h-b", at, null),
+                    schedule(queue, "h-c", at, null).withHeaderRun(540_000, 0, -1),
+                    schedule(queue, "h-d", at, null),
+                    schedule(queue, "h-e", at, null).withHeaderRun(2_000, 8, 500),
+                    schedule(queue, "h-f", at, null).withHeaderRun(10, 8, 4096),
+                    schedule(queue, "h-g", at, null).withHeaderRun(20, 8, 1024),
+                    schedule(queue, "h-h", at, null)),
+                    "scheduled", "rejected unreadable_record", "scheduled", "rejected unreadable_record",
+                    "rejected unreadable_record", "scheduled", "scheduled");
+            expectAll(expected, "scheduled", sendBatch(t.plain(), 1, queue, "zstd", null, "h-i", "h-j"));
+            expectBatch(expected, t.jwt(), 0, List.of(
+                    schedule(queue, "hj-a", at, t.token()),
+                    schedule(queue, "hj-b", at, t.token()).withHeaderRun(540_000, 0, 0),
+                    schedule(queue, "hj-c", at, t.token()),
+                    schedule(queue, "hj-d", at, t.token()).withHeaderRun(2_000, 8, 500),
+                    schedule(queue, "hj-e", at, t.token())),
+                    "scheduled", "rejected unreadable_record", "scheduled", "rejected unreadable_record", "scheduled");
+            expectAll(expected, "scheduled", sendBatch(t.jwt(), 0, queue, "zstd", t.token(), "hj-f"));
+        });
+        assertThat(log).contains("540000 headers, more than bridge.record.headers.max.count")
+                .contains("more than bridge.record.headers.max.bytes")
+                .contains("it alone is answered rejected (unreadable_record)");
+    }
+
+    /** Who sends what in one run: the topics, the queue, a token for the jwt topic, a time in the near future. */
+    private record Run(String plain, String jwt, String queue, String token, Instant at) {}
+
+    @FunctionalInterface
+    private interface Sends {
+        /** Sends the run's records; puts each source's expected verdict into {@code expected}. */
+        void send(Run run, Map<String, String> expected) throws Exception;
+    }
+
+    /**
+     * The bridge and the sweeper as deployed, each as its login, a second tenant sending meanwhile, and {@code sends}'s
+     * records: every source gets exactly its expected verdict, every schedule fires, neither process exits and nothing
+     * meets an {@link OutOfMemoryError}. Returns the bridge's log.
+     */
+    private String runAsDeployed(String name, Sends sends) throws Exception {
+        staging.clear();
+        String plain = TestKafka.newTopic(name + "-plain", 2);
+        String jwt = TestKafka.newTopic(name + "-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
+        String quiet = TestKafka.newTopic(name + "-quiet", 1);
+        ECKey key = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
+        Path keys = Files.createTempFile(name, ".jwks");
+        keys.toFile().deleteOnExit();
+        Files.writeString(keys, new JWKSet(key.toPublicJWK()).toString(false));
+        String queue = name + ".q";
+        Run run = new Run(plain, jwt, queue, token(key), Instant.now().plusSeconds(25));
+
+        List<String> flags = ShippedJvm.imageFlags();
+        assertThat(flags).as("the image's flags this test is about").contains("-XX:+ExitOnOutOfMemoryError");
+        String heap = ShippedJvm.manifestJavaToolOptions("bridge");
+        Path bridgeLog = Path.of("target", name + "-bridge.log");
+        Path sweeperLog = Path.of("target", name + "-sweeper.log");
+        Process bridge = startBridge(flags, heap, plain, jwt, quiet, keys, bridgeLog);
+        Process sweeper = ChildSweeper.start(db, ShippedJvm.manifestJavaToolOptions("sweeper").replace("-Xmx", ""), flags,
+                Map.of("jdbc.user", SWEEPER_LOGIN, "jdbc.password", PASSWORD, "db.role.check", "true"), sweeperLog);
+        QuietTenant other = new QuietTenant(quiet, queue);
+        // source "topic/partition@offset" → the verdict it must get ("scheduled", or "rejected <reason>")
+        Map<String, String> expected = new LinkedHashMap<>();
+        try {
+            awaitReady(bridge, bridgeLog);
+            other.start();
+            sends.send(run, expected);
 
             long scheduled = expected.values().stream().filter("scheduled"::equals).count();
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -181,16 +255,17 @@ class UnreadableRecordIT {
             assertThat(got.get(e.getKey())).as("the verdicts of " + e.getKey()).containsExactly(e.getValue());
         }
         got.keySet().removeAll(other.sources());
+        got.keySet().removeIf(source -> !source.startsWith(plain + "/") && !source.startsWith(jwt + "/"));
         assertThat(got.keySet()).as("no verdict for a record not sent").containsExactlyInAnyOrderElementsOf(expected.keySet());
         assertThat(firedCount(queue)).isEqualTo(expected.values().stream().filter("scheduled"::equals).count());
         assertThat(firedCount(other.queue)).isEqualTo(other.sent());
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
         String log = Files.readString(bridgeLog);
         assertThat(log).as("nothing in the bridge met the heap's edge").doesNotContain("OutOfMemoryError").doesNotContain("Java heap space");
-        assertThat(log).contains("it and the rest of its producer batch are answered rejected (unreadable_record)");
         assertThat(Files.readString(sweeperLog)).doesNotContain("OutOfMemoryError");
-        System.out.println("[UnreadableRecordIT] the other tenant's " + other.sent() + " schedules, sent while the bombs were"
-                + " answered: acknowledged by the broker to verdict " + other.waits());
+        System.out.println("[UnreadableRecordIT " + name + "] the other tenant's " + other.sent() + " schedules, sent while"
+                + " the bombs were answered: acknowledged by the broker to verdict " + other.waits());
+        return log;
     }
 
     // --- what is sent and what each offset must get -------------------------------------------------------------------
@@ -202,6 +277,16 @@ class UnreadableRecordIT {
         RawBatch.send(TestKafka.bootstrapServers(), topic, partition, System.currentTimeMillis(), records);
         for (int i = 0; i < records.size(); i++) {
             expected.put(topic + "/" + partition + "@" + (base + i), i < firstBad ? "scheduled" : "rejected unreadable_record");
+        }
+    }
+
+    /** A batch built byte by byte whose offsets get {@code verdicts} in order (one for all when a single one is given). */
+    private static void expectBatch(Map<String, String> expected, String topic, int partition, List<RawBatch.Rec> records,
+                                    String... verdicts) throws Exception {
+        long base = end(topic, partition);
+        RawBatch.send(TestKafka.bootstrapServers(), topic, partition, System.currentTimeMillis(), records);
+        for (int i = 0; i < records.size(); i++) {
+            expected.put(topic + "/" + partition + "@" + (base + i), verdicts.length == 1 ? verdicts[0] : verdicts[i]);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.queen.timers.testkit;
 
 import com.github.luben.zstd.ZstdOutputStream;
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -25,27 +27,32 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ResponseHeader;
+import org.apache.kafka.common.utils.internals.ByteBufferOutputStream;
 
 /**
- * One zstd producer batch built byte by byte (Kafka's record batch v2, as its protocol documentation lays it out) and sent
- * as a raw Produce request: what a hostile producer can send and the Java producer would not build, such as a record whose
- * value is hundreds of MB of one letter among small records, a few KB on the wire. The big value is streamed through the
- * compressor, never held. Plaintext listeners only.
+ * One producer batch built byte by byte (Kafka's record batch v2, as its protocol documentation lays it out), zstd unless
+ * another codec is asked for, and sent as a raw Produce request: what a hostile producer can send and the Java producer
+ * would not build, such as a record whose value is hundreds of MB of one letter among small records, a few KB on the
+ * wire, a record of hundreds of thousands of headers, or one whose length lies. A big value or header run is streamed
+ * through the compressor, never held (uncompressed, the batch itself holds it). Plaintext listeners only.
  */
 public final class RawBatch {
 
     /**
      * One record of the batch: key, headers (name, value pairs), and a value given as bytes or as a run of one byte; a
-     * run that is {@code declaredOnly} is declared and not written (a record that lies about its length).
+     * run that is {@code declaredOnly} is declared and not written (a record that lies about its length). After the
+     * listed headers come {@code headerRun}'s (none when null), and the record's length is declared {@code lengthLie}
+     * bytes off the truth (0: honest).
      */
-    public record Rec(byte[] key, List<String[]> headers, byte[] value, long runLength, byte runByte, boolean declaredOnly) {
+    public record Rec(byte[] key, List<String[]> headers, byte[] value, long runLength, byte runByte, boolean declaredOnly,
+                      HeaderRun headerRun, int lengthLie) {
         public static Rec of(byte[] key, byte[] value, List<String[]> headers) {
-            return new Rec(key, headers, value, -1, (byte) 0, false);
+            return new Rec(key, headers, value, -1, (byte) 0, false, null, 0);
         }
 
         /** A value of {@code length} times {@code b}: its declared size is {@code length}, and it is all there. */
         public static Rec run(byte[] key, long length, byte b, List<String[]> headers) {
-            return new Rec(key, headers, null, length, b, false);
+            return new Rec(key, headers, null, length, b, false, null, 0);
         }
 
         /**
@@ -53,7 +60,35 @@ public final class RawBatch {
          * next records, which a reader that believes the length takes for the value.
          */
         public static Rec declaring(byte[] key, long length, List<String[]> headers) {
-            return new Rec(key, headers, null, length, (byte) 0, true);
+            return new Rec(key, headers, null, length, (byte) 0, true, null, 0);
+        }
+
+        /** The same record with {@code count} more headers, each a name of {@code nameBytes} and a value of {@code valueBytes}. */
+        public Rec withHeaderRun(int count, int nameBytes, int valueBytes) {
+            return new Rec(key, headers, value, runLength, runByte, declaredOnly, new HeaderRun(count, nameBytes, valueBytes), lengthLie);
+        }
+
+        /** The same record declaring a length {@code by} bytes off what it holds (a lie the rest of its fields agree with). */
+        public Rec withLengthLie(int by) {
+            return new Rec(key, headers, value, runLength, runByte, declaredOnly, headerRun, by);
+        }
+    }
+
+    /**
+     * {@code count} headers, each named by {@code nameBytes} letters 'h' and valued {@code valueBytes} letters 'v' (-1: a
+     * null value): 540,000 empty ones are 1.08 MB of record and a few KB of zstd.
+     */
+    public record HeaderRun(int count, int nameBytes, int valueBytes) {}
+
+    /** The batch's compression, as its attributes' low bits name it. */
+    public enum Codec {
+        NONE(Compression.NONE), GZIP(Compression.gzip().build()), SNAPPY(Compression.snappy().build()),
+        LZ4(Compression.lz4().build()), ZSTD(Compression.zstd().build());
+
+        final Compression compression;
+
+        Codec(Compression compression) {
+            this.compression = compression;
         }
     }
 
@@ -61,7 +96,7 @@ public final class RawBatch {
 
     /** Builds the batch (zstd, CreateTime {@code timestampMs}) and produces it to {@code topic}/{@code partition}; acks=all. */
     public static void send(String bootstrap, String topic, int partition, long timestampMs, List<Rec> records) throws IOException {
-        ByteBuffer batch = build(timestampMs, records);
+        ByteBuffer batch = build(Codec.ZSTD, timestampMs, records);
         Node leader = leader(bootstrap, topic, partition);
         short v = 9; // topics named (v13 names them by id); every broker of Kafka 3.x and 4.x takes it
         ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
@@ -93,24 +128,32 @@ public final class RawBatch {
         }
     }
 
-    /** The batch's bytes: the 61-byte header (base offset 0), then the records through one zstd stream. */
+    /** The batch's bytes, zstd: the 61-byte header (base offset 0), then the records through one zstd stream. */
     public static ByteBuffer build(long timestampMs, List<Rec> records) throws IOException {
-        ByteArrayOutputStream compressed = new ByteArrayOutputStream();
-        try (ZstdOutputStream z = new ZstdOutputStream(compressed)) {
-            DataOutputStream out = new DataOutputStream(z);
+        return build(Codec.ZSTD, timestampMs, records);
+    }
+
+    /** The batch's bytes: the 61-byte header (base offset 0), then the records, through one stream of {@code codec}. */
+    public static ByteBuffer build(Codec codec, long timestampMs, List<Rec> records) throws IOException {
+        ByteBufferOutputStream compressed = new ByteBufferOutputStream(1024);
+        try (OutputStream z = codec == Codec.ZSTD ? new ZstdOutputStream(compressed)
+                : codec.compression.wrapForOutput(compressed, (byte) 2)) {
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(z, 1 << 16));
             for (int i = 0; i < records.size(); i++) {
                 writeRecord(out, i, records.get(i));
             }
+            out.flush();
         }
-        byte[] body = compressed.toByteArray();
-        ByteBuffer b = ByteBuffer.allocate(61 + body.length);
+        ByteBuffer written = compressed.buffer().flip();
+        int bodyLength = written.remaining();
+        ByteBuffer b = ByteBuffer.allocate(61 + bodyLength);
         b.putLong(0); // base offset: the broker assigns
-        b.putInt(61 - 12 + body.length); // batch length: after this field
+        b.putInt(61 - 12 + bodyLength); // batch length: after this field
         b.putInt(-1); // partition leader epoch
         b.put((byte) 2); // magic
         int crcAt = b.position();
         b.putInt(0);
-        b.putShort((short) 4); // attributes: zstd, CreateTime, not transactional
+        b.putShort((short) codec.ordinal()); // attributes: the codec, CreateTime, not transactional
         b.putInt(records.size() - 1); // last offset delta
         b.putLong(timestampMs);
         b.putLong(timestampMs);
@@ -118,7 +161,7 @@ public final class RawBatch {
         b.putShort((short) -1);
         b.putInt(-1); // base sequence
         b.putInt(records.size());
-        b.put(body);
+        b.put(written);
         CRC32C crc = new CRC32C();
         crc.update(b.array(), crcAt + 4, b.capacity() - crcAt - 4);
         b.putInt(crcAt, (int) crc.getValue());
@@ -137,17 +180,25 @@ public final class RawBatch {
         byte[] before = head.toByteArray();
         ByteArrayOutputStream tail = new ByteArrayOutputStream();
         List<String[]> headers = r.headers() == null ? List.of() : r.headers();
-        varlong(tail, headers.size());
+        HeaderRun run = r.headerRun();
+        varlong(tail, headers.size() + (run == null ? 0L : run.count()));
         for (String[] h : headers) {
             bytesField(tail, h[0].getBytes(StandardCharsets.UTF_8));
             bytesField(tail, h[1] == null ? null : h[1].getBytes(StandardCharsets.UTF_8));
         }
         byte[] after = tail.toByteArray();
-        long bodySize = before.length + Math.max(0, valueLength) + after.length;
+        byte[] oneOfRun = new byte[0];
+        if (run != null) {
+            ByteArrayOutputStream h = new ByteArrayOutputStream();
+            bytesField(h, repeat((byte) 'h', run.nameBytes()));
+            bytesField(h, run.valueBytes() < 0 ? null : repeat((byte) 'v', run.valueBytes()));
+            oneOfRun = h.toByteArray();
+        }
+        long bodySize = before.length + Math.max(0, valueLength) + after.length + (run == null ? 0L : (long) run.count() * oneOfRun.length);
         if (bodySize > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("a record body is at most 2 GiB");
         }
-        varlong(out, bodySize);
+        varlong(out, bodySize + r.lengthLie());
         out.write(before);
         if (r.value() != null) {
             out.write(r.value());
@@ -159,6 +210,15 @@ public final class RawBatch {
             }
         }
         out.write(after);
+        for (int i = 0; run != null && i < run.count(); i++) {
+            out.write(oneOfRun);
+        }
+    }
+
+    private static byte[] repeat(byte b, int n) {
+        byte[] out = new byte[n];
+        java.util.Arrays.fill(out, b);
+        return out;
     }
 
     private static void bytesField(OutputStream out, byte[] b) throws IOException {

@@ -3,6 +3,7 @@ package io.queen.timers.bridge.fetch;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
+import io.queen.timers.bridge.wire.RecordLimits;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -30,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * {@link #seek} only because a consumer without positions throws at every poll. The offsets of the partitions' ends come
  * from it too ({@code ListOffsets}: no record is read).
  *
- * <p>One {@link #poll} hands over at most {@code maxPollRecords} offsets and about {@code maxPollBytes} of keys and values
- * (the first record always, so a single large one is never stuck), partitions taken in turn from a rotating start so
+ * <p>One {@link #poll} hands over at most {@code maxPollRecords} offsets and about {@code maxPollBytes} of heap: each record's
+ * key, value and headers and the objects around them, counted from the wire's lengths before any exists
+ * ({@link Fetched#heldBytes()}; the first record always, so a single large one is never stuck), partitions taken in turn from a rotating start so
  * that no topic's backlog goes first every time. An offset the reader does not read is handed over as
  * {@link Fetched.Unreadable} in its place, so the loop answers it like any record, in order, and no partition waits on
  * another's. Not thread-safe, except {@link #wakeup()}.
@@ -60,7 +62,7 @@ public final class CommandSource implements AutoCloseable {
 
     private final Consumer<byte[], byte[]> group;
     private final Fetcher fetcher;
-    private final int recordMaxBytes;
+    private final RecordDecoder decoder;
     private final int maxPollRecords;
     private final long maxPollBytes;
     private final boolean checkCrcs;
@@ -76,14 +78,14 @@ public final class CommandSource implements AutoCloseable {
      * @param group          the group's consumer (auto.offset.reset=none, no auto-commit); closed with this source
      * @param config         the same consumer settings: security, fetch sizes and wait, isolation level, check.crcs
      * @param topics         the command topics (the fetcher's metadata asks for these only)
-     * @param recordMaxBytes the largest record body read from a compressed batch ({@link PartitionReader})
-     * @param maxPollBytes   key and value bytes one poll hands over, about (at least one record)
+     * @param limits         what one record may hold, counted before it becomes objects ({@link RecordDecoder})
+     * @param maxPollBytes   heap the records of one poll hold, about (at least one record): {@link Fetched#heldBytes()}
      */
-    public CommandSource(Consumer<byte[], byte[]> group, ConsumerConfig config, List<String> topics, int recordMaxBytes,
+    public CommandSource(Consumer<byte[], byte[]> group, ConsumerConfig config, List<String> topics, RecordLimits limits,
                          long maxPollBytes, MeterRegistry registry) {
         this.group = group;
         this.fetcher = new Fetcher(config, topics);
-        this.recordMaxBytes = recordMaxBytes;
+        this.decoder = new RecordDecoder(limits);
         this.maxPollRecords = config.getInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
         this.maxPollBytes = maxPollBytes;
         this.checkCrcs = config.getBoolean(ConsumerConfig.CHECK_CRCS_CONFIG);
@@ -102,13 +104,13 @@ public final class CommandSource implements AutoCloseable {
         group.subscribe(topics, new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                parts.keySet().removeAll(partitions);
+                drop(partitions);
                 listener.onPartitionsRevoked(partitions);
             }
 
             @Override
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
-                parts.keySet().removeAll(partitions);
+                drop(partitions);
                 listener.onPartitionsLost(partitions);
             }
 
@@ -129,7 +131,7 @@ public final class CommandSource implements AutoCloseable {
     public void seek(TopicPartition tp, long offset) {
         Part p = part(tp);
         p.position = offset;
-        p.reader = null;
+        closeReader(p);
         p.failures = 0;
         p.failing = null;
         group.seek(tp, offset); // a position for the group's consumer, which never fetches it
@@ -212,6 +214,7 @@ public final class CommandSource implements AutoCloseable {
     /** Leaves the group (its partitions move on at once) and closes the fetcher's connections. */
     @Override
     public void close() {
+        parts.values().forEach(CommandSource::closeReader);
         try {
             groupMetrics.close();
             group.close();
@@ -262,7 +265,7 @@ public final class CommandSource implements AutoCloseable {
                     ? r.lastStable() : r.highWatermark();
             if (r.records().sizeInBytes() > 0) {
                 p.reader = new PartitionReader(r.tp(), r.records(), p.position, fetcher.isolation(), r.aborted(),
-                        recordMaxBytes, checkCrcs, buffers);
+                        decoder, checkCrcs, buffers);
             }
             return;
         }
@@ -306,23 +309,36 @@ public final class CommandSource implements AutoCloseable {
                 } catch (RuntimeException ex) {
                     // the log itself cannot be read past here (a batch header that does not parse): nothing is skipped;
                     // the partition is fetched again after a backoff, and readiness names it while it fails
-                    p.reader = null;
+                    closeReader(p);
                     failed(e.getKey(), p, "its log does not parse: " + ex);
                     break;
                 }
                 if (f == null) {
                     p.position = p.reader.position();
-                    p.reader = null;
+                    closeReader(p);
                     break;
                 }
                 items.add(f);
                 p.position = f.offset() + 1;
-                if (f instanceof Fetched.Readable rd) {
-                    byte[] k = rd.record().key();
-                    byte[] v = rd.record().value();
-                    bytes += (k == null ? 0 : k.length) + (v == null ? 0 : v.length);
-                }
+                bytes += f.heldBytes();
             }
+        }
+    }
+
+    private void drop(Collection<TopicPartition> partitions) {
+        for (TopicPartition tp : partitions) {
+            Part p = parts.remove(tp);
+            if (p != null) {
+                closeReader(p);
+            }
+        }
+    }
+
+    /** Drops what was read ahead of {@code p}; its open batch's decompression stream (native memory, for zstd) is freed. */
+    private static void closeReader(Part p) {
+        if (p.reader != null) {
+            p.reader.close();
+            p.reader = null;
         }
     }
 

@@ -1,6 +1,10 @@
 package io.queen.timers.bridge.fetch;
 
+import io.queen.timers.bridge.wire.RecordLimits;
 import io.queen.timers.core.text.Printable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -8,56 +12,61 @@ import java.util.List;
 import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.record.internal.ControlRecordType;
-import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
-import org.apache.kafka.common.utils.internals.CloseableIterator;
 
 /**
- * Reads the batches one fetch brought for one partition, in offset order from a position, and never holds more of a
- * record than {@code recordMaxBytes} of decompressed bytes, whatever the record declares.
+ * Reads the batches one fetch brought for one partition, in offset order from a position, and makes objects of a record
+ * only once its key, value and headers are counted within {@link RecordLimits}, whatever the record declares.
  *
  * <p>Why it exists: Kafka's consumer allocates the body size a record declares before it reads it
- * ({@code DefaultRecord.readFrom}); inside a compressed batch a producer can declare up to 2 GiB in a few KB. The JVM's
- * answer to that allocation is an {@link OutOfMemoryError} on whichever thread meets the heap's edge, and with
+ * ({@code DefaultRecord.readFrom}); inside a compressed batch a producer can declare up to 2 GiB in a few KB. And once a
+ * record is read, Kafka makes objects of each of its headers, about 90 bytes of heap for 2 bytes of record. The JVM's
+ * answer to either is an {@link OutOfMemoryError} on whichever thread meets the heap's edge, and with
  * {@code -XX:+ExitOnOutOfMemoryError} (the image's flag) the process exits, and exits again at the same offset after every
- * restart. Here a compressed batch is read with Kafka's bounded iterator: a record that declares more than
- * {@code recordMaxBytes} is refused before any allocation, and one that declares more than its stream holds is refused
- * after at most {@code recordMaxBytes}. An uncompressed batch is read in place: its records are slices of the fetched
- * bytes, which the broker's fetch limits already bound.
+ * restart. Here each record is read from the batch's (decompressed) bytes by {@link RecordDecoder}: a body longer than
+ * {@link RecordLimits#bodyMaxBytes()} is never read into memory, and a record beyond a limit is answered unreadable
+ * before any of it is an object.
  *
- * <p>What is unreadable, exactly: the refused record and every later offset of its producer batch (the batch header names
- * its last offset), because a compressed batch is one stream and nothing after a record that lies about its length can be
- * found; a batch whose checksum fails, whole; a compressed batch of the legacy formats (magic 0 and 1), whole, because
- * Kafka's reader of those allocates what the inner record declares. Every other batch, before or after, of any producer,
- * is read as usual.
+ * <p>What is unreadable, exactly: a record beyond a limit whose length is honest (its fields fill it exactly), alone: the
+ * next record of its batch is read as usual; a record whose body is longer than the longest a record within the limits
+ * can hold, alone in an uncompressed batch (stepped over) and with every later offset of its producer batch in a
+ * compressed one (the batch header names its last offset), because finding the next record would mean decompressing
+ * what it declares; a record whose framing lies (a length its fields do not fill, a field past its end, an offset out of
+ * order, a stream that ends early), with every later offset of its batch, since nothing after it can be placed; a batch
+ * whose checksum fails, whole; a batch of the legacy formats (magic 0 and 1), whole. Every other batch, before or after,
+ * of any producer, is read as usual.
  *
- * <p>PRICE: a readable record that follows, in the same producer batch, a record larger than {@code recordMaxBytes} is
- * answered unreadable too: finding it would mean decompressing up to 2 GiB per oversized record, a CPU cost a producer
- * could buy with a few KB. Records below the position inside a batch (after a seek into its middle) are decompressed
- * again and dropped, as Kafka's consumer does. Transaction markers and aborted transactions are handled as Kafka's
- * consumer handles them under {@code read_committed}. Not thread-safe.
+ * <p>PRICE: a readable record that follows, in the same compressed producer batch, a record longer than the body limit,
+ * or one whose framing lies, is answered unreadable too: finding it would mean decompressing up to 2 GiB per such record,
+ * a CPU cost a producer could buy with a few KB. A legacy batch is never read: no broker the bridge supports writes one
+ * (Kafka has written every batch in format v2 since 3.0; only a log kept from before could hold one). Records below the
+ * position inside a batch (after a seek into its middle) are decompressed again and dropped, as Kafka's consumer does.
+ * Transaction markers and aborted transactions are handled as Kafka's consumer handles them under
+ * {@code read_committed}. Not thread-safe.
  */
 final class PartitionReader {
 
     private final TopicPartition tp;
     private final Iterator<? extends RecordBatch> batches;
-    private final int recordMaxBytes;
+    private final RecordDecoder decoder;
     private final boolean checkCrcs;
     private final BufferSupplier buffers;
     /** Aborted transactions of this fetch by first offset (read_committed); null under read_uncommitted. */
     private final PriorityQueue<FetchResponseData.AbortedTransaction> aborted;
     private final Set<Long> abortedProducers = new HashSet<>();
     private RecordBatch batch;
-    private CloseableIterator<Record> records;
+    private RecordDecoder.Batch view;
+    /** The open batch's records, decompressed as they are read; null between batches. */
+    private InputStream records;
+    private int recordsLeft;
+    /** The last offset read in the open batch. */
+    private long lastRead;
     /** The next offset to hand over. */
     private long next;
     /** Offsets [{@link #next}, unreadableEnd) are unreadable; the run's first offset and reason. */
@@ -66,18 +75,18 @@ final class PartitionReader {
     private String unreadableWhy;
 
     /**
-     * @param records        the partition's records of one fetch response
-     * @param from           the offset to read from (records below it are dropped)
-     * @param aborted        the response's aborted transactions (null or empty when none)
-     * @param recordMaxBytes the largest record body read from a compressed batch
+     * @param records the partition's records of one fetch response
+     * @param from    the offset to read from (records below it are dropped)
+     * @param aborted the response's aborted transactions (null or empty when none)
+     * @param decoder reads each record within its limits; shared by the partitions of one source
      */
     PartitionReader(TopicPartition tp, Records records, long from, IsolationLevel isolation,
-                    List<FetchResponseData.AbortedTransaction> aborted, int recordMaxBytes, boolean checkCrcs,
+                    List<FetchResponseData.AbortedTransaction> aborted, RecordDecoder decoder, boolean checkCrcs,
                     BufferSupplier buffers) {
         this.tp = tp;
         this.batches = records.batches().iterator();
         this.next = from;
-        this.recordMaxBytes = recordMaxBytes;
+        this.decoder = decoder;
         this.checkCrcs = checkCrcs;
         this.buffers = buffers;
         if (isolation == IsolationLevel.READ_COMMITTED) {
@@ -102,26 +111,32 @@ final class PartitionReader {
     Fetched next() {
         while (true) {
             if (next < unreadableEnd) {
-                return new Fetched.Unreadable(tp, next++, unreadableFirst, unreadableWhy);
+                return new Fetched.Unreadable(tp, next++, unreadableFirst, unreadableEnd, unreadableWhy);
             }
             if (records != null) {
-                Record r;
+                if (recordsLeft == 0) {
+                    next = Math.max(next, batch.nextOffset()); // a compacted batch keeps its last offset
+                    closeBatch();
+                    continue;
+                }
+                RecordDecoder.Decoded d;
                 try {
-                    if (!records.hasNext()) {
-                        next = Math.max(next, batch.nextOffset()); // a compacted batch keeps its last offset
-                        closeBatch();
-                        continue;
-                    }
-                    r = records.next();
-                } catch (RuntimeException e) {
+                    d = decoder.read(records, view, lastRead, next);
+                } catch (IOException | RuntimeException e) {
                     unreadable(batch.nextOffset(), describe(e));
                     continue;
                 }
-                if (r.offset() < next) {
+                recordsLeft--;
+                lastRead = d.offset();
+                if (d instanceof RecordDecoder.Below) {
                     continue; // sought into the middle of this batch
                 }
-                next = r.offset() + 1;
-                return new Fetched.Readable(consumerRecord(r));
+                next = d.offset() + 1;
+                if (d instanceof RecordDecoder.Whole w) {
+                    return new Fetched.Readable(w.record(), w.heldBytes());
+                }
+                RecordDecoder.OverLimit o = (RecordDecoder.OverLimit) d;
+                return new Fetched.Unreadable(tp, o.offset(), o.offset(), o.offset() + 1, Printable.line(o.why()));
             }
             if (!batches.hasNext()) {
                 return null;
@@ -147,12 +162,17 @@ final class PartitionReader {
                 return;
             }
         }
+        if (batch.magic() < RecordBatch.MAGIC_VALUE_V2 || !(batch instanceof DefaultRecordBatch v2)) {
+            unreadable(batch.nextOffset(), "it is in a batch of the legacy format v" + batch.magic()
+                    + ", which no Kafka broker the bridge supports writes, and which the bridge does not read");
+            return;
+        }
         if (aborted != null && batch.hasProducerId()) {
             // Kafka's consumer's rule: a transaction aborted in this fetch starts at or before the batch's last offset
             while (!aborted.isEmpty() && aborted.peek().firstOffset() <= batch.lastOffset()) {
                 abortedProducers.add(aborted.poll().producerId());
             }
-            if (batch.isControlBatch() && isAbortMarker(batch)) {
+            if (batch.isControlBatch() && isAbortMarker(v2)) {
                 abortedProducers.remove(batch.producerId());
             } else if (batch.isTransactional() && abortedProducers.contains(batch.producerId())) {
                 skipBatch(); // a command of an aborted transaction never happened
@@ -163,16 +183,32 @@ final class PartitionReader {
             skipBatch(); // transaction markers are not commands
             return;
         }
-        if (batch.isCompressed() && batch.magic() < RecordBatch.MAGIC_VALUE_V2) {
-            unreadable(batch.nextOffset(), "it is in a compressed batch of the legacy format v" + batch.magic()
-                    + ", whose records the bridge does not decompress");
+        Integer count = batch.countOrNull();
+        if (count == null || count < 0) {
+            unreadable(batch.nextOffset(), "its batch " + batch.baseOffset() + ".." + batch.lastOffset() + " declares "
+                    + count + " records");
             return;
         }
         try {
-            records = batch.isCompressed() ? batch.streamingIterator(buffers, recordMaxBytes) : batch.streamingIterator(buffers);
+            view = view(v2);
+            records = v2.recordInputStream(buffers);
+            recordsLeft = count;
+            lastRead = batch.baseOffset() - 1;
         } catch (RuntimeException e) {
             unreadable(batch.nextOffset(), describe(e));
         }
+    }
+
+    private RecordDecoder.Batch view(DefaultRecordBatch b) {
+        int epoch = b.partitionLeaderEpoch();
+        return new RecordDecoder.Batch(tp, b.baseOffset(), b.lastOffset(), b.baseTimestamp(), b.timestampType(),
+                b.maxTimestamp(), epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH ? Optional.empty() : Optional.of(epoch),
+                b.isCompressed());
+    }
+
+    /** Frees the open batch's stream, if any: its buffers go back to the supplier, a zstd stream's native memory is freed. */
+    void close() {
+        closeBatch();
     }
 
     /** Offsets from the position to {@code end} (exclusive) are unreadable for {@code why}. */
@@ -190,38 +226,42 @@ final class PartitionReader {
 
     private void closeBatch() {
         if (records != null) {
-            records.close();
+            try {
+                records.close(); // hands the decompression buffers back to the supplier
+            } catch (IOException e) {
+                // an in-memory stream: nothing to do about it
+            }
             records = null;
         }
         batch = null;
+        view = null;
     }
 
-    private String describe(RuntimeException e) {
-        return Printable.line(e.getClass().getSimpleName() + ": " + e.getMessage()) + " (records at most "
-                + recordMaxBytes + " bytes are read from a compressed batch)";
-    }
-
-    private static boolean isAbortMarker(RecordBatch control) {
-        Iterator<Record> it = control.iterator(); // written by the broker: uncompressed, one small record
-        if (!it.hasNext()) {
-            return false;
+    private static String describe(Exception e) {
+        if (e instanceof RecordDecoder.Unframed) {
+            return Printable.line(e.getMessage());
         }
-        return ControlRecordType.parse(it.next().key()) == ControlRecordType.ABORT;
+        return Printable.line(e.getClass().getSimpleName() + ": " + e.getMessage());
     }
 
-    private ConsumerRecord<byte[], byte[]> consumerRecord(Record r) {
-        byte[] key = r.hasKey() ? bytes(r.key()) : null;
-        byte[] value = r.hasValue() ? bytes(r.value()) : null;
-        TimestampType type = batch.timestampType();
-        int epoch = batch.partitionLeaderEpoch();
-        return new ConsumerRecord<>(tp.topic(), tp.partition(), r.offset(), r.timestamp(), type,
-                key == null ? -1 : key.length, value == null ? -1 : value.length, key, value,
-                new RecordHeaders(r.headers()), epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH ? Optional.empty() : Optional.of(epoch));
-    }
-
-    private static byte[] bytes(ByteBuffer b) {
-        byte[] out = new byte[b.remaining()];
-        b.duplicate().get(out);
-        return out;
+    /**
+     * Whether a control batch (written by the broker: uncompressed, one record) is a transaction's abort marker. Its
+     * record's key is a version and a type, two int16, and type 0 is an abort (Kafka's {@code ControlRecordType}). A
+     * marker that does not parse throws: which transactions were aborted cannot be known past it.
+     */
+    private boolean isAbortMarker(DefaultRecordBatch control) {
+        try (InputStream in = control.recordInputStream(buffers)) {
+            if (control.countOrNull() == null || control.countOrNull() < 1) {
+                return false;
+            }
+            RecordDecoder.Decoded d = decoder.read(in, view(control), control.baseOffset() - 1, Long.MIN_VALUE);
+            byte[] key = d instanceof RecordDecoder.Whole w ? w.record().key() : null;
+            if (key == null || key.length < 4) {
+                throw new IllegalStateException("the control record at offset " + d.offset() + " of " + tp + " has no type");
+            }
+            return ByteBuffer.wrap(key).getShort(2) == 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException("the control batch at offset " + control.baseOffset() + " of " + tp + " does not parse", e);
+        }
     }
 }

@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * to {@code db.retry.backoff.max}), reads the stored offsets again, seeks to them and resumes. When the apply is fenced (the
  * stored offset is not the one this consumer sought to: a zombie, or a commit whose acknowledgement was lost) it does the
  * same without waiting. A record whose values fail the apply is isolated and answered {@code rejected} ({@link #commit});
- * an offset the bridge does not read ({@link Fetched.Unreadable}: a record larger than it decodes, or one that lies about
- * its length, and the rest of its producer batch) is answered {@code rejected}/{@code unreadable_record} in its place, in
+ * an offset the bridge does not read ({@link Fetched.Unreadable}: a record beyond the record limits, alone; one larger than
+ * it decodes or that lies about its length, with the rest of its producer batch) is answered {@code rejected}/{@code unreadable_record} in its place, in
  * the same batch as its neighbours. A partition whose stored offset is out of range stops (never auto-reset). Not
  * thread-safe: runs on one thread; {@link #close()} may be called from any.
  */
@@ -117,8 +117,9 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         this.isolations = Counter.builder("queen.timers.bridge.batch.isolations")
                 .description("Batches split in two because one of their records' values made the apply fail").register(registry);
         this.unreadableAnswered = Counter.builder("queen.timers.bridge.records.unreadable")
-                .description("Offsets answered rejected/unreadable_record: records the bridge does not read (a body larger than"
-                        + " it decodes, a length the batch does not hold, a failed checksum) and the rest of their batch").register(registry);
+                .description("Offsets answered rejected/unreadable_record: records the bridge does not read (a key or headers beyond"
+                        + " the record limits, a body larger than it decodes, a length the batch does not hold, a failed checksum) and"
+                        + " the rest of their batch where it cannot be read past them").register(registry);
         Gauge.builder("queen.timers.bridge.partitions.stopped", positions, PartitionPositions::waiting)
                 .description("Command partitions stopped because their stored offset is out of range (an operator sets it),"
                         + " or because the group has none there and bridge.start.position is not set").register(registry);
@@ -190,9 +191,10 @@ public final class IngestLoop implements Runnable, AutoCloseable {
 
     /**
      * The batch of one apply: this poll's offsets parsed, then more polls that return at once while offsets are read
-     * ahead, until {@code batchMaxRecords} or {@code batchMaxBytes} of values. Each poll's values are dropped once parsed,
-     * so the bridge holds one poll's values (max.poll.records records, each at most what {@link CommandSource} decodes)
-     * plus the batch's parsed commands (at most {@code batchMaxBytes} of values): bridge.ingest.max.bytes in all, whatever
+     * ahead, until {@code batchMaxRecords} or {@code batchMaxBytes} of records ({@link Fetched#heldBytes()}: keys, values,
+     * headers and their objects). Each poll's records are dropped once parsed, so the bridge holds one poll's records
+     * (max.poll.records records, each within the record limits {@link CommandSource} reads by) plus the batch's parsed
+     * commands (from at most {@code batchMaxBytes} of records): bridge.ingest.max.bytes in all, whatever
      * the producer's compression. Per partition the offsets stay in order; a rebalance between two polls is caught by the
      * offsets' check-and-set (the apply is fenced and re-read). A partition found out of range stops here.
      */
@@ -217,18 +219,17 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         }
     }
 
-    /** Parses {@code items} into {@code batch}; returns the bytes of their keys and values. */
+    /** Parses {@code items} into {@code batch}; returns the heap they held, as the poll counted it ({@link Fetched#heldBytes()}). */
     private long parseInto(List<Fetched> items, List<Incoming> batch) {
         long bytes = 0;
         for (Fetched f : items) {
             TopicRoutes.Route route = routes.route(f.partition().topic());
             if (f instanceof Fetched.Readable readable) {
-                ConsumerRecord<byte[], byte[]> r = readable.record();
-                batch.add(incoming(r, route));
-                bytes += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
+                batch.add(incoming(readable.record(), route));
             } else {
                 batch.add(unreadable((Fetched.Unreadable) f, route));
             }
+            bytes += f.heldBytes();
         }
         return bytes;
     }
@@ -241,8 +242,13 @@ public final class IngestLoop implements Runnable, AutoCloseable {
         Source first = new Source(u.partition().topic(), u.partition().partition(), u.first());
         String detail;
         if (u.offset() == u.first()) {
-            LOG.error("record {} is not read: {}; it and the rest of its producer batch are answered rejected (unreadable_record)",
-                    first, u.why());
+            if (u.alone()) {
+                LOG.error("record {} is not read: {}; it alone is answered rejected (unreadable_record), the rest of its producer"
+                        + " batch is read", first, u.why());
+            } else {
+                LOG.error("record {} is not read: {}; it and the rest of its producer batch are answered rejected (unreadable_record)",
+                        first, u.why());
+            }
             detail = "the bridge does not read this record: " + u.why();
         } else {
             detail = "the bridge does not read this record: it follows the unreadable record " + first

@@ -5,7 +5,8 @@ import java.time.Duration;
 
 /**
  * The configurable limits of validation: the horizon, the payload size and a recurring timer's shortest period
- * (bridge.horizon, bridge.payload.max.bytes, recurring.min.period).
+ * (bridge.horizon, bridge.payload.max.bytes, recurring.min.period). What a record may hold around its value (key,
+ * headers) is {@link RecordLimits}'.
  */
 public record WireLimits(Duration horizon, int payloadMaxBytes, Duration recurringMinPeriod) {
     /** The settings' defaults (BridgeSettings). */
@@ -37,21 +38,6 @@ public record WireLimits(Duration horizon, int payloadMaxBytes, Duration recurri
      */
     public int maxValueBytes() {
         return (int) Math.min(Integer.MAX_VALUE - 8, (long) payloadMaxBytes + ENVELOPE_MAX_BYTES);
-    }
-
-    /**
-     * Room beside the value for a record's key and headers (a token, trace context, the headers form's fields): the
-     * longest key a valid command has is about 2 KiB, a token rarely more than a few.
-     */
-    public static final int RECORD_OVERHEAD_MAX_BYTES = 64 * 1024;
-
-    /**
-     * The largest record body the bridge decodes from a compressed batch: the longest valid value plus
-     * {@link #RECORD_OVERHEAD_MAX_BYTES}. A record that declares more is not read (it could not hold a valid command), and
-     * no allocation is ever made for more, whatever the record declares (up to 2 GiB).
-     */
-    public int maxRecordBytes() {
-        return (int) Math.min(Integer.MAX_VALUE - 8, (long) maxValueBytes() + RECORD_OVERHEAD_MAX_BYTES);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.queen.timers.bridge.fetch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.bridge.wire.RecordLimits;
 import io.queen.timers.testkit.RawBatch;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -17,7 +18,10 @@ import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * What the bridge reads of one fetch: hostile batches between ordinary ones, on one partition, in this test JVM's heap
@@ -29,6 +33,8 @@ class PartitionReaderTest {
 
     static final TopicPartition TP = new TopicPartition("commands", 0);
     static final int CAP = 1 << 20;
+    /** Values up to 1 MiB; the defaults' header limits. */
+    static final RecordLimits LIMITS = new RecordLimits(CAP, 64, 32 * 1024);
 
     @Test
     void recordsDeclaringUpToTwoGibibytesAreRefusedAndOnlyTheirOwnBatchIsLost() throws IOException {
@@ -97,29 +103,98 @@ class PartitionReaderTest {
         List<FetchResponseData.AbortedTransaction> abortedTxns = List.of(
                 new FetchResponseData.AbortedTransaction().setProducerId(aborted).setFirstOffset(0));
 
-        PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_COMMITTED, abortedTxns, CAP, true, BufferSupplier.create());
+        PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_COMMITTED, abortedTxns, new RecordDecoder(LIMITS), true,
+                BufferSupplier.create());
         assertThat(drain(r)).containsExactly("2 y2", "5 z5");
         assertThat(r.position()).isEqualTo(6);
         assertThat(readAll(log, 0, IsolationLevel.READ_UNCOMMITTED)).containsExactly("0 x0", "1 x1", "2 y2", "5 z5");
     }
 
+    @ParameterizedTest
+    @EnumSource(RawBatch.Codec.class)
+    void aRecordBeyondTheRecordLimitsIsUnreadableAloneAndTheRestOfItsBatchIsRead(RawBatch.Codec codec) throws IOException {
+        MemoryRecords log = log(
+                raw(codec, 0, List.of(
+                        of("a0"),
+                        of("a1").withHeaderRun(540_000, 0, 0), // 1.08 MB of empty headers, a few KB of zstd
+                        of("a2"),
+                        of("a3").withHeaderRun(2_000, 8, 500), // too many and too many bytes
+                        of("a4").withHeaderRun(10, 8, 4096), // ten headers, 41 KB of them
+                        of("a5").withHeaderRun(20, 8, 1024), // within both limits
+                        RawBatch.Rec.of(new byte[RecordLimits.KEY_MAX_BYTES + 1], bytes("a6"), List.of()),
+                        of("a7").withHeaderRun(64, 0, -1))), // exactly the count limit, null values
+                MemoryRecords.withRecords(8, Compression.NONE, rec("b8")));
+
+        PartitionReader reader = reader(log, 0);
+        List<Fetched> got = new ArrayList<>();
+        for (Fetched f = reader.next(); f != null; f = reader.next()) {
+            got.add(f);
+        }
+
+        assertThat(got.stream().map(PartitionReaderTest::describe)).containsExactly("0 a0", "1 unreadable@1", "2 a2",
+                "3 unreadable@3", "4 unreadable@4", "5 a5", "6 unreadable@6", "7 a7", "8 b8");
+        assertThat(got).filteredOn(f -> f instanceof Fetched.Unreadable).allSatisfy(f ->
+                assertThat(((Fetched.Unreadable) f).alone()).as("unreadable alone: " + f).isTrue());
+        assertThat(((Fetched.Unreadable) got.get(1)).why()).isEqualTo("it has 540000 headers, more than "
+                + "bridge.record.headers.max.count (64)");
+        assertThat(((Fetched.Unreadable) got.get(4)).why()).isEqualTo("its 10 headers hold 41040 bytes, more than "
+                + "bridge.record.headers.max.bytes (32768)");
+        assertThat(((Fetched.Unreadable) got.get(6)).why()).startsWith("its key is 4097 bytes");
+        ConsumerRecord<byte[], byte[]> a5 = ((Fetched.Readable) got.get(5)).record();
+        assertThat(a5.headers().toArray()).hasSize(20).allSatisfy(h -> assertThat(h.value()).hasSize(1024));
+        assertThat(((Fetched.Readable) got.get(7)).record().headers().toArray()).hasSize(64)
+                .allSatisfy(h -> assertThat(h.value()).isNull());
+    }
+
+    @ParameterizedTest
+    @EnumSource(RawBatch.Codec.class)
+    void aLengthItsFieldsDoNotFillMakesTheRestOfItsBatchUnreadable(RawBatch.Codec codec) throws IOException {
+        for (int lie : new int[] {-3, -1, 1, 7}) {
+            MemoryRecords log = log(
+                    raw(codec, 0, List.of(of("a0"), of("a1").withHeaderRun(3, 4, 4).withLengthLie(lie), of("a2"), of("a3"))),
+                    raw(codec, 4, List.of(of("b4"), of("b5").withLengthLie(lie))),
+                    MemoryRecords.withRecords(6, Compression.lz4().build(), rec("c6")));
+
+            assertThat(readAll(log, 0, IsolationLevel.READ_UNCOMMITTED)).as("a length " + lie + " bytes off").containsExactly(
+                    "0 a0", "1 unreadable@1", "2 unreadable@1", "3 unreadable@1", "4 b4", "5 unreadable@5", "6 c6");
+        }
+    }
+
+    @Test
+    void anUncompressedRecordLongerThanTheBodyLimitIsSteppedOverAloneAndACompressedOneEndsItsBatch() throws IOException {
+        long longer = LIMITS.bodyMaxBytes() + 1000L;
+        List<RawBatch.Rec> records = List.of(of("a0"), RawBatch.Rec.run(key("a1"), longer, (byte) 'x', List.of()), of("a2"));
+        assertThat(readAll(log(raw(RawBatch.Codec.NONE, 0, records)), 0, IsolationLevel.READ_UNCOMMITTED))
+                .containsExactly("0 a0", "1 unreadable@1", "2 a2");
+        assertThat(readAll(log(raw(RawBatch.Codec.GZIP, 0, records)), 0, IsolationLevel.READ_UNCOMMITTED))
+                .containsExactly("0 a0", "1 unreadable@1", "2 unreadable@1");
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
 
     private static List<String> readAll(MemoryRecords log, long from, IsolationLevel isolation) {
-        return drain(new PartitionReader(TP, log, from, isolation, List.of(), CAP, true, BufferSupplier.create()));
+        return drain(new PartitionReader(TP, log, from, isolation, List.of(), new RecordDecoder(LIMITS), true, BufferSupplier.create()));
+    }
+
+    private static PartitionReader reader(MemoryRecords log, long from) {
+        return new PartitionReader(TP, log, from, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS), true,
+                BufferSupplier.create());
     }
 
     private static List<String> drain(PartitionReader r) {
         List<String> out = new ArrayList<>();
         for (Fetched f = r.next(); f != null; f = r.next()) {
-            if (f instanceof Fetched.Readable rd) {
-                byte[] v = rd.record().value();
-                out.add(f.offset() + " " + (v.length > 100 ? "value of " + v.length : new String(v, StandardCharsets.UTF_8)));
-            } else {
-                out.add(f.offset() + " unreadable@" + ((Fetched.Unreadable) f).first());
-            }
+            out.add(describe(f));
         }
         return out;
+    }
+
+    private static String describe(Fetched f) {
+        if (f instanceof Fetched.Readable rd) {
+            byte[] v = rd.record().value();
+            return f.offset() + " " + (v.length > 100 ? "value of " + v.length : new String(v, StandardCharsets.UTF_8));
+        }
+        return f.offset() + " unreadable@" + ((Fetched.Unreadable) f).first();
     }
 
     private static MemoryRecords log(MemoryRecords... batches) {
@@ -137,7 +212,11 @@ class PartitionReaderTest {
 
     /** A hostile producer's zstd batch at {@code base}, as RawBatch builds it byte by byte. */
     private static MemoryRecords raw(long base, List<RawBatch.Rec> records) throws IOException {
-        ByteBuffer b = RawBatch.build(System.currentTimeMillis(), records);
+        return raw(RawBatch.Codec.ZSTD, base, records);
+    }
+
+    private static MemoryRecords raw(RawBatch.Codec codec, long base, List<RawBatch.Rec> records) throws IOException {
+        ByteBuffer b = RawBatch.build(codec, System.currentTimeMillis(), records);
         b.putLong(0, base); // the broker's part; outside the checksum
         return MemoryRecords.readableRecords(b);
     }
@@ -148,6 +227,10 @@ class PartitionReaderTest {
 
     private static RawBatch.Rec of(String v) {
         return RawBatch.Rec.of(key(v), v.getBytes(StandardCharsets.UTF_8), List.of());
+    }
+
+    private static byte[] bytes(String v) {
+        return v.getBytes(StandardCharsets.UTF_8);
     }
 
     private static byte[] key(String v) {

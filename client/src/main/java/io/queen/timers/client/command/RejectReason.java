@@ -81,9 +81,12 @@ public enum RejectReason {
     /** A valid recurrence with no occurrence: none at or after startAt before endAt (or before the year 10000). */
     NO_OCCURRENCE("no_occurrence"),
     /**
-     * The Kafka client cannot decode this record: it declares a size beyond what the bridge can hold (up to 2 GiB in a few KB
-     * of zstd) or its batch does not parse; also each later record of the same compressed producer batch, which the client
-     * reads as one stream. Decided by the client, not by the command's content.
+     * The bridge does not read this record: counted on its wire form before any of it becomes objects, it is beyond the
+     * record limits (a key over 4 KiB, more headers or header bytes than bridge.record.headers.max.count / .max.bytes, a
+     * body longer than any record within them can be: up to 2 GiB can be declared in a few KB of zstd), its length lies, or
+     * its batch fails its checksum. A record beyond a limit whose length is honest is answered alone; after a lie or an
+     * oversized body in a compressed batch, each later record of the same producer batch is answered so too, since the
+     * batch is one stream that cannot be read past it. Decided by the record's framing and sizes, not by the command's content.
      */
     UNREADABLE_RECORD("unreadable_record");
 
