@@ -140,7 +140,7 @@ public final class BridgeMain implements AutoCloseable {
             });
             OffsetStore offsets = new OffsetStore(dataSource, group);
             // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
-            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
+            // group's calls, so that a group or topic the schema owner did not bind to this login is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
                 return null;

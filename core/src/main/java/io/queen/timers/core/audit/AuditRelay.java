@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>One active relay per database, under a lease.</b> A relay publishes only while it holds the relay lease
- *       (V151: a row only the relay's roles may take, through {@code queen.timer_audit_lease_v1}, for the owner's
+ *       (queen.timer_audit_relay_lease: a row only the relay's roles may take, through {@code queen.timer_audit_lease_v1}, for the owner's
  *       {@code queen.timer_settings.relay_lease}); the database refuses its read and its delete without the live lease's
  *       token, its read records the rows it hands out under a token, and its delete removes only those
  *       (db/current/R__timer_audit_relay.sql). The others stand by and try the lease every
@@ -68,9 +68,9 @@ import org.slf4j.LoggerFactory;
  *       the events of one key keep their order in its Kafka partition within a complete round. A round with a
  *       failed send (a batch expired while the broker was away, a later one landed) is sent again whole, so the
  *       first copies of two events may be inverted; the last copies are in order (docs/guarantees.md#the-bridges-guarantees, "Audit"). A {@code fired} row is one segment
- *       (V026) and becomes one event per timer, in frame order; the fetch reads raw columns and
+ *       and becomes one event per timer, in frame order; the fetch reads raw columns and
  *       {@link AuditEventValue} renders each value (docs/decisions.md#who-renders-the-audit-event).</li>
- *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context, V090/V127) gets it as
+ *   <li><b>Trace context.</b> A record whose event carries a trace (the command's W3C context) gets it as
  *       {@code traceparent} and {@code tracestate} headers, flags and tracestate as the producer sent them, so a
  *       consumer's W3C propagator joins the producer's trace (docs/tracing.md#tracing).</li>
  *   <li><b>At-least-once, stable eventId.</b> Rows are deleted only after every send of the round was

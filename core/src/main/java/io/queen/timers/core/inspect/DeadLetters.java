@@ -99,7 +99,7 @@ public final class DeadLetters {
 
         /**
          * The payload as a command carries it (JSON text), or null when none can: kept as base64 (not JSON, or
-         * encrypted). The sweeper's dead-letter keeps a compressed payload as the row stored it (V130: the database
+         * encrypted). The sweeper's dead-letter keeps a compressed payload as the row stored it (the database
          * keeps the row's payload, never bytes the caller passes, and cannot decompress zstd), so it is decompressed
          * here, bounded by the log's frame limit.
          */
@@ -221,7 +221,7 @@ public final class DeadLetters {
     public Replay replay(Letter l, String key, String keyOption) throws SQLException {
         String timerKey = l.timerKey() != null ? l.timerKey() : key;
         if (timerKey == null) {
-            throw new Refused(Refused.Kind.INVALID, "dead letter " + l.id() + " has no recorded timer key (dead-lettered before V128): name it"
+            throw new Refused(Refused.Kind.INVALID, "dead letter " + l.id() + " has no recorded timer key (its queen.timer_dlq_keys row is gone): name it"
                     + " with " + keyOption + " (the timerKey of its dead_lettered event)");
         }
         if (l.timerKey() != null && key != null && !l.timerKey().equals(key)) {
@@ -258,7 +258,7 @@ public final class DeadLetters {
 
     /**
      * The command topic that stands for {@code tenant}, from the database's record of what each bridge group registered
-     * at start (queen.bridge_topics, V123), never from the caller's settings: the bridge stages a command under the
+     * at start (queen.bridge_topics), never from the caller's settings: the bridge stages a command under the
      * tenant of the topic it came in on, so a topic of another tenant would put this tenant's payload into that tenant's
      * queue. {@code chosen} (null: the only one) only chooses among the tenant's own topics; {@code topicOption} names
      * how the caller chooses. PRICE: a topic no running (or past) bridge registered cannot be replayed to; start the

@@ -16,9 +16,9 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The operators' read-only view of queen.log_timers (V036), for the CLI and the HTTP API alike: {@link #peek} one
+ * The operators' read-only view of queen.log_timers, for the CLI and the HTTP API alike: {@link #peek} one
  * timer with its payload, {@link #list} a queue's timers by keyset without payloads, {@link #series} the recurring
- * series scheduled with a txn (V129), {@link #find} where a txn is in the log. A recurring timer's row carries its
+ * series scheduled with a txn, {@link #find} where a txn is in the log. A recurring timer's row carries its
  * rule. Plain reads through the operator role's functions: they never block a fire.
  */
 public final class TimerInspector {

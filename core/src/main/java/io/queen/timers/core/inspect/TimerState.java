@@ -2,7 +2,7 @@ package io.queen.timers.core.inspect;
 
 import java.util.Locale;
 
-/** Where a staged timer stands, on PostgreSQL's clock (V036; docs/decisions.md#the-lease-has-two-columns). */
+/** Where a staged timer stands, on PostgreSQL's clock (docs/decisions.md#the-lease-has-two-columns). */
 public enum TimerState {
     /** In a sweeper's hands (token and a live lease): a command now answers too_late. */
     CLAIMED,

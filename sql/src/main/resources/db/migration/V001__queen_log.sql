@@ -1,10 +1,10 @@
--- V001  The Queen log: Queen's own log tables, created exactly as Queen creates them when they are
---       absent, never touched when they exist.
+-- V001  The Queen log: Queen's own tables, created exactly as Queen creates them when they are absent,
+--       never touched when they exist.
 --
 -- Queen owns these tables. The version this file follows is queen-mq/queen at commit 81010fab
 -- (server/sql/schema.sql for queen.queues; server/sql/procedures/001_log_schema.sql in its version
 -- with log_partitions.oldest_live_at / oldest_txn_at for the log tables; 005_log_ack.sql for
--- queen.log_dlq). The README's "Schema" section pins the same version.
+-- queen.log_dlq); docs/schema-and-roles.md#sharing-the-database-with-a-queen-broker pins the same version.
 --
 -- Why it is so:
 --  * A Queen broker may share this database and may start before or after us, and it re-applies
@@ -15,25 +15,31 @@
 --    must not change it. So each table is created inside a block that first asks the catalog
 --    whether the table exists and, when it does, does nothing at all: no ALTER, no extra index, no
 --    storage setting on a table we did not create.
---  * Objects only this project needs never carry a Queen name (ours are the *_v1 functions of V002,
---    V003 and V025+, whose names Queen does not use, and the queen_timers schema).
+--  * This file is the first and names no table of ours. queen.log_partition_dead_v1
+--    (db/current/R__log_maintenance.sql) is LANGUAGE sql, so PostgreSQL resolves its tables when it is
+--    created; MaintenanceCompileCheckIT creates it on a database migrated to this version only, where
+--    queen.log_timers (V002) does not exist yet, so a leg naming the timer table fails there
+--    (docs/decisions.md#the-dead-partition-check-is-a-compile-time-check).
+--  * Objects only this project needs never carry a Queen name (ours are the functions of db/current
+--    whose names Queen does not use, and the queen_timers schema).
 --  * queen.queues carries all of Queen's queue settings though the timers read none of them: Queen's
 --    pop reads delayed_processing and window_buffer from the row the sweeper provisioned.
 --  * log_txns has NO foreign key (Queen's choice: its purge must never pay the trigger). Whoever
---    deletes a partition deletes its log_txns rows explicitly (V061's cleanup does).
+--    deletes a partition deletes its log_txns rows explicitly (queen.log_cleanup_partitions_v1 does).
 --  * log_dlq has NO foreign key either: a DLQ row outlives its partition, and the dead-partition
---    check (V006) refuses a partition that still holds one.
+--    check (queen.log_partition_dead_v1) refuses a partition that still holds one.
 --  * log_segments.blob is already zstd: STORAGE EXTERNAL keeps TOAST from compressing it again.
 --  * last_write_at is NOT NULL DEFAULT now(), and oldest_live_at / oldest_txn_at are the created_at
 --    of the oldest live segment / log_txns row (NULL = none): Queen's retention finds work through
---    them, so every append maintains them (V061).
---
--- Databases migrated before issue 17 carry this file's earlier text (a "compatible subset" with
--- other shapes): Migrations realigns the recorded checksum of exactly that earlier text, and V060
--- converts those tables to the shape below. The README's "Schema" section says why the text of an
--- applied migration changed at all.
+--    them, so every append maintains them (queen.log_append_v1).
+--  * A Queen broker older than the version we follow made its log_partitions without those two
+--    watermarks, and this file (which never alters a Queen table) leaves it so. Every append would then
+--    fail at the fire; the last block refuses to migrate instead, and says what to do.
 --
 -- Storage numbers: the storage settings below are Queen's, taken with its tables; none is ours.
+--
+-- PRICE: one catalog probe per table at migrate. A Queen table made by an older or newer Queen is
+-- used as it is: the last block checks the two watermarks the append writes, and nothing else of it.
 
 CREATE SCHEMA IF NOT EXISTS queen;
 
@@ -129,7 +135,7 @@ BEGIN
     END IF;
 
     -- Cursor and lease of a consumer group on a partition: everything <= committed is done, a leased
-    -- batch is (committed, batch_end]. Written only by Queen's pop and ack; we read it in V006.
+    -- batch is (committed, batch_end]. Written only by Queen's pop and ack; queen.log_partition_dead_v1 reads it.
     IF to_regclass('queen.log_consumers') IS NULL THEN
         CREATE TABLE queen.log_consumers (
             partition_id      UUID NOT NULL REFERENCES queen.log_partitions (id) ON DELETE CASCADE,
@@ -167,6 +173,17 @@ BEGIN
             failed_at      TIMESTAMPTZ NOT NULL DEFAULT now()
         );
         CREATE INDEX idx_log_dlq_partition_failed_at ON queen.log_dlq (partition_id, failed_at DESC);
+    END IF;
+END
+$$;
+
+DO $$
+BEGIN
+    IF (SELECT count(*) FROM information_schema.columns
+         WHERE table_schema = 'queen' AND table_name = 'log_partitions'
+           AND column_name IN ('oldest_live_at', 'oldest_txn_at')) <> 2 THEN
+        RAISE EXCEPTION 'queen.log_partitions has no oldest_live_at / oldest_txn_at: the Queen schema in this database is older than the version queen-timers follows (queen-mq/queen 81010fab, docs/schema-and-roles.md); upgrade the Queen broker sharing this database, let it boot once, then start queen-timers again'
+            USING ERRCODE = '55000';
     END IF;
 END
 $$;
