@@ -194,7 +194,8 @@ class BridgeEndToEndIT {
             } finally {
                 allowConnections(true);
             }
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 600);
+            // the test's own pooled connections were ended with the outage: the first reads after it may meet one
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> storedOffsetSum(db.dataSource(), group) == 600);
             await().atMost(Duration.ofSeconds(30)).until(() -> longQuery(db.dataSource(), "SELECT count(*) FROM queen.timer_audit_outbox") == 0);
         }
         assertExactlyOnce(TimerModel.of(commands), indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "outage");

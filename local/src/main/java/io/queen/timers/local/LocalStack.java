@@ -8,7 +8,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
