@@ -30,7 +30,6 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 /**
  * The class, not the case: whatever batches a producer builds, the reader answers every offset exactly once, in order,
@@ -58,11 +57,13 @@ class PartitionReaderPropertiesTest {
     /** The defaults: values up to bridge.payload.max.bytes + envelope, 64 headers of 32 KiB in all. */
     static final RecordLimits LIMITS = RecordLimits.of(WireLimits.DEFAULTS, 64, 32 * 1024);
     static final int MULTIPLE = 2;
+    /** The decompression budget's default (bridge.decompression.max.bytes). */
+    static final long BUDGET = 32 << 20;
     static final int BATCH_OPEN_BYTES = 256 * 1024;
     static final com.sun.management.ThreadMXBean THREADS = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private final RecordDecoder decoder = new RecordDecoder(LIMITS);
-    private final BufferSupplier buffers = BufferSupplier.create();
+    private final StreamBudget streams = new StreamBudget(BUDGET);
 
     /** One generated record: what RawBatch writes, and what the reader must answer for it. */
     record Spec(int keyBytes, int valueBytes, int listedHeaders, RawBatch.HeaderRun run, int lengthLie) {
@@ -146,9 +147,10 @@ class PartitionReaderPropertiesTest {
         // exactly one answer per offset, in order, and the reader ends after the last
         assertThat(got.stream().map(r -> r.fetched().offset()).toList()).isEqualTo(range(log.end()));
         for (Read r : got) {
-            assertThat(r.allocated()).as("bytes allocated reading offset %d (%s), counted %d", r.fetched().offset(),
-                    r.fetched().getClass().getSimpleName(), r.fetched().heldBytes())
-                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + BATCH_OPEN_BYTES);
+            assertThat(r.allocated()).as("bytes allocated reading offset %d (%s), counted %d, streams opened for %d",
+                    r.fetched().offset(), r.fetched() instanceof Fetched.Unreadable u ? u.why() : "readable", r.fetched().heldBytes(),
+                    r.streamBytes())
+                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + r.streamBytes() + BATCH_OPEN_BYTES);
             assertThat(retainedEstimate(r.fetched())).as("objects handed over for offset %d", r.fetched().offset())
                     .isLessThanOrEqualTo(r.fetched().heldBytes());
         }
@@ -213,8 +215,8 @@ class PartitionReaderPropertiesTest {
             last = r.fetched().offset();
         }
         for (Read r : got) {
-            assertThat(r.allocated()).as("offset %d", r.fetched().offset())
-                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + BATCH_OPEN_BYTES);
+            assertThat(r.allocated()).as("offset %d: %s", r.fetched().offset(), r.fetched())
+                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + r.streamBytes() + BATCH_OPEN_BYTES);
         }
     }
 
@@ -317,21 +319,26 @@ class PartitionReaderPropertiesTest {
 
     // --- reading and measuring ----------------------------------------------------------------------------------
 
-    record Read(Fetched fetched, long allocated) {}
+    /** One offset as read: what reading it allocated, and what the streams opened meanwhile were counted for. */
+    record Read(Fetched fetched, long allocated, long streamBytes) {}
 
     private List<Read> read(Built log) {
         PartitionReader reader = new PartitionReader(TP, log.records(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), decoder,
-                true, buffers);
+                true, streams);
         List<Read> out = new ArrayList<>();
         while (true) {
+            long opened = streams.openedBytes();
             long before = THREADS.getCurrentThreadAllocatedBytes();
             Fetched f = reader.next();
             long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
             if (f == null) {
+                assertThat(reader.waiting()).as("a reader alone never waits for its stream").isFalse();
                 assertThat(reader.position()).isEqualTo(log.end());
+                assertThat(streams.heldBytes()).as("every stream closed with its batch").isZero();
                 return out;
             }
-            out.add(new Read(f, allocated));
+            out.add(new Read(f, allocated, streams.openedBytes() - opened));
+            assertThat(streams.heldBytes()).isLessThanOrEqualTo(Decompression.LARGEST_STREAM_BYTES);
         }
     }
 

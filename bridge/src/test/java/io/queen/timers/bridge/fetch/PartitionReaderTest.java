@@ -17,7 +17,6 @@ import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +34,8 @@ class PartitionReaderTest {
     static final int CAP = 1 << 20;
     /** Values up to 1 MiB; the defaults' header limits. */
     static final RecordLimits LIMITS = new RecordLimits(CAP, 64, 32 * 1024);
+    /** The decompression budget's default (bridge.decompression.max.bytes). */
+    static final long BUDGET = 32 << 20;
 
     @Test
     void recordsDeclaringUpToTwoGibibytesAreRefusedAndOnlyTheirOwnBatchIsLost() throws IOException {
@@ -104,7 +105,7 @@ class PartitionReaderTest {
                 new FetchResponseData.AbortedTransaction().setProducerId(aborted).setFirstOffset(0));
 
         PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_COMMITTED, abortedTxns, new RecordDecoder(LIMITS), true,
-                BufferSupplier.create());
+                new StreamBudget(BUDGET));
         assertThat(drain(r)).containsExactly("2 y2", "5 z5");
         assertThat(r.position()).isEqualTo(6);
         assertThat(readAll(log, 0, IsolationLevel.READ_UNCOMMITTED)).containsExactly("0 x0", "1 x1", "2 y2", "5 z5");
@@ -173,12 +174,12 @@ class PartitionReaderTest {
     // ---------------------------------------------------------------------------------------------------------------
 
     private static List<String> readAll(MemoryRecords log, long from, IsolationLevel isolation) {
-        return drain(new PartitionReader(TP, log, from, isolation, List.of(), new RecordDecoder(LIMITS), true, BufferSupplier.create()));
+        return drain(new PartitionReader(TP, log, from, isolation, List.of(), new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET)));
     }
 
     private static PartitionReader reader(MemoryRecords log, long from) {
         return new PartitionReader(TP, log, from, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS), true,
-                BufferSupplier.create());
+                new StreamBudget(BUDGET));
     }
 
     private static List<String> drain(PartitionReader r) {
