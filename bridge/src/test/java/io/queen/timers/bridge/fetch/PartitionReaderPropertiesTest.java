@@ -38,16 +38,20 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * <p>Generated here: batches in every codec (none, gzip, snappy, lz4, zstd) holding records with keys from none to
  * beyond the key limit, values up to beyond the body limit (present: a run of one letter), listed headers and runs of up
  * to 300,000 headers of any name and value size, lengths that lie by a few bytes, batches of thousands of tiny records,
- * and between them a legacy v1 batch whose compressed wrapper nests its records, and a batch whose checksum fails.
+ * and between them a legacy v1 batch whose compressed wrapper nests its records, and a batch whose checksum fails; each
+ * codec's stream framed as Kafka's producer frames it or with the sizes a hostile producer declares (lz4 blocks of 64 KiB
+ * to 4 MiB, snappy chunks of 1 KiB to 1 MiB or one raw block of the whole batch, snappy chunks whose declared length lies,
+ * zstd frames declaring windows of 1 KiB to 128 MiB): a batch whose codec declares more than the bridge decompresses with
+ * is one unreadable run, and what a stream within the caps allocates when it opens is what it was counted for.
  *
  * <p>The heap is measured, not modelled: the bytes this thread allocates during each {@code next()}
  * ({@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}), an upper bound of what the reader can retain
  * for the offset it hands over. It must stay within {@value #MULTIPLE} × the offset's {@link Fetched#heldBytes()} (what
- * the poll's budget counts) + {@value #BATCH_OPEN_BYTES} bytes. Why these: a record's objects are its bytes copied once
- * out of the body buffer plus the object headers {@link RecordLimits#heldBytes} already counts generously, so 2 leaves
- * room for the transient copies of decoding names; the constant pays for what opening a batch allocates once (its
- * decompression stream: an inflater's and snappy's chunk buffers, the buffer-pool misses of zstd and lz4) and for an
- * unreadable offset's reason. Before the reader counted headers, one record of 540,000 empty headers allocated ~50 MB
+ * the poll's budget counts) + what the streams opened meanwhile were counted for ({@link StreamBudget}: what each codec's
+ * header declares) + {@value #BATCH_OPEN_BYTES} bytes. Why these: a record's objects are its bytes copied once out of the
+ * body buffer plus the object headers {@link RecordLimits#heldBytes} already counts generously, so 2 leaves room for the
+ * transient copies of decoding names; a stream's buffers are what its codec declared; the constant pays for what opening
+ * or ending a batch allocates besides (its objects, an exception's trace) and for an unreadable offset's reason. Before the reader counted headers, one record of 540,000 empty headers allocated ~50 MB
  * against ~100 bytes counted: five hundred thousand times the bound. And the counted bytes are honest: a size estimate
  * walked over the objects handed out (each array, String, header and record, at 8-byte alignment) never exceeds them.
  */
@@ -116,7 +120,19 @@ class PartitionReaderPropertiesTest {
         }
     }
 
-    record BatchSpec(RawBatch.Codec codec, List<Spec> records) {}
+    /**
+     * How a batch's codec frames its stream: as Kafka's producer frames it (null), or with the sizes a producer chooses.
+     * {@code lies}: the framing declares what it does not hold, so the batch is one unreadable run whatever its records.
+     */
+    record Framing(String what, RawBatch.Compressor compressor, int zstdWindowLog, boolean lies) {
+        static final Framing KAFKA = new Framing("as Kafka's producer", null, 0, false);
+    }
+
+    record BatchSpec(RawBatch.Codec codec, List<Spec> records, Framing framing) {
+        BatchSpec(RawBatch.Codec codec, List<Spec> records) {
+            this(codec, records, Framing.KAFKA);
+        }
+    }
 
     /** Between the generated batches: nothing, a legacy v1 batch (compressed: a wrapper nesting its records), or a broken checksum. */
     enum Extra { NONE, LEGACY_NESTED, BAD_CHECKSUM }
@@ -164,6 +180,10 @@ class PartitionReaderPropertiesTest {
                 .coverage(c -> c.check(true).percentage(p -> p >= 20));
         Statistics.label("records read").collect(log.expected().stream().anyMatch(x -> x.kind() == Kind.READ))
                 .coverage(c -> c.check(true).percentage(p -> p >= 50));
+        Statistics.label("a batch refused for what its codec declares").collect(refusedAny(batches))
+                .coverage(c -> c.check(true).percentage(p -> p >= 5));
+        Statistics.label("a stream of 4 MiB or more").collect(got.stream().anyMatch(r -> r.streamBytes() >= 4 << 20))
+                .coverage(c -> c.check(true).percentage(p -> p >= 3));
         // and each answer is the one its record deserves
         for (int i = 0; i < got.size(); i++) {
             Expected want = log.expected().get(i);
@@ -189,6 +209,66 @@ class PartitionReaderPropertiesTest {
                 }
             }
         }
+    }
+
+    /**
+     * Partitions of one to three topics, each with batches of any codec and framing, read in turn as the bridge's poll
+     * reads them, sharing one budget of any size it may be set to: the open streams never hold more than the budget
+     * (checked after every offset), never more than one stream per topic, every partition is read to its end (no
+     * partition waits for ever), each offset answered once and in order, and the budget is whole again at the end.
+     */
+    @Property(tries = 100)
+    void partitionsSharingOneBudgetStayWithinItAndAreAllRead(@ForAll("partitionLogs") List<List<BatchSpec>> partitions,
+                                                             @ForAll("topicCounts") int topics, @ForAll("budgets") long budget,
+                                                             @ForAll("turnSizes") int perTurn) throws IOException {
+        StreamBudget shared = new StreamBudget(budget);
+        List<PartitionReaderTest.Turns.Partition> all = new ArrayList<>();
+        for (int i = 0; i < partitions.size(); i++) {
+            Built log = build(partitions.get(i), Extra.NONE);
+            all.add(new PartitionReaderTest.Turns.Partition(new TopicPartition("t" + i % topics, i), log.records(), log.end()));
+        }
+        PartitionReaderTest.Turns turns = new PartitionReaderTest.Turns(all, decoder, shared, perTurn);
+        turns.toTheEnd(100_000);
+        for (PartitionReaderTest.Turns.Partition p : all) {
+            assertThat(turns.offsets(p)).as(p.tp() + ": each offset once, in order").isEqualTo(range(p.end()));
+        }
+        assertThat(turns.maxHeld()).as("one stream per topic at most").isLessThanOrEqualTo(Math.min(budget, topics * Decompression.LARGEST_STREAM_BYTES));
+        assertThat(shared.heldBytes()).isZero();
+        Statistics.label("a partition waited for its stream").collect(turns.waits() > 0)
+                .coverage(c -> c.check(true).percentage(p -> p >= 30));
+    }
+
+    @Provide
+    Arbitrary<List<List<BatchSpec>>> partitionLogs() {
+        return framedLogs().list().ofMinSize(2).ofMaxSize(12);
+    }
+
+    @Provide
+    Arbitrary<Integer> topicCounts() {
+        return Arbitraries.integers().between(1, 3);
+    }
+
+    @Provide
+    Arbitrary<Long> budgets() {
+        return Arbitraries.longs().between(Decompression.LARGEST_STREAM_BYTES, 40L << 20);
+    }
+
+    @Provide
+    Arbitrary<Integer> turnSizes() {
+        return Arbitraries.integers().between(1, 10);
+    }
+
+    private static boolean refusedAny(List<BatchSpec> batches) throws IOException {
+        for (BatchSpec b : batches) {
+            List<RawBatch.Rec> recs = new ArrayList<>();
+            for (int i = 0; i < b.records().size(); i++) {
+                recs.add(b.records().get(i).rec(i));
+            }
+            if (refused(b, recs)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -248,9 +328,55 @@ class PartitionReaderPropertiesTest {
             }
             return l;
         });
-        Arbitrary<BatchSpec> batch = Combinators.combine(Arbitraries.of(RawBatch.Codec.values()),
-                Arbitraries.frequencyOf(Tuple.of(6, mixed), Tuple.of(1, tiny))).as(BatchSpec::new);
+        Arbitrary<RawBatch.Codec> codec = Arbitraries.of(RawBatch.Codec.values());
+        Arbitrary<List<Spec>> records = Arbitraries.frequencyOf(Tuple.of(6, mixed), Tuple.of(1, tiny));
+        Arbitrary<BatchSpec> batch = codec.flatMap(c -> Combinators.combine(records, framings(c)).as((r, f) -> new BatchSpec(c, r, f)));
         return batch.list().ofMinSize(1).ofMaxSize(5);
+    }
+
+    /** Ordinary records (a few to a few hundred) in batches of any codec and any framing: what the budget is tried with. */
+    @Provide
+    Arbitrary<List<BatchSpec>> framedLogs() {
+        Arbitrary<Spec> ordinary = Combinators.combine(Arbitraries.integers().between(-1, 64), Arbitraries.integers().between(0, 3_000),
+                Arbitraries.integers().between(0, 4)).as((k, v, h) -> new Spec(k, v, h, null, 0));
+        Arbitrary<List<Spec>> records = ordinary.list().ofMinSize(1).ofMaxSize(300);
+        Arbitrary<BatchSpec> batch = Arbitraries.of(RawBatch.Codec.values())
+                .flatMap(c -> Combinators.combine(records, framings(c)).as((r, f) -> new BatchSpec(c, r, f)));
+        return batch.list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    /** The framings a producer of {@code codec} may choose, Kafka's own the most often. */
+    static Arbitrary<Framing> framings(RawBatch.Codec codec) {
+        Arbitrary<Framing> kafka = Arbitraries.just(Framing.KAFKA);
+        return switch (codec) {
+            case NONE, GZIP -> kafka;
+            case LZ4 -> Arbitraries.frequencyOf(Tuple.of(2, kafka), Tuple.of(3, Arbitraries.of(64 << 10, 256 << 10, 1 << 20, 4 << 20)
+                    .map(b -> new Framing("lz4 blocks of " + b, RawBatch.lz4Blocks(b), 0, false))));
+            case SNAPPY -> Arbitraries.frequencyOf(Tuple.of(2, kafka),
+                    Tuple.of(2, Arbitraries.of(1 << 10, 32 << 10, 1 << 20).map(b -> new Framing("snappy chunks of " + b, RawBatch.snappyChunks(b), 0, false))),
+                    Tuple.of(1, Arbitraries.just(new Framing("raw snappy", RawBatch.snappyRaw(), 0, false))),
+                    Tuple.of(2, Arbitraries.of(100, 5 << 20, 9 << 20, 300 << 20).map(n -> new Framing("a snappy chunk declaring " + n,
+                            RawBatch.bytes(snappyChunkDeclaring(n)), 0, true))));
+            case ZSTD -> Arbitraries.frequencyOf(Tuple.of(2, kafka), Tuple.of(2, Arbitraries.integers().between(10, 23)
+                    .map(log -> new Framing("a zstd window of 2^" + log, RawBatch.zstdWindow(log), log, false))),
+                    Tuple.of(1, Arbitraries.integers().between(24, 27)
+                    .map(log -> new Framing("a zstd window of 2^" + log, RawBatch.zstdWindow(log), log, false))));
+        };
+    }
+
+    /** Snappy-java's header and one chunk whose declared uncompressed length is {@code n}, followed by 20 bytes of nothing. */
+    static byte[] snappyChunkDeclaring(int n) {
+        ByteBuffer varint = ByteBuffer.allocate(5);
+        for (int v = n; ; v >>>= 7) {
+            if ((v & ~0x7F) == 0) {
+                varint.put((byte) v);
+                break;
+            }
+            varint.put((byte) ((v & 0x7F) | 0x80));
+        }
+        varint.flip();
+        return ByteBuffer.allocate(16 + 4 + varint.remaining() + 20).put(new byte[] {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0})
+                .putInt(1).putInt(1).putInt(varint.remaining() + 20).put(varint).put(new byte[20]).array();
     }
 
     // --- what the reader must answer ----------------------------------------------------------------------------
@@ -276,10 +402,11 @@ class PartitionReaderPropertiesTest {
             for (int i = 0; i < batch.records().size(); i++) {
                 recs.add(batch.records().get(i).rec(i));
             }
-            ByteBuffer bytes = RawBatch.build(batch.codec(), 1_796_212_800_000L, recs);
+            ByteBuffer bytes = batch.framing().compressor() == null ? RawBatch.build(batch.codec(), 1_796_212_800_000L, recs)
+                    : RawBatch.build(batch.codec(), batch.framing().compressor(), 1_796_212_800_000L, recs);
             bytes.putLong(0, base); // the broker's part; outside the checksum
             parts.add(bytes);
-            long runFirst = -1;
+            long runFirst = refused(batch, recs) ? base : -1;
             for (int i = 0; i < batch.records().size(); i++) {
                 Spec s = batch.records().get(i);
                 long offset = base + i;
@@ -308,6 +435,21 @@ class PartitionReaderPropertiesTest {
             }
         }
         return new Built(concat(parts), base, expected);
+    }
+
+    /**
+     * Whether the bridge refuses {@code batch} whole for what its codec declares: a framing that lies, a zstd window
+     * beyond 8 MiB, or raw snappy declaring the whole batch's records beyond 8 MiB.
+     */
+    static boolean refused(BatchSpec batch, List<RawBatch.Rec> recs) throws IOException {
+        Framing f = batch.framing();
+        if (f.lies() || f.zstdWindowLog() > 23) {
+            return true;
+        }
+        if (f.what().equals("raw snappy")) {
+            return RawBatch.build(RawBatch.Codec.NONE, 0, recs).remaining() - 61 > Decompression.DECLARED_MAX_BYTES;
+        }
+        return false;
     }
 
     private static MemoryRecords badChecksum(long base) {
