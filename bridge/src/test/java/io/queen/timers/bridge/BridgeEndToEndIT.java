@@ -220,8 +220,18 @@ class BridgeEndToEndIT {
     }
 
     /** The table equals the model's, and every source record has exactly one verdict, the model's. */
-    static void assertExactlyOnce(TimerModel model, Map<String, Integer> indexBySource, Map<String, List<JsonNode>> verdicts,
+    static void assertExactlyOnce(TimerModel model, Map<String, Integer> indexBySource, Map<String, List<JsonNode>> allVerdicts,
                                   DataSource ds, String queue) throws Exception {
+        // Only this workload's command topics: the class's database holds the verdicts of its other tests too, some
+        // still in the outbox when a killed bridge's relay lease had not run out before that test ended.
+        java.util.Set<String> topics = new java.util.HashSet<>();
+        indexBySource.keySet().forEach(source -> topics.add(source.substring(0, source.lastIndexOf('/'))));
+        Map<String, List<JsonNode>> verdicts = new HashMap<>();
+        allVerdicts.forEach((source, events) -> {
+            if (topics.contains(source.substring(0, source.lastIndexOf('/')))) {
+                verdicts.put(source, events);
+            }
+        });
         assertThat(verdicts.keySet()).isEqualTo(indexBySource.keySet());
         indexBySource.forEach((source, i) -> {
             assertThat(verdicts.get(source)).as("verdicts of %s", source).hasSize(1);

@@ -79,7 +79,7 @@ class SeriesCommandRacesIT {
         List<ClaimedTimer> second = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
         assertThat(second).singleElement().satisfies(t -> {
             assertThat(t.recurring()).as("still a series").isTrue();
-            assertThat(t.plan(java.time.Instant.now(), false).deliver()).as("delivered, not skipped, under catchUp none").isTrue();
+            assertThat(t.plan(false).deliver()).as("delivered, not skipped, under catchUp none").isTrue();
         });
         assertThat(new Firer(db.dataSource()).fire(new Packer(1 << 20).pack(first).fires().get(0)))
                 .extracting(SegmentOutcome::result).containsExactly(FireResult.STALE);   // the first claim's token is gone

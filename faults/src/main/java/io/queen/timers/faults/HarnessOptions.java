@@ -24,20 +24,22 @@ record HarnessOptions(long seed, int commands, int keys, long produceMs, long fa
             fault kinds: kill-bridge kill-sweeper pg-immediate pg-fast pg-terminate broker-kill broker-outage pause clock-step""";
 
     /**
-     * The short run's plan (CI): 30 of every kind, what the issue asks of it. One broker and one PostgreSQL
-     * take their faults one after another, so the broker's 60 set the run's length (docs/fault-harness.md).
+     * The short run's plan (CI): 30 of every kind, what the issue asks of it, and the clock step's two (one sweeper's wall
+     * clock 30 s ahead, then 30 s behind). One broker and one PostgreSQL take their faults one after another, so the broker's
+     * 60 set the run's length (docs/fault-harness.md).
      */
     static Map<FaultKind, Integer> defaultFaults() {
         Map<FaultKind, Integer> m = new EnumMap<>(FaultKind.class);
         for (FaultKind k : FaultKind.values()) {
             m.put(k, SHORT_RUN_FAULTS_PER_KIND);
         }
-        // Not in the short run until the product plans catch-up by the database's clock: a sweeper plans a series' skips by
-        // its own wall clock (Firer, Instant.now()), so a sweeper stepped 30 s behind skips too few (2026-12-06, d66b2a2:
-        // `recurring: skips the catch-up policy does not allow`). --faults clock-step=2 runs the two steps.
-        m.put(FaultKind.CLOCK_STEP, 0);
+        // Each direction once: a third step would only repeat one of them, and each holds the sweeper's clock off for 30-40 s
+        // of the window (they run inside it, beside the other kinds, so the run is no longer for them).
+        m.put(FaultKind.CLOCK_STEP, CLOCK_STEPS);
         return m;
     }
+
+    static final int CLOCK_STEPS = 2;
 
     static final int SHORT_RUN_FAULTS_PER_KIND = 30;
 

@@ -13,7 +13,6 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.KafkaVersion;
-import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
@@ -52,9 +51,6 @@ public final class HttpMain implements AutoCloseable {
 
     /** Runs the API under a {@link ServiceHost} in this JVM (the launcher's `http` subcommand). */
     public static ServiceHost host(HttpSettings settings) {
-        // before the host's /health server, the first of the process: the JDK reads its response limit once, and the API's
-        // answers (a 202 pending after api.verdict.timeout) take longer than /health's
-        OpsServer.applyLimits(ApiServer.longestAnswer(settings));
         return ServiceHost.start("http", settings.common(), deps -> {
             HttpMain http = start(settings, deps);
             return new ServiceHost.Running(http::awaitTermination, http);

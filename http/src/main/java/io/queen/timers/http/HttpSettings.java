@@ -9,6 +9,7 @@ import static io.queen.timers.core.config.ConfigDef.Type.STRING;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
+import static io.queen.timers.core.config.ConfigDef.oneOf;
 
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.audit.AuditSettings;
@@ -38,7 +39,8 @@ import java.util.List;
 public record HttpSettings(int port, String bindAddress, boolean unauthenticatedRemoteAllowed, int maxBodyBytes, int maxOps,
         int rateLimit, int rateBurst, List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
         /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common,
-        boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword) {
+        boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword,
+        Duration headerTimeout, Duration idleTimeout, Duration requestTimeout, int maxConnections, String cookiesSecure) {
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
@@ -55,6 +57,11 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
     public static final String CONSOLE_ENABLED = "api.console.enabled";
     public static final String TLS_KEYSTORE_FILE = "api.tls.keystore.file";
     public static final String TLS_KEYSTORE_PASSWORD = "api.tls.keystore.password";
+    public static final String HEADER_TIMEOUT = "api.header.timeout";
+    public static final String IDLE_TIMEOUT = "api.idle.timeout";
+    public static final String REQUEST_TIMEOUT = "api.request.timeout";
+    public static final String MAX_CONNECTIONS = "api.max.connections";
+    public static final String COOKIES_SECURE = "api.cookies.secure";
 
     public static ConfigDef definition() {
         return new ConfigDef()
@@ -92,12 +99,39 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
                         "Longest wait of a request for its commands' verdicts from the audit topic; an operation without one"
                                 + " by then is answered pending (202) with where its command was written.")
                 .define(THREADS, INT, "16", between(2, 1024), "QUEEN_API_THREADS",
-                        "Requests handled at once, every tenant's together (each holds its thread until its verdicts come);"
-                                + " 64 more wait, past that a new request's connection is closed. More than api.senders.")
+                        "Workers: requests whose work blocks (a write awaiting Kafka and its verdicts, a read awaiting PostgreSQL)"
+                                + " at once, every tenant's together; 64 more wait, past that one is answered 503 with Retry-After."
+                                + " Headers, tokens, refusals and bodies are handled on the server's own threads without one. More"
+                                + " than api.senders.")
                 .define(SENDERS, INT, "4", between(1, 256), "QUEEN_API_SENDERS",
                         "Command senders per command topic (each a Kafka producer and an audit consumer reading the whole"
-                                + " audit topic): a tenant's requests that await verdicts at once, its share of api.threads (less"
-                                + " than it); one more is refused at once, 429 with Retry-After, nothing written.")
+                                + " audit topic), and each tenant's share of api.threads (less than it): its requests in progress"
+                                + " at once, reads, writes and console pages together; one more is refused at once, 429 with"
+                                + " Retry-After, nothing read or written.")
+                .define(HEADER_TIMEOUT, DURATION, "5s", durationBetween(Duration.ofMillis(500), Duration.ofMinutes(1)),
+                        "QUEEN_API_HEADER_TIMEOUT",
+                        "Longest a client may take to send a request's line and headers, from its connection (a TLS handshake"
+                                + " included) or, on a kept-alive connection, from the request's first byte; past it the"
+                                + " connection is closed. No thread waits for headers meanwhile.")
+                .define(IDLE_TIMEOUT, DURATION, "30s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(10)),
+                        "QUEEN_API_IDLE_TIMEOUT",
+                        "Longest a connection may go without a byte moving while nothing is being worked on for it: a"
+                                + " kept-alive connection between requests, a body that stops arriving, an answer the client does"
+                                + " not take; then it is closed.")
+                .define(REQUEST_TIMEOUT, DURATION, "10s", durationBetween(Duration.ofSeconds(1), Duration.ofMinutes(10)),
+                        "QUEEN_API_REQUEST_TIMEOUT",
+                        "Longest a request's body may take to arrive whole once its headers have; past it the request is"
+                                + " answered 408, nothing written, and its connection closed. The body is read without holding a"
+                                + " thread.")
+                .define(MAX_CONNECTIONS, INT, "512", between(16, 100_000), "QUEEN_API_MAX_CONNECTIONS",
+                        "Connections open at once; past it no new one is accepted until one closes (they wait in the"
+                                + " kernel's backlog). Each costs a socket and a buffer, never a thread, until a request of it has"
+                                + " its headers whole.")
+                .define(COOKIES_SECURE, STRING, "auto", oneOf("auto", "always", "never"), "QUEEN_API_COOKIES_SECURE",
+                        "When the console's cookies are marked Secure (sent by the browser over HTTPS only): auto when the"
+                                + " browser reached the server over TLS (api.tls.keystore.file, or a proxy in front that sets"
+                                + " X-Forwarded-Proto: https); always behind a TLS-terminating proxy that does not say so; never"
+                                + " only for plain HTTP on a trusted network.")
                 .define(READS_ENABLED, BOOLEAN, "false", null, "QUEEN_API_READS_ENABLED",
                         "Serve the operator read routes (pending timers and series, find, dead letters with replay and drop,"
                                 + " offsets: docs/http-api.md). They read PostgreSQL through the queen_operator role's functions,"
@@ -129,7 +163,8 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
                 c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
                 c.intValue(THREADS), c.intValue(SENDERS), routes, AuditSettings.topics(c), CommonSettings.from(c),
                 c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
-                c.string(TLS_KEYSTORE_PASSWORD));
+                c.string(TLS_KEYSTORE_PASSWORD), c.duration(HEADER_TIMEOUT), c.duration(IDLE_TIMEOUT), c.duration(REQUEST_TIMEOUT),
+                c.intValue(MAX_CONNECTIONS), c.string(COOKIES_SECURE));
     }
 
     /**
@@ -171,6 +206,7 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
         // the record's own toString would print the keystore password
         return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", unauthenticatedRemoteAllowed=" + unauthenticatedRemoteAllowed
                 + ", readsEnabled=" + readsEnabled + ", consoleEnabled=" + consoleEnabled + ", tls="
-                + (tlsKeyStore != null) + ", common=" + common + "]";
+                + (tlsKeyStore != null) + ", headerTimeout=" + headerTimeout + ", idleTimeout=" + idleTimeout + ", requestTimeout=" + requestTimeout
+                + ", maxConnections=" + maxConnections + ", cookiesSecure=" + cookiesSecure + ", common=" + common + "]";
     }
 }

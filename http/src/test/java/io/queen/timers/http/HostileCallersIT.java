@@ -47,6 +47,8 @@ import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -91,12 +93,12 @@ class HostileCallersIT {
         }
     }
 
-    /** Point 1: the JDK server's response limit (10 s before) no longer cuts off the 202 that comes after the verdict timeout. */
+    /** Point 1: nothing cuts off the 202 that comes after the verdict timeout (the JDK server's response limit once did, at 10 s). */
     @Test
     void aPendingAnswerArrivesAfterTheVerdictTimeoutFromTheShippedProcess() throws Exception {
         // the process as it ships (HttpMain.main: its /health server and the API in one JVM of their own, defaults), writing
         // to a topic no bridge reads: the verdict never comes, and the answer is a 202 pending after api.verdict.timeout (30 s,
-        // its default, left unset here: ResponseLimitTest pins it; the JDK server's limit was 10 s)
+        // its default, left unset here), longer than the idle timeout would allow a connection where nothing moves
         String topic = TestKafka.newTopic("hostile-unread", 1);
         UUID tenant = UUID.randomUUID();
         Properties p = new Properties();
@@ -113,27 +115,9 @@ class HostileCallersIT {
         int apiPort = freePort();
         p.setProperty("api.port", Integer.toString(apiPort));
         p.setProperty("http.port", Integer.toString(freePort()));
-        Path config = Files.createTempFile("hostile-api", ".properties");
-        try (Writer w = Files.newBufferedWriter(config)) {
-            p.store(w, "the API as it ships, writing to a topic no bridge reads");
-        }
-        Path log = Path.of("target", "hostile-api-child.log");
-        // the image's JVM flags (no -D of the JDK server's limits among them), and the heap the manifests give a service
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(ShippedJvm.imageFlags());
-        command.addAll(List.of(ShippedJvm.manifestJavaToolOptions("bridge"), "-cp", System.getProperty("java.class.path"),
-                HttpMain.class.getName(), "--config", config.toString()));
-        Process child = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process child = shipped(p, "hostile-api");
         try {
-            URI offsets = URI.create("http://127.0.0.1:" + apiPort + "/api/v1/offsets");
-            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
-                assertThat(child.isAlive()).as("the API exited; its log: %s", log.toAbsolutePath()).isTrue();
-                try {
-                    return HTTP.send(HttpRequest.newBuilder(offsets).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-                } catch (IOException notYet) {
-                    return false;
-                }
-            });
+            awaitServing(child, apiPort);
             HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + apiPort + "/api/v1/timers"))
                     .header("Content-Type", "application/json").timeout(Duration.ofMinutes(2))
                     .POST(HttpRequest.BodyPublishers.ofString(schedule("hostile.unread", "k", "u"))).build(), HttpResponse.BodyHandlers.ofString());
@@ -142,10 +126,78 @@ class HostileCallersIT {
             assertThat(result.get("type").asText()).isEqualTo("pending");
             assertThat(result.get("source").get("topic").asText()).isEqualTo(topic);
         } finally {
-            child.destroy();
-            if (!child.waitFor(30, TimeUnit.SECONDS)) {
-                child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            stop(child);
+        }
+    }
+
+    /**
+     * Issue 54, point 4: more connections than the server has threads (api.threads and its own) send part of a request and
+     * never finish its headers; meanwhile another tenant's reads are each answered in less than 100 ms, through a real
+     * socket, from the process as it ships (the image's JVM flags, the manifests' heap, the documented defaults). The slow
+     * connections are closed at api.header.timeout, not before.
+     */
+    @Test
+    void connectionsThatNeverFinishTheirHeadersHoldNoThreadWhileAnotherTenantIsAnswered() throws Exception {
+        int apiPort = freePort();
+        Map<String, String> settings = stack.operatorSettings(Map.of("api.port", Integer.toString(apiPort), "http.port",
+                Integer.toString(freePort())));
+        HttpSettings shipped = HttpSettings.from(HttpSettings.definition().parse(settings));
+        Duration headerTimeout = shipped.headerTimeout();
+        int slowCount = 3 * shipped.threads(); // more than api.threads, and than the server's own threads with them
+        Properties p = new Properties();
+        p.putAll(settings);
+        Process child = shipped(p, "hostile-slow-headers");
+        List<Socket> slow = new ArrayList<>();
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
+        try {
+            awaitServing(child, apiPort);
+            for (int i = 0; i < 20; i++) {
+                readDeadLetters(apiPort); // warm: the JIT, the operator pool's connections
             }
+            long firstOpened = System.nanoTime();
+            for (int i = 0; i < slowCount; i++) {
+                Socket s = new Socket("127.0.0.1", apiPort);
+                s.getOutputStream().write(("GET /api/v1/dead-letters HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow-" + i + ": ")
+                        .getBytes(StandardCharsets.US_ASCII));
+                slow.add(s);
+            }
+            long lastOpened = System.nanoTime();
+            // a byte a slow connection every 200 ms: never idle, never a whole header line
+            trickle.scheduleAtFixedRate(() -> slow.forEach(s -> {
+                try {
+                    s.getOutputStream().write('a');
+                } catch (IOException cut) {
+                    // cut by the server: what the end of the test checks
+                }
+            }), 200, 200, TimeUnit.MILLISECONDS);
+            List<Long> millis = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                millis.add(readDeadLetters(apiPort));
+                Thread.sleep(150); // paced over the slow connections' lifetime, not a wait for anything
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - lastOpened)).as("every request was measured while all %d slow connections"
+                    + " were held", slowCount).isLessThan(headerTimeout);
+            assertThat(millis).as("tenant B's reads (ms) while %d connections never finish their headers", slowCount)
+                    .allSatisfy(ms -> assertThat(ms).isLessThan(100L));
+            // the slow connections are still open a second before the header timeout, and closed by the server just after it
+            sleepUntil(firstOpened + headerTimeout.minusSeconds(1).toNanos());
+            for (Socket s : slow) {
+                s.setSoTimeout(5);
+                assertThatThrownBy(() -> s.getInputStream().read()).as("open before the header timeout")
+                        .isInstanceOf(java.net.SocketTimeoutException.class);
+            }
+            assertThat(System.nanoTime()).as("each was seen open before its header timeout").isLessThan(firstOpened + headerTimeout.toNanos());
+            sleepUntil(lastOpened + headerTimeout.plusSeconds(1).toNanos());
+            for (Socket s : slow) {
+                s.setSoTimeout(1000);
+                assertThat(closedByServer(s)).as("closed by the server at the header timeout (%s)", headerTimeout).isTrue();
+            }
+        } finally {
+            trickle.shutdownNow();
+            for (Socket s : slow) {
+                s.close();
+            }
+            stop(child);
         }
     }
 
@@ -210,7 +262,14 @@ class HostileCallersIT {
                 assertThat(JSON.readTree(f.get().body()).get("detail").asText()).contains("api.senders");
             }
         }
-        // tenant B (the topic without auth) is answered with its verdict while C's four still wait for theirs
+        // reads count against the same share: C's operator read is refused at once while its four writes wait (issue 54, point 2)
+        HttpResponse<String> read = send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters")))
+                .header("Authorization", "Bearer " + stack.stalledAdminToken()).GET().build());
+        assertProblem(read, 429);
+        assertThat(read.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(JSON.readTree(read.body()).get("detail").asText()).contains("api.senders", "reads");
+        // tenant B's read and write (the topic without auth) are answered while C's four still wait for theirs
+        assertThat(send(HttpRequest.newBuilder(URI.create(stack.url("/api/v1/dead-letters"))).GET().build()).statusCode()).isEqualTo(200);
         HttpResponse<String> b = stack.schedule(schedule("hostile.b", "b", "b"), null);
         assertThat(waiting).as("tenant B was answered while C's requests still waited").noneMatch(CompletableFuture::isDone);
         assertThat(b.statusCode()).as(b.body()).isEqualTo(200);
@@ -361,9 +420,11 @@ class HostileCallersIT {
             HttpResponse<String> read = send(HttpRequest.newBuilder(URI.create(base + "/api/v1/dead-letters"))
                     .header("Authorization", "Bearer " + stack.adminToken()).GET().build());
             assertProblem(read, 401);
-            String csrf = csrf(send(HttpRequest.newBuilder(URI.create(base + "/console/login")).GET().build()).body());
+            HttpResponse<String> page = send(HttpRequest.newBuilder(URI.create(base + "/console/login")).GET().build());
+            String csrf = csrf(page.body());
+            String session = page.headers().firstValue("Set-Cookie").orElseThrow();
             HttpResponse<String> login = send(HttpRequest.newBuilder(URI.create(base + "/console/login"))
-                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .header("Content-Type", "application/x-www-form-urlencoded").header("Cookie", session.substring(0, session.indexOf(';')))
                     .POST(HttpRequest.BodyPublishers.ofString("token=" + stack.adminToken() + "&csrf=" + csrf)).build());
             assertThat(login.statusCode()).isEqualTo(401);
             for (HttpResponse<String> r : List.of(post, read, login)) {
@@ -374,6 +435,79 @@ class HostileCallersIT {
     }
 
     // ---- helpers
+
+    /**
+     * The API as it ships, in a JVM of its own ({@link HttpMain#main}: its /health server and the API, as the image runs
+     * them): the image's JVM flags (no -D of any server limit among them) and the heap the manifests give a service.
+     */
+    static Process shipped(Properties settings, String name) throws IOException {
+        Path config = Files.createTempFile(name, ".properties");
+        try (Writer w = Files.newBufferedWriter(config)) {
+            settings.store(w, "the API as it ships");
+        }
+        Path log = Path.of("target", name + "-child.log");
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(ShippedJvm.imageFlags());
+        command.addAll(List.of(ShippedJvm.manifestJavaToolOptions("bridge"), "-cp", System.getProperty("java.class.path"),
+                HttpMain.class.getName(), "--config", config.toString()));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** Until the process's API answers its operator read. */
+    static void awaitServing(Process child, int apiPort) {
+        URI offsets = URI.create("http://127.0.0.1:" + apiPort + "/api/v1/offsets");
+        await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200)).until(() -> {
+            assertThat(child.isAlive()).as("the API exited; its log is under target/").isTrue();
+            try {
+                return HTTP.send(HttpRequest.newBuilder(offsets).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+            } catch (IOException notYet) {
+                return false;
+            }
+        });
+    }
+
+    static void stop(Process child) throws InterruptedException {
+        child.destroy();
+        if (!child.waitFor(30, TimeUnit.SECONDS)) {
+            child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Milliseconds from connecting to the whole answer of tenant B's dead letters (the topic without auth), over a new socket. */
+    static long readDeadLetters(int port) throws IOException {
+        long t0 = System.nanoTime();
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write("GET /api/v1/dead-letters HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            assertThat(answer).startsWith("HTTP/1.1 200").contains("\"deadLetters\"");
+        }
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    /** Whether the server closed {@code s}: its read ends (or is reset) within the socket's timeout. */
+    static boolean closedByServer(Socket s) {
+        try {
+            InputStream in = s.getInputStream();
+            while (in.read() >= 0) {
+                // an answer the server sent before closing (none is expected): read past it
+            }
+            return true;
+        } catch (java.net.SocketTimeoutException stillOpen) {
+            return false;
+        } catch (IOException reset) {
+            return true;
+        }
+    }
+
+    static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left = nanoTime - System.nanoTime();
+        if (left > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
+        }
+    }
 
     static String schedule(String queue, String key, String txn) {
         return "[{\"op\":\"schedule\",\"queue\":\"" + queue + "\",\"timerKey\":\"" + key + "\",\"delayMs\":3600000,\"txn\":\"" + txn

@@ -148,10 +148,20 @@ public final class OperatorStack implements AutoCloseable {
 
     /** As the stack's own API: reads on, as the operator login (db.role.check on), and {@code overrides}. */
     public HttpSettings operatorConfig(Map<String, String> overrides) {
-        Map<String, String> reads = new HashMap<>(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", operatorLogin,
-                "jdbc.password", OPERATOR_PASSWORD));
-        reads.putAll(overrides);
-        return config(reads);
+        return config(operatorSettings(overrides));
+    }
+
+    /** The settings {@link #operatorConfig} parses, as a config file would hold them (for an API in a process of its own). */
+    public Map<String, String> operatorSettings(Map<String, String> overrides) {
+        Map<String, String> s = new HashMap<>(apiSettings);
+        s.putAll(Map.of("api.reads.enabled", "true", "db.role.check", "true", "jdbc.user", operatorLogin, "jdbc.password", OPERATOR_PASSWORD));
+        s.putAll(overrides);
+        return s;
+    }
+
+    /** A token of tenant C with the admin claim: its operator reads. */
+    public String stalledAdminToken() {
+        return signer.sign(TestTokens.claims("c-ops", Instant.now(), TENANT_C).claim(ADMIN_CLAIM, true).build());
     }
 
     /** A token of tenant C, for the topic no bridge reads ({@link #shipped}). */

@@ -28,6 +28,17 @@ public final class ChildSweeper {
     /** As above, with more JVM options (a GC log, for instance). */
     public static Process start(PostgresDatabase db, String maxHeap, List<String> jvmOptions, Map<String, String> overrides, Path log)
             throws IOException {
+        List<String> options = new ArrayList<>(List.of("-Xmx" + maxHeap));
+        options.addAll(jvmOptions);
+        return start(db, options, Map.of(), overrides, log);
+    }
+
+    /**
+     * With exactly these JVM options (the heap among them, or in {@code JAVA_TOOL_OPTIONS}) and these variables added to the
+     * process's environment (a preloaded library, for instance).
+     */
+    public static Process start(PostgresDatabase db, List<String> jvmOptions, Map<String, String> environment, Map<String, String> overrides,
+                                Path log) throws IOException {
         Properties p = new Properties();
         p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl());
         p.setProperty(CommonSettings.JDBC_USER, db.user());
@@ -45,9 +56,11 @@ public final class ChildSweeper {
         }
         Files.createDirectories(log.toAbsolutePath().getParent());
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap));
+        List<String> cmd = new ArrayList<>(List.of(java));
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.queen.timers.sweeper.SweeperMain", "--config", config.toString()));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(environment);
+        return pb.start();
     }
 }

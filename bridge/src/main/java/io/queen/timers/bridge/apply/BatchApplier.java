@@ -164,6 +164,8 @@ public final class BatchApplier {
 
     /** @param records the batch in poll order; @param offsets one entry per Kafka partition in it */
     public Outcome apply(List<Incoming> records, List<OffsetAdvance> offsets) throws SQLException {
+        // a span's times are this host's wall clock, as every span's of this host is; the batch decides nothing by them
+        // (back-dating, too_late and due-ness are the database's now(), R__bridge_apply.sql)
         Instant start = telemetry.enabled() ? Instant.now() : null;
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);

@@ -17,7 +17,8 @@ import java.util.Optional;
  * call), or when every cycle failed for longer than {@link Bounds#failingAfter()} (e.g. 42501 permission
  * denied, 53100 disk full: the loop runs but nothing progresses). A single failed cycle is not a problem:
  * loops retry. Reading is a handful of volatile reads: the HTTP handler never touches the database or
- * Kafka. Thread-safe: one writer (the loop), any readers.
+ * Kafka. Thread-safe: one writer (the loop), any readers. Its times are this host's ({@code clock}), never compared
+ * with the database's: a step of the host's wall clock stretches or shrinks the ages read until the loop's next cycle ends.
  */
 public final class LoopProgress implements ReadinessCheck {
 

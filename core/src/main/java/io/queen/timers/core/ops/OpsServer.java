@@ -9,9 +9,7 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -26,12 +24,15 @@ import java.util.concurrent.TimeUnit;
  * <p>Slow or hostile clients cannot take it down ({@link #LIMITS}): a connection that sends nothing holds no
  * thread (the JDK server waits for its first byte on its selector) and is closed after
  * {@code maxReqTime}; one that sends part of a request holds a thread only until {@code maxReqTime}
- * closes it; a client that does not read its response is cut off after {@code maxRspTime} (10 s, or longer in a
- * process whose other server computes for longer: {@link #applyLimits}); the pool has
+ * closes it; a client that does not read its response is cut off after {@code maxRspTime}; the pool has
  * {@link #THREADS} threads and sheds (closes) what its short queue cannot take instead of queueing without
  * bound; connections are capped so sockets cannot run the process out of file descriptors. The readiness
  * body carries error details (database messages, file names) only to a request from loopback; others get
  * each problem's head ({@link Health#redact}).
+ *
+ * <p>PRICE of the JDK's server: its limits are JVM-wide system properties. This is the only server of the JDK's kind in
+ * a service (the HTTP API runs on Jetty with limits of its own, docs/decisions.md), so they are this server's in effect;
+ * a process that made another would share them.
  */
 public final class OpsServer implements AutoCloseable {
 
@@ -42,52 +43,23 @@ public final class OpsServer implements AutoCloseable {
      */
     static final Map<String, String> LIMITS = Map.of(
             "sun.net.httpserver.maxReqTime", "2",          // a request line and headers arrive whole within 2 s
+            "sun.net.httpserver.maxRspTime", "10",         // a response is taken within 10 s (the handlers answer at once)
             "sun.net.httpserver.idleInterval", "10",       // a kept-alive connection may idle 10 s
             "sun.net.httpserver.clockTick", "1000",        // idle and never-used connections are swept every second
             "sun.net.httpserver.timerMillis", "500",       // request and response times are checked twice a second
             "jdk.httpserver.maxConnections", "128");       // beyond this a new connection is closed at once
-    /**
-     * The response limit: the JDK closes a connection whose response is not wholly taken this many seconds after its
-     * request was read. Its clock runs while the handler still computes the answer, not only while the client reads it, so
-     * it is set to the longest a handler of the process computes plus {@link #RESPONSE_TAKE}.
-     */
-    public static final String MAX_RSP_TIME = "sun.net.httpserver.maxRspTime";
-    /** How long a client has to take an answer once the server has it: a client that never reads is cut off after this. */
-    public static final Duration RESPONSE_TAKE = Duration.ofSeconds(10);
     /** Requests handled at once; each is a few microseconds of memory reads, so more threads only serve slow clients. */
     static final int THREADS = 8;
     /** Requests waiting for a thread; past this a new request's connection is closed (the JDK server does so when the executor refuses). */
     static final int QUEUE = 64;
 
-    /**
-     * Sets {@link #LIMITS} where {@code -D} did not, and {@link #MAX_RSP_TIME} to {@code longestAnswer} (the longest a
-     * handler of this process computes before it answers) plus {@link #RESPONSE_TAKE}. JVM-wide and read once, when the
-     * first server is made: a process whose servers compute for long (the HTTP API waits for verdicts) calls this before
-     * its first server, whichever that is; later calls change nothing, and {@link #responseLimit} says what holds.
-     */
-    public static synchronized void applyLimits(Duration longestAnswer) {
+    /** Sets {@link #LIMITS} where {@code -D} did not, before the JDK reads them (once, when its first server is made). */
+    private static synchronized void applyLimits() {
         LIMITS.forEach((k, v) -> {
             if (System.getProperty(k) == null) {
                 System.setProperty(k, v);
             }
         });
-        if (System.getProperty(MAX_RSP_TIME) == null) {
-            long ms = longestAnswer.plus(RESPONSE_TAKE).toMillis();
-            System.setProperty(MAX_RSP_TIME, Long.toString((ms + 999) / 1000));
-        }
-    }
-
-    /**
-     * The response limit this JVM's servers were made with, as {@link #applyLimits} or {@code -D} set it (the JDK reads
-     * the property once and this code never changes a set one); empty when there is none (the JDK's default, or 0).
-     */
-    public static synchronized Optional<Duration> responseLimit() {
-        try {
-            long seconds = Long.parseLong(System.getProperty(MAX_RSP_TIME, "-1"));
-            return seconds > 0 ? Optional.of(Duration.ofSeconds(seconds)) : Optional.empty();
-        } catch (NumberFormatException e) {
-            return Optional.empty(); // the JDK too falls back to its default: no limit
-        }
     }
 
     /** The paths served; probes and scrapers outside the code (deploy/kubernetes, docker) are checked against them. */
@@ -105,7 +77,7 @@ public final class OpsServer implements AutoCloseable {
 
     /** Starts on {@code bindAddress}:{@code port} (0 = a free port). */
     public static OpsServer start(String bindAddress, int port, PrometheusMeterRegistry registry, Health health) {
-        applyLimits(Duration.ZERO); // its handlers read memory only: a response is ready at once
+        applyLimits();
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(bindAddress, port), 64);

@@ -73,6 +73,8 @@ public final class ServiceHost implements AutoCloseable {
         LogFormat.apply(config.logFormat());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         JvmGcMetrics gc = bindJvm(registry);
+        // this host's wall clock, for local durations and the times readiness shows (start-up's timeout, a loop's last cycle):
+        // nothing it measures is compared with a time from the database, whose clock alone decides due-ness
         Clock clock = Clock.systemUTC();
         Health health = Health.from(config.health());
         Startup startup = new Startup(name, config.startupTimeout(), config.retryPauseMax(), clock);

@@ -3,17 +3,9 @@ package io.queen.timers.http.api;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.verdict.CommandSender;
-import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.core.db.SessionTimeouts;
-import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.http.HttpSettings;
 import io.queen.timers.http.console.Console;
@@ -21,38 +13,60 @@ import io.queen.timers.http.route.CommandTopics;
 import io.queen.timers.http.send.SenderPool;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.ConnectionLimit;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The routes: {@code POST /api/v1/timers} (a JSON array of operations, or {@code {"operations": [...]}}) and
- * {@code DELETE /api/v1/timers/{queue}/{timerKey}}. Each operation is written to the caller's command topic with the
- * key {@code <queue>/<timerKey>} and answered with its verdict from the audit topic ({@link SenderPool}); errors before
- * anything is written are {@code application/problem+json} ({@link Problem}). The JDK's own HTTP server, as the
- * /health and /metrics server ({@link OpsServer}), with its limits: a client that sends its request (headers and
- * body) slower than {@code sun.net.httpserver.maxReqTime} (2 s) is cut off, holding one thread until then; one that
- * does not take its answer is cut off {@code maxRspTime} after its request, which is set to cover the longest answer
- * this server computes ({@link #longestAnswer}) and 10 s more.
+ * {@code DELETE /api/v1/timers/{queue}/{timerKey}}, with the operator routes ({@link ReadRoutes}) and the console
+ * ({@link Console}) when they are on. Each operation is written to the caller's command topic with the key
+ * {@code <queue>/<timerKey>} and answered with its verdict from the audit topic ({@link SenderPool}); errors before
+ * anything is written are {@code application/problem+json} ({@link Problem}).
+ *
+ * <p>On Jetty (docs/decisions.md), in two stages. Jetty's own {@link #IO_THREADS} threads accept connections, parse
+ * request lines and headers as their bytes arrive (holding no thread while a client is slow: the header timeout,
+ * {@link HeaderDeadlines}, closes one that does not finish), check the route, the rate, the token and the tenant's
+ * share, and read a body without blocking (api.request.timeout bounds it). Only then does a request take one of
+ * api.threads workers ({@code api-http}), for what blocks: Kafka's acknowledgement and the verdicts, or PostgreSQL's
+ * answer. A tenant holds at most api.senders of them at once, reads and writes together ({@link TenantShares}); past
+ * that its requests are answered 429 at once. Every limit is this server's own, set from {@link HttpSettings}; none is
+ * a JVM-wide property.
  *
  * <p>Statuses: 200 when no operation was rejected; 207 when some were and some not; 422 when every one was; 202 when
  * a verdict did not come within api.verdict.timeout (that operation's {@code type} is {@code pending}: written, its
@@ -62,30 +76,42 @@ public final class ApiServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     public static final String TIMERS = "/api/v1/timers";
-    /** Requests waiting for a thread; past this a new request's connection is closed, as /health's server does. */
-    static final int QUEUE = 64;
+    /** Requests waiting for a worker; past this one is answered 503 with Retry-After, nothing done. */
+    public static final int QUEUE = 64;
+    /**
+     * Jetty's threads: one accepts, one selects, the rest parse and route, never blocking. Enough for a busy server's
+     * parsing on the few cores a service gets; more would only wait for the cores.
+     */
+    static final int IO_THREADS = 8;
     /** The rate limiter's bucket of an address's requests whose token no topic verified (or whose Authorization is malformed). */
     private static final String UNVERIFIED = "unverified:";
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final HttpServer server;
-    private final ThreadPoolExecutor pool;
+    private final Server server;
+    private final ServerConnector connector;
+    private final HeaderDeadlines headers;
+    private final ThreadPoolExecutor workers;
     private final HttpSettings settings;
     private final CommandTopics topics;
     private final Map<String, SenderPool> senders;
     private final RateLimiter limiter;
+    private final TenantShares shares;
     private final ReadRoutes reads;
     private final LogRanges ranges;
     private final Console console;
 
-    private ApiServer(HttpServer server, ThreadPoolExecutor pool, HttpSettings settings, CommandTopics topics,
-            Map<String, SenderPool> senders, ReadRoutes reads, LogRanges ranges, Console console) {
+    private ApiServer(Server server, ServerConnector connector, HeaderDeadlines headers, ThreadPoolExecutor workers,
+            HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, ReadRoutes reads, LogRanges ranges,
+            Console console) {
         this.server = server;
-        this.pool = pool;
+        this.connector = connector;
+        this.headers = headers;
+        this.workers = workers;
         this.settings = settings;
         this.topics = topics;
         this.senders = senders;
         this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
+        this.shares = new TenantShares(settings.senders());
         this.reads = reads;
         this.ranges = ranges;
         this.console = console;
@@ -99,195 +125,267 @@ public final class ApiServer implements AutoCloseable {
      */
     public static ApiServer start(HttpSettings settings, CommandTopics topics, Map<String, SenderPool> senders, DataSource operator,
             Map<String, Object> admin, Health health) {
-        OpsServer.applyLimits(longestAnswer(settings));
-        requireResponseLimit(settings, OpsServer.responseLimit());
-        HttpServer server;
-        try {
-            InetSocketAddress address = new InetSocketAddress(settings.bindAddress(), settings.port());
-            if (settings.tlsKeyStore() == null) {
-                server = HttpServer.create(address, 64);
-            } else {
-                SSLContext tls = Tls.context(settings.tlsKeyStore(), settings.tlsKeyStorePassword());
-                HttpsServer https = HttpsServer.create(address, 64);
-                https.setHttpsConfigurator(new HttpsConfigurator(tls) {
-                    @Override
-                    public void configure(HttpsParameters p) {
-                        SSLParameters params = tls.getDefaultSSLParameters();
-                        params.setProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
-                        p.setSSLParameters(params);
-                    }
-                });
-                server = https;
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot listen on " + settings.bindAddress() + ":" + settings.port() + " (settings "
-                    + HttpSettings.BIND_ADDRESS + ", " + HttpSettings.PORT + "): " + e.getMessage(), e);
+        QueuedThreadPool io = new QueuedThreadPool(IO_THREADS, 2);
+        io.setName("api-io");
+        io.setDaemon(true);
+        Server server = new Server(io);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        // the routes decode the raw path themselves, a segment at a time, and touch no file: an encoded slash or dot is
+        // part of a queue or key (answered by the bridge's own rules), not a path trick to refuse before them
+        http.setUriCompliance(UriCompliance.UNSAFE);
+        HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+        ServerConnector connector;
+        if (settings.tlsKeyStore() == null) {
+            connector = new ServerConnector(server, 1, 1, h1);
+        } else {
+            SslContextFactory.Server tls = new SslContextFactory.Server();
+            tls.setSslContext(Tls.context(settings.tlsKeyStore(), settings.tlsKeyStorePassword()));
+            tls.setIncludeProtocols("TLSv1.3", "TLSv1.2");
+            connector = new ServerConnector(server, 1, 1, new SslConnectionFactory(tls, h1.getProtocol()), h1);
         }
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(settings.threads(), settings.threads(), 30, TimeUnit.SECONDS,
+        connector.setHost(settings.bindAddress());
+        connector.setPort(settings.port());
+        connector.setAcceptQueueSize(QUEUE);
+        connector.setIdleTimeout(settings.idleTimeout().toMillis());
+        server.addConnector(connector);
+        // past api.max.connections Jetty stops accepting until one closes: they wait in the kernel's backlog, holding nothing here
+        server.addBean(new ConnectionLimit(settings.maxConnections(), connector));
+        HeaderDeadlines headers = new HeaderDeadlines(settings.headerTimeout(), server.getScheduler());
+        connector.addEventListener(headers);
+
+        ThreadPoolExecutor workers = new ThreadPoolExecutor(settings.threads(), settings.threads(), 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE), r -> {
                     Thread t = new Thread(r, "api-http");
                     t.setDaemon(true);
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());
-        server.setExecutor(pool);
         LogRanges ranges = operator == null ? null : new LogRanges(admin);
         ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, ranges, senders, settings.verdictTimeout());
         Console console = reads == null || !settings.consoleEnabled() ? null
-                : new Console(reads, topics, health, settings.tlsKeyStore() != null);
-        ApiServer api = new ApiServer(server, pool, settings, topics, senders, reads, ranges, console);
-        server.createContext("/", api::handle);
-        server.start();
+                : new Console(reads, topics, health, settings.tlsKeyStore() != null, settings.cookiesSecure());
+        ApiServer api = new ApiServer(server, connector, headers, workers, settings, topics, senders, reads, ranges, console);
+        server.setHandler(new Handler.Abstract() {
+            @Override
+            public boolean handle(Request request, Response response, Callback callback) {
+                return api.handle(request, response, callback);
+            }
+        });
+        // Jetty's own refusals (a malformed request line, headers past their size) as problems too, never an HTML page
+        server.setErrorHandler(ApiServer::jettyError);
+        try {
+            server.start();
+            headers.start();
+        } catch (Exception e) {
+            api.close();
+            if (e instanceof IOException io2) {
+                throw new UncheckedIOException("cannot listen on " + settings.bindAddress() + ":" + settings.port() + " (settings "
+                        + HttpSettings.BIND_ADDRESS + ", " + HttpSettings.PORT + "): " + io2.getMessage(), io2);
+            }
+            throw e instanceof RuntimeException r ? r : new IllegalStateException("the API server did not start: " + e, e);
+        }
         return api;
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return connector.getLocalPort();
     }
 
-    /**
-     * The longest this server computes an answer once it has read the request: Kafka's acknowledgement of the commands,
-     * then api.verdict.timeout for their verdicts (a 202 pending after it); with the reads, at least one statement of
-     * PostgreSQL (the operator's statement timeout). {@link OpsServer#applyLimits} gives the JDK's response limit this
-     * plus the time a client has to take the answer.
-     */
-    public static Duration longestAnswer(HttpSettings s) {
-        Duration write = SenderPool.ACKNOWLEDGED_WITHIN.plus(s.verdictTimeout());
-        Duration read = SessionTimeouts.OPERATOR.statement();
-        return s.readsEnabled() && read.compareTo(write) > 0 ? read : write;
-    }
-
-    /**
-     * Refuses to start where the JVM's response limit ({@code inForce}: set by -D, or by a server this process made before)
-     * would cut off an answer the server is still computing, such as the 202 pending that comes after api.verdict.timeout.
-     */
-    static void requireResponseLimit(HttpSettings s, Optional<Duration> inForce) {
-        Duration needed = longestAnswer(s).plus(OpsServer.RESPONSE_TAKE);
-        if (inForce.isPresent() && inForce.get().compareTo(needed) < 0) {
-            long seconds = (needed.toMillis() + 999) / 1000;
-            throw new ConfigException("setting " + HttpSettings.VERDICT_TIMEOUT + " = " + s.verdictTimeout() + " cannot be answered here:"
-                    + " this JVM's HTTP servers cut a response off " + inForce.get().toSeconds() + " s after its request ("
-                    + OpsServer.MAX_RSP_TIME + ", set by -D or by a server made earlier in this process), before a 202 pending is"
-                    + " sent; it needs at least " + seconds + " s (the verdict timeout, " + SenderPool.ACKNOWLEDGED_WITHIN.toSeconds()
-                    + " s for Kafka's acknowledgement, " + OpsServer.RESPONSE_TAKE.toSeconds() + " s for the client to take the"
-                    + " answer): raise -D" + OpsServer.MAX_RSP_TIME + " or lower " + HttpSettings.VERDICT_TIMEOUT);
-        }
-    }
-
-    private void handle(HttpExchange ex) throws IOException {
+    private boolean handle(Request request, Response response, Callback callback) {
+        Exchange ex = new Exchange(request, response, callback);
+        Connection connection = request.getConnectionMetaData().getConnection();
+        Request.addCompletionListener(request, failure -> headers.requestEnded(connection));
+        // while a worker waits (for verdicts, up to api.verdict.timeout, or a statement) nothing moves on the connection, and
+        // that is no reason to end it: the work has its own bounds. A body that stops arriving, or an answer not taken, is
+        // still cut at the idle timeout (Jetty fails the pending read or write, whatever this says).
+        request.addIdleTimeoutListener(timeout -> false);
         try {
-            String path = ex.getRequestURI().getRawPath();
-            String method = ex.getRequestMethod();
-            if (console != null && Console.owns(path)) {
-                if (!limiter.allow("addr:" + remote(ex), System.nanoTime())) {
-                    limited(ex);
-                    return;
-                }
-                console.handle(ex);
-                return;
-            }
-            List<String> allowed;
-            if (path.equals(TIMERS)) {
-                allowed = reads == null ? List.of("POST") : List.of("GET", "POST");
-            } else if (path.startsWith(TIMERS + "/")) {
-                allowed = reads == null ? List.of("DELETE") : List.of("DELETE", "GET");
-            } else if (reads != null && ReadRoutes.owns(path)) {
-                allowed = ReadRoutes.allowed(path);
-            } else {
-                problem(ex, Problem.notFound("the API serves POST " + TIMERS + " and DELETE " + TIMERS + "/{queue}/{timerKey}"
-                        + (reads == null ? "" : ", and the operator routes of docs/http-api.md")));
-                return;
-            }
-            if (!allowed.contains(method)) {
-                ex.getResponseHeaders().set("Allow", String.join(", ", allowed));
-                problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
-                return;
-            }
-            Optional<String> crossSite = CrossSite.refusal(method, ex.getRequestHeaders());
-            if (crossSite.isPresent()) {
-                problem(ex, Problem.crossSite(crossSite.get()));
-                return;
-            }
-            boolean post = method.equals("POST") && path.equals(TIMERS);
-            String address = remote(ex);
-            String bearer = null;
-            CommandTopics.Target target;
-            try {
-                bearer = bearer(ex);
-                if (bearer == null && !limiter.allow("addr:" + address, System.nanoTime())) {
-                    limited(ex);
-                    return;
-                }
-                // a token no topic verifies is paid for by its address, checked before any signature work: a flood of
-                // forged tokens costs a parse each, not a signature check each
-                if (bearer != null && !limiter.has(UNVERIFIED + address, System.nanoTime())) {
-                    limitedUnverified(ex);
-                    return;
-                }
-                target = topics.resolve(bearer, System.currentTimeMillis());
-            } catch (CommandTopics.Refused r) {
-                if (bearer != null) {
-                    limiter.allow(UNVERIFIED + address, System.nanoTime());
-                }
-                ex.getResponseHeaders().set("WWW-Authenticate", "Bearer");
-                problem(ex, Problem.unauthorized(r.status, r.getMessage()));
-                return;
-            } catch (Operations.Refusal r) {
-                limiter.allow(UNVERIFIED + address, System.nanoTime()); // a malformed Authorization header
-                problem(ex, r.problem);
-                return;
-            }
-            if (target.caller() != null && !limiter.allow("sub:" + target.tenant() + "/" + target.caller(), System.nanoTime())) {
+            route(ex, request);
+        } catch (RuntimeException e) {
+            LOG.warn("request failed: {}", e.toString());
+            problem(ex, Problem.unavailable("the request could not be handled; retry"));
+        }
+        return true;
+    }
+
+    /** On one of Jetty's threads: everything up to the work that blocks, which {@link #dispatch} hands to a worker. */
+    private void route(Exchange ex, Request request) {
+        String path = ex.path();
+        String method = ex.method();
+        if (console != null && Console.owns(path)) {
+            console(ex, request);
+            return;
+        }
+        List<String> allowed;
+        if (path.equals(TIMERS)) {
+            allowed = reads == null ? List.of("POST") : List.of("GET", "POST");
+        } else if (path.startsWith(TIMERS + "/")) {
+            allowed = reads == null ? List.of("DELETE") : List.of("DELETE", "GET");
+        } else if (reads != null && ReadRoutes.owns(path)) {
+            allowed = ReadRoutes.allowed(path);
+        } else {
+            problem(ex, Problem.notFound("the API serves POST " + TIMERS + " and DELETE " + TIMERS + "/{queue}/{timerKey}"
+                    + (reads == null ? "" : ", and the operator routes of docs/http-api.md")));
+            return;
+        }
+        if (!allowed.contains(method)) {
+            ex.setHeader("Allow", String.join(", ", allowed));
+            problem(ex, Problem.methodNotAllowed(method + " is not served on this path"));
+            return;
+        }
+        Optional<String> crossSite = CrossSite.refusal(method, ex::header);
+        if (crossSite.isPresent()) {
+            problem(ex, Problem.crossSite(crossSite.get()));
+            return;
+        }
+        boolean post = method.equals("POST") && path.equals(TIMERS);
+        boolean delete = method.equals("DELETE") && path.startsWith(TIMERS + "/");
+        String address = ex.remoteAddress();
+        String bearer = null;
+        CommandTopics.Target target;
+        try {
+            bearer = bearer(ex);
+            if (bearer == null && !limiter.allow("addr:" + address, System.nanoTime())) {
                 limited(ex);
                 return;
             }
-            if (!post && !(method.equals("DELETE") && path.startsWith(TIMERS + "/"))) {
-                read(ex, target, method, path);
+            // a token no topic verifies is paid for by its address, checked before any signature work: a flood of
+            // forged tokens costs a parse each, not a signature check each
+            if (bearer != null && !limiter.has(UNVERIFIED + address, System.nanoTime())) {
+                limitedUnverified(ex);
                 return;
             }
-            List<Operations.Command> commands;
-            try {
-                commands = post ? Operations.ofBody(body(ex), settings.maxOps())
-                        : List.of(Operations.ofPath(path.substring(TIMERS.length() + 1)));
-            } catch (Operations.Refusal r) {
-                problem(ex, r.problem);
-                return;
+            target = topics.resolve(bearer, System.currentTimeMillis());
+        } catch (CommandTopics.Refused r) {
+            if (bearer != null) {
+                limiter.allow(UNVERIFIED + address, System.nanoTime());
             }
-            submit(ex, target, commands);
-        } catch (RuntimeException e) {
-            LOG.warn("request failed: {}", e.toString());
-            try {
-                problem(ex, Problem.unavailable("the commands could not be written to Kafka; retry (an operation that was written"
-                        + " before the failure is answered on the audit topic)"));
-            } catch (IOException | RuntimeException alreadySent) {
-                // the response had begun: the connection closes
+            ex.setHeader("WWW-Authenticate", "Bearer");
+            problem(ex, Problem.unauthorized(r.status, r.getMessage()));
+            return;
+        } catch (Operations.Refusal r) {
+            limiter.allow(UNVERIFIED + address, System.nanoTime()); // a malformed Authorization header
+            problem(ex, r.problem);
+            return;
+        }
+        if (target.caller() != null && !limiter.allow("sub:" + target.tenant() + "/" + target.caller(), System.nanoTime())) {
+            limited(ex);
+            return;
+        }
+        List<Operations.Command> deleted;
+        try {
+            deleted = delete ? List.of(Operations.ofPath(path.substring(TIMERS.length() + 1))) : null;
+            if (post) {
+                requireJson(ex);
             }
-        } finally {
-            ex.close();
+        } catch (Operations.Refusal r) {
+            problem(ex, r.problem);
+            return;
+        }
+        Optional<TenantShares.Taken> share = shares.take(target.tenant());
+        if (share.isEmpty()) {
+            ex.setHeader("Retry-After", "1");
+            problem(ex, Problem.tenantBusy());
+            return;
+        }
+        ex.beforeAnswer(share.get()::close);
+        if (post) {
+            readBody(request, ex, settings.maxBodyBytes(), body -> dispatch(ex, share.get(),
+                    () -> submit(ex, target, Operations.ofBody(body, settings.maxOps()))), refusal -> {
+                        share.get().close();
+                        bodyRefused(ex, refusal, settings.maxBodyBytes());
+                    });
+        } else if (delete) {
+            dispatch(ex, share.get(), () -> submit(ex, target, deleted));
+        } else {
+            dispatch(ex, share.get(), () -> read(ex, target, method, path));
         }
     }
 
-    private void read(HttpExchange ex, CommandTopics.Target target, String method, String path) throws IOException {
+    /** The console: its own pages and forms (HTML), under the same rate, shares and workers as the JSON routes. */
+    private void console(Exchange ex, Request request) {
+        if (!limiter.allow("addr:" + ex.remoteAddress(), System.nanoTime())) {
+            limited(ex);
+            return;
+        }
+        if (!ex.method().equals("POST")) {
+            console.accept(ex, null).ifPresent(page -> drawConsole(ex, page));
+            return;
+        }
+        if (console.refusedBeforeForm(ex)) {
+            return;
+        }
+        readBody(request, ex, Console.MAX_FORM_BYTES, body -> {
+            Map<String, String> form = console.form(ex, body);
+            if (form != null) {
+                console.accept(ex, form).ifPresent(page -> drawConsole(ex, page));
+            }
+        }, refusal -> console.formRefused(ex, refusal == BodyRefusal.TOO_LARGE ? 413 : 408));
+    }
+
+    private void drawConsole(Exchange ex, Console.Page page) {
+        Optional<TenantShares.Taken> share = shares.take(page.caller().tenant());
+        if (share.isEmpty()) {
+            ex.setHeader("Retry-After", "1");
+            console.busy(ex, page);
+            return;
+        }
+        dispatch(ex, share.get(), () -> console.draw(ex, page));
+    }
+
+    /** What a worker runs: it may block (Kafka, PostgreSQL), and answers through the exchange. */
+    private interface Work {
+        void run() throws Operations.Refusal, SQLException, IOException;
+    }
+
+    /**
+     * Hands {@code work} to a worker, its tenant's {@code share} held until its answer is written (given back just before,
+     * so the client's next request finds it free) or the work ends without one; 503 when no worker can take it.
+     */
+    private void dispatch(Exchange ex, TenantShares.Taken share, Work work) {
+        ex.beforeAnswer(share::close);
+        try {
+            workers.execute(() -> {
+                try {
+                    work.run();
+                } catch (Operations.Refusal r) {
+                    problem(ex, r.problem);
+                } catch (SQLException e) {
+                    LOG.warn("read failed: {}", e.toString());
+                    problem(ex, Problem.unavailable("the database did not answer; retry"));
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("request failed: {}", e.toString());
+                    problem(ex, Problem.unavailable("the commands could not be written to Kafka; retry (an operation that was written"
+                            + " before the failure is answered on the audit topic)"));
+                } finally {
+                    share.close();
+                }
+            });
+        } catch (RejectedExecutionException full) {
+            share.close();
+            ex.setHeader("Retry-After", "1");
+            problem(ex, Problem.serverBusy());
+        }
+    }
+
+    private void read(Exchange ex, CommandTopics.Target target, String method, String path) throws SQLException, IOException {
         ReadRoutes.Reply reply;
         try {
-            reply = reads.handle(target, method, path, ReadRoutes.query(ex.getRequestURI().getRawQuery()));
+            reply = reads.handle(target, method, path, ReadRoutes.query(ex.rawQuery()));
         } catch (ReadRoutes.Answer a) {
             if (a.problem.status() == 429) {
-                ex.getResponseHeaders().set("Retry-After", "1");
+                ex.setHeader("Retry-After", "1");
             }
             problem(ex, a.problem);
             return;
-        } catch (SQLException e) {
-            LOG.warn("read failed: {}", e.toString());
-            problem(ex, Problem.unavailable("the database did not answer; retry"));
-            return;
         }
-        send(ex, reply.status(), "application/json", JSON.writeValueAsBytes(reply.body()));
+        ex.send(reply.status(), "application/json", JSON.writeValueAsBytes(reply.body()));
     }
 
-    private void submit(HttpExchange ex, CommandTopics.Target target, List<Operations.Command> commands) throws IOException {
+    private void submit(Exchange ex, CommandTopics.Target target, List<Operations.Command> commands) throws IOException {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-        String traceparent = ex.getRequestHeaders().getFirst(WireFormat.TRACEPARENT);
-        String tracestate = ex.getRequestHeaders().getFirst(WireFormat.TRACESTATE);
+        String traceparent = ex.header(WireFormat.TRACEPARENT);
+        String tracestate = ex.header(WireFormat.TRACESTATE);
         for (Operations.Command c : commands) {
             ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(target.topic(), null, null,
                     c.key() == null ? null : c.key().getBytes(StandardCharsets.UTF_8), c.value());
@@ -299,7 +397,7 @@ public final class ApiServer implements AutoCloseable {
         }
         Optional<List<CommandSender.Answer>> answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout());
         if (answers.isEmpty()) {
-            ex.getResponseHeaders().set("Retry-After", "1");
+            ex.setHeader("Retry-After", "1");
             problem(ex, Problem.tenantBusy());
             return;
         }
@@ -319,7 +417,7 @@ public final class ApiServer implements AutoCloseable {
         }
         int n = answers.get().size();
         int status = pending > 0 ? 202 : rejected == 0 ? 200 : rejected == n ? 422 : 207;
-        send(ex, status, "application/json", JSON.writeValueAsBytes(body));
+        ex.send(status, "application/json", JSON.writeValueAsBytes(body));
     }
 
     private static void header(ProducerRecord<byte[], byte[]> r, String name, String value) {
@@ -329,8 +427,8 @@ public final class ApiServer implements AutoCloseable {
     }
 
     /** The token of {@code Authorization: Bearer <token>}; null without the header. */
-    private static String bearer(HttpExchange ex) throws Operations.Refusal {
-        List<String> all = ex.getRequestHeaders().get("Authorization");
+    private static String bearer(Exchange ex) throws Operations.Refusal {
+        List<String> all = ex.headers("Authorization");
         if (all == null || all.isEmpty()) {
             return null;
         }
@@ -341,9 +439,9 @@ public final class ApiServer implements AutoCloseable {
         return h.substring(7).trim();
     }
 
-    /** The body, refused (413) past api.max.body.bytes: unread when its Content-Length says so, else when it passes it. */
-    private byte[] body(HttpExchange ex) throws IOException, Operations.Refusal {
-        String type = ex.getRequestHeaders().getFirst("Content-Type");
+    /** A body's type and declared length, refused before a byte of it is read (413 unread past api.max.body.bytes). */
+    private void requireJson(Exchange ex) throws Operations.Refusal {
+        String type = ex.header("Content-Type");
         String[] parts = type == null ? new String[] {""} : type.toLowerCase(Locale.ROOT).split(";");
         if (!parts[0].trim().equals("application/json")) {
             throw new Operations.Refusal(Problem.unsupportedMediaType("Content-Type must be application/json"));
@@ -356,7 +454,7 @@ public final class ApiServer implements AutoCloseable {
             }
         }
         int max = settings.maxBodyBytes();
-        String length = ex.getRequestHeaders().getFirst("Content-Length");
+        String length = ex.header("Content-Length");
         if (length != null) {
             long declared;
             try {
@@ -365,56 +463,131 @@ public final class ApiServer implements AutoCloseable {
                 throw new Operations.Refusal(Problem.badRequest("Content-Length is not a number"));
             }
             if (declared > max) {
-                ex.getResponseHeaders().set("Connection", "close");
+                ex.setHeader("Connection", "close");
                 throw new Operations.Refusal(Problem.tooLarge("the body is " + declared + " bytes; at most " + max + " (api.max.body.bytes)"));
             }
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] buf = new byte[16 * 1024];
-        try (InputStream in = ex.getRequestBody()) {
-            for (int n; (n = in.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-                if (out.size() > max) {
-                    ex.getResponseHeaders().set("Connection", "close");
-                    throw new Operations.Refusal(Problem.tooLarge("the body is more than " + max + " bytes (api.max.body.bytes)"));
-                }
-            }
-        }
-        return out.toByteArray();
     }
 
-    private void limited(HttpExchange ex) throws IOException {
-        ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+    /** Why a body was not read whole. */
+    public enum BodyRefusal { TOO_LARGE, TIMED_OUT, FAILED }
+
+    /**
+     * Reads the request's body without holding a thread: Jetty calls back as its bytes arrive. {@code read} gets it whole;
+     * {@code refused} is told why not: past {@code max} bytes, or not whole within api.request.timeout (then the connection
+     * is closed once answered), or the connection failed (then it is already closed, and nothing is answered).
+     */
+    private void readBody(Request request, Exchange ex, int max, Consumer<byte[]> read, Consumer<BodyRefusal> refused) {
+        AtomicBoolean over = new AtomicBoolean();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Scheduler.Task timeout = server.getScheduler().schedule(() -> {
+            if (over.compareAndSet(false, true)) {
+                ex.setHeader("Connection", "close");
+                refused.accept(BodyRefusal.TIMED_OUT);
+            }
+        }, settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        Runnable reader = new Runnable() {
+            @Override
+            public void run() {
+                while (!over.get()) {
+                    Content.Chunk chunk = request.read();
+                    if (chunk == null) {
+                        request.demand(this);
+                        return;
+                    }
+                    if (Content.Chunk.isFailure(chunk)) {
+                        if (over.compareAndSet(false, true)) {
+                            timeout.cancel();
+                            if (chunk.getFailure() instanceof TimeoutException) {
+                                // the body stopped arriving for api.idle.timeout: answered as one past api.request.timeout
+                                ex.setHeader("Connection", "close");
+                                refused.accept(BodyRefusal.TIMED_OUT);
+                            } else {
+                                refused.accept(BodyRefusal.FAILED);
+                                ex.abort(chunk.getFailure());
+                            }
+                        }
+                        return;
+                    }
+                    ByteBuffer b = chunk.getByteBuffer();
+                    if (out.size() + b.remaining() > max) {
+                        chunk.release();
+                        if (over.compareAndSet(false, true)) {
+                            timeout.cancel();
+                            ex.setHeader("Connection", "close");
+                            refused.accept(BodyRefusal.TOO_LARGE);
+                        }
+                        return;
+                    }
+                    byte[] bytes = new byte[b.remaining()];
+                    b.get(bytes);
+                    out.write(bytes, 0, bytes.length);
+                    boolean last = chunk.isLast();
+                    chunk.release();
+                    if (last) {
+                        if (over.compareAndSet(false, true)) {
+                            timeout.cancel();
+                            ex.body(out.toByteArray());
+                            read.accept(ex.body());
+                        }
+                        return;
+                    }
+                }
+            }
+        };
+        reader.run();
+    }
+
+    private void bodyRefused(Exchange ex, BodyRefusal refusal, int max) {
+        switch (refusal) {
+            case TOO_LARGE -> problem(ex, Problem.tooLarge("the body is more than " + max + " bytes (api.max.body.bytes)"));
+            case TIMED_OUT -> problem(ex, Problem.requestTimeout("the body did not arrive whole within "
+                    + settings.requestTimeout().toMillis() + " ms (api.request.timeout), or stopped for "
+                    + settings.idleTimeout().toMillis() + " ms (api.idle.timeout): nothing was written"));
+            case FAILED -> { } // the connection is gone: nothing to answer
+        }
+    }
+
+    private void limited(Exchange ex) {
+        ex.setHeader("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
         problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second (api.rate.limit)"));
     }
 
-    private void limitedUnverified(HttpExchange ex) throws IOException {
-        ex.getResponseHeaders().set("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
+    private void limitedUnverified(Exchange ex) {
+        ex.setHeader("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
         problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second from this address with tokens"
                 + " this server did not accept (api.rate.limit): no token is checked from it until then"));
     }
 
-    private static String remote(HttpExchange ex) {
-        InetSocketAddress a = ex.getRemoteAddress();
-        return a == null || a.getAddress() == null ? "?" : a.getAddress().getHostAddress();
+    private static void problem(Exchange ex, Problem p) {
+        ex.send(p.status(), Problem.MEDIA_TYPE, p.json(JSON));
     }
 
-    private static void problem(HttpExchange ex, Problem p) throws IOException {
-        send(ex, p.status(), Problem.MEDIA_TYPE, p.json(JSON));
-    }
-
-    private static void send(HttpExchange ex, int status, String type, byte[] body) throws IOException {
-        ex.getResponseHeaders().set("Content-Type", type);
-        ex.sendResponseHeaders(status, body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+    /** Jetty's own refusals, before a route ran (a request line or URI it cannot parse, headers past their size), as problems. */
+    private static boolean jettyError(Request request, Response response, Callback callback) {
+        int status = request.getAttribute(ErrorHandler.ERROR_STATUS) instanceof Integer s ? s : 400;
+        String kind = status == 413 || status == 414 || status == 431 ? "too-large" : status == 408 ? "timeout" : status >= 500 ? "unavailable"
+                : "bad-request";
+        // Jetty's reasons for a request it refused are its own short words ("Illegal character in path"); a failure of its own
+        // (5xx) is said in none, as its message may name internals
+        Object why = status < 500 ? request.getAttribute(ErrorHandler.ERROR_MESSAGE) : null;
+        Problem p = new Problem(status < 400 ? 400 : status, kind, "The request could not be read",
+                "the server could not read this request (HTTP " + status + (why instanceof String w && !w.isBlank() ? ": " + w : "") + ")");
+        response.setStatus(p.status());
+        response.getHeaders().put("Content-Type", Problem.MEDIA_TYPE);
+        response.write(true, ByteBuffer.wrap(p.json(JSON)), callback);
+        return true;
     }
 
     @Override
     public void close() {
-        server.stop(0);
-        pool.shutdownNow();
+        headers.close();
+        try {
+            server.stop();
+        } catch (Exception e) {
+            LOG.warn("the API server did not stop cleanly: {}", e.toString());
+        }
+        workers.shutdownNow();
         if (ranges != null) {
             ranges.close();
         }

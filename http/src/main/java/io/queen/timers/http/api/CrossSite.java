@@ -1,11 +1,11 @@
 package io.queen.timers.http.api;
 
-import com.sun.net.httpserver.Headers;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Refuses a browser's cross-site request to a route that changes state (every method but GET and HEAD: the writes,
@@ -27,23 +27,23 @@ public final class CrossSite {
 
     private CrossSite() {}
 
-    /** Why {@code method} with {@code headers} is refused as cross-site; empty when it may go on. */
-    public static Optional<String> refusal(String method, Headers headers) {
+    /** Why {@code method} with the request's {@code header} values (the first of each name) is refused as cross-site; empty when it may go on. */
+    public static Optional<String> refusal(String method, Function<String, String> header) {
         if (SAFE.contains(method)) {
             return Optional.empty();
         }
-        String site = headers.getFirst("Sec-Fetch-Site");
+        String site = header.apply("Sec-Fetch-Site");
         if (site != null) {
             String s = site.trim().toLowerCase(Locale.ROOT);
             return s.equals("same-origin") || s.equals("none") ? Optional.empty()
                     : Optional.of("a " + (s.equals("same-site") ? "same-site" : "cross-site") + " request (Sec-Fetch-Site) may not change"
                             + " anything here: send it from this server's own origin, or not from a browser");
         }
-        String origin = headers.getFirst("Origin");
+        String origin = header.apply("Origin");
         if (origin == null) {
             return Optional.empty();
         }
-        String host = headers.getFirst("Host");
+        String host = header.apply("Host");
         if (host != null && host.trim().equalsIgnoreCase(authority(origin))) {
             return Optional.empty();
         }

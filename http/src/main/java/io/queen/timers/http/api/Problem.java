@@ -58,13 +58,24 @@ public record Problem(int status, String kind, String title, String detail) {
     }
 
     /**
-     * The caller's tenant already has api.senders requests waiting on verdicts, its share of the threads: answered at once
-     * (with Retry-After), nothing written.
+     * The caller's tenant already has api.senders requests in progress (reads and writes together), its share of the
+     * server: answered at once (with Retry-After), nothing read or written.
      */
     public static Problem tenantBusy() {
-        return new Problem(429, "rate-limited", "Too many requests", "this tenant already has api.senders requests waiting for"
-                + " verdicts, its share of the server: nothing was written; retry after Retry-After (verdicts come slowly while the"
-                + " bridge is behind on the tenant's topic)");
+        return new Problem(429, "rate-limited", "Too many requests", "this tenant already has api.senders requests in progress (reads"
+                + " and writes together), its share of the server: nothing was read or written; retry after Retry-After (writes wait"
+                + " long while the bridge is behind on the tenant's topic)");
+    }
+
+    /** The body did not arrive whole within api.request.timeout: nothing was written, and the connection is closed. */
+    public static Problem requestTimeout(String detail) {
+        return new Problem(408, "timeout", "The request took too long to arrive", detail);
+    }
+
+    /** Every worker is busy and the queue for them is full: nothing was read or written (with Retry-After). */
+    public static Problem serverBusy() {
+        return new Problem(503, "unavailable", "The server is busy", "every one of api.threads is working and " + ApiServer.QUEUE
+                + " more requests wait for one: nothing was read or written; retry after Retry-After");
     }
 
     public static Problem unavailable(String detail) {

@@ -2,20 +2,19 @@ package io.queen.timers.http.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.http.api.ApiServer;
 import io.queen.timers.http.api.CrossSite;
+import io.queen.timers.http.api.Exchange;
 import io.queen.timers.http.api.ReadRoutes;
 import io.queen.timers.http.route.CommandTopics;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.sql.SQLException;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -26,6 +25,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The web console (api.console.enabled, docs/http-api.md#console): server-rendered pages under {@code /console} drawn
@@ -35,118 +36,177 @@ import java.util.regex.Pattern;
  *
  * <p>Who calls: as on the JSON routes, the topic without auth, or a token with the admin claim, which a browser keeps in
  * an HttpOnly, SameSite=Strict cookie set by the login form (also taken from an Authorization header). Forged posts:
- * a browser's cross-site POST is refused by its Sec-Fetch-Site or Origin ({@link CrossSite}), and every form carries this
- * process's random token in a hidden field, checked on every POST; a page of another site can neither read it
- * (same-origin policy) nor send the cookie (SameSite=Strict). The price: a restart invalidates open
- * forms (the operator reloads the page), and the token is one per process, not per session; with the topic without
- * auth the hidden token is all that stops a forged replay, so serve the console to operators' networks only.
+ * a browser's cross-site POST is refused by its Sec-Fetch-Site or Origin ({@link CrossSite}), and every form carries its
+ * session's token in a hidden field, checked on every POST. A session is a random id in its own HttpOnly,
+ * SameSite=Strict cookie, given to a browser on its first page and replaced at sign-in and sign-out; its token is the
+ * HMAC-SHA256 of the id under a key this process draws at start, so no session table is kept and one session's token
+ * is refused for any other. A page of another site can neither read a token (same-origin policy) nor send the cookies
+ * (SameSite=Strict). Cookies are marked Secure over TLS (api.cookies.secure). PRICE: a restart invalidates open forms
+ * (the key is new: the operator reloads the page); and with the topic without auth a session's token is all that stops
+ * a forged replay from a browser that skips the cross-site headers, so serve the console to operators' networks only.
  */
 public final class Console {
 
     public static final String ROOT = "/console";
     static final String COOKIE = "queen_console";
-    static final int MAX_FORM_BYTES = 16 * 1024;
+    /** The session's cookie: a random id its forms' token is bound to. */
+    static final String SESSION_COOKIE = "queen_console_session";
+    public static final int MAX_FORM_BYTES = 16 * 1024;
     /** Timers on one page of a queue. */
     static final int PAGE = 50;
     /** Next occurrences shown for a series. */
     static final int NEXT = 3;
     /** A JWT (base64url parts and dots): nothing else is ever put into the cookie. */
     private static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9._~+/=-]{1,8192}");
+    /** A session id as this console mints them: 32 random bytes, base64url without padding. */
+    private static final Pattern SESSION = Pattern.compile("[A-Za-z0-9_-]{43}");
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ReadRoutes reads;
     private final CommandTopics topics;
     private final Supplier<Health.Report> health;
-    private final boolean secure;
-    private final String csrf;
+    private final boolean tls;
+    private final String secureCookies;
+    private final SecretKeySpec key;
+
+    /** One request for a page or a form, checked and its caller known; drawn by a worker ({@link #draw}). */
+    public record Page(CommandTopics.Target caller, String path, boolean post, Map<String, String> params, String csrf) {}
 
     /**
-     * @param health the process's readiness (its ServiceHost's); null when it runs without one
-     * @param secure the API port serves TLS: the cookie is marked Secure
+     * @param health        the process's readiness (its ServiceHost's); null when it runs without one
+     * @param tls           the API port serves TLS
+     * @param secureCookies api.cookies.secure: auto (Secure over TLS, here or at a proxy that says so), always, never
      */
-    public Console(ReadRoutes reads, CommandTopics topics, Health health, boolean secure) {
+    public Console(ReadRoutes reads, CommandTopics topics, Health health, boolean tls, String secureCookies) {
         this.reads = reads;
         this.topics = topics;
         this.health = health == null ? null : health::report;
-        this.secure = secure;
+        this.tls = tls;
+        this.secureCookies = secureCookies;
         byte[] b = new byte[32];
-        new SecureRandom().nextBytes(b);
-        this.csrf = HexFormat.of().formatHex(b);
+        RANDOM.nextBytes(b);
+        this.key = new SecretKeySpec(b, "HmacSHA256");
     }
 
     public static boolean owns(String path) {
         return path.equals(ROOT) || path.startsWith(ROOT + "/");
     }
 
-    /** Answers one console request; the caller closes the exchange. */
-    public void handle(HttpExchange ex) throws IOException {
-        String path = ex.getRequestURI().getRawPath();
-        String method = ex.getRequestMethod();
-        Map<String, String> q;
+    /** Before a form's body is read: a POST that is cross-site or not this console's form type is refused here (true). */
+    public boolean refusedBeforeForm(Exchange ex) {
+        Optional<String> crossSite = CrossSite.refusal(ex.method(), ex::header);
+        if (crossSite.isPresent()) {
+            error(ex, 403, crossSite.get(), null);
+            return true;
+        }
+        String type = ex.header("Content-Type");
+        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/x-www-form-urlencoded")) {
+            error(ex, 415, "the console takes its own forms only", null);
+            return true;
+        }
+        return false;
+    }
+
+    /** A form whose body was refused: 413 past {@link #MAX_FORM_BYTES}, 408 past api.request.timeout. */
+    public void formRefused(Exchange ex, int status) {
+        error(ex, status, status == 413 ? "a form of more than " + MAX_FORM_BYTES + " bytes" : "the form did not arrive in time", null);
+    }
+
+    /** The posted form's fields; null when refused (answered here). */
+    public Map<String, String> form(Exchange ex, byte[] body) {
         try {
-            q = ReadRoutes.query(ex.getRequestURI().getRawQuery());
+            return new LinkedHashMap<>(ReadRoutes.query(new String(body, StandardCharsets.US_ASCII)));
         } catch (ReadRoutes.Answer a) {
             error(ex, 400, a.problem.detail(), null);
-            return;
+            return null;
         }
-        boolean post = method.equals("POST");
+    }
+
+    /**
+     * What needs no worker: the method, the form's session token, sign-in and sign-out, and the caller. Answered here
+     * (empty), or the page to draw with its caller, whose tenant's share the server takes before a worker draws it.
+     *
+     * @param form the posted form's fields; null for a GET
+     */
+    public Optional<Page> accept(Exchange ex, Map<String, String> form) {
+        String path = ex.path();
+        String method = ex.method();
+        boolean post = form != null;
         if (!post && !method.equals("GET")) {
-            ex.getResponseHeaders().set("Allow", "GET, POST");
+            ex.setHeader("Allow", "GET, POST");
             error(ex, 405, method + " is not served by the console", null);
-            return;
+            return Optional.empty();
         }
+        Map<String, String> q;
         if (post) {
-            Optional<String> crossSite = CrossSite.refusal(method, ex.getRequestHeaders());
-            if (crossSite.isPresent()) {
-                error(ex, 403, crossSite.get(), null);
-                return;
-            }
-            Map<String, String> form = form(ex);
-            if (form == null) {
-                return;
-            }
-            String sent = form.getOrDefault("csrf", "");
-            if (!MessageDigest.isEqual(sent.getBytes(StandardCharsets.UTF_8), csrf.getBytes(StandardCharsets.UTF_8))) {
-                error(ex, 403, "this form is not one this console served (or the server restarted since): reload the page and"
-                        + " send it again", null);
-                return;
+            String session = cookie(ex, SESSION_COOKIE);
+            if (session == null || !SESSION.matcher(session).matches() || !MessageDigest.isEqual(
+                    form.getOrDefault("csrf", "").getBytes(StandardCharsets.UTF_8), csrf(session).getBytes(StandardCharsets.UTF_8))) {
+                error(ex, 403, "this form is not one this console served to this browser's session (or the server restarted"
+                        + " since): reload the page and send it again", null);
+                return Optional.empty();
             }
             q = form;
+        } else {
+            try {
+                q = ReadRoutes.query(ex.rawQuery());
+            } catch (ReadRoutes.Answer a) {
+                error(ex, 400, a.problem.detail(), null);
+                return Optional.empty();
+            }
         }
         if (path.equals(ROOT + "/login")) {
             login(ex, post, q);
-            return;
+            return Optional.empty();
         }
         if (path.equals(ROOT + "/logout") && post) {
-            ex.getResponseHeaders().add("Set-Cookie", cookie("", 0));
+            ex.addHeader("Set-Cookie", cookie(ex, COOKIE, "", 0));
+            ex.addHeader("Set-Cookie", cookie(ex, SESSION_COOKIE, "", 0)); // the next page starts a new session
             redirect(ex, ROOT + "/login");
-            return;
+            return Optional.empty();
         }
+        String csrf = csrf(session(ex));
         CommandTopics.Target caller;
         try {
             caller = topics.resolve(token(ex), System.currentTimeMillis());
         } catch (CommandTopics.Refused r) {
-            send(ex, 401, loginPage(r.getMessage()));
-            return;
+            send(ex, 401, loginPage(r.getMessage(), csrf));
+            return Optional.empty();
         }
+        return Optional.of(new Page(caller, path, post, q, csrf));
+    }
+
+    /** Draws {@code p}, on a worker: the reads it shows, or the replay or drop it asks. */
+    public void draw(Exchange ex, Page p) {
+        String path = p.path();
         try {
-            switch (post ? "POST " + path : path) {
-                case ROOT, ROOT + "/" -> overview(ex, caller);
-                case ROOT + "/queue" -> queue(ex, caller, q);
-                case ROOT + "/timer" -> timer(ex, caller, q);
-                case ROOT + "/dead-letters" -> deadLetters(ex, caller, q);
-                case "POST " + ROOT + "/dead-letters/replay" -> act(ex, caller, q, true);
-                case "POST " + ROOT + "/dead-letters/drop" -> act(ex, caller, q, false);
-                default -> error(ex, 404, "no such console page", caller);
+            switch (p.post() ? "POST " + path : path) {
+                case ROOT, ROOT + "/" -> overview(ex, p);
+                case ROOT + "/queue" -> queue(ex, p);
+                case ROOT + "/timer" -> timer(ex, p);
+                case ROOT + "/dead-letters" -> deadLetters(ex, p);
+                case "POST " + ROOT + "/dead-letters/replay" -> act(ex, p, true);
+                case "POST " + ROOT + "/dead-letters/drop" -> act(ex, p, false);
+                default -> error(ex, 404, "no such console page", p);
             }
         } catch (ReadRoutes.Answer a) {
-            error(ex, a.problem.status(), a.problem.detail(), caller);
+            error(ex, a.problem.status(), a.problem.detail(), p);
         } catch (SQLException e) {
-            error(ex, 503, "the database did not answer; retry", caller);
+            error(ex, 503, "the database did not answer; retry", p);
+        } catch (IOException e) {
+            error(ex, 500, "the page could not be drawn", p); // a JSON reply that does not print: not expected
         }
     }
 
-    private void overview(HttpExchange ex, CommandTopics.Target caller) throws IOException, ReadRoutes.Answer, SQLException {
+    /** The caller's tenant already has its share of the server in progress (api.senders): 429, nothing read. */
+    public void busy(Exchange ex, Page p) {
+        error(ex, 429, "your tenant already has api.senders requests in progress, its share of the server: nothing was read or"
+                + " changed; reload in a moment", p);
+    }
+
+    private void overview(Exchange ex, Page p) throws ReadRoutes.Answer, SQLException, IOException {
+        CommandTopics.Target caller = p.caller();
         StringBuilder b = new StringBuilder();
         b.append("<h2>Health</h2>");
         if (health == null) {
@@ -157,7 +217,7 @@ public final class Console {
             b.append("<table><tr><th>check</th><th>state</th></tr>");
             for (Health.Line l : r.lines()) {
                 b.append("<tr><td>").append(Html.text(l.name())).append("</td><td>").append(l.problem()
-                        .map(p -> "<span class=\"bad\">" + Html.text(Health.redact(p)) + "</span>").orElse("<span class=\"ok\">ok</span>"))
+                        .map(why -> "<span class=\"bad\">" + Html.text(Health.redact(why)) + "</span>").orElse("<span class=\"ok\">ok</span>"))
                         .append("</td></tr>");
             }
             b.append("</table>");
@@ -183,13 +243,15 @@ public final class Console {
         if (!offsets.path("warning").isNull() && !offsets.path("warning").isMissingNode()) {
             b.append("<p class=\"bad\">").append(Html.text(offsets.get("warning").asText())).append("</p>");
         }
-        send(ex, 200, Html.page("Overview", nav(caller), b.toString()));
+        send(ex, 200, Html.page("Overview", nav(p), b.toString()));
     }
 
-    private void queue(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+    private void queue(Exchange ex, Page p) throws ReadRoutes.Answer, SQLException, IOException {
+        CommandTopics.Target caller = p.caller();
+        Map<String, String> q = p.params();
         String name = q.getOrDefault("name", "");
         if (name.isEmpty()) {
-            send(ex, 200, Html.page("Open a queue", nav(caller), queueForm("")));
+            send(ex, 200, Html.page("Open a queue", nav(p), queueForm("")));
             return;
         }
         Map<String, String> params = new HashMap<>(Map.of("queue", name, "limit", String.valueOf(PAGE)));
@@ -227,14 +289,16 @@ public final class Console {
             b.append("<p><a href=\"").append(Html.text(ROOT + "/queue?name=" + Html.url(name) + "&cursor=" + Html.url(page.get("nextCursor").asText())))
                     .append("\">next page</a></p>");
         }
-        send(ex, 200, Html.page("Queue " + name, nav(caller), b.toString()));
+        send(ex, 200, Html.page("Queue " + name, nav(p), b.toString()));
     }
 
-    private void timer(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+    private void timer(Exchange ex, Page p) throws ReadRoutes.Answer, SQLException, IOException {
+        CommandTopics.Target caller = p.caller();
+        Map<String, String> q = p.params();
         String queue = q.getOrDefault("queue", "");
         String key = q.getOrDefault("key", "");
         if (queue.isEmpty() || key.isEmpty()) {
-            error(ex, 400, "queue and key are required", caller);
+            error(ex, 400, "queue and key are required", p);
             return;
         }
         StringBuilder b = new StringBuilder();
@@ -287,10 +351,12 @@ public final class Console {
             }
             b.append("<p class=\"note\">Trace ids are not recorded by these reads; the timer's audit events carry them.</p>");
         }
-        send(ex, 200, Html.page("Timer " + key, nav(caller), b.toString()));
+        send(ex, 200, Html.page("Timer " + key, nav(p), b.toString()));
     }
 
-    private void deadLetters(HttpExchange ex, CommandTopics.Target caller, Map<String, String> q) throws IOException, ReadRoutes.Answer, SQLException {
+    private void deadLetters(Exchange ex, Page p) throws ReadRoutes.Answer, SQLException, IOException {
+        CommandTopics.Target caller = p.caller();
+        Map<String, String> q = p.params();
         String queue = q.get("queue");
         Map<String, String> params = new HashMap<>(Map.of("limit", "1000"));
         if (queue != null && !queue.isEmpty()) {
@@ -311,17 +377,18 @@ public final class Console {
                         .append(value(l.get("timerKey"))).append("</td><td>").append(value(l.get("txn"))).append("</td><td>")
                         .append(value(l.get("error"))).append("</td><td>").append(l.path("attempts").asInt()).append("</td><td>")
                         .append(Html.text(l.path("failedAt").asText())).append("</td><td>")
-                        .append(actionForm("replay", id, "<input type=\"text\" name=\"delayMs\" size=\"7\" placeholder=\"delay ms\">", "Replay"))
-                        .append("</td><td>").append(actionForm("drop", id, "", "Drop")).append("</td></tr>");
+                        .append(actionForm(p, "replay", id, "<input type=\"text\" name=\"delayMs\" size=\"7\" placeholder=\"delay ms\">", "Replay"))
+                        .append("</td><td>").append(actionForm(p, "drop", id, "", "Drop")).append("</td></tr>");
             }
             b.append("</table>");
         }
-        send(ex, 200, Html.page(queue == null ? "Dead letters" : "Dead letters of " + queue, nav(caller), b.toString()));
+        send(ex, 200, Html.page(queue == null ? "Dead letters" : "Dead letters of " + queue, nav(p), b.toString()));
     }
 
     /** POST replay or drop: the JSON routes' replay and drop, the outcome drawn as a page. */
-    private void act(HttpExchange ex, CommandTopics.Target caller, Map<String, String> form, boolean replay)
-            throws IOException, ReadRoutes.Answer, SQLException {
+    private void act(Exchange ex, Page p, boolean replay) throws ReadRoutes.Answer, SQLException, IOException {
+        CommandTopics.Target caller = p.caller();
+        Map<String, String> form = p.params();
         String id = form.getOrDefault("id", "");
         Map<String, String> params = new HashMap<>();
         params.put("reason", form.getOrDefault("reason", ""));
@@ -353,42 +420,46 @@ public final class Console {
             b.append(" Trace id <code id=\"trace\">").append(Html.text(body.get("traceId").asText())).append("</code>.");
         }
         b.append("</div><p><a id=\"back\" href=\"").append(ROOT).append("/dead-letters\">back to the dead letters</a></p>");
-        send(ex, r.status() == 422 ? 422 : 200, Html.page(replay ? "Replay" : "Drop", nav(caller), b.toString()));
+        send(ex, r.status() == 422 ? 422 : 200, Html.page(replay ? "Replay" : "Drop", nav(p), b.toString()));
     }
 
-    private void login(HttpExchange ex, boolean post, Map<String, String> form) throws IOException {
+    private void login(Exchange ex, boolean post, Map<String, String> form) {
+        String csrf = csrf(session(ex));
         if (!post) {
-            send(ex, 200, loginPage(null));
+            send(ex, 200, loginPage(null, csrf));
             return;
         }
         String token = form.getOrDefault("token", "").trim();
         if (!TOKEN.matcher(token).matches()) {
-            send(ex, 401, loginPage("paste a token (a JWT)"));
+            send(ex, 401, loginPage("paste a token (a JWT)", csrf));
             return;
         }
         try {
             topics.resolve(token, System.currentTimeMillis()); // refused here rather than on every page
         } catch (CommandTopics.Refused r) {
-            send(ex, 401, loginPage(r.getMessage()));
+            send(ex, 401, loginPage(r.getMessage(), csrf));
             return;
         }
-        ex.getResponseHeaders().add("Set-Cookie", cookie(token, -1));
+        ex.addHeader("Set-Cookie", cookie(ex, COOKIE, token, -1));
+        // a new session at sign-in: a session id planted in this browser before (by whoever could set its cookies) is worth nothing after
+        ex.addHeader("Set-Cookie", cookie(ex, SESSION_COOKIE, newSession(), -1));
         redirect(ex, ROOT);
     }
 
-    private String loginPage(String problem) {
+    private String loginPage(String problem, String csrf) {
         return Html.page("Sign in", "", (problem == null ? "" : "<p class=\"bad\">" + Html.text(problem) + "</p>")
                 + "<p class=\"note\">A token with the admin claim (auth.admin.claim) of your tenant's command topic. It is kept in an"
                 + " HttpOnly cookie of this path until you sign out or close the browser.</p>"
-                + "<form method=\"post\" action=\"" + ROOT + "/login\">" + hidden() + "<input type=\"text\" name=\"token\" size=\"60\""
+                + "<form method=\"post\" action=\"" + ROOT + "/login\">" + hidden(csrf) + "<input type=\"text\" name=\"token\" size=\"60\""
                 + " autocomplete=\"off\"> <button type=\"submit\">Sign in</button></form>");
     }
 
-    private String nav(CommandTopics.Target caller) {
+    private String nav(Page p) {
+        CommandTopics.Target caller = p.caller();
         return "<a href=\"" + ROOT + "/dead-letters\">Dead letters</a><span class=\"note\" style=\"color:#c9ced8\">tenant "
                 + Html.text(caller.tenant()) + " · topic " + Html.text(caller.topic())
                 + (caller.caller() == null ? "" : " · " + Html.text(caller.caller())) + "</span>"
-                + (caller.token() == null ? "" : "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/logout\">" + hidden()
+                + (caller.token() == null ? "" : "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/logout\">" + hidden(p.csrf())
                         + "<button type=\"submit\">Sign out</button></form>");
     }
 
@@ -397,13 +468,13 @@ public final class Console {
                 + "\" placeholder=\"queue\"> <button type=\"submit\" id=\"open-queue\">Open</button></form>";
     }
 
-    private String actionForm(String action, String id, String extra, String label) {
-        return "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/dead-letters/" + action + "\">" + hidden()
+    private String actionForm(Page p, String action, String id, String extra, String label) {
+        return "<form class=\"inline\" method=\"post\" action=\"" + ROOT + "/dead-letters/" + action + "\">" + hidden(p.csrf())
                 + "<input type=\"hidden\" name=\"id\" value=\"" + Html.text(id) + "\"><input type=\"text\" name=\"reason\" size=\"14\""
                 + " placeholder=\"reason\" required> " + extra + " <button type=\"submit\" class=\"" + action + "\">" + label + "</button></form>";
     }
 
-    private String hidden() {
+    private static String hidden(String csrf) {
         return "<input type=\"hidden\" name=\"csrf\" value=\"" + csrf + "\">";
     }
 
@@ -452,81 +523,90 @@ public final class Console {
     }
 
     /** The bearer: the console's cookie, else an Authorization header (as the JSON routes take it); null for neither. */
-    private static String token(HttpExchange ex) {
-        String auth = ex.getRequestHeaders().getFirst("Authorization");
+    private static String token(Exchange ex) {
+        String auth = ex.header("Authorization");
         if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return auth.substring(7).trim();
         }
-        List<String> cookies = ex.getRequestHeaders().get("Cookie");
-        if (cookies != null) {
-            for (String header : cookies) {
-                for (String c : header.split(";")) {
-                    String p = c.trim();
-                    if (p.startsWith(COOKIE + "=") && p.length() > COOKIE.length() + 1) {
-                        return p.substring(COOKIE.length() + 1);
-                    }
+        return cookie(ex, COOKIE);
+    }
+
+    /** The value of the request's cookie {@code name}; null without it (or empty). */
+    private static String cookie(Exchange ex, String name) {
+        for (String header : ex.headers("Cookie")) {
+            for (String c : header.split(";")) {
+                String p = c.trim();
+                if (p.startsWith(name + "=") && p.length() > name.length() + 1) {
+                    return p.substring(name.length() + 1);
                 }
             }
         }
         return null;
     }
 
-    private String cookie(String value, int maxAge) {
-        return COOKIE + "=" + value + "; Path=" + ROOT + "; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
+    /** This browser's session id: its cookie's, or a new one given to it with this answer. */
+    private String session(Exchange ex) {
+        String s = cookie(ex, SESSION_COOKIE);
+        if (s != null && SESSION.matcher(s).matches()) {
+            return s;
+        }
+        s = newSession();
+        ex.addHeader("Set-Cookie", cookie(ex, SESSION_COOKIE, s, -1));
+        return s;
+    }
+
+    private static String newSession() {
+        byte[] b = new byte[32];
+        RANDOM.nextBytes(b);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /** The forms' token of {@code session}: HMAC-SHA256 under this process's key, so only this process can make it. */
+    private String csrf(String session) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(key);
+            return HexFormat.of().formatHex(mac.doFinal(("csrf:" + session).getBytes(StandardCharsets.US_ASCII)));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every JDK", e);
+        }
+    }
+
+    /**
+     * A Set-Cookie of this console's path: HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it),
+     * and Secure as api.cookies.secure says: always, never, or (auto) when the browser reached this server over TLS, here
+     * or at a proxy in front that says so ({@code X-Forwarded-Proto: https}). A caller that forges that header only keeps
+     * its own cookie off plain HTTP.
+     */
+    private String cookie(Exchange ex, String name, String value, int maxAge) {
+        boolean secure = switch (secureCookies) {
+            case "always" -> true;
+            case "never" -> false;
+            default -> tls || ex.secure() || "https".equalsIgnoreCase(String.valueOf(ex.header("X-Forwarded-Proto")).trim());
+        };
+        return name + "=" + value + "; Path=" + ROOT + "; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
                 + (maxAge >= 0 ? "; Max-Age=" + maxAge : "");
     }
 
-    /** The posted form's fields; null when refused (answered here). */
-    private Map<String, String> form(HttpExchange ex) throws IOException {
-        String type = ex.getRequestHeaders().getFirst("Content-Type");
-        if (type == null || !type.toLowerCase(Locale.ROOT).split(";")[0].trim().equals("application/x-www-form-urlencoded")) {
-            error(ex, 415, "the console takes its own forms only", null);
-            return null;
-        }
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        byte[] buf = new byte[4096];
-        try (InputStream in = ex.getRequestBody()) {
-            for (int n; (n = in.read(buf)) > 0; ) {
-                out.write(buf, 0, n);
-                if (out.size() > MAX_FORM_BYTES) {
-                    ex.getResponseHeaders().set("Connection", "close");
-                    error(ex, 413, "a form of more than " + MAX_FORM_BYTES + " bytes", null);
-                    return null;
-                }
-            }
-        }
-        try {
-            return new LinkedHashMap<>(ReadRoutes.query(out.toString(StandardCharsets.US_ASCII)));
-        } catch (ReadRoutes.Answer a) {
-            error(ex, 400, a.problem.detail(), null);
-            return null;
-        }
-    }
-
-    private void error(HttpExchange ex, int status, String detail, CommandTopics.Target caller) throws IOException {
-        send(ex, status, Html.page("Error " + status, caller == null ? "" : nav(caller),
+    private void error(Exchange ex, int status, String detail, Page p) {
+        send(ex, status, Html.page("Error " + status, p == null ? "" : nav(p),
                 "<p class=\"bad\" id=\"error\">" + Html.text(detail) + "</p><p><a href=\"" + ROOT + "\">overview</a></p>"));
     }
 
-    private static void redirect(HttpExchange ex, String to) throws IOException {
-        ex.getResponseHeaders().set("Location", to);
-        ex.getResponseHeaders().set("Cache-Control", "no-store");
-        ex.sendResponseHeaders(303, -1);
+    private static void redirect(Exchange ex, String to) {
+        ex.setHeader("Location", to);
+        ex.setHeader("Cache-Control", "no-store");
+        ex.sendEmpty(303);
     }
 
-    private static void send(HttpExchange ex, int status, String html) throws IOException {
+    private static void send(Exchange ex, int status, String html) {
         byte[] body = html.getBytes(StandardCharsets.UTF_8);
-        var h = ex.getResponseHeaders();
-        h.set("Content-Type", "text/html; charset=utf-8");
-        h.set("Cache-Control", "no-store");
-        h.set("X-Content-Type-Options", "nosniff");
-        h.set("Referrer-Policy", "no-referrer"); // a page's URL holds queue names and timer keys
+        ex.setHeader("Cache-Control", "no-store");
+        ex.setHeader("X-Content-Type-Options", "nosniff");
+        ex.setHeader("Referrer-Policy", "no-referrer"); // a page's URL holds queue names and timer keys
         // no script, no frame, forms to this origin only: an escaping slip still runs nothing
-        h.set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self';"
+        ex.setHeader("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self';"
                 + " frame-ancestors 'none'; base-uri 'none'");
-        ex.sendResponseHeaders(status, body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+        ex.send(status, "text/html; charset=utf-8", body);
     }
 }

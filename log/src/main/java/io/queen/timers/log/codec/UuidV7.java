@@ -7,7 +7,8 @@ import java.util.UUID;
  * UUIDv7 (RFC 9562 §5.7): 48-bit Unix milliseconds, version 7, 12 bits of sub-millisecond
  * sequence (method 1 of RFC 9562 §6.2, so ids minted by one process in one millisecond still sort in
  * mint order), variant 10, 62 random bits. Message ids are minted at schedule time, so the id is
- * known before the fire and a retried fire delivers the same id.
+ * known before the fire and a retried fire delivers the same id. The milliseconds are this host's wall clock: an id's
+ * time orders ids, and nothing is decided by comparing it with the database's clock.
  */
 public final class UuidV7 {
 

@@ -10,7 +10,8 @@ import java.util.UUID;
  * One timer in this sweeper's hands: the staging row as the claim returned it. {@code visibleAt} is the
  * PRE-claim value (the order the timer enters the log); {@code claimToken} is what the fire, the fail and
  * the release must present. {@code payload} is as stored ({@code payloadZstd} says whether compressed).
- * {@code deaths} counts the leases of it that ran out in a sweeper's hands (V122).
+ * {@code deaths} counts the leases of it that ran out in a sweeper's hands (V122). {@code claimedAt}: the database's clock
+ * as the claim read it, which a recurring timer's plan is made by (null on a timer not built by a claim: it cannot be planned).
  */
 public record ClaimedTimer(
         UUID tenantId,
@@ -31,14 +32,15 @@ public record ClaimedTimer(
         Instant claimedUntil,
         byte[] traceContext,
         int deaths,
-        String recurrence) {
+        String recurrence,
+        DatabaseTime claimedAt) {
 
     /** A one-shot claimed timer (no recurrence, V129). */
     public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
                         String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
                         int attempts, String lastError, UUID claimToken, Instant claimedUntil, byte[] traceContext, int deaths) {
         this(tenantId, queue, timerKey, partition, deliverAt, visibleAt, txn, messageId, payload, payloadZstd, encrypted,
-                producerSub, attempts, lastError, claimToken, claimedUntil, traceContext, deaths, null);
+                producerSub, attempts, lastError, claimToken, claimedUntil, traceContext, deaths, null, null);
     }
 
     /** A claimed timer without trace context. */
@@ -81,26 +83,31 @@ public record ClaimedTimer(
     }
 
     /**
-     * What follows this occurrence at {@code now} under its rule (docs/recurring.md); {@code leaving}: it
-     * leaves the table delivered or dead-lettered whatever its catch-up policy says
-     * ({@link Recurrence#planLeaving}). Only for a recurring timer.
+     * What follows this occurrence now, by the database's clock ({@link #claimedAt}), under its rule (docs/recurring.md);
+     * {@code leaving}: it leaves the table delivered or dead-lettered whatever its catch-up policy says
+     * ({@link Recurrence#planLeaving}). Only for a recurring timer of a claim.
      */
-    public Recurrence.Plan plan(Instant now, boolean leaving) {
-        return planned(now, leaving).plan();
+    public Recurrence.Plan plan(boolean leaving) {
+        return planned(leaving).plan();
     }
 
     /**
      * {@link #plan} as the stored functions read it, with this occurrence's number ("seq"): the fire names it in the event
      * of an occurrence whose series a cancel stopped while it was in a sweeper's hands (its row has lost the rule).
      */
-    public ObjectNode planJson(Instant now, boolean leaving) {
-        Planned p = planned(now, leaving);
+    public ObjectNode planJson(boolean leaving) {
+        Planned p = planned(leaving);
         return p.plan().toJson().put("seq", p.seq());
     }
 
     private record Planned(Recurrence.Plan plan, int seq) {}
 
-    private Planned planned(Instant now, boolean leaving) {
+    private Planned planned(boolean leaving) {
+        if (claimedAt == null) {
+            throw new IllegalStateException("timer " + name() + ": a recurring timer is planned by the database's clock its claim"
+                    + " read, and this one was not built by a claim");
+        }
+        Instant now = claimedAt.now();
         try {
             Recurrence.Stored s = Recurrence.fromJson(recurrence);
             // a series a too_late cancel stopped: this occurrence goes out whatever catchUp says (too_late promised it);

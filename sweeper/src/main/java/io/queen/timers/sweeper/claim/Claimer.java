@@ -19,7 +19,8 @@ import javax.sql.DataSource;
  * round-robin over tenants, a new token per row, rows in pre-claim visible_at order, and at most a given
  * number of held bytes (payload + txn + fixed columns, counted in SQL from the stored lengths) so a burst of
  * large payloads cannot take more memory than a cycle is allowed; each tenant within its {@link FireBudget} while
- * another tenant has work near. One statement, its own transaction.
+ * another tenant has work near. One statement, its own transaction; its rows carry the database's clock
+ * ({@link DatabaseTime}), by which a recurring timer of the claim is planned.
  */
 public final class Claimer {
 
@@ -112,14 +113,21 @@ public final class Claimer {
                 List<ClaimedTimer> out = new ArrayList<>();
                 long held = 0;
                 try (ResultSet rs = st.executeQuery()) {
+                    // the driver has read every row by now: the clock is carried on from this moment, so it runs behind the
+                    // database's by the rows' transfer, never ahead (DatabaseTime)
+                    long readAtNanos = System.nanoTime();
+                    DatabaseTime claimedAt = null;
                     while (rs.next()) {
+                        if (claimedAt == null) {
+                            claimedAt = new DatabaseTime(rs.getTimestamp(21).toInstant(), readAtNanos);
+                        }
                         held += rs.getLong(17);
                         out.add(new ClaimedTimer(
                                 rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
                                 rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
                                 rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
                                 rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
-                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19), rs.getString(20)));
+                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19), rs.getString(20), claimedAt));
                         taken.merge(out.get(out.size() - 1).tenantId(), 1, Integer::sum);
                     }
                 }

@@ -11,7 +11,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -145,7 +144,7 @@ public final class Failer {
                 // a recurring timer's successor is staged with its dead letter, unless this one makes the run of dead
                 // letters in a row reach the bound: timer_series_next_v1 counts and ends the series, in this transaction
                 rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(),
-                        t.recurring() ? t.plan(Instant.now(), true).toJson().put("deadLetter", true)
+                        t.recurring() ? t.plan(true).toJson().put("deadLetter", true)
                                 .put("maxDeadLettersInRow", maxConsecutiveDeadLetters) : null));
             }
             st.setString(1, JsonRows.write(rows));
@@ -163,16 +162,16 @@ public final class Failer {
 
     /**
      * Skips the missed occurrences of recurring timers whose catchUp is none (docs/recurring.md): each row
-     * still carrying our token is deleted, its successor staged after {@code now}, a {@code skipped} event
-     * written (queen.timer_skip_v1). Returns how many were skipped; the others are no longer ours.
+     * still carrying our token is deleted, its successor staged after the database's now (as its claim read it), a
+     * {@code skipped} event written (queen.timer_skip_v1). Returns how many were skipped; the others are no longer ours.
      */
-    public int skip(List<ClaimedTimer> timers, Instant now) throws SQLException {
+    public int skip(List<ClaimedTimer> timers) throws SQLException {
         if (timers.isEmpty()) {
             return 0;
         }
         List<SkipRow> rows = new ArrayList<>(timers.size());
         for (ClaimedTimer t : timers) {
-            rows.add(new SkipRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(), t.plan(now, false).toJson()));
+            rows.add(new SkipRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(), t.plan(false).toJson()));
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(SKIP)) {
             st.setString(1, JsonRows.write(rows));

@@ -14,7 +14,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -56,12 +55,12 @@ public final class Firer {
         List<SegmentRow> rows = new ArrayList<>(n);
         ByteArrayOutputStream blobs = new ByteArrayOutputStream((int) batch.blobBytes());
         ByteArrayOutputStream hashes = new ByteArrayOutputStream();
-        Instant now = Instant.now();
         for (Segment s : segs) {
             List<TimerRow> timers = new ArrayList<>(s.size());
             for (ClaimedTimer t : s.timers()) {
-                // the cycle decided to deliver it (Delivery skipped the missed ones of catchUp none): leaving
-                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.planJson(now, true) : null));
+                // the cycle decided to deliver it (Delivery skipped the missed ones of catchUp none): leaving. Planned now, by
+                // the database's clock its claim read (a retried fire plans again, later)
+                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.planJson(true) : null));
             }
             rows.add(new SegmentRow(s.destination().tenantId(), s.destination().queue(), s.destination().partition(),
                     s.packed().blob().length, timers));

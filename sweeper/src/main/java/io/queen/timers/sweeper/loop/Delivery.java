@@ -172,17 +172,18 @@ public final class Delivery {
 
     /**
      * The occurrences of recurring timers with catchUp none that a later occurrence already overtook
-     * (docs/recurring.md): skipped, never delivered, their successors staged. Returns the rest of the claim.
+     * (docs/recurring.md): skipped, never delivered, their successors staged. Returns the rest of the claim. "Already
+     * overtook" by the database's clock, as each claim read it: a missed occurrence stays missed, so the skip's own plan,
+     * made a moment later, agrees.
      */
     private List<ClaimedTimer> skipMissed(List<ClaimedTimer> claimed) throws SQLException {
-        Instant now = Instant.now();
         List<ClaimedTimer> missed = claimed.stream()
-                .filter(t -> t.recurring() && t.attempts() < failer.maxAttempts() && !t.plan(now, false).deliver())
+                .filter(t -> t.recurring() && t.attempts() < failer.maxAttempts() && !t.plan(false).deliver())
                 .toList();
         if (missed.isEmpty()) {
             return claimed;
         }
-        int skipped = failer.skip(missed, now);
+        int skipped = failer.skip(missed);
         LOG.info("skipped {} missed occurrences of recurring timers with catchUp none", skipped);
         return claimed.stream().filter(t -> !missed.contains(t)).toList();
     }
@@ -216,6 +217,8 @@ public final class Delivery {
     private void fire(FireBatch batch, Tally tally) throws SQLException {
         List<SegmentOutcome> outcomes;
         long start = System.nanoTime();
+        // a span's times are this host's wall clock, as every span's of this host is (a trace viewer lines them up); nothing
+        // is decided by them, and the lateness it carries is the database's (deliver_at to the segment's created_at)
         Instant startedAt = telemetry.enabled() ? Instant.now() : null;
         try {
             outcomes = firer.fire(batch);
