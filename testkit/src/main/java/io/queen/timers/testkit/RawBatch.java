@@ -12,7 +12,10 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.CRC32C;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -173,12 +176,27 @@ public final class RawBatch {
 
     /** Produces a batch {@link #build} made to {@code topic}/{@code partition}; acks=all. */
     public static void send(String bootstrap, String topic, int partition, ByteBuffer batch) throws IOException {
-        Node leader = leader(bootstrap, topic, partition);
+        send(bootstrap, topic, Map.of(partition, batch));
+    }
+
+    /**
+     * Produces one batch {@link #build} made to each partition of {@code topic} ({@code batches}: partition → batch), in one
+     * Produce request per leader, so that they are in the log together; acks=all.
+     */
+    public static void send(String bootstrap, String topic, Map<Integer, ByteBuffer> batches) throws IOException {
+        Map<Integer, Node> leaders = leaders(bootstrap, topic);
+        Map<Node, List<ProduceRequestData.PartitionProduceData>> byLeader = new LinkedHashMap<>();
+        batches.forEach((partition, batch) -> byLeader.computeIfAbsent(leaders.get(partition), n -> new ArrayList<>())
+                .add(new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(MemoryRecords.readableRecords(batch.duplicate()))));
+        for (Map.Entry<Node, List<ProduceRequestData.PartitionProduceData>> e : byLeader.entrySet()) {
+            produce(e.getKey(), topic, e.getValue());
+        }
+    }
+
+    private static void produce(Node leader, String topic, List<ProduceRequestData.PartitionProduceData> partitions) throws IOException {
         short v = 9; // topics named (v13 names them by id); every broker of Kafka 3.x and 4.x takes it
         ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
-        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName(topic)
-                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(partition)
-                        .setRecords(MemoryRecords.readableRecords(batch))));
+        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(partitions);
         data.topicData().add(t);
         ByteBuffer req = new ProduceRequest.Builder(v, v, data).build(v)
                 .serializeWithHeader(new RequestHeader(ApiKeys.PRODUCE, v, "raw-batch", 1));
@@ -197,7 +215,8 @@ public final class RawBatch {
             for (ProduceResponseData.TopicProduceResponse tr : pr.data().responses()) {
                 for (ProduceResponseData.PartitionProduceResponse p : tr.partitionResponses()) {
                     if (p.errorCode() != 0) {
-                        throw new IOException("produce refused: error " + p.errorCode() + " " + p.errorMessage());
+                        throw new IOException("produce to partition " + p.index() + " refused: error " + p.errorCode() + " "
+                                + p.errorMessage());
                     }
                 }
             }
@@ -324,11 +343,13 @@ public final class RawBatch {
         out.write((int) z);
     }
 
-    private static Node leader(String bootstrap, String topic, int partition) throws IOException {
-        try (Admin admin = Admin.create(java.util.Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            List<TopicPartitionInfo> parts = new ArrayList<>(admin.describeTopics(List.of(topic)).allTopicNames().get()
-                    .get(topic).partitions());
-            return parts.stream().filter(p -> p.partition() == partition).findFirst().orElseThrow().leader();
+    private static Map<Integer, Node> leaders(String bootstrap, String topic) throws IOException {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            Map<Integer, Node> out = new HashMap<>();
+            for (TopicPartitionInfo p : admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+                out.put(p.partition(), p.leader());
+            }
+            return out;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
