@@ -144,7 +144,7 @@ public record BridgeSettings(
                                 + " counted from each record's lengths before it is read) the bridge holds at once:"
                                 + " half for one poll (kafka max.poll.records is derived from it and the longest valid value), half for"
                                 + " the batch gathered from successive polls before one apply. The bridge needs about 4x this of heap"
-                                + " and refuses to start with less than twice that.")
+                                + " besides bridge.decompression.max.bytes and refuses to start with less than twice that.")
                 .define(DECOMPRESSION_MAX_BYTES, INT, String.valueOf(32 << 20), between(DECOMPRESSION_MIN_BYTES, Integer.MAX_VALUE),
                         "Most bytes the decompression streams of the compressed batches the bridge is reading hold together, each"
                                 + " counted for what its codec's header declares before it opens (an lz4 block, up to 4 MiB; a snappy"
