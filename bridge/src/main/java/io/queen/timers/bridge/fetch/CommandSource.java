@@ -1,6 +1,7 @@
 package io.queen.timers.bridge.fetch;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.bridge.wire.RecordLimits;
@@ -35,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * ({@link Fetched#heldBytes()}; the first record always, so a single large one is never stuck), partitions taken in turn from a rotating start so
  * that no topic's backlog goes first every time. An offset the reader does not read is handed over as
  * {@link Fetched.Unreadable} in its place, so the loop answers it like any record, in order, and no partition waits on
- * another's. Not thread-safe, except {@link #wakeup()}.
+ * another's, except for a decompression stream: a compressed batch's stream opens only once what its codec declares fits
+ * {@link StreamBudget} (bridge.decompression.max.bytes, one stream per topic), and until then its partition hands over
+ * nothing and the others are read on. Not thread-safe, except {@link #wakeup()}.
  */
 public final class CommandSource implements AutoCloseable {
 
@@ -99,7 +102,9 @@ public final class CommandSource implements AutoCloseable {
         // the group consumer's own meters (kafka_consumer_coordinator_*: rebalances, heartbeats); closed with it
         this.groupMetrics = new KafkaClientMetrics(group);
         groupMetrics.bindTo(registry);
-        registry.gauge("queen.timers.bridge.decompression.held.bytes", streams, StreamBudget::heldBytes);
+        Gauge.builder("queen.timers.bridge.decompression.held.bytes", streams, StreamBudget::heldBytes)
+                .description("What the decompression streams of the compressed batches being read hold together, as their codecs"
+                        + " declared it before they opened (bridge.decompression.max.bytes at most)").baseUnit("bytes").register(registry);
     }
 
     /** Joins the group; {@code listener} runs inside {@link #poll}, after this source has taken on the change. */

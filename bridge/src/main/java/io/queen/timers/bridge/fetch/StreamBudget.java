@@ -18,15 +18,17 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>PRICE: the partitions of one topic read their compressed batches one after another, not a few records of each in
  * turn: a producer's long batch delays its own topic's other partitions until it is read (never another topic's). When
- * more topics are in the middle of a batch than the budget holds streams for (three of the largest, a dozen of Kafka's
- * default zstd, at the default), a topic waits for another's batch to end. Nothing is decompressed twice. Not thread-safe.
+ * more topics are in the middle of a batch than the budget holds streams for (three of the largest, eleven of Kafka's
+ * default zstd, at the default), a topic waits for another's batch to end. Nothing is decompressed twice. Not thread-safe,
+ * except {@link #heldBytes()}.
  */
 final class StreamBudget {
 
     private final long maxBytes;
     private final Map<String, TopicPartition> openByTopic = new HashMap<>();
     private final ArrayDeque<TopicPartition> waiting = new ArrayDeque<>();
-    private long held;
+    /** Read by the metrics' thread too ({@link #heldBytes()}). */
+    private volatile long held;
     private long openedBytes;
 
     /** @param maxBytes what the open streams may hold together; at least {@link Decompression#LARGEST_STREAM_BYTES} */
