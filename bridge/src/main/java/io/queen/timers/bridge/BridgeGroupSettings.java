@@ -9,7 +9,7 @@ import java.util.UUID;
 
 /**
  * Which group a bridge runs and which tenant each of its command topics stands for: what the schema owner binds at
- * `queen-timers migrate` (V135; docs/schema-and-roles.md#database-roles), read from the bridge's own keys exactly as the
+ * `queen-timers migrate` (docs/schema-and-roles.md#database-roles), read from the bridge's own keys exactly as the
  * bridge reads them ({@link BridgeSettings#routes}), the producer subs and token rules left out (they are the bridge's,
  * not the binding's).
  *

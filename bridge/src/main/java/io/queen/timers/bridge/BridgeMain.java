@@ -11,21 +11,22 @@ import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
 import io.queen.timers.bridge.wire.WireLimits;
-import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
+import io.queen.timers.relay.AuditRelay;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -125,7 +126,7 @@ public final class BridgeMain implements AutoCloseable {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
                 settings.lockTimeout(), common.socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
+        SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             String group = settings.groupId();
@@ -140,7 +141,7 @@ public final class BridgeMain implements AutoCloseable {
             });
             OffsetStore offsets = new OffsetStore(dataSource, group);
             // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
-            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
+            // group's calls, so that a group or topic the schema owner did not bind to this login is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
                 return null;

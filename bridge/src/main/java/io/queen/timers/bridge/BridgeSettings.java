@@ -11,7 +11,6 @@ import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
 import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.bridge.ingest.IngestSettings;
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -20,6 +19,7 @@ import io.queen.timers.core.telemetry.TelemetrySettings;
 import io.queen.timers.bridge.wire.RecordLimits;
 import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
+import io.queen.timers.relay.AuditSettings;
 import java.time.Duration;
 import java.util.List;
 

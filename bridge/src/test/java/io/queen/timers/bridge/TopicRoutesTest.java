@@ -3,7 +3,7 @@ package io.queen.timers.bridge;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import java.util.HashMap;
@@ -58,7 +58,7 @@ class TopicRoutesTest {
         TopicRoutes routes = BridgeSettings.routes(config);
         assertThat(routes.route("orders.eu")).isEqualTo(new TopicRoutes.Route(A, "svc-eu", null));
         assertThat(routes.route("orders.us")).isEqualTo(new TopicRoutes.Route(B, null, null));
-        assertThat(AuditSettings.topics(config).topicFor(A)).isEqualTo("audit.eu");
+        assertThat(AuditTopics.from(config).topicFor(A)).isEqualTo("audit.eu");
         env.put("QUEEN_BRIDGE_DEFAULT_TENANT_ALLOWED", "true");
         env.put("QUEEN_COMMAND_TOPIC_TENANTS", "orders.eu=" + A);
         assertThat(BridgeSettings.routes(ConfigLoader.load(BridgeSettings.definition(), null, env)).route("orders.us").tenant()).isEqualTo(DEFAULT);
@@ -79,7 +79,7 @@ class TopicRoutesTest {
         s.put("jdbc.url", "jdbc:postgresql://localhost/x");
         s.put("kafka.bootstrap.servers", "localhost:9092");
         var config = BridgeSettings.definition().parse(s);
-        AuditSettings.topics(config);
+        AuditTopics.from(config);
         return BridgeSettings.routes(config);
     }
 }

@@ -31,7 +31,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -435,10 +435,10 @@ class DeploymentManifestsTest {
             long heap = heap(w, env);
             if (w.process().equals("bridge")) {
                 BridgeSettings.routes(c);
-                AuditSettings.topics(c);
+                AuditTopics.from(c);
                 BridgeSettings.from(c).checkFitsHeap(heap);   // the bridge's own refusal, at the manifest's heap
             } else if (w.process().equals("sweeper")) {
-                AuditSettings.topics(c);
+                AuditTopics.from(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
                 // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
                 assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
@@ -13,6 +13,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.KafkaVersion;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
@@ -81,7 +82,7 @@ public final class HttpMain implements AutoCloseable {
         HikariDataSource operator = null;
         try {
             if (s.readsEnabled()) {
-                DatabaseRole.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
+                SchemaStep.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
                 operator = DataSources.create(common.database(), SessionTimeouts.OPERATOR.named("queen-http"), registry);
             }
             for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {

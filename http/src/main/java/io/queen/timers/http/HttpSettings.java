@@ -12,9 +12,8 @@ import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
@@ -66,7 +65,7 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
     public static ConfigDef definition() {
         return new ConfigDef()
                 .include(CommonSettings.definition())
-                .include(AuditSettings.definition().select(AuditSettings.TENANT_TOPICS))
+                .include(AuditTopics.definition())
                 .include(BridgeSettings.definition().select(BridgeSettings.COMMAND_TOPICS, BridgeSettings.TOPIC_TENANTS,
                         BridgeSettings.TOPIC_PRODUCER_SUBS, BridgeSettings.DEFAULT_TENANT_ALLOWED, BridgeSettings.AUTH_ADMIN_CLAIM))
                 .define(PORT, INT, "8081", between(0, 65535), "QUEEN_API_PORT",
@@ -161,7 +160,7 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
         }
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED), c.intValue(MAX_BODY_BYTES),
                 c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS), routes, AuditSettings.topics(c), CommonSettings.from(c),
+                c.intValue(THREADS), c.intValue(SENDERS), routes, AuditTopics.from(c), CommonSettings.from(c),
                 c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
                 c.string(TLS_KEYSTORE_PASSWORD), c.duration(HEADER_TIMEOUT), c.duration(IDLE_TIMEOUT), c.duration(REQUEST_TIMEOUT),
                 c.intValue(MAX_CONNECTIONS), c.string(COOKIES_SECURE));

@@ -8,7 +8,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
@@ -175,7 +175,7 @@ final class LocalStack implements AutoCloseable {
     }
 
     /**
-     * As the owner's `migrate` does with the bridge's declaration (V135): binds the bridge's group to its login and its
+     * As the owner's `migrate` does with the bridge's declaration: binds the bridge's group to its login and its
      * command topic to its tenant, read from the bridge's own settings, before the bridge starts (a least-privilege login
      * may not bind a group itself).
      */

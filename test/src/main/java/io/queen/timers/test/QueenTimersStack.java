@@ -9,7 +9,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
@@ -158,7 +158,7 @@ public final class QueenTimersStack implements AutoCloseable {
         createTopics(commandTopic, auditTopic);
 
         // a group of this stack's own, bound by the owner to the bridge's login with its topic's tenant, as the owner's
-        // `queen-timers migrate` binds it from the bridge's declaration (V135: a least-privilege login binds no group itself)
+        // `queen-timers migrate` binds it from the bridge's declaration (a least-privilege login binds no group itself)
         bridgeEnv.put(env(BridgeSettings.GROUP_ID), "queen-timers-test-" + suffix);
         BridgeGroupSettings declared = BridgeGroupSettings.from(ConfigLoader.load(BridgeGroupSettings.definition(), null, bridgeEnv));
         try {
