@@ -252,9 +252,15 @@ final class PartitionReader {
         }
     }
 
-    /** The compressed records of the batch at {@code at}: in place in the fetch's heap buffer, as a fetch response holds them. */
+    /**
+     * The compressed records of the batch at {@code at}: in place in the fetch's heap buffer, where a fetch response holds
+     * them (records in a direct buffer, which no fetch response is, are copied: at most the batch's size, already held).
+     */
     private void compressedRecords(int at, int size) {
         dataLength = size - RECORDS_OFFSET;
+        if (dataLength < 0) {
+            throw new IllegalStateException("its batch of " + size + " bytes is shorter than a batch's header");
+        }
         if (log.hasArray()) {
             data = log.array();
             dataAt = log.arrayOffset() + at + RECORDS_OFFSET;

@@ -53,7 +53,8 @@ import org.junit.jupiter.api.Test;
  *       kafka-clients, as in an application that embeds it);
  *   <li>batches built by Kafka's own producer-side writer ({@code MemoryRecordsBuilder}, what the producer's accumulator
  *       uses) in every codec and both timestamp types read through {@link PartitionReader} field for field as Kafka's own
- *       decoder reads them: a change in the layout behind {@code recordInputStream} or the batch header shows here.
+ *       decoder reads them: a change in the layout behind {@code recordInputStream} or the batch header shows here, and so
+ *       would a difference between Kafka's snappy and zstd writers and the bridge's own reading of them ({@link Decompression}).
  * </ul>
  */
 class KafkaInternalSurfaceTest {
