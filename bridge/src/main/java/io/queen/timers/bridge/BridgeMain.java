@@ -10,7 +10,6 @@ import io.queen.timers.bridge.fetch.CommandSource;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
-import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
@@ -27,6 +26,7 @@ import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.relay.AuditRelay;
+import io.queen.timers.routes.TopicRoutes;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -91,7 +91,7 @@ public final class BridgeMain implements AutoCloseable {
         Dependencies deps = dependencies.complete("bridge", settings.common(), settings.telemetry());
         LOG.info("starting bridge: {}", settings.common());
         // the mappings were read with the settings: a bad one was a start-up error before anything connects
-        TopicRoutes routes = settings.routes();
+        TopicRoutes routes = settings.routing().routes();
         settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
         // a Kafka cluster older than the oldest supported is refused in one sentence, before anything reads from it
         KafkaVersion.requireAtStart(settings.common().kafka(KafkaSettings.Client.ADMIN), "bridge");
@@ -155,7 +155,8 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), settings.decompressionMaxBytes(), registry);
+                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), settings.decompressionMaxBytes(),
+                    registry);
             IngestLoop loop = new IngestLoop(settings.ingest(), source,
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));

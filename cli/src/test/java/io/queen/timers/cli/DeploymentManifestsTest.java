@@ -38,6 +38,7 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.text.Secrets;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.io.IOException;
 import java.io.StringReader;
@@ -434,7 +435,7 @@ class DeploymentManifestsTest {
             Config c = settings(b, w, env, tmp);   // every value valid, as the process checks it at start
             long heap = heap(w, env);
             if (w.process().equals("bridge")) {
-                BridgeSettings.routes(c);
+                RouteSettings.from(c).routes();
                 AuditTopics.from(c);
                 BridgeSettings.from(c).checkFitsHeap(heap);   // the bridge's own refusal, at the manifest's heap
             } else if (w.process().equals("sweeper")) {

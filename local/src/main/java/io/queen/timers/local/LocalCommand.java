@@ -8,14 +8,15 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
-import java.sql.SQLException;
-import java.util.LinkedHashMap;
-import java.util.UUID;
+import io.queen.timers.routes.RouteSettings;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -89,7 +90,7 @@ public final class LocalCommand implements Callable<Integer> {
         LocalStack.Plan plan = new LocalStack.Plan(temp ? null : dataDir.toAbsolutePath().normalize(), kafkaPort, pgPort,
                 blankToNull(setting(def, CommonSettings.JDBC_URL, jdbcUrl)), setting(def, CommonSettings.JDBC_USER, jdbcUser),
                 setting(def, CommonSettings.JDBC_PASSWORD, jdbcPassword), httpPort, httpPort == 0 ? 0 : httpPort + 1,
-                def.key(BridgeSettings.COMMAND_TOPICS).defaultValue(), def.key(CommonSettings.AUDIT_TOPIC).defaultValue());
+                def.key(RouteSettings.COMMAND_TOPICS).defaultValue(), def.key(CommonSettings.AUDIT_TOPIC).defaultValue());
         say(out, "starting Kafka, PostgreSQL, the bridge and the sweeper ...");
         CountDownLatch stop = new CountDownLatch(1);
         boolean demoComplete;

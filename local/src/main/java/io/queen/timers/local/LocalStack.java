@@ -13,6 +13,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
 import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.SweeperMain;
@@ -117,7 +118,7 @@ final class LocalStack implements AutoCloseable {
         serviceEnv.put(env(CommonSettings.JDBC_USER), user);
         serviceEnv.put(env(CommonSettings.JDBC_PASSWORD), password == null ? "" : password);
         serviceEnv.put(env(CommonSettings.KAFKA_BOOTSTRAP), kafka.bootstrapServers());
-        serviceEnv.put(env(BridgeSettings.COMMAND_TOPICS), plan.commandTopic());
+        serviceEnv.put(env(RouteSettings.COMMAND_TOPICS), plan.commandTopic());
         serviceEnv.put(env(CommonSettings.AUDIT_TOPIC), plan.auditTopic());
         serviceEnv.put(env(CommonSettings.MIGRATE_ON_START), "false");
 

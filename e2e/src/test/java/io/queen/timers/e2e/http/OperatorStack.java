@@ -1,14 +1,17 @@
-package io.queen.timers.http;
+package io.queen.timers.e2e.http;
 
+import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.HttpSettings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -99,7 +102,7 @@ public final class OperatorStack implements AutoCloseable {
         settings.put("topic." + jwt + ".auth.keys.file", keys.toString());
         settings.put("topic." + jwt + ".auth.audience", TestTokens.AUDIENCE);
         settings.put("topic." + jwt + ".auth.issuer", TestTokens.ISSUER);
-        settings.put(BridgeSettings.AUTH_ADMIN_CLAIM, ADMIN_CLAIM);
+        settings.put(RouteSettings.AUTH_ADMIN_CLAIM, ADMIN_CLAIM);
         settings.put("audit.topic", auditA);
         settings.put("audit.tenant.topics", TENANT_A + "=" + auditA + "," + TENANT_B + "=" + auditB);
         settings.put("bridge.group.id", "g-" + UUID.randomUUID());

@@ -1,15 +1,18 @@
-package io.queen.timers.http;
+package io.queen.timers.e2e.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.OpenApiSchemas;
+import io.queen.timers.http.HttpSettings;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.AuditTopicReader;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -96,7 +99,7 @@ class HttpReadsIT {
 
         HttpResponse<String> first = get("/api/v1/timers?queue=reads.list&limit=2", null);
         assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
-        OpenApiContractTest.valid("TimerPage", first.body());
+        OpenApiSchemas.valid("TimerPage", first.body());
         JsonNode page = JSON.readTree(first.body());
         assertThat(page.get("timers")).hasSize(2);
         List<String> keys = new ArrayList<>();
@@ -113,7 +116,7 @@ class HttpReadsIT {
             }
             assertThat(pages).isLessThan(4);
             HttpResponse<String> more = get("/api/v1/timers?queue=reads.list&limit=2&cursor=" + page.get("nextCursor").asText(), null);
-            OpenApiContractTest.valid("TimerPage", more.body());
+            OpenApiSchemas.valid("TimerPage", more.body());
             page = JSON.readTree(more.body());
         }
         assertThat(keys).startsWith("a", "b", "c").contains("hourly").doesNotHaveDuplicates();
@@ -122,7 +125,7 @@ class HttpReadsIT {
 
         HttpResponse<String> peek = get("/api/v1/timers/reads.list/hourly?next=3", null);
         assertThat(peek.statusCode()).as(peek.body()).isEqualTo(200);
-        OpenApiContractTest.valid("TimerDetail", peek.body());
+        OpenApiSchemas.valid("TimerDetail", peek.body());
         JsonNode series = JSON.readTree(peek.body());
         assertThat(series.get("payload").get("n").asInt()).isEqualTo(4);
         JsonNode next = series.get("recurring").get("nextOccurrences");
@@ -134,7 +137,7 @@ class HttpReadsIT {
 
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             HttpResponse<String> f = get("/api/v1/timers:find?queue=reads.list&txn=l-fired", null);
-            OpenApiContractTest.valid("Finding", f.body());
+            OpenApiSchemas.valid("Finding", f.body());
             assertThat(JSON.readTree(f.body()).get("hits")).hasSize(1);
         });
         JsonNode s = JSON.readTree(get("/api/v1/timers:find?queue=reads.list&txn=l-series", null).body());
@@ -173,7 +176,7 @@ class HttpReadsIT {
         String k1 = idOf(rows, "k1");
         String k2 = idOf(rows, "k2");
         HttpResponse<String> show = get("/api/v1/dead-letters/" + k1, null);
-        OpenApiContractTest.valid("DeadLetter", show.body());
+        OpenApiSchemas.valid("DeadLetter", show.body());
         JsonNode letter = JSON.readTree(show.body());
         assertThat(letter.get("payload").get("orderId").asInt()).isEqualTo(1);
         assertThat(letter.get("replayable").asBoolean()).isTrue();
@@ -184,7 +187,7 @@ class HttpReadsIT {
         HttpResponse<String> replay = send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + k1 + "/replay?reason=downstream+fixed&delayMs=3600000"))
                 .POST(HttpRequest.BodyPublishers.noBody()).build());
         assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
-        OpenApiContractTest.valid("Replay", replay.body());
+        OpenApiSchemas.valid("Replay", replay.body());
         JsonNode r = JSON.readTree(replay.body());
         assertThat(r.get("verdict").get("type").asText()).isEqualTo("scheduled");
         assertThat(r.get("verdict").get("source").get("topic").asText()).isEqualTo(open); // through the command topic
@@ -196,7 +199,7 @@ class HttpReadsIT {
         assertProblem(send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + k2)).DELETE().build()), 400); // no reason
         HttpResponse<String> drop = send(HttpRequest.newBuilder(uri("/api/v1/dead-letters/" + k2 + "?reason=order%202%20refunded")).DELETE().build());
         assertThat(drop.statusCode()).as(drop.body()).isEqualTo(200);
-        OpenApiContractTest.valid("Removal", drop.body());
+        OpenApiSchemas.valid("Removal", drop.body());
         assertProblem(get("/api/v1/dead-letters/" + k2, null), 404);
         // the audit trail, as a consumer of the tenant's audit topic reads it
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
@@ -259,7 +262,7 @@ class HttpReadsIT {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             HttpResponse<String> r = get("/api/v1/offsets", null);
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-            OpenApiContractTest.valid("Offsets", r.body());
+            OpenApiSchemas.valid("Offsets", r.body());
             JsonNode rows = JSON.readTree(r.body()).get("offsets");
             assertThat(rows).isNotEmpty();
             rows.forEach(o -> {
@@ -374,7 +377,7 @@ class HttpReadsIT {
     static void assertProblem(HttpResponse<String> r, int status) {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
         assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-        OpenApiContractTest.validProblem(r.body());
+        OpenApiSchemas.validProblem(r.body());
     }
 
     static long count(String sql) throws Exception {

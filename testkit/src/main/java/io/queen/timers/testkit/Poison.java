@@ -1,6 +1,5 @@
-package io.queen.timers.processes.poison;
+package io.queen.timers.testkit;
 
-import io.queen.timers.log.codec.TxnHash;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -11,9 +10,10 @@ import java.util.Collection;
  * The destination that refuses poisoned messages: a trigger on {@code queen.log_txns} raises
  * check_violation (23514, permanent) when a pushed segment carries the txn hash of a registered
  * poisoned txn, so that fire fails inside its transaction, for that data, every time — what a real
- * permanent refusal looks like to the sweeper. Installed in the harness's database only, after the
+ * permanent refusal looks like to the sweeper. Installed in a test's or a rig's own database only, after the
  * schema exists (the fault harness's and the soak's; the sweeper's and the end-to-end tests', through their
- * {@code sweeper.Poison}). Hashes are compared 16-byte aligned, as log_txns stores them.
+ * {@code sweeper.Poison}). Hashes are compared 16-byte aligned, as log_txns stores them. The caller hashes each txn with
+ * the log's own {@code TxnHash}: the test kit sits below the log module, so it takes the hashes, not the txns.
  */
 public final class Poison {
 
@@ -41,21 +41,21 @@ public final class Poison {
         }
     }
 
-    /** Registers poisoned txns: a segment carrying one of them is refused from now on. */
-    public static void register(Connection c, Collection<String> txns) throws SQLException {
-        byHash(c, INSERT, txns);
+    /** Registers poisoned txns by their hashes: a segment carrying one of them is refused from now on. */
+    public static void register(Connection c, Collection<byte[]> txnHashes) throws SQLException {
+        byHash(c, INSERT, txnHashes);
     }
 
-    /** Cures poisoned txns: a segment carrying one of them goes through again. */
-    public static void cure(Connection c, Collection<String> txns) throws SQLException {
-        byHash(c, DELETE, txns);
+    /** Cures poisoned txns by their hashes: a segment carrying one of them goes through again. */
+    public static void cure(Connection c, Collection<byte[]> txnHashes) throws SQLException {
+        byHash(c, DELETE, txnHashes);
     }
 
-    /** Runs {@code sql} once per txn, with the txn's hash as its one parameter, in one batch. */
-    private static void byHash(Connection c, String sql, Collection<String> txns) throws SQLException {
+    /** Runs {@code sql} once per hash, the hash its one parameter, in one batch. */
+    private static void byHash(Connection c, String sql, Collection<byte[]> txnHashes) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
-            for (String txn : txns) {
-                ps.setBytes(1, TxnHash.of(txn));
+            for (byte[] hash : txnHashes) {
+                ps.setBytes(1, hash);
                 ps.addBatch();
             }
             ps.executeBatch();

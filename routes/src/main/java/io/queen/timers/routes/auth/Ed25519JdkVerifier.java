@@ -1,4 +1,4 @@
-package io.queen.timers.bridge.auth;
+package io.queen.timers.routes.auth;
 
 import com.nimbusds.jose.CriticalHeaderParamsAware;
 import com.nimbusds.jose.JOSEException;

@@ -1,26 +1,27 @@
-package io.queen.timers.http;
+package io.queen.timers.e2e.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.OpenApiSchemas;
+import io.queen.timers.http.HttpSettings;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.audit.AuditEvent;
-import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.verdict.CommandSender;
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.LogContents;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.Sweepers;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -309,7 +310,7 @@ class HttpApiEndToEndIT {
         JsonNode p = JSON.readTree(r.body());
         assertThat(p.get("status").asInt()).isEqualTo(status);
         assertThat(p.get("type").asText()).startsWith("/problems/");
-        OpenApiContractTest.validProblem(r.body());
+        OpenApiSchemas.validProblem(r.body());
     }
 
     static URI uri(String path) {

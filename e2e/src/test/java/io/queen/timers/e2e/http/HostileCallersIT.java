@@ -1,17 +1,19 @@
-package io.queen.timers.http;
+package io.queen.timers.e2e.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.HttpSettings;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jwt.SignedJWT;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.ShippedJvm;

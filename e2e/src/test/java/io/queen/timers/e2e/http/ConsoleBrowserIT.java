@@ -1,9 +1,8 @@
-package io.queen.timers.http.console;
+package io.queen.timers.e2e.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.http.OperatorStack;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.io.File;

@@ -1,9 +1,8 @@
-package io.queen.timers.bridge;
+package io.queen.timers.routes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.config.ConfigLoader;
 import java.util.HashMap;
@@ -39,10 +38,6 @@ class TopicRoutesTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("topic.orders.tenantid");
         assertThatThrownBy(() -> routes(Map.of("command.topics", "orders", "topic.ordres.tenant", A.toString())))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("topic.ordres.tenant").hasMessageContaining("'ordres'");
-        assertThatThrownBy(() -> routes(Map.of("command.topics", "orders", "tenant." + A + ".audit.topik", "x")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("tenant." + A + ".audit.topik");
-        assertThatThrownBy(() -> routes(Map.of("command.topics", "orders", "tenant.not-a-uuid.audit.topic", "x")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("not-a-uuid");
     }
 
     @Test
@@ -51,17 +46,13 @@ class TopicRoutesTest {
         env.put("QUEEN_COMMAND_TOPICS", "orders.eu,orders.us");
         env.put("QUEEN_COMMAND_TOPIC_TENANTS", "orders.eu=" + A + ", orders.us=" + B);
         env.put("QUEEN_COMMAND_TOPIC_PRODUCER_SUBS", "orders.eu=svc-eu");
-        env.put("QUEEN_AUDIT_TENANT_TOPICS", A + "=audit.eu");
-        env.put("QUEEN_JDBC_URL", "jdbc:postgresql://localhost/x");
-        env.put("QUEEN_KAFKA_BOOTSTRAP", "localhost:9092");
-        var config = ConfigLoader.load(BridgeSettings.definition(), null, env);
-        TopicRoutes routes = BridgeSettings.routes(config);
+        var config = ConfigLoader.load(RouteSettings.definition(), null, env);
+        TopicRoutes routes = RouteSettings.from(config).routes();
         assertThat(routes.route("orders.eu")).isEqualTo(new TopicRoutes.Route(A, "svc-eu", null));
         assertThat(routes.route("orders.us")).isEqualTo(new TopicRoutes.Route(B, null, null));
-        assertThat(AuditTopics.from(config).topicFor(A)).isEqualTo("audit.eu");
         env.put("QUEEN_BRIDGE_DEFAULT_TENANT_ALLOWED", "true");
         env.put("QUEEN_COMMAND_TOPIC_TENANTS", "orders.eu=" + A);
-        assertThat(BridgeSettings.routes(ConfigLoader.load(BridgeSettings.definition(), null, env)).route("orders.us").tenant()).isEqualTo(DEFAULT);
+        assertThat(RouteSettings.from(ConfigLoader.load(RouteSettings.definition(), null, env)).routes().route("orders.us").tenant()).isEqualTo(DEFAULT);
     }
 
     @Test
@@ -75,11 +66,6 @@ class TopicRoutesTest {
     }
 
     private static TopicRoutes routes(Map<String, String> settings) {
-        Map<String, String> s = new HashMap<>(settings);
-        s.put("jdbc.url", "jdbc:postgresql://localhost/x");
-        s.put("kafka.bootstrap.servers", "localhost:9092");
-        var config = BridgeSettings.definition().parse(s);
-        AuditTopics.from(config);
-        return BridgeSettings.routes(config);
+        return RouteSettings.from(RouteSettings.definition().parse(settings)).routes();
     }
 }

@@ -1,4 +1,4 @@
-package io.queen.timers.bridge.auth;
+package io.queen.timers.routes.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,9 +1,9 @@
-package io.queen.timers.bridge;
+package io.queen.timers.routes;
 
-import io.queen.timers.bridge.auth.TokenVerifier;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.routes.auth.TokenVerifier;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,7 +50,7 @@ public record TopicRoutes(Map<String, Route> routes) {
     }
 
     /**
-     * The settings the routes are made of, as {@link BridgeSettings#routes} reads them.
+     * The settings the routes are made of, as {@link RouteSettings#from} reads them.
      *
      * @param topics         {@code command.topics}
      * @param tenantPairs    {@code command.topic.tenants}, {@code <topic>=<tenant>} items
@@ -74,8 +74,8 @@ public record TopicRoutes(Map<String, Route> routes) {
         List<String> topics = config.topics();
         Map<String, String> tenants = new HashMap<>();
         Map<String, String> subs = new HashMap<>();
-        pairs(config.tenantPairs(), BridgeSettings.TOPIC_TENANTS, topics, tenants);
-        pairs(config.subPairs(), BridgeSettings.TOPIC_PRODUCER_SUBS, topics, subs);
+        pairs(config.tenantPairs(), RouteSettings.TOPIC_TENANTS, topics, tenants);
+        pairs(config.subPairs(), RouteSettings.TOPIC_PRODUCER_SUBS, topics, subs);
         Map<String, Object> perTopic = new HashMap<>();
         config.perTopic().forEach((k, v) -> {
             String name = PREFIX + k;
@@ -84,7 +84,7 @@ public record TopicRoutes(Map<String, Route> routes) {
                 String topic = k.substring(0, k.length() - authKey.length());
                 if (!topics.contains(topic)) {
                     throw new ConfigException("setting " + name + " names topic '" + topic + "', which is not in "
-                            + BridgeSettings.COMMAND_TOPICS + " " + topics);
+                            + RouteSettings.COMMAND_TOPICS + " " + topics);
                 }
                 perTopic.put(k, v);
                 return;
@@ -103,7 +103,7 @@ public record TopicRoutes(Map<String, Route> routes) {
             String tenantText = tenants.get(topic);
             if (tenantText == null && !defaultAllowed) {
                 throw new ConfigException("command topic " + topic + " names no tenant: set " + PREFIX + topic + TENANT + " (or "
-                        + BridgeSettings.TOPIC_TENANTS + "), or " + BridgeSettings.DEFAULT_TENANT_ALLOWED
+                        + RouteSettings.TOPIC_TENANTS + "), or " + RouteSettings.DEFAULT_TENANT_ALLOWED
                         + "=true if every topic without one is meant for the default tenant");
             }
             UUID tenant;
@@ -127,7 +127,8 @@ public record TopicRoutes(Map<String, Route> routes) {
         return new TopicRoutes(routes);
     }
 
-    static final String PREFIX = "topic.";
+    /** Where each command topic's own keys live: {@code topic.<name>.tenant}, {@code .producer.sub}, {@code .auth*}. */
+    public static final String PREFIX = "topic.";
     private static final String TENANT = ".tenant";
     private static final String PRODUCER_SUB = ".producer.sub";
 
@@ -145,7 +146,7 @@ public record TopicRoutes(Map<String, Route> routes) {
     private static void put(Map<String, String> into, String topic, String value, String setting, List<String> topics) {
         if (!topics.contains(topic)) {
             throw new ConfigException("setting " + setting + " names topic '" + topic + "', which is not in "
-                    + BridgeSettings.COMMAND_TOPICS + " " + topics);
+                    + RouteSettings.COMMAND_TOPICS + " " + topics);
         }
         String before = into.put(topic, value.trim());
         if (before != null && !before.equals(value.trim())) {
@@ -257,7 +258,7 @@ public record TopicRoutes(Map<String, Route> routes) {
     public Route route(String topic) {
         Route r = routes.get(topic);
         if (r == null) {
-            throw new IllegalStateException("record from topic " + topic + ", which is not in " + BridgeSettings.COMMAND_TOPICS);
+            throw new IllegalStateException("record from topic " + topic + ", which is not in " + RouteSettings.COMMAND_TOPICS);
         }
         return r;
     }

@@ -1,13 +1,12 @@
-package io.queen.timers.bridge.auth;
+package io.queen.timers.routes.auth;
 
-import io.queen.timers.client.command.WireFormat;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.JWSVerifier;
 import com.nimbusds.jose.KeySourceException;
-import com.nimbusds.jose.crypto.impl.CriticalHeaderParamsDeferral;
 import com.nimbusds.jose.crypto.factories.DefaultJWSVerifierFactory;
+import com.nimbusds.jose.crypto.impl.CriticalHeaderParamsDeferral;
 import com.nimbusds.jose.jca.JCAContext;
 import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
@@ -22,6 +21,7 @@ import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
 import io.queen.timers.client.command.RejectReason;
+import io.queen.timers.client.command.WireFormat;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -145,7 +145,7 @@ public final class TokenVerifier {
         processor.setJWTClaimsSetVerifier(null);
     }
 
-    /** How this topic checks its tokens (its clock skew bounds the topic's timestamp window: {@link TopicTimestamps}). */
+    /** How this topic checks its tokens (its clock skew bounds the topic's timestamp window: the bridge's TopicTimestamps). */
     public Rules rules() {
         return rules;
     }

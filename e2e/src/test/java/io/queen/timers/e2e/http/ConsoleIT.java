@@ -1,11 +1,11 @@
-package io.queen.timers.http.console;
+package io.queen.timers.e2e.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queen.timers.http.OperatorStack;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.http.HttpMain;
+import io.queen.timers.http.console.Console;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.net.URI;
