@@ -155,7 +155,8 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), registry);
+                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), settings.decompressionMaxBytes(),
+                    registry);
             IngestLoop loop = new IngestLoop(settings.ingest(), source,
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));

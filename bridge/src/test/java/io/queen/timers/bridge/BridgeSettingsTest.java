@@ -38,6 +38,22 @@ class BridgeSettingsTest {
         assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(60));
         assertThat(s.recordLimits()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
         assertThat(s.recordLimits().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
+        assertThat(s.decompressionMaxBytes()).isEqualTo(32 << 20);
+    }
+
+    @Test
+    void theDecompressionBudgetIsCountedInTheHeapTheBridgeChecksAtStart() {
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
+        s.checkFitsHeap(256L << 20); // the manifests' heap: 4 x 16 MiB + 32 MiB = 96 MiB, under half of it
+        assertThatThrownBy(() -> s.checkFitsHeap(160L << 20)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.decompression.max.bytes = 33554432").hasMessageContaining("96 MiB");
+        Map<String, String> smaller = required();
+        smaller.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(9 << 20));
+        BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, smaller)).checkFitsHeap(160L << 20);
+        Map<String, String> tooSmall = required();
+        tooSmall.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(8 << 20));
+        assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, tooSmall)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bridge.decompression.max.bytes");
     }
 
     @Test
