@@ -123,8 +123,8 @@ public final class BridgeMain implements AutoCloseable {
         Startup startup = deps.startup();
         Telemetry telemetry = deps.telemetry();
         CommonSettings common = settings.common();
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.ingest().statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
-                settings.ingest().lockTimeout(), common.outages().socketTimeout());
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.ingest().statements().statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
+                settings.ingest().statements().lockTimeout(), common.outages().socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
@@ -154,7 +154,8 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.routing().commandTopics(), settings.commands().records(), settings.batchMaxBytes(), registry);
+                    settings.routing().commandTopics(), settings.commands().records(), settings.batchMaxBytes(),
+                    settings.ingest().decompressionMaxBytes(), registry);
             IngestLoop loop = new IngestLoop(settings.ingestLoop(),
                     new IngestLoop.Parts(source, routes, parser, applier, offsets, timestamps), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));

@@ -39,20 +39,28 @@ public record BridgeSettings(
         TelemetrySettings telemetry) {
 
     /**
-     * How the bridge consumes: its group, its polls and batches, where a new group starts, and how long one of its statements
-     * (the lock, the write, the relay's) may run or wait for a lock.
+     * How the bridge consumes: its group, its polls and batches and what they may hold, where a new group starts, and how
+     * long its statements may run.
      *
-     * @param groupId          {@link #GROUP_ID}
-     * @param pollTimeout      {@link #POLL_TIMEOUT}
-     * @param maxBytes         {@link #INGEST_MAX_BYTES}
-     * @param batchMaxRecords  {@link #BATCH_MAX_RECORDS}
-     * @param startPosition    {@link #START_POSITION}: earliest, latest, or null when not set (a new group's partition that
-     *                         holds records waits)
+     * @param groupId               {@link #GROUP_ID}
+     * @param pollTimeout           {@link #POLL_TIMEOUT}
+     * @param maxBytes              {@link #INGEST_MAX_BYTES}
+     * @param decompressionMaxBytes {@link #DECOMPRESSION_MAX_BYTES}
+     * @param batchMaxRecords       {@link #BATCH_MAX_RECORDS}
+     * @param startPosition         {@link #START_POSITION}: earliest, latest, or null when not set (a new group's partition
+     *                              that holds records waits)
+     * @param statements            {@link #LOCK_TIMEOUT} and {@link #STATEMENT_TIMEOUT}
+     */
+    public record Ingest(String groupId, Duration pollTimeout, int maxBytes, int decompressionMaxBytes, int batchMaxRecords,
+                         String startPosition, Statements statements) {}
+
+    /**
+     * How long one of the bridge's statements (the lock, the write, the relay's) may wait for a lock and may run.
+     *
      * @param lockTimeout      {@link #LOCK_TIMEOUT}
      * @param statementTimeout {@link #STATEMENT_TIMEOUT}
      */
-    public record Ingest(String groupId, Duration pollTimeout, int maxBytes, int batchMaxRecords, String startPosition,
-                         Duration lockTimeout, Duration statementTimeout) {}
+    public record Statements(Duration lockTimeout, Duration statementTimeout) {}
 
     /**
      * What one command record may hold and ask for.
@@ -107,6 +115,12 @@ public record BridgeSettings(
     public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
+    public static final String DECOMPRESSION_MAX_BYTES = "bridge.decompression.max.bytes";
+    /**
+     * The least {@link #DECOMPRESSION_MAX_BYTES} may be: 9 MiB, the largest stream one batch may open (a zstd window of 8 MiB
+     * with zstd's buffers, io.queen.timers.bridge.fetch.Decompression), so every batch within the limits can be read.
+     */
+    public static final int DECOMPRESSION_MIN_BYTES = 9 << 20;
     public static final String RECORD_HEADERS_MAX_COUNT = RecordLimits.HEADERS_MAX_COUNT;
     public static final String RECORD_HEADERS_MAX_BYTES = RecordLimits.HEADERS_MAX_BYTES;
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
@@ -162,7 +176,15 @@ public record BridgeSettings(
                                 + " counted from each record's lengths before it is read) the bridge holds at once:"
                                 + " half for one poll (kafka max.poll.records is derived from it and the longest valid value), half for"
                                 + " the batch gathered from successive polls before one apply. The bridge needs about 4x this of heap"
-                                + " and refuses to start with less than twice that.")
+                                + " besides bridge.decompression.max.bytes and refuses to start with less than twice that.")
+                .define(DECOMPRESSION_MAX_BYTES, INT, String.valueOf(32 << 20), between(DECOMPRESSION_MIN_BYTES, Integer.MAX_VALUE),
+                        "Most bytes the decompression streams of the compressed batches the bridge is reading hold together, each"
+                                + " counted for what its codec's header declares before it opens (an lz4 block, up to 4 MiB; a snappy"
+                                + " chunk or a zstd window, up to 8 MiB: a batch declaring more is rejected whole, unreadable_record;"
+                                + " gzip 64 KiB), heap and native. A command topic has at most one open at a time; a batch whose stream"
+                                + " does not fit waits until another's batch is read. 32 MiB: three of the largest streams, eleven of"
+                                + " Kafka's default zstd (a 2 MiB window). Counted in the heap the bridge needs besides 4x"
+                                + " bridge.ingest.max.bytes.")
                 .define(RECORD_HEADERS_MAX_COUNT, INT, "64", between(0, 4096),
                         "Most headers one command record may carry. A record with more is rejected (unreadable_record) before any"
                                 + " of its headers becomes an object, and the records after it in its batch are read as usual. 64: a"
@@ -207,9 +229,9 @@ public record BridgeSettings(
 
     public static BridgeSettings from(Config c) {
         return new BridgeSettings(RouteSettings.from(c),
-                new Ingest(c.string(GROUP_ID), c.duration(POLL_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
-                        c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.duration(LOCK_TIMEOUT),
-                        c.duration(STATEMENT_TIMEOUT)),
+                new Ingest(c.string(GROUP_ID), c.duration(POLL_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(DECOMPRESSION_MAX_BYTES),
+                        c.intValue(BATCH_MAX_RECORDS), c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION),
+                        new Statements(c.duration(LOCK_TIMEOUT), c.duration(STATEMENT_TIMEOUT))),
                 new Commands(c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES), c.duration(RECURRING_MIN_PERIOD),
                         c.intValue(RECORD_HEADERS_MAX_COUNT), c.intValue(RECORD_HEADERS_MAX_BYTES)),
                 new Apply(c.duration(WAKE_WITHIN), c.intValue(ZSTD_THRESHOLD), c.intValue(TENANT_MAX_PENDING), c.intValue(TENANT_MAX_RECURRING),
@@ -241,14 +263,19 @@ public record BridgeSettings(
         return ingest.maxBytes() / 2L;
     }
 
-    /** Refuses to start when what the bound lets the bridge hold cannot fit in half the heap. Enforced, not advised. */
+    /**
+     * Refuses to start when what the bounds let the bridge hold cannot fit in half the heap: 4 x the ingest bound and the
+     * decompression budget (counted whole, though a zstd window is native). Enforced, not advised.
+     */
     public void checkFitsHeap(long maxHeapBytes) {
         int ingestMaxBytes = ingest.maxBytes();
-        long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes;
+        int decompressionMaxBytes = ingest.decompressionMaxBytes();
+        long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes + decompressionMaxBytes;
         if (need > maxHeapBytes / 2) {
-            throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " needs about " + (need >> 20)
-                    + " MiB of heap (" + HELD_PER_INGEST_BYTE + " x), more than half of this JVM's " + (maxHeapBytes >> 20)
-                    + " MiB: lower it or raise -Xmx");
+            throw new ConfigException("settings " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " and " + DECOMPRESSION_MAX_BYTES
+                    + " = " + decompressionMaxBytes + " need about " + (need >> 20) + " MiB of heap (" + HELD_PER_INGEST_BYTE
+                    + " x the first, plus the second), more than half of this JVM's " + (maxHeapBytes >> 20)
+                    + " MiB: lower them or raise -Xmx");
         }
         if (ingestMaxBytes / 2L < commands.wire().maxValueBytes()) {
             throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " must be at least twice the longest valid"

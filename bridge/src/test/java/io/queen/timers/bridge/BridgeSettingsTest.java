@@ -34,10 +34,26 @@ class BridgeSettingsTest {
         assertThat(s.apply().zstdThreshold()).isEqualTo(4096);
         assertThat(s.apply().wakeWithin()).isEqualTo(Duration.ofSeconds(30));
         assertThat(s.ingest().pollTimeout()).isEqualTo(Duration.ofMillis(200));
-        assertThat(s.ingest().lockTimeout()).isEqualTo(Duration.ofSeconds(45));
-        assertThat(s.ingest().statementTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.ingest().statements().lockTimeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(s.ingest().statements().statementTimeout()).isEqualTo(Duration.ofSeconds(60));
         assertThat(s.commands().records()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
         assertThat(s.commands().records().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
+        assertThat(s.ingest().decompressionMaxBytes()).isEqualTo(32 << 20);
+    }
+
+    @Test
+    void theDecompressionBudgetIsCountedInTheHeapTheBridgeChecksAtStart() {
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
+        s.checkFitsHeap(256L << 20); // the manifests' heap: 4 x 16 MiB + 32 MiB = 96 MiB, under half of it
+        assertThatThrownBy(() -> s.checkFitsHeap(160L << 20)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.decompression.max.bytes = 33554432").hasMessageContaining("96 MiB");
+        Map<String, String> smaller = required();
+        smaller.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(9 << 20));
+        BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, smaller)).checkFitsHeap(160L << 20);
+        Map<String, String> tooSmall = required();
+        tooSmall.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(8 << 20));
+        assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, tooSmall)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bridge.decompression.max.bytes");
     }
 
     @Test
