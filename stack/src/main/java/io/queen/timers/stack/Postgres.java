@@ -7,7 +7,7 @@ import java.nio.file.Path;
  * Where a {@link Stack}'s PostgreSQL comes from: a server of its own (embedded, zonky's binaries), or a database that is
  * already there. Either way the stack connects as the schema's owner to migrate, make the services' logins and read.
  */
-public sealed interface Postgres {
+public interface Postgres {
 
     /** An embedded server in a temporary directory on any free port, fsync off, removed when the stack stops. */
     static Postgres embedded() {

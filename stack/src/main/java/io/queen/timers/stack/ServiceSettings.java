@@ -71,6 +71,18 @@ public final class ServiceSettings {
         return this;
     }
 
+    /**
+     * Sets the declared {@code key} to {@code text} as a properties file or a command line spells it: for a value a
+     * person typed (a benchmark's flag), checked by the definition at {@link #config()}.
+     */
+    public ServiceSettings setText(String key, String text) {
+        if (definition.key(key) == null) {
+            return set(key, text); // the same refusal, with its hint
+        }
+        values.put(key, text);
+        return this;
+    }
+
     /** {@code topic.<topic>.<key>} (the tenant, producer sub and token rules of one command topic). */
     public ServiceSettings topic(String topic, String key, Object value) {
         values.put(TOPIC_PREFIX + topic + "." + key, plain(value));

@@ -182,7 +182,9 @@ public final class Stack implements AutoCloseable {
         owner = DataSources.create(ownerSettings(4), SessionTimeouts.OPERATOR.named("queen-timers-stack"), 4);
         started.push(owner);
         started.push(this::dropLogins); // before the owner's pool closes (pushed after it)
-        createTopics(commandTopic, auditTopic);
+        if (broker.present()) {
+            createTopics(commandTopic, auditTopic);
+        }
         for (Planned p : b.services) {
             host(p.kind(), p.settings());
         }
