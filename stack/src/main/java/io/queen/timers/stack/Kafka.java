@@ -1,6 +1,7 @@
 package io.queen.timers.stack;
 
 import io.queen.timers.embedded.EmbeddedKafkaBroker;
+import io.queen.timers.embedded.SharedKafka;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -26,6 +27,11 @@ public interface Kafka {
 
     /** Starts (or, for an external one, names) the broker. */
     Running start();
+
+    /** This JVM's shared test broker ({@link SharedKafka}: {@code QUEEN_TEST_KAFKA}, else one in-process broker for the JVM). */
+    static Kafka shared() {
+        return new External(SharedKafka.bootstrapServers());
+    }
 
     /**
      * No broker: for a stack whose services publish nothing (their audit relays off, {@code audit.relay.enabled=false}), a

@@ -1,6 +1,7 @@
 package io.queen.timers.stack;
 
 import io.queen.timers.embedded.EmbeddedPostgresServer;
+import io.queen.timers.embedded.SharedPostgres;
 import java.nio.file.Path;
 
 /**
@@ -30,8 +31,25 @@ public interface Postgres {
         return new External(jdbcUrl, user, password == null ? "" : password);
     }
 
+    /**
+     * A database of its own on this JVM's shared test server ({@link SharedPostgres}: {@code QUEEN_TEST_JDBC_URL}, else
+     * one embedded server for the whole JVM), named after {@code owner} (a test class), dropped when the stack stops. The
+     * server's user owns it and makes the logins.
+     */
+    static Postgres freshDatabase(String owner) {
+        return new Fresh(owner);
+    }
+
     /** Starts (or, for an external one, names) the database. */
     Running start();
+
+    record Fresh(String owner) implements Postgres {
+        @Override
+        public Running start() {
+            SharedPostgres.Database db = SharedPostgres.createDatabase(owner);
+            return new Running(db.jdbcUrl(), db.server().user(), db.server().password(), db::drop);
+        }
+    }
 
     record Embedded(Path dataDir, int port) implements Postgres {
         @Override

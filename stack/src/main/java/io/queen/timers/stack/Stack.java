@@ -81,6 +81,14 @@ public final class Stack implements AutoCloseable {
         return new Builder();
     }
 
+    /**
+     * A stack on this JVM's shared test servers: a fresh database named after {@code owner} (a test class), migrated by
+     * its owner, and the shared broker; no service yet ({@link #start}). What an integration test starts from.
+     */
+    public static Stack shared(String owner) {
+        return builder().postgres(Postgres.freshDatabase(owner)).kafka(Kafka.shared()).migrated().start();
+    }
+
     /** What to start; {@link #start()} starts it. */
     public static final class Builder {
 

@@ -42,6 +42,8 @@ class TestLanesTest {
             "EmbeddedPostgresServer", "EmbeddedKafkaBroker",          // embedded: the servers themselves
             "PostgresProcess", "BrokerMain",                          // processes: the fault harness's servers
             "LocalCommand",                                           // local: `local`'s stack, both servers in one JVM
+            "SharedPostgres", "SharedKafka",                          // embedded: the JVM's shared servers
+            "PerClass",                                               // testkit: a test stack per class
             "QueenTimersExtension", "QueenTimersStack");              // test: the adopters' kit, the whole stack per class
 
     /** The local stack run from a test, in this JVM or a child one: `queen-timers local --temp ...`. */
