@@ -1,5 +1,5 @@
 -- The staging table's contract (docs/decisions.md#the-staging-table-is-keyed-by-names), written down
--- apart from V025 on purpose: StagingTableContractIT creates this in a scratch schema and compares
+-- apart from V002 on purpose: StagingTableContractIT creates this in a scratch schema and compares
 -- the catalog of queen.log_timers with it, column by column. Change it only when the contract changes.
 CREATE TABLE IF NOT EXISTS contract_ref.log_timers (
     tenant_id     UUID NOT NULL DEFAULT '00000000-0000-0000-0000-000000000001',

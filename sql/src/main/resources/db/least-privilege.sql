@@ -1,4 +1,4 @@
--- Least privilege in the database (issue 24, point 6). Migrations.migrate runs it after EVERY migrate to
+-- Least privilege in the database (docs/schema-and-roles.md#database-roles). Migrations.migrate runs it after EVERY migrate to
 -- the newest version, in one transaction on the connection holding the migration lock (not a Flyway
 -- callback: that takes a connection more than the pool of 3 has), so a new or re-created function is
 -- covered as soon as it exists, and a grant dropped from a list here is taken away on the next migrate. It runs as the migrating role (the owner of the queen objects).
@@ -32,22 +32,22 @@ DECLARE
     grants CONSTANT TEXT[][] := ARRAY[
         -- role, function (every overload of the name). Not listed, so the owner's alone: timer_advance_v1 (tests'
         -- clock: it makes timers fire early, R__timer_advance.sql).
-        ['queen_bridge', 'bridge_apply_v4'], ['queen_bridge', 'bridge_lock_v2'], ['queen_bridge', 'bridge_lock_v1'],
+        ['queen_bridge', 'bridge_apply_v4'], ['queen_bridge', 'bridge_lock_v2'],
         -- the audit relay's lease, read and delete: the relay's roles only (R__timer_audit_relay.sql)
         ['queen_bridge', 'timer_audit_lease_v1'], ['queen_bridge', 'timer_audit_lease_release_v1'],
         ['queen_bridge', 'timer_audit_read_v3'], ['queen_bridge', 'timer_audit_delete_v3'], ['queen_bridge', 'timer_trace_fields_v1'],
         ['queen_bridge', 'bridge_topics_register_v1'], ['queen_bridge', 'bridge_offset_start_v1'],
         ['queen_bridge', 'bridge_sealed_queues_set_v1'], ['queen_bridge', 'timer_tenant_pending_v1'],
         ['queen_bridge', 'timer_tenant_series_v1'],
-        ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v6'], ['queen_sweeper', 'timer_claim_v5'],
-        ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fire_v2'], ['queen_sweeper', 'timer_fail_v2'],
+        ['queen_sweeper', 'timer_probe_v1'], ['queen_sweeper', 'timer_recurring_count_v1'], ['queen_sweeper', 'timer_claim_v6'],
+        ['queen_sweeper', 'timer_fire_v3'], ['queen_sweeper', 'timer_fail_v2'],
         ['queen_sweeper', 'timer_release_v2'], ['queen_sweeper', 'timer_hold_alone_v1'],
         ['queen_sweeper', 'timer_dead_letter_v3'], ['queen_sweeper', 'timer_skip_v1'], ['queen_sweeper', 'log_cleanup_partitions_v1'],
         ['queen_sweeper', 'timer_audit_lease_v1'], ['queen_sweeper', 'timer_audit_lease_release_v1'],
         ['queen_sweeper', 'timer_audit_read_v3'], ['queen_sweeper', 'timer_audit_delete_v3'],
         ['queen_sweeper', 'timer_trace_fields_v1'], ['queen_sweeper', 'timer_bounds_v1'],
         ['queen_operator', 'timer_list_v2'], ['queen_operator', 'timer_peek_v2'], ['queen_operator', 'timer_series_v1'],
-        ['queen_operator', 'timer_list_v1'], ['queen_operator', 'timer_peek_v1'], ['queen_operator', 'bridge_offset_set_v2'],
+        ['queen_operator', 'bridge_offset_set_v2'],
         ['queen_operator', 'timer_dead_letters_v1'], ['queen_operator', 'timer_dead_letter_remove_v1']];
     reads CONSTANT TEXT[][] := ARRAY[
         -- role, table or view
@@ -96,7 +96,7 @@ BEGIN
     FOR f IN SELECT p.oid::regprocedure AS sig FROM pg_proc p
               WHERE p.pronamespace = 'queen'::regnamespace AND p.proowner = current_user::regrole
                 AND p.proname = ANY (queens_own) LOOP
-        -- revoked first so the ACL reads the same on an upgraded and a fresh install (SqlSourceUpgradeIT)
+        -- revoked first, so the ACL reads the same whichever migrate created the function
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f.sig);
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', f.sig);
     END LOOP;

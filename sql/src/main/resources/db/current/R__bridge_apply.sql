@@ -11,23 +11,23 @@
 --    matching encryption.queues, gets its payload sealed before it reaches this function); the fire
 --    copies the column into frame flag 4 and never decrypts.
 --  * payload_bytes is stored as the bridge gives it (the payload's length before compression, or the
---    sealed envelope's): the claim bounds a cycle by it. The key is read when present and not required,
---    so a bridge of the build before V120 stages rows with NULL there (counted by their stored bytes).
---  * A back-dated timer is ordered no earlier than its staging (issue 24, point 8): visible_at =
+--    sealed envelope's): the claim bounds a cycle by it. The key is read when present and not required:
+--    a row without it stages NULL, which the claim counts by the stored bytes.
+--  * A back-dated timer is ordered no earlier than its staging (docs/decisions.md#claim-order-and-fairness): visible_at =
 --    greatest(deliver_at, now()) at staging and at every reschedule, so a flood of timers back-dated to
 --    1970 sorts after the due timers other tenants staged before it. How: a timer due before now() is
 --    staged with claimed_until = now() and no claim_token, which the generated visible_at already reads
---    as "not before" (V025's expression is unchanged, so no table rewrite); without a token it is not in
+--    as "not before" (the contract's expression, unchanged); without a token it is not in
 --    anybody's hands and cancellable, and timer_state_v1 calls it `due`. deliver_at stays what the
 --    producer said: the fired event's lateMs counts from it, and the fire is never earlier than it.
---  * A recurring timer's row carries its rule (recurrence, V129; the key is read when present, so a
---    bridge of the build before stages one-shot rows); a reschedule replaces it, NULL included.
+--  * A recurring timer's row carries its rule (recurrence; the key is read when present: a row without
+--    it is a one-shot timer); a reschedule replaces it, NULL included.
 --  * Offsets: check-and-set against the offset the bridge sought to; a mismatch returns the number of
 --    partitions that did not advance and the caller rolls the whole batch back.
 --  * Rows with named fields (jsonb, checked by queen.json_rows_v1), not parallel arrays:
 --    docs/decisions.md#rows-not-parallel-arrays. The lock keeps its three key arrays: the primary key,
---    nothing to confuse, on the ingest's hot path, where a jsonb version measured +13 to +26 ms per
---    1,770-timer batch (PostgreSQL 15, 2026-12-03).
+--    nothing to confuse, on the ingest's hot path, where a jsonb version cost measurably more per batch
+--    (the figures are in that section).
 --
 -- Lock order: queen.log_timers rows first, in (tenant_id, queue, timer_key) ascending with the table's
 -- "C" collation (bridge_lock_v2 sorts the keys, then locks each row as its key comes; the upsert
@@ -38,13 +38,14 @@
 -- bridge (it claims and verifies with SKIP LOCKED).
 --
 -- PRICE:
---  * jsonb: measured 2026-12-03 (PostgreSQL 15, one 1,770-upsert IngestBench batch, rolled back)
---    231-369 ms per batch against 185-270 ms for the 24 positional arrays it replaced, most of it
---    jsonb's parse; a composite array was no faster and needs a hand-written encoder.
+--  * jsonb: the server parses every batch's rows, slower per batch than positional arrays were, most of
+--    it jsonb's parse; a composite array was no faster and needs a hand-written encoder
+--    (docs/decisions.md#rows-not-parallel-arrays has the figures).
 --  * The lock probes the primary key once per key of the batch (a LATERAL lookup), also for keys not
 --    staged; enable_seqscan = off on both functions, because VACUUM of a near-empty table leaves
 --    reltuples = 0 and the planner then turned the lock into a semi join that read the whole key per
---    call (PipelineBench "ingest alone", 2026-12-03: about 1,000 commands/s instead of about 7,900).
+--    call, several times slower for a fresh deployment's first flood of future schedules
+--    (docs/decisions.md#plans-do-not-depend-on-statistics, KeyLookupPlanIT).
 
 -- bridge_lock_v2 locks in two statements. The first locks every staged key of the batch, waiting for a
 -- fire that holds one. A fire of a recurring timer deletes the row and inserts its successor under the same
@@ -53,9 +54,9 @@
 -- So the keys the first statement did not return are locked again by a second statement, with a snapshot
 -- taken after any wait. PRICE: one more primary-key probe per key not staged (new keys, mostly); keys
 -- found are not probed twice.
--- bridge_lock_v2 (issue 37, point 3): the lock, with each staged row's producer_sub, the timer's owner the
+-- bridge_lock_v2: the lock, with each staged row's producer_sub, the timer's owner the
 -- fold checks a command from a jwt topic against (docs/security.md#producer-identity). Two statements, in the lock order
--- and at the price above; v1 (below) is this without the owner, for a bridge of the release before.
+-- and at the price above.
 CREATE OR REPLACE FUNCTION queen.bridge_lock_v2(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN, producer_sub TEXT)
 LANGUAGE plpgsql VOLATILE
@@ -123,21 +124,6 @@ AS $$
      ORDER BY t.tenant_id, t.queue, t.timer_key
 $$;
 
--- bridge_lock_v1: what a bridge of the release before calls during a rolling restart, bridge_lock_v2 without the
--- owner (one form of the lock, kept once); retired by the next release (docs/decisions.md).
-CREATE OR REPLACE FUNCTION queen.bridge_lock_v1(p_tenant UUID[], p_queue TEXT[], p_key TEXT[])
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, message_id UUID, in_hands BOOLEAN)
-LANGUAGE sql VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-AS $$
-    SELECT l.tenant_id, l.queue, l.timer_key, l.message_id, l.in_hands
-      FROM queen.bridge_lock_v2(p_tenant, p_queue, p_key) l
-     ORDER BY l.tenant_id, l.queue COLLATE "C", l.timer_key COLLATE "C"
-$$;
-
--- The statement the lock had before bridge_lock_keys_v2 returned the owner: nothing calls it any more.
-DROP FUNCTION IF EXISTS queen.bridge_lock_keys_v1(UUID[], TEXT[], TEXT[]);
-
 CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
     p_group       TEXT,
     p_offsets     JSONB,
@@ -148,14 +134,14 @@ CREATE OR REPLACE FUNCTION queen.bridge_apply_v4(
 RETURNS INT
 LANGUAGE plpgsql VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-SET enable_seqscan = off  -- V110: the DELETE joins the batch's keys to the table; probe them by key
+SET enable_seqscan = off  -- the DELETE joins the batch's keys to the table; probe them by key (see the header)
 AS $$
 DECLARE
     v_offsets  INT;
     v_advanced INT := 0;
     n          INT;
 BEGIN
-    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login moves its offsets (V131)
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login moves its offsets
     p_offsets := queen.json_rows_v1('bridge_apply_v4 offsets', p_offsets, '{topic,partition,expected,next}');
     p_upserts := queen.json_rows_v1('bridge_apply_v4 upserts', p_upserts,
                      '{tenant_id,queue,timer_key,partition,deliver_at_ms,txn,message_id,payload,payload_zstd,encrypted,producer_sub,trace_context}');
@@ -175,14 +161,14 @@ BEGIN
                                                ARRAY(SELECT x.topic FROM jsonb_to_recordset(p_offsets) AS x(topic TEXT)));
     END IF;
 
-    -- 0. Ownership (issue 37, point 3; docs/security.md#producer-identity): the bridge folds a jwt topic's commands
+    -- 0. Ownership (docs/security.md#producer-identity): the bridge folds a jwt topic's commands
     --    against the owner bridge_lock_v2 returned and rejects another sub's (not_owner). A timer row it saw
     --    is locked since, so that view holds; a key it saw absent is not (FOR UPDATE locks no missing row),
     --    and another bridge may have staged it since. A row the bridge decided on an owner check carries
     --    owner_staged (did the key exist when locked) and owner_sub (its producer_sub then); when the table
     --    says otherwise now, the decision was made on a stale view, and the batch fails with 40001 (the
     --    bridge retries it from the stored offsets: its lock then sees the row and folds not_owner). Rows
-    --    without these keys (a bridge of the release before, or no check) are written as before. PRICE: one
+    --    without these keys (no owner check decided them) are written as they are. PRICE: one
     --    primary-key probe per checked row, all of them on rows this transaction has locked or just missed.
     IF EXISTS (SELECT 1
                  FROM (SELECT w.tenant_id, w.queue, w.timer_key, w.owner_staged, w.owner_sub
@@ -201,12 +187,12 @@ BEGIN
               USING ERRCODE = '40001';
     END IF;
 
-    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v1, then upserts in key order. A delete row
+    -- 1. queen.log_timers: deletes of rows locked by bridge_lock_v2, then upserts in key order. A delete row
     --    with stop_series is a cancel that met the timer in a sweeper's hands (too_late): nothing is deleted,
     --    but a recurring timer's rule is marked stopped ("stopped": "cancelled"), so whichever claim fires it
     --    (this one, or a later one after a lost lease or a retry) stages no successor and its event says why
     --    (timer_series_next_v1, docs/recurring.md). The rule is kept, not dropped: a claim made after a drop
-    --    would read a one-shot and write an event without the series fields (issue 47).
+    --    would read a one-shot and write an event without the series fields.
     DELETE FROM queen.log_timers t
      USING jsonb_to_recordset(p_deletes) AS d(tenant_id UUID, queue TEXT, timer_key TEXT, stop_series BOOLEAN)
      WHERE t.tenant_id = d.tenant_id AND t.queue = d.queue AND t.timer_key = d.timer_key AND d.stop_series IS NOT TRUE;
@@ -279,16 +265,16 @@ BEGIN
 END
 $$;
 
--- The quota's count (issue 24, point 8; tenant.max.pending, reject tenant_quota): each tenant's
--- pending timers, counted up to p_cap. The bridge calls it after bridge_lock_v1 (so the batch's own keys
+-- The quota's count (tenant.max.pending, reject tenant_quota): each tenant's
+-- pending timers, counted up to p_cap. The bridge calls it after bridge_lock_v2 (so the batch's own keys
 -- are already locked), only for the tenants that schedule a key not staged yet, and for each of them only
 -- when the batch could bring it to 90 % of the cap or its last count is a second old (PendingEstimates).
 --
 -- PRICE: per tenant, an index range scan of min(pending, p_cap) entries of a btree that leads with
--- tenant_id (the primary key or idx_log_timers_visible's sibling idx_log_timers_tenant_visible, V125,
+-- tenant_id (the primary key or idx_log_timers_visible's sibling idx_log_timers_tenant_visible, V002,
 -- whichever the planner finds smaller), with a heap visit for each page the visibility map does not yet
 -- call all-visible. So a tenant with few pending timers costs next to nothing, and one near the cap pays
--- up to p_cap entries per batch: measured in bench/results/2026-12-04 (TenantFloodBench). No lock.
+-- up to p_cap entries per batch (TenantFloodBench, docs/benchmarks.md). No lock.
 -- Concurrent bridges count without seeing each other's uncommitted batches, so together they may
 -- overshoot the cap by at most one batch each.
 CREATE OR REPLACE FUNCTION queen.timer_tenant_pending_v1(p_tenants UUID[], p_cap INT)
@@ -302,14 +288,14 @@ AS $$
       FROM (SELECT DISTINCT k.tenant_id FROM unnest(p_tenants) AS k(tenant_id)) x
 $$;
 
--- The series quota's count (issue 37 point 2; tenant.max.recurring, reject recurring_quota). For each
+-- The series quota's count (tenant.max.recurring, reject recurring_quota). For each
 -- tenant of p_tenant that carries a rule in the batch: one row with queue and timer_key NULL and its
 -- recurring series (rows with a rule) counted up to p_cap; and one row (series NULL) for each of the
 -- batch's keys (p_tenant, p_queue, p_key aligned) that holds a rule now, so that a reschedule of an
--- existing series is not counted as a new one. The bridge calls it after bridge_lock_v1 (the batch's own
+-- existing series is not counted as a new one. The bridge calls it after bridge_lock_v2 (the batch's own
 -- keys are locked, so what it says of them holds until the commit), only for tenants whose batch
 -- carries a rule: a one-shot batch never pays it.
--- PRICE: per such tenant, a range scan of min(series, p_cap) entries of idx_log_timers_recurring (V129,
+-- PRICE: per such tenant, a range scan of min(series, p_cap) entries of idx_log_timers_recurring (V002,
 -- partial: one-shot rows are not in it), at the default cap (1,000) tens of microseconds; and one
 -- primary-key probe per key of the batch's tenants that carry a rule. No lock. Concurrent bridges count
 -- without seeing each other's uncommitted batches: together they may overshoot the cap by what one batch

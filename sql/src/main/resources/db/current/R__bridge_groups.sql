@@ -1,4 +1,4 @@
--- Which login may change a bridge group's state, and who says so (V131, V135; issues 37 and 47).
+-- Which login may change a bridge group's state, and who says so (queen.bridge_groups, V004).
 --
 -- queen.bridge_group_bind_v1(group, login, topics): the schema owner binds a bridge group to the login that runs it,
 -- and its command topics to their tenants, exactly the declared ones: `queen-timers migrate` calls it with the bridge's
@@ -48,8 +48,8 @@ $$;
 -- Called first by every function that changes a group's topics, sealed patterns or offsets, inside their SECURITY
 -- DEFINER body: refuses (42501, naming the bound login) any login but the one the group is bound to. A group nobody
 -- bound is refused (42501, naming the owner's step) to every login that may not write queen.bridge_groups (the service
--- roles, V135); a login that may (the owner, a superuser) binds it to itself at its first call, as V131 did for every
--- login: it could write the row anyway. session_user is the login, not the owner the body runs as. Internal: granted
+-- roles); a login that may (the owner, a superuser) binds it to itself at its first call ('first call'): it could
+-- write the row anyway. session_user is the login, not the owner the body runs as. Internal: granted
 -- to no role.
 -- Lock order: the group's row of queen.bridge_groups (an insert the first time; a key probe after), before
 -- anything the caller locks. PRICE: one primary-key probe per call; one privilege lookup on an unbound group.
@@ -69,7 +69,7 @@ BEGIN
         IF NOT has_table_privilege(session_user, 'queen.bridge_groups', 'INSERT') THEN
             RAISE EXCEPTION 'bridge group % is bound to no login: the schema owner binds a group to the login it runs as, with its command topics'' tenants (queen-timers migrate with bridge.login=% and this bridge''s bridge.group.id, command.topics and their tenants)',
                 p_group, session_user
-                USING ERRCODE = '42501', HINT = 'docs/schema-and-roles.md#database-roles (V135)';
+                USING ERRCODE = '42501', HINT = 'docs/schema-and-roles.md#database-roles';
         END IF;
         INSERT INTO queen.bridge_groups (group_id, login) VALUES (p_group, session_user::text)
         ON CONFLICT (group_id) DO NOTHING;

@@ -8,7 +8,7 @@
 -- fails bridge_apply_v4's check-and-set, rolls back and seeks to the stored offsets, which is where the
 -- operator put it.
 --
--- Enforced here, so that no client can skip it (V123):
+-- Enforced here, so that no client can skip it:
 -- * A stored offset is not moved backwards unless p_replay: every record in [to, from) is applied again,
 --   and the rows of timers that already fired or were cancelled are gone, so each replayed schedule is
 --   staged and fires a second time.
@@ -104,7 +104,7 @@ AS $$
 DECLARE
     stored BIGINT;
 BEGIN
-    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login stores its offsets (V131)
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login stores its offsets
     -- only a topic the owner bound to the group, and its tenant from that binding: p_tenant, given, must agree
     PERFORM queen.bridge_require_topics_v1('bridge_offset_start_v1', p_group, ARRAY[p_topic]);
     IF p_tenant IS NOT NULL THEN

@@ -1,4 +1,4 @@
--- A bridge group's encryption.queues, as SQL LIKE patterns (V126): written by the bridge at start, before
+-- A bridge group's encryption.queues, as SQL LIKE patterns (queen.bridge_sealed_queues, V004): written by the bridge at start, before
 -- it consumes, read by the fire (R__timer_fire.sql, step 6) so a clear payload never enters a queue
 -- those patterns seal. An empty list removes the group's row (nothing sealed by its patterns any more).
 -- Per tenant: the fire applies a group's patterns to the queues of the tenants the owner bound the group's command
@@ -11,7 +11,7 @@ LANGUAGE sql
 VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
 AS $$
-SELECT queen.bridge_group_login_v1(p_group); -- only the group's own login changes its patterns (V131)
+SELECT queen.bridge_group_login_v1(p_group); -- only the group's own login changes its patterns
 DELETE FROM queen.bridge_sealed_queues WHERE group_id = p_group AND cardinality(coalesce(p_patterns, '{}')) = 0;
 INSERT INTO queen.bridge_sealed_queues (group_id, patterns)
 SELECT p_group, p_patterns WHERE cardinality(coalesce(p_patterns, '{}')) > 0

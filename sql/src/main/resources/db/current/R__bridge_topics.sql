@@ -1,11 +1,11 @@
--- A bridge tells the database, at start, which tenant each of its command topics stands for (V123), so that the
+-- A bridge tells the database, at start, which tenant each of its command topics stands for (queen.bridge_topics, V004), so that the
 -- offset functions (R__bridge_offset_set.sql) send their audit event to the tenant that owns the topic, and
 -- `dead-letters replay` sends to that tenant's topic only.
--- Who decides the mapping (V135; issue 47, point 3): the schema owner (queen.bridge_group_bind_v1, at migrate). From a
+-- Who decides the mapping: the schema owner (queen.bridge_group_bind_v1, at migrate). From a
 -- login that may not write queen.bridge_topics (the service roles) this only checks: every topic it names must be
 -- bound by the owner to this group with that tenant, or the call is refused (42501, naming the topic and what it is
 -- bound to) and nothing is written; so a bridge whose configuration disagrees with the owner's does not start. A login
--- that may write the table (the owner, a superuser: the tests, a single-role development database) registers as before
+-- that may write the table (the owner, a superuser: the tests, a single-role development database) registers them
 -- (upsert: the configuration of the last bridge of the group to start wins): it could write the rows anyway.
 -- Lock order: the group's row of queen.bridge_groups (bridge_group_login_v1), then the group's topic rows.
 -- PRICE: one statement per start.
@@ -17,7 +17,7 @@ AS $$
 DECLARE
     v_off RECORD;
 BEGIN
-    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login names its topics (V131, V135)
+    PERFORM queen.bridge_group_login_v1(p_group); -- only the group's own login names its topics
     -- a tenant the owner did not bind to the group is refused before anything else is said about the call
     PERFORM queen.bridge_require_tenants_v1('bridge_topics_register_v1', p_group, p_tenants);
     IF cardinality(p_topics) IS DISTINCT FROM cardinality(p_tenants) THEN
@@ -34,7 +34,7 @@ BEGIN
             RAISE EXCEPTION 'command topic % of bridge group % is %, not tenant % as this bridge is configured: the schema owner binds a group''s topics (queen-timers migrate with this bridge''s command.topics and their tenants)',
                 v_off.topic, p_group, CASE WHEN v_off.bound IS NULL THEN 'bound to no tenant' ELSE 'bound to tenant ' || v_off.bound END,
                 v_off.tenant
-                USING ERRCODE = '42501', HINT = 'docs/schema-and-roles.md#database-roles (V135)';
+                USING ERRCODE = '42501', HINT = 'docs/schema-and-roles.md#database-roles';
         END IF;
         RETURN;
     END IF;

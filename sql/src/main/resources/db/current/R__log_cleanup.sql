@@ -25,8 +25,8 @@
 -- broker that writes queen.log_dlq / queen.log_consumers for a partition at the moment it is deleted
 -- gets a foreign-key error (hence the switch).
 
--- V003's two statements, with the re-check's survivors collected first so their log_txns rows can be
--- deleted before the partitions (see the header; V003 says why the re-check is a second statement).
+-- The two statements of the header, with the re-check's survivors collected first so their log_txns rows can be
+-- deleted before the partitions (the header says why the re-check is a second statement).
 CREATE OR REPLACE FUNCTION queen.log_cleanup_partitions_v1(p_cutoff TIMESTAMPTZ, p_limit INT)
 RETURNS SETOF UUID
 LANGUAGE plpgsql
@@ -41,7 +41,7 @@ BEGIN
     IF p_limit IS NULL OR p_limit < 1 THEN
         RAISE EXCEPTION 'log_cleanup_partitions_v1: p_limit must be >= 1, got %', p_limit USING ERRCODE = '22023';
     END IF;
-    -- The owner's bound, not the caller's (issue 37, point 5; V130): a cutoff later than now() - min_cleanup_idle
+    -- The owner's bound, not the caller's (queen.timer_settings, V006): a cutoff later than now() - min_cleanup_idle
     -- would call partitions written a moment ago dead, and delete them with their consumer cursors at once.
     SELECT s.min_cleanup_idle INTO v_min_idle FROM queen.timer_settings s;
     IF p_cutoff IS NULL OR p_cutoff > now() - coalesce(v_min_idle, INTERVAL '1 minute') THEN

@@ -18,8 +18,8 @@
 -- streams schema (queen_streams.state), which exists only where Queen created it.
 --
 -- Why LANGUAGE sql: PostgreSQL resolves the tables of a SQL-language function when it is created, so
--- MaintenanceCompileCheckIT runs this file on a database migrated only to V006, before V025 creates
--- queen.log_timers: a leg that named queen.log_timers would fail that test instead of silently making
+-- MaintenanceCompileCheckIT runs this file on a database migrated only to V001 (Queen's log tables), before V002
+-- creates queen.log_timers: a leg that named queen.log_timers would fail that test instead of silently making
 -- this per-partition scan pay for every pending timer
 -- (docs/decisions.md#the-dead-partition-check-is-a-compile-time-check). queen.log_timers has no
 -- partition column, so a pending timer does not keep its destination alive: the fire provisions it again.

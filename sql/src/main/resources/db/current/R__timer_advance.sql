@@ -1,4 +1,4 @@
--- Tests' clock (issue 41, point 4; docs/testing-with-queen-timers.md): make a queue's staged timers due now, so
+-- Tests' clock (docs/testing-with-queen-timers.md): make a queue's staged timers due now, so
 -- an integration test of "remind me in 3 days" runs in milliseconds. The fire is not bypassed: this only moves
 -- deliver_at; the sweeper claims, fires, audits and deletes the rows as it would have at their time.
 --

@@ -1,10 +1,10 @@
 -- How the audit outbox reads: queen.timer_audit_events, one row per event, and the trace fields every
 -- event of a traced timer carries.
 --
--- queen.timer_audit_outbox (V026) holds one row per outcome, written in the same transaction as the
+-- queen.timer_audit_outbox (V003) holds one row per outcome, written in the same transaction as the
 -- change it reports, except `fired`: ONE row per fired segment, whose `fired` array holds one element
 -- per timer in frame order (each with its own event_id), with fired_subs (producer subs) and
--- fired_traces (trace contexts) and fired_recur (a recurring timer's occurrence fields, V129) aligned with
+-- fired_traces (trace contexts) and fired_recur (a recurring timer's occurrence fields) aligned with
 -- it, NULL when no timer of the segment has one. This view
 -- expands `fired` rows into one event per timer, as the relay does in Java, for whoever reads the outbox
 -- directly; the relay reads it too (core's audit fetch).
@@ -16,8 +16,8 @@
 --
 -- queen.timer_trace_fields_v1(trace_context): {"traceId", "spanId", "traceFlags"} in hex, as in W3C
 -- traceparent, and "traceState" when there is one, from what the bridge stores (16 bytes of trace id, 8 of span
--- id, since V127 1 of flags and the tracestate's ASCII); an empty object for NULL. A 24-byte value (before V127)
--- has no traceFlags: its flags were not kept (a reader takes it as sampled, TraceParent.of).
+-- id, 1 of flags and the tracestate's ASCII); an empty object for NULL. A 24-byte value has no flags byte, so
+-- no traceFlags (a reader takes it as sampled, TraceParent.of).
 --
 -- queen.timer_event_v1(timer): the event of a timer leaving a fire attempt (`retrying`, `dead_lettered`),
 -- read from its staged row: one definition for both writers.

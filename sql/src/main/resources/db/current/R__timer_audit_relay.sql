@@ -1,14 +1,14 @@
--- The audit relay's lease, its read and its one write (issue 24, point 6; issue 47, point 3): core's AuditRelay takes
+-- The audit relay's lease, its read and its one write: core's AuditRelay takes
 -- the lease through queen.timer_audit_lease_v1, reads the oldest outbox rows through queen.timer_audit_read_v3,
 -- publishes them, and deletes the acknowledged ones through queen.timer_audit_delete_v3. The relay's roles
 -- (queen_bridge, queen_sweeper) may not DELETE from the outbox themselves, and these functions let a login of theirs
 -- delete only:
---  * while it holds the relay lease (V151): one row, taken and renewed only through queen.timer_audit_lease_v1, which
+--  * while it holds the relay lease (queen.timer_audit_relay_lease, V003): one row, taken and renewed only through queen.timer_audit_lease_v1, which
 --    only the relay's roles may execute, for the owner's queen.timer_settings.relay_lease; the read and the delete
 --    present the lease's token and are refused (42501) unless it is the live lease's. A login of any other role (the
---    operator's) can neither take nor hold it: the advisory lock the relay took before (pg_try_advisory_lock, open to
---    every login) let any login stop every tenant's audit events by holding it;
---  * rows its last read handed out: the read records their ids in queen.timer_audit_reads (V134) under a new token it
+--    operator's) can neither take nor hold it: an advisory lock (pg_try_advisory_lock, open to every login) would let
+--    any login stop every tenant's audit events by holding it;
+--  * rows its last read handed out: the read records their ids in queen.timer_audit_reads (V003) under a new token it
 --    returns with them; the delete removes only those of the ids it is given, and only for that token.
 -- By id list, never by range: an id below the largest published one may belong to a transaction that committed
 -- late, and it has not been published yet.
@@ -92,8 +92,8 @@ $$;
 -- text) and, from it, its trace fields for the record's W3C headers. A `fired` segment row comes as one result row
 -- per timer of its `fired` arrays (ROWS FROM ... WITH ORDINALITY, frame order), each with the segment's destination
 -- and first offset and the timer's own columns; its trace context stays binary. Nothing is built as jsonb here:
--- building one jsonb per fired timer and printing it cost ~100 us of this statement per event (issue 48's profile),
--- Java renders the same fields for a few. queen.timer_audit_events renders the same events in SQL for whoever reads
+-- building one jsonb per fired timer and printing it cost PostgreSQL more per event than the bridge's whole apply
+-- (docs/decisions.md#who-renders-the-audit-event); Java renders the same fields for a few. queen.timer_audit_events renders the same events in SQL for whoever reads
 -- the outbox directly; AuditRelayIT holds the two equal, field by field.
 -- A round holds whole rows only (it deletes only rows it published completely): the oldest rows while their events
 -- add up to less than p_events, always at least one row; p_rows bounds the rows read for that count (both within
@@ -183,21 +183,18 @@ BEGIN
 END
 $$;
 
--- Wakes the active audit relay at the commit of a transaction that wrote the outbox (issue 25): an idle
--- relay otherwise finds a new row only at its next poll (audit.relay.poll.interval, 200 ms), which was the
--- typical wait of a lone timer's `fired` and `scheduled` events (PipelineBench --mode single: p50 94 -> 26 ms,
--- bench/results/2026-12-04/single-*.txt). One NOTIFY queen_timers_audit per inserting statement; PostgreSQL
+-- Wakes the active audit relay at the commit of a transaction that wrote the outbox: an idle relay otherwise
+-- finds a new row only at its next poll (audit.relay.poll.interval, 200 ms), which was most of a lone timer's
+-- wait for its `fired` and `scheduled` events (docs/benchmarks.md#figures-behind-the-schemas-choices). One NOTIFY queen_timers_audit per inserting statement; PostgreSQL
 -- folds a transaction's identical notifications into one, sent at its commit. A statement trigger also fires
 -- for an INSERT ... SELECT of no row; telling would need a transition table, which copies every inserted row,
 -- so such a transaction costs one relay round that finds nothing. The relay LISTENs on its
 -- connection while it is active (AuditRelay). Runs with the inserting function's rights (the writers are
 -- SECURITY DEFINER functions); needs no grant.
--- PRICE: every commit that writes the outbox now notifies (each bridge batch, each fire, fail and
--- dead-letter; before, only bridge batches with a timer due within bridge.wake.within), and PostgreSQL
--- serializes the commits of notifying transactions cluster-wide (one lock, held through the commit's WAL
--- flush), a Queen broker's notifying commits included. Measured with it: steady 2,000/s, p99 89 ms
--- (bench/results/2026-12-04/steady2000-283b103.txt); and a round of the relay per commit while it keeps up
--- (~180 rounds/s at 2,000 timers/s).
+-- PRICE: every commit that writes the outbox notifies (each bridge batch, each fire, fail and dead-letter),
+-- and PostgreSQL serializes the commits of notifying transactions cluster-wide (one lock, held through the
+-- commit's WAL flush), a Queen broker's notifying commits included; and a round of the relay per commit while it
+-- keeps up (the steady benchmark's lateness and rounds with it: docs/benchmarks.md#figures-behind-the-schemas-choices).
 CREATE OR REPLACE FUNCTION queen.timer_audit_wake_v1()
 RETURNS trigger
 LANGUAGE plpgsql

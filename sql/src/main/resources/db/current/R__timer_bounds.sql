@@ -1,11 +1,11 @@
--- The owner's bounds on what a sweeper's login may pass (queen.timer_settings: V130, V133; issue 47, point 3).
+-- The owner's bounds on what a sweeper's login may pass (queen.timer_settings, V006).
 -- (Named "bounds" so Flyway, which runs repeatable files by name, creates these before R__timer_fail.sql, whose
 -- LANGUAGE sql timer_fail_v2 names them and is checked at creation.)
 --
--- queen.timer_bounds_v1(): the one row of queen.timer_settings, and whether its V133 bounds bind the calling login
+-- queen.timer_bounds_v1(): the one row of queen.timer_settings, and whether its retry bounds bind the calling login
 -- (binds_caller): they bind every login that may not UPDATE queen.timer_settings (every service role); a login that
 -- may (the owner, a superuser) could move them, so holding it to them would protect nothing. max_lease and
--- min_cleanup_idle (V130) hold for every caller. Read by the sweeper at start, which refuses a setting beyond them,
+-- min_cleanup_idle hold for every caller. Read by the sweeper at start, which refuses a setting beyond them,
 -- naming it (io.queen.timers.sweeper.OwnerBounds), and by the checks below. Reads one row; takes no lock.
 -- PRICE: one privilege lookup (catalog caches) per call.
 CREATE OR REPLACE FUNCTION queen.timer_bounds_v1()

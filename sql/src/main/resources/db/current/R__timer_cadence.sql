@@ -1,4 +1,4 @@
--- Recurring timers (V129, docs/recurring.md): what every path that ends an occurrence does to its series.
+-- Recurring timers (docs/recurring.md): what every path that ends an occurrence does to its series.
 -- (Named "cadence" so Flyway, which runs repeatable files by name, creates it before R__timer_fire.sql,
 -- whose LANGUAGE sql deliver step names timer_series_next_v1 and is checked at creation.)
 --
@@ -31,9 +31,9 @@ $$;
 -- unchanged when it was skipped), and returns the fields the outcome's
 -- audit event adds: {"occurrence", "seq", "next", "skipped": {"from", "to"}}. Nothing is staged when the
 -- plan's next is null: the series ended, and the event says so (next null) and why ("ended": the plan's "end",
--- which the sweeper's rule sets: max_occurrences, end_at, no_occurrence or rule_unreadable; issue 47).
+-- which the sweeper's rule sets: max_occurrences, end_at, no_occurrence or rule_unreadable).
 --
--- Bounds that end a series (issue 37 point 2), decided here, in the transaction that ends the occurrence:
+-- Bounds that end a series, decided here, in the transaction that ends the occurrence:
 --  * "stopped" in the rule: a cancel met this occurrence in a sweeper's hands (too_late, bridge_apply_v4 adds
 --    {"stopped": "cancelled"}). Whatever the plan says, nothing follows, and the event says "ended": "cancelled";
 --    read from the row, not the plan, so a claim made after the cancel (a lease lost, a retry) ends it too.
@@ -44,7 +44,7 @@ $$;
 --    recurring.max.consecutive.dead.letters). The run of dead letters in a row is kept in the rule as
 --    "deadLettersInRow" (absent when 0): a dead letter adds one, a delivered occurrence resets it, a skipped
 --    one leaves it. When a dead letter brings it to N, the series ends: "dead_letters". A plan without the
---    key (a sweeper of the release before) bounds nothing.
+--    key bounds nothing (a dead letter's own call refuses one for a login the owner's bounds bind).
 --  The event then says why: "ended" (and "deadLettersInRow" on every dead letter of a series), next null.
 --  PRICE: a few jsonb reads per recurring row; a series that fails carries one key more in its rule.
 --
@@ -109,23 +109,6 @@ BEGIN
                 ELSE jsonb_build_object('skipped', jsonb_build_object('from', (p_plan ->> 'skippedFrom')::timestamptz,
                                                                        'to', (p_plan ->> 'skippedTo')::timestamptz)) END;
 END;
-$$;
-
--- queen.timer_series_stopped_v1(deliver_at, plan): the series fields of an occurrence whose series a cancel stopped
--- while a sweeper held it, as a bridge of the release before this one stopped it (too_late, stop_series: it dropped
--- the row's rule; this release marks the rule "stopped" instead, read by timer_series_next_v1): its fire delivers it
--- and stages nothing, and the fired event says why: {"occurrence", "seq" (the plan's, as the sweeper read the rule
--- when it claimed the row), "next": null, "ended": "cancelled"}. Called by the fire's deliver step for a row that
--- came with a plan and has no rule left. Internal, granted to no role. Kept while rows so stopped may be staged
--- (a rolling upgrade); a claim made after such a drop cannot know the row was a series (why the mark replaced it).
--- PRICE: none beyond building the object; paid only by such an occurrence.
-CREATE OR REPLACE FUNCTION queen.timer_series_stopped_v1(p_deliver_at TIMESTAMPTZ, p_plan JSONB)
-RETURNS JSONB
-LANGUAGE sql
-STABLE -- a timestamptz in JSON is written in the session's time zone
-AS $$
-    SELECT jsonb_build_object('occurrence', p_deliver_at, 'seq', coalesce((p_plan ->> 'seq')::int, 1), 'next', NULL,
-                              'ended', 'cancelled')
 $$;
 
 -- queen.timer_skip_v1(p_timers): catchUp none's missed occurrences, which the sweeper claimed and does

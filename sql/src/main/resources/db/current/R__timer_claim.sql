@@ -2,10 +2,9 @@
 --
 -- queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, p_budget) claims up to
 -- p_batch visible timers and returns them in their PRE-claim visible_at order, the order they enter
--- the log, each with its held_bytes, trace context, deaths and recurrence. queen.timer_claim_v5 is the same claim
--- without a fire budget, for the previous release's sweepers during a rolling restart (v4 retired by V140, v3 by V132).
+-- the log, each with its held_bytes, trace context, deaths and recurrence.
 -- queen.timer_hold_alone_v1 (R__timer_fail.sql, beside the other functions on held rows) marks suspects a
--- sweeper is about to fire alone (V122).
+-- sweeper is about to fire alone (queen.log_timers.held_alone, V002).
 --
 -- How, and why each part is so:
 --  * Per shard (0..63), one range scan of idx_log_timers_visible (shard, visible_at) with
@@ -15,7 +14,7 @@
 --    rows this call actually got: two sweepers never wait for each other and never take the same row.
 --  * Per-shard slice = max(ceil(p_batch / 64), 8): the floor keeps a small batch from turning into 64
 --    one-row scans; the slice bounds the rows locked by one call (64 x slice).
---  * Per tenant (V125, issue 24 point 8): the shard slices see only each shard's earliest rows, so a
+--  * Per tenant (docs/decisions.md#claim-order-and-fairness): the shard slices see only each shard's earliest rows, so a
 --    tenant with a deep backlog of due timers fills all 64 of them and another tenant's due timers would
 --    wait for the whole backlog. So, beside them, every tenant with a due timer that the shard slices
 --    gave fewer than its share (ceil(p_batch / tenants with due timers)) gets a slice of its own earliest
@@ -23,10 +22,11 @@
 --    found by a skip scan of that index (one probe per tenant with a staged timer, one more to see that
 --    it has a due one). Together with the staging rule (a back-dated timer is visible no earlier than its
 --    staging, R__bridge_apply.sql) a flood of one tenant delays another's due timers by about one claim.
---  * The fire budget (issue 47, p_budget = {"near_ms", "allowance", "tenants": {"<tenant_id>": n}}; NULL: none).
---    The shares above put a quiet tenant's due row in the next claim, but when one tenant's due work saturates
---    the sweeper that row still waits for the cycle in flight, which is full of the other tenant's rows (1,000
---    one-second series of one tenant: a quiet tenant's p99 296-519 ms, RecurringFairnessIT). So while TWO
+--  * The fire budget (p_budget = {"near_ms", "allowance", "tenants": {"<tenant_id>": n}}; NULL: none;
+--    docs/decisions.md#a-per-tenant-fire-budget). The shares above put a quiet tenant's due row in the next
+--    claim, but when one tenant's due work saturates the sweeper that row still waits for the cycle in flight,
+--    which is full of the other tenant's rows (RecurringFairnessIT: one tenant's thousand one-second series
+--    beside a quiet tenant; that section has the figures). So while TWO
 --    tenants or more have a timer (out of anybody's hands) visible within near_ms, each tenant gets at most
 --    its allowance of rows per claim: the tokens of its bucket in the calling process (io.queen.timers.sweeper
 --    .claim.FireBudget, sweeper.tenant.fires.per.second), "allowance" for a tenant the caller has no bucket for.
@@ -38,7 +38,7 @@
 --    the cut to p_batch takes every tenant's first row, then every tenant's second, ...
 --  * Bytes: rows are kept in pick order while their running sum of held_bytes stays within
 --    p_max_bytes. held_bytes = payload_bytes (the payload's length as the frame carries it, written by
---    the bridge; docs/guarantees.md) or, for a row staged before V120, octet_length(payload) read from
+--    the bridge; docs/guarantees.md) or, for a row without it, octet_length(payload) read from
 --    the TOAST pointer without detoasting; + octet_length(txn) + 64. A timer larger than p_max_bytes
 --    alone is returned ALONE when p_lone_oversize (the sweeper asks so for the first claim of a cycle):
 --    it fires on its own instead of never. Without the bound, 600 due timers of ~880 KB made one claim
@@ -47,7 +47,7 @@
 --  * A visible row that still carries a token is a lease that ran out in a sweeper's hands (it died,
 --    stalled past the lease, or lost the database mid-fire; fail and release clear the token): the claim
 --    counts a death (deaths + 1) and says so in last_error ('abandoned: ...'). It spends an attempt only
---    when the sweeper was firing that timer alone (held_alone, V122): then nothing else it held can be
+--    when the sweeper was firing that timer alone (held_alone): then nothing else it held can be
 --    blamed, so a timer that kills its process reaches sweeper.max.attempts and is dead-lettered instead
 --    of killing every claim it is in, while a timer that merely was in hand when its sweeper was paused,
 --    killed or cut from the database spends nothing (it fires in a smaller group next time).
@@ -72,18 +72,18 @@
 --  * The tenant slices: 2 index probes per tenant with a staged timer per claim (linear in tenants,
 --    which the operator configures: a producer cannot make new ones), plus for an under-served tenant
 --    its slice. Rows locked by both sources or cut by the per-shard cap are released at commit.
---    One more index on every write of visible_at (V125's header).
+--    One more index on every write of visible_at (V002 says what it costs).
 --  * The UPDATE writes claimed_until, which changes the indexed visible_at: the claim is never HOT
 --    (docs/decisions.md#visible_at-is-stored-and-the-claim-is-never-hot).
 --  * Rows cut by p_batch or by bytes were locked for this statement and are released at its commit,
---    unclaimed. For rows staged before V120 the bytes are the STORED ones (the sweeper bounds their
+--    unclaimed. For rows without payload_bytes the bytes are the STORED ones (the sweeper bounds their
 --    decompression itself).
 --  * A timer held by a sweeper killed, paused past the lease or cut from the database for an unrelated
 --    reason spends no attempt unless that happens during its own lone fire; it is fired in smaller
 --    groups afterwards (docs/guarantees.md#a-death-alone-is-an-attempt).
 
--- The lease a claim may take: at most the owner's queen.timer_settings.max_lease (V130), never only what the
--- caller asks (issue 37, point 5): a claimed timer cannot be cancelled, so an unbounded lease could hold a due
+-- The lease a claim may take: at most the owner's queen.timer_settings.max_lease (V006), never only what the
+-- caller asks: a claimed timer cannot be cancelled, so an unbounded lease could hold a due
 -- timer out of its producer's reach for years. Refused, not shortened: a sweeper whose lease the database cut
 -- would fire past it. STABLE and called with no column, so the claim evaluates it once, before any row.
 CREATE OR REPLACE FUNCTION queen.timer_lease_v1(p_lease INTERVAL)
@@ -105,8 +105,8 @@ END
 $$;
 
 -- The claim, returning trace_context for the frame, deaths for the sweeper's suspect groups and a
--- recurring timer's rule (V129), from which the sweeper plans its successor; with the caller's per-tenant fire
--- budget (p_budget, issue 47; NULL: none, as v5).
+-- recurring timer's rule, from which the sweeper plans its successor; with the caller's per-tenant fire
+-- budget (p_budget; NULL: none).
 CREATE OR REPLACE FUNCTION queen.timer_claim_v6(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
                                                 p_lone_oversize BOOLEAN, p_budget JSONB)
 RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
@@ -121,11 +121,12 @@ AS $$
 #variable_conflict use_column
 BEGIN
     -- PL/pgSQL for its cached plan: as a LANGUAGE sql function with SECURITY DEFINER and SET it was planned at every
-    -- call (1.4 ms of its 8.5 ms in issue 48's profile); the output columns' names are the table's, hence use_column
+    -- call (docs/decisions.md#what-the-fire-still-pays-per-segment-and-why has what that cost); the output
+    -- columns' names are the table's, hence use_column
     RETURN QUERY
 WITH RECURSIVE tenants (tenant_id) AS (
     -- Every tenant with a staged timer out of anybody's hands: a skip scan, one probe of the partial
-    -- idx_log_timers_tenant_visible per tenant (claim_token IS NULL is its predicate: V125 says why).
+    -- idx_log_timers_tenant_visible per tenant (claim_token IS NULL is its predicate: V002 says why).
     (SELECT t.tenant_id FROM queen.log_timers t WHERE t.claim_token IS NULL ORDER BY t.tenant_id LIMIT 1)
     UNION ALL
     SELECT (SELECT t.tenant_id FROM queen.log_timers t
@@ -238,7 +239,7 @@ claimed AS (
            claim_token   = gen_random_uuid(),
            -- SET reads the row as it was: a token still set on a visible row is a lease that ran out in a
            -- sweeper's hands (fail and release clear the token): a death. It is an attempt only if that
-           -- sweeper was firing this timer alone (held_alone, V122).
+           -- sweeper was firing this timer alone (held_alone).
            deaths        = least(t.deaths + CASE WHEN t.claim_token IS NOT NULL THEN 1 ELSE 0 END, 32767),
            attempts      = t.attempts + CASE WHEN t.claim_token IS NOT NULL AND t.held_alone THEN 1 ELSE 0 END,
            held_alone    = FALSE,
@@ -261,20 +262,4 @@ SELECT c.tenant_id, c.queue, c.timer_key, c."partition", c.deliver_at, p.visible
   JOIN picked p ON p.tenant_id = c.tenant_id AND p.queue = c.queue AND p.timer_key = c.timer_key
  ORDER BY p.visible_at, c.tenant_id, c.queue, c.timer_key;
 END
-$$;
-
--- The previous release's claim (V129's), for its sweepers during a rolling restart: the current claim without a
--- fire budget. Retired by the next release (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_claim_v5(p_batch INT, p_lease INTERVAL, p_per_tenant INT, p_max_bytes BIGINT,
-                                                p_lone_oversize BOOLEAN)
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
-               visible_at TIMESTAMPTZ, txn TEXT, message_id UUID, payload BYTEA, payload_zstd BOOLEAN,
-               encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claim_token UUID, claimed_until TIMESTAMPTZ, held_bytes BIGINT, trace_context BYTEA, deaths INT,
-               recurrence JSONB)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-VOLATILE
-AS $$
-SELECT * FROM queen.timer_claim_v6(p_batch, p_lease, p_per_tenant, p_max_bytes, p_lone_oversize, NULL);
 $$;

@@ -7,13 +7,12 @@
 -- greatest(p_max_attempts, 1), into queen.log_dlq, deleting them from queen.log_timers with a `dead_lettered`
 -- audit row (queen.timer_event_v1), in one transaction.
 --
--- What the caller decides and what it cannot (issue 37, point 5): which of ITS claimed timers go, never another
--- timer (a row in nobody's hands, or in another sweeper's, is refused: v2 took any unclaimed row the caller
--- named, with attempts >= the caller's p_max_attempts, 0 meaning all of them); a timer that never failed never
--- goes; and what is kept is the row's own payload, in its stored form, never bytes the caller passes (v2 stored
--- the caller's "decompressed" payload). A zstd payload is kept as {"encoding":"zstd+base64",..}: the CLI
+-- What the caller decides and what it cannot: which of ITS claimed timers go, never another timer (a row in
+-- nobody's hands, or in another sweeper's, is refused: a login that could name any unclaimed row could empty the
+-- staging table into the DLQ); a timer that never failed never goes; and what is kept is the row's own payload, in
+-- its stored form, never bytes the caller passes (they could be anything). A zstd payload is kept as {"encoding":"zstd+base64",..}: the CLI
 -- decompresses it to replay it.
--- Nor the thresholds (issue 47, point 3; R__timer_bounds.sql): a p_max_attempts below the owner's min_attempts, or a
+-- Nor the thresholds (R__timer_bounds.sql): a p_max_attempts below the owner's min_attempts, or a
 -- recurring row's plan whose maxDeadLettersInRow is below min_dead_letters_in_row (or absent), is refused (22023,
 -- naming the setting) for a login the owner's bounds bind; and a recurring row's plan always counts as a dead
 -- letter ("deadLetter": true is set here, whatever the caller sent: a plan saying otherwise would reset the run and
@@ -39,7 +38,7 @@
 -- queen.log_partitions ascending id (queen.timer_destinations_v1) -> leaves (queen.log_dlq,
 -- queen.timer_dlq_keys, queen.timer_audit_outbox). The delete touches rows held since the first statement.
 --
---  * Its tenant, queue and timer key go to queen.timer_dlq_keys (V128) under the DLQ row's id, in the
+--  * Its tenant, queue and timer key go to queen.timer_dlq_keys (V005) under the DLQ row's id, in the
 --    same transaction: what `queen-timers dead-letters replay` schedules again (R__timer_dead_letters.sql).
 --
 -- PRICE: a compressed payload is not readable JSON in queen.log_dlq (the database cannot decompress zstd);
@@ -127,7 +126,7 @@ BEGIN
                AND t.attempts >= greatest(p_max_attempts, 1)
                AND t.claim_token = a_tokens[n.ord::int]
                AND t.claimed_until > now()
-               -- a recurring row needs its plan (its successor): a sweeper of the release before V129 leaves it
+               -- a recurring row needs its plan (its successor, staged in this transaction): without one it stays
                AND (t.recurrence IS NULL OR a_plans[n.ord::int] IS NOT NULL)
                FOR UPDATE OF t SKIP LOCKED) l;
     IF v_ord IS NULL THEN
@@ -166,7 +165,7 @@ BEGIN
            t.last_error, t.attempts, now()
       FROM unnest(v_ord, v_ctid, v_pid, v_dlq) AS u(ord, row_ctid, pid, dlq)
      CROSS JOIN LATERAL (SELECT * FROM queen.log_timers x WHERE x.ctid = u.row_ctid) t;
-    -- ... and what a DLQ row cannot say, for `queen-timers dead-letters replay`: the tenant and the timer key (V128).
+    -- ... and what a DLQ row cannot say, for `queen-timers dead-letters replay`: the tenant and the timer key.
     INSERT INTO queen.timer_dlq_keys (dlq_id, tenant_id, queue, timer_key)
     SELECT u.dlq, u.t, u.q, u.k FROM unnest(v_dlq, v_t, v_q, v_k) AS u(dlq, t, q, k);
 

@@ -1,8 +1,8 @@
--- Operators' dead letters: list, show, replay, drop (`queen-timers dead-letters`, issue 27 point 4).
+-- Operators' dead letters: list, show, replay, drop (`queen-timers dead-letters`).
 --
 -- queen.timer_dead_letters_v1(tenant, queue, id, limit): the sweeper's dead letters (queen.log_dlq rows of
 -- consumer_group '__timer__'), oldest first, with what their DLQ row cannot say (tenant from the
--- partition's queue; timer key from queen.timer_dlq_keys, NULL for one dead-lettered before V128). Each
+-- partition's queue; timer key from queen.timer_dlq_keys, NULL when that row is gone: deleted by hand). Each
 -- filter NULL = any; the limit is clamped to 1..1000.
 --
 -- queen.timer_dead_letter_remove_v1(id, how, reason, timer_key, txn_hash, verdict_event, trace_id,
@@ -83,7 +83,7 @@ BEGIN
     v_key := coalesce(d.timer_key, p_timer_key);
     IF p_how = 'replayed' THEN
         IF v_key IS NULL THEN
-            RAISE EXCEPTION 'dead letter % has no recorded timer key (dead-lettered before V128): name it (--key, from its dead_lettered event)', p_id
+            RAISE EXCEPTION 'dead letter % has no recorded timer key (its queen.timer_dlq_keys row is gone): name it (--key, from its dead_lettered event)', p_id
                 USING ERRCODE = '22023';
         END IF;
         IF EXISTS (SELECT 1 FROM queen.log_timers t

@@ -16,10 +16,10 @@
 --    08/53/57/58, or none) spend no attempt and back off p_transient_backoff; permanent errors spend one
 --    attempt and back off least(p_backoff_base * 2^attempts, p_backoff_max), attempts counted BEFORE
 --    this failure;
---  * the backoffs and p_max_attempts are the caller's only within the owner's bounds (queen.timer_settings, V133;
+--  * the backoffs and p_max_attempts are the caller's only within the owner's bounds (queen.timer_settings, V006;
 --    R__timer_bounds.sql): a transient backoff beyond max_transient_backoff (a due timer hidden for a century
 --    without an attempt spent), a backoff beyond max_backoff or a max attempts below min_attempts (a timer exhausted
---    by one fake failure) is refused, 22023 naming the setting, before any row is touched (issue 47, point 3);
+--    by one fake failure) is refused, 22023 naming the setting, before any row is touched;
 --  * last_error := the error; a `retrying` audit row per failed timer (with producerSub and trace
 --    fields when the timer has them). Returns the new attempts, the retry instant and `exhausted`
 --    (attempts >= p_max_attempts): the sweeper dead-letters those next, in its own transaction, under the
@@ -36,9 +36,9 @@
 -- hold-alone WAIT for a row another transaction holds (bounded by sweeper.lock.timeout; a timeout is
 -- transient, and the cycle hands the rows back next time): the row carries the caller's token, so what can
 -- hold it is a bridge batch answering a reschedule or cancel `too_late`, or another sweeper's claim or fire
--- statement that met it, for the length of that statement. They used to SKIP LOCKED such a row, which then
--- stayed leased until its lease ran out: 30 s late, and since V122 a death counted against it (CrashIT
--- caught a hand-back that skipped a row a concurrent claim had just locked). The claim and the fire still
+-- statement that met it, for the length of that statement. SKIP LOCKED here would leave such a row leased until
+-- its lease ran out: a lease late, with a death counted against it (CrashIT caught a hand-back that skipped a row a
+-- concurrent claim had just locked). The claim and the fire still
 -- never wait. No deadlock: every waiter here and the bridge take timer rows in the same key order, and the
 -- claim and the fire, which take them in another order, never wait for one.
 
@@ -84,7 +84,7 @@ WITH held AS MATERIALIZED (
 ),
 failed AS (
     -- Lock order: rows held by `held` (by TID). A row this failure exhausts keeps the caller's claim, lease
-    -- unchanged: queen.timer_dead_letter_v3 moves only rows under the caller's live claim (issue 37, point 5).
+    -- unchanged: queen.timer_dead_letter_v3 moves only rows under the caller's live claim.
     UPDATE queen.log_timers t
        SET claim_token   = CASE WHEN t.attempts + CASE WHEN p_transient THEN 0 ELSE 1 END >= p_max_attempts
                                 THEN t.claim_token END,

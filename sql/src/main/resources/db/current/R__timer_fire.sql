@@ -29,9 +29,6 @@
 -- present (queen.json_rows_v1). Result: one row per segment, in order: seg (1-based), verdict `fired`,
 -- `stale` or `refused`; for a fired segment its partition id, first offset and created_at; for a
 -- refused one `refused`, the 0-based frame positions of its timers that were dead-lettered.
--- queen.timer_fire_v2 (same call, no `refused` column, a refused segment answered `stale`) is kept as a
--- thin wrapper for the previous release's sweepers during a rolling restart (SqlFunctionsInUseIT.KEPT):
--- they get the same refusal, since it is decided here.
 --
 -- Guarantees:
 --  * Exactly once: the push (7) and the disappearance of the staging rows (8) are one commit. A crash
@@ -43,7 +40,7 @@
 --    the log before an earlier one; the sweeper splits a larger destination across calls.
 --  * The `fired` outbox row per segment carries one element per timer with producer subs and trace
 --    contexts aligned with it (R__timer_audit_events.sql).
---  * No plaintext into an encrypted queue (issue 24): a timer staged clear (encrypted = false) before its
+--  * No plaintext into an encrypted queue: a timer staged clear (encrypted = false) before its
 --    queue got queen.queues.encryption_enabled is never appended to it. The flag is read in THIS
 --    transaction under a share lock on the queue row taken before the push (step 4), so a flip that
 --    commits after the claim, or while this fire runs, is seen: an UPDATE of the flag waits for this
@@ -54,7 +51,7 @@
 --    not exist at step 4, created by somebody else during this fire and switched on before its commit
 --    (its flag is read unlocked in step 6); Queen's own push has the same window. The same holds for a
 --    queue sealed by a bridge's encryption.queues only (no flag in queen.queues): the patterns each bridge
---    group wrote at its start (V126) are read in step 6, each for the tenants of that group's command topics
+--    group wrote at its start (queen.bridge_sealed_queues) are read in step 6, each for the tenants of that group's command topics
 --    only, so a timer staged clear before its queue was added to them is dead-lettered the same way once that
 --    bridge restarted with them.
 --  * SKIP LOCKED, never a plain FOR UPDATE, on timer rows: a fire never waits for a command; a row
@@ -71,7 +68,7 @@
 --     queen.log_dlq (step 9).
 -- Due-ness and lease liveness come from PostgreSQL's clock (now() of this transaction).
 --
--- State between the steps travels in three composite types (V101: timer_fire_segment_v2,
+-- State between the steps travels in three composite types (V005: timer_fire_segment_v2,
 -- timer_fire_held_v2, timer_fire_pushed_v2), so each step's inputs are named.
 --
 -- PRICE:
@@ -89,8 +86,8 @@
 --  * A refused clear timer's payload stays in clear in its queen.log_dlq row (as it was staged, in
 --    clear, in queen.log_timers): outside the log, for the operator's replay; never delivered.
 --  * Planner settings on the two functions whose statements need hash joins of in-memory sets
---    (steps 5 and 8), each with its reason there. Measured 2026-12-03 (PostgreSQL 15, a fire of 4,500
---    claimed timers in 100 segments, rolled back): 468-587 ms per fire with them, 658-675 ms without.
+--    (steps 5 and 8), each with its reason there: without them a large fire is measurably slower
+--    (docs/benchmarks.md#figures-behind-the-schemas-choices).
 
 -- Step 0. Read the call and check its shape: a malformed call is a caller bug (SQLSTATE 22023), never
 -- a partial fire. Every segment has at least one timer; the blobs and the hashes add up exactly.
@@ -104,7 +101,7 @@ DECLARE
     v_segments queen.timer_fire_segment_v2[];
     v_bad      BIGINT;
 BEGIN
-    PERFORM queen.json_rows_v1('timer_fire_v2 segments', p_segments, '{tenant_id,queue,partition,blob_length,timers}');
+    PERFORM queen.json_rows_v1('timer_fire_v3 segments', p_segments, '{tenant_id,queue,partition,blob_length,timers}');
     SELECT s.i INTO v_bad
       FROM jsonb_array_elements(p_segments) WITH ORDINALITY AS s(e, i)
      WHERE jsonb_typeof(s.e -> 'timers') IS DISTINCT FROM 'array'
@@ -114,7 +111,7 @@ BEGIN
      ORDER BY s.i
      LIMIT 1;
     IF v_bad IS NOT NULL THEN
-        RAISE EXCEPTION 'timer_fire_v2: segment % (1-based) needs "timers", a non-empty array of {"timer_key", "claim_token"}', v_bad
+        RAISE EXCEPTION 'timer_fire_v3: segment % (1-based) needs "timers", a non-empty array of {"timer_key", "claim_token"}', v_bad
             USING ERRCODE = '22023';
     END IF;
 
@@ -134,7 +131,7 @@ BEGIN
                    OR s.blob_length IS NULL OR s.blob_length < 0)
        OR octet_length(p_blobs) IS DISTINCT FROM (SELECT coalesce(sum(s.blob_length), 0) FROM unnest(v_segments) AS s)
        OR octet_length(p_hashes) IS DISTINCT FROM (SELECT 16 * coalesce(sum(s.frames), 0) FROM unnest(v_segments) AS s) THEN
-        RAISE EXCEPTION 'timer_fire_v2: a segment lacks its destination, or the blobs or hashes do not match the segments'
+        RAISE EXCEPTION 'timer_fire_v3: a segment lacks its destination, or the blobs or hashes do not match the segments'
             USING ERRCODE = '22023';
     END IF;
     RETURN QUERY SELECT * FROM unnest(v_segments);
@@ -144,7 +141,8 @@ $$;
 -- Step 1. Lock and verify the claimed rows. Each named row is looked up by its full primary key
 -- inside a LATERAL subquery, visited in (tenant_id, queue, timer_key) order: the plan is a nested loop
 -- of unique index probes whatever the table statistics say (a join the planner was free to reorder
--- turned quadratic once statistics went stale under a burst, V031-V035). A row is held only if it
+-- turned quadratic once statistics went stale under a burst, docs/decisions.md#plans-do-not-depend-on-statistics).
+-- A row is held only if it
 -- still carries the caller's claim token with a live lease and the segment's partition; a row another
 -- transaction holds is skipped, never waited for (docs/decisions.md#the-fire-never-waits-on-a-timer-row).
 -- Only (segment, position, TID) is kept: the row stays locked by us until commit, so steps 6 to 10
@@ -175,8 +173,8 @@ BEGIN
                AND t.claim_token = x.claim_token
                AND t.claimed_until > now()
                AND t."partition" = x."partition"
-               -- a recurring row needs its plan (the next occurrence): a caller that does not know
-               -- recurrences (a sweeper of the release before V129) leaves it to one that does
+               -- a recurring row needs its plan (the next occurrence, staged by step 8): without one it is
+               -- not held, and its segment answers stale
                AND (t.recurrence IS NULL OR x.plan IS NOT NULL)
                FOR UPDATE OF t SKIP LOCKED) l;
 END;
@@ -244,7 +242,7 @@ BEGIN
                ARRAY(SELECT s."partition" FROM unnest(p_segments) AS s WHERE s.seg = ANY (p_live) ORDER BY s.seg)) d;
     v_out := queen.timer_fire_map_destinations_v2(p_segments, p_live, coalesce(v_resolved, '[]'));
     IF cardinality(v_out) IS DISTINCT FROM cardinality(p_live) THEN
-        RAISE EXCEPTION 'timer_fire_v2: no partition resolved for % of % live segments',
+        RAISE EXCEPTION 'timer_fire_v3: no partition resolved for % of % live segments',
             cardinality(p_live) - coalesce(cardinality(v_out), 0), cardinality(p_live) USING ERRCODE = 'XX000';
     END IF;
     RETURN QUERY SELECT * FROM unnest(v_out);
@@ -270,9 +268,8 @@ $$;
 -- Step 6. The refused rows: the clear rows (encrypted = false) of live segments whose queue is encrypted,
 -- as read now: its encryption_enabled (step 4's share lock keeps the flag of an existing queue as it is
 -- until commit) or the encryption.queues patterns of a bridge group whose command topics the owner bound to
--- the segment's tenant (queen.bridge_sealed_queues, V126; queen.bridge_topics): a group's patterns seal its own
--- tenants' queues only, so a group's '%' refuses no other tenant's clear timers (it did: any group's patterns were
--- every tenant's). PRICE: one probe of queen.bridge_topics per group with patterns, per live destination. The
+-- the segment's tenant (queen.bridge_sealed_queues; queen.bridge_topics): a group's patterns seal its own
+-- tenants' queues only, so a group's '%' refuses no other tenant's clear timers. PRICE: one probe of queen.bridge_topics per group with patterns, per live destination. The
 -- queues are read once, one probe per live destination, the patterns once; the staged rows only of the
 -- segments whose queue is encrypted (by TID, held since step 1): none in the common case. VOLATILE: its
 -- statements read what is committed when they run, not when the fire's statement began.
@@ -339,9 +336,9 @@ $$;
 
 -- Step 8. Deliver: delete the pushed segments' rows and write their `fired` audit events, one
 -- statement. The delete's RETURNING hands over what the events need, read from the rows we hold (no
--- second read, no per-row data carried from step 1). ONE outbox row per pushed segment (V026): the
+-- second read, no per-row data carried from step 1). ONE outbox row per pushed segment (V003): the
 -- destination and first offset, and per timer in frame order an element with a new event_id, its key,
--- txn, messageId, deliverAt and attempts; fired_subs (V056) and fired_traces (V090) aligned with it,
+-- txn, messageId, deliverAt and attempts; fired_subs and fired_traces aligned with it,
 -- NULL when no timer of the segment has one. No per-timer JSON, identity value or outbox tuple is made
 -- inside this transaction, which holds the destination partitions.
 -- Rows meet their segment by TID: thousands of rows on each side, so a hash join (nested loops off);
@@ -376,15 +373,10 @@ BEGIN
            CASE WHEN bool_or(g.producer_sub IS NOT NULL) THEN array_agg(g.producer_sub ORDER BY h.pos) END,
            CASE WHEN bool_or(g.trace_context IS NOT NULL) THEN array_agg(g.trace_context ORDER BY h.pos) END,
            -- a recurring timer's successor is staged here, after its delete (R__timer_cadence.sql)
-           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is);
-           -- a row with a plan and no rule is an occurrence whose series a cancel stopped while it was in hand
-           -- (too_late) as the previous release's bridge did it, dropping the rule; its event says so ("ended":
-           -- "cancelled"). This release's bridge marks the rule "stopped" instead: timer_series_next_v1 reads it.
-           CASE WHEN bool_or(g.recurring OR p_plans ? (h.seg || ':' || h.pos))
+           -- (g.recurring, not g.series IS NOT NULL: a row value IS NOT NULL only when every field of it is)
+           CASE WHEN bool_or(g.recurring)
                 THEN array_agg(CASE WHEN g.recurring
-                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos))
-                                    WHEN p_plans ? (h.seg || ':' || h.pos)
-                                    THEN queen.timer_series_stopped_v1(g.deliver_at, p_plans -> (h.seg || ':' || h.pos)) END
+                                    THEN queen.timer_series_next_v1(g.series, p_plans -> (h.seg || ':' || h.pos)) END
                                ORDER BY h.pos) END
       FROM gone g
       JOIN unnest(p_held) AS h ON h.row_ctid = g.row_ctid
@@ -431,14 +423,14 @@ BEGIN
           JOIN unnest(p_refused) AS r ON r.row_ctid = g.row_ctid
           JOIN unnest(p_destinations) AS d ON d.seg = r.seg
         RETURNING id, message_id),
-    dlq_keys AS (  -- the tenant and timer key a DLQ row cannot hold (V128), joined by the timer's message id
+    dlq_keys AS (  -- the tenant and timer key a DLQ row cannot hold (V005), joined by the timer's message id
         INSERT INTO queen.timer_dlq_keys (dlq_id, tenant_id, queue, timer_key)
         SELECT x.id, (g.timer).tenant_id, (g.timer).queue, (g.timer).timer_key
           FROM dlq x JOIN gone g ON (g.timer).message_id = x.message_id)
     INSERT INTO queen.timer_audit_outbox (tenant_id, kafka_key, type, event)
     SELECT (g.timer).tenant_id, (g.timer).queue || '/' || (g.timer).timer_key, 'dead_lettered',
            queen.timer_event_v1(g.timer) || jsonb_build_object('error', 'encryption_unavailable')
-           -- a series ends with a refused occurrence (issue 37 point 2): each later one would be refused too, and
+           -- a series ends with a refused occurrence: each later one would be refused too, and
            -- each would write its payload in clear into queen.log_dlq; the event says why ("ended")
            || CASE WHEN (g.timer).recurrence IS NOT NULL
                    THEN queen.timer_series_next_v1(g.timer, (p_plans -> (r.seg || ':' || r.pos))
@@ -533,17 +525,4 @@ BEGIN
                        FROM unnest(v_refused) AS x GROUP BY x.seg) r ON r.seg = s.seg
          ORDER BY s.seg;
 END;
-$$;
-
--- The previous release's fire (V101's signature and columns), for its sweepers during a rolling restart:
--- the current fire, a refused segment answered `stale` (its clear rows are dead-lettered, its others
--- released, which is what `stale` tells that sweeper). Retired by the next release (SqlFunctionsInUseIT.KEPT).
-CREATE OR REPLACE FUNCTION queen.timer_fire_v2(p_segments JSONB, p_blobs BYTEA, p_hashes BYTEA)
-RETURNS TABLE (seg INT, verdict TEXT, partition_id UUID, base_offset BIGINT, created_at TIMESTAMPTZ)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-VOLATILE
-AS $$
-    SELECT f.seg, CASE WHEN f.verdict = 'refused' THEN 'stale' ELSE f.verdict END, f.partition_id, f.base_offset, f.created_at
-      FROM queen.timer_fire_v3(p_segments, p_blobs, p_hashes) f
 $$;

@@ -8,14 +8,12 @@
 --   due      visible_at <= now(): waiting for the next sweeper cycle (an expired lease counts here);
 --   waiting  deliver_at in the future.
 -- queen.timer_peek_v2(tenant, queue, timer_key): one timer WITH its payload as stored (payload_zstd says
--- whether it is compressed; nothing is decrypted) and its recurrence (V129: the rule, the series txn and
+-- whether it is compressed; nothing is decrypted) and its recurrence (the rule, the series txn and
 -- the pending occurrence's seq; NULL for a one-shot timer), or no row. The claim token is not shown: it is
 -- the capability to fire the row.
 -- queen.timer_list_v2(tenant, queue, after_key, limit): a queue's timers in timer_key order, keyset
 -- paginated (NULL after_key for the first page), WITHOUT payloads (payload_bytes gives the stored
 -- size), with their recurrence; the limit is clamped to 1..1000 so a careless call cannot pull a whole queue.
--- queen.timer_peek_v1, queen.timer_list_v1: the same without recurrence, for the previous release's CLI
--- during an upgrade; thin wrappers over v2, retired by the next release (SqlFunctionsInUseIT.KEPT).
 --
 -- Peek and list are served by the primary key (tenant_id, queue, timer_key); timer_key is COLLATE "C", so
 -- the keyset order is byte order and the comparison uses the index.
@@ -24,7 +22,7 @@
 -- scheduled with that (series) txn, recurrence->>'txn' (an occurrence's own txn is `<txn>@<instant>`, so
 -- the log never holds the series txn itself: `find` asks here). Usually one row; several when keys of
 -- the queue share a txn. PRICE: reads the tenant's recurring rows through the partial index
--- idx_log_timers_recurring (tenant_id) WHERE recurrence IS NOT NULL (V129) and filters them by queue and
+-- idx_log_timers_recurring (tenant_id) WHERE recurrence IS NOT NULL (V002) and filters them by queue and
 -- txn: one-shot rows are never read, however many the queue holds; a tenant with N recurring series
 -- costs N index entries and heap fetches per call (an operator's call, never the hot path).
 --
@@ -63,22 +61,6 @@ AS $$
      WHERE t.tenant_id = p_tenant AND t.queue = p_queue COLLATE "C" AND t.timer_key = p_timer_key COLLATE "C"
 $$;
 
--- The previous release's peek (V036's columns): v2 without recurrence. Retired by the next release.
-CREATE OR REPLACE FUNCTION queen.timer_peek_v1(p_tenant UUID, p_queue TEXT, p_timer_key TEXT)
-RETURNS TABLE (tenant_id UUID, queue TEXT, timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ,
-               visible_at TIMESTAMPTZ, state TEXT, txn TEXT, message_id UUID, payload BYTEA,
-               payload_zstd BOOLEAN, encrypted BOOLEAN, producer_sub TEXT, attempts INT, last_error TEXT,
-               claimed_until TIMESTAMPTZ, created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ, db_now TIMESTAMPTZ)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-STABLE
-AS $$
-    SELECT p.tenant_id, p.queue, p.timer_key, p."partition", p.deliver_at, p.visible_at, p.state, p.txn, p.message_id,
-           p.payload, p.payload_zstd, p.encrypted, p.producer_sub, p.attempts, p.last_error, p.claimed_until,
-           p.created_at, p.updated_at, p.db_now
-      FROM queen.timer_peek_v2(p_tenant, p_queue, p_timer_key) p
-$$;
-
 CREATE OR REPLACE FUNCTION queen.timer_list_v2(p_tenant UUID, p_queue TEXT, p_after_key TEXT, p_limit INT)
 RETURNS TABLE (timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ, visible_at TIMESTAMPTZ, state TEXT,
                txn TEXT, message_id UUID, payload_bytes INT, payload_zstd BOOLEAN, encrypted BOOLEAN,
@@ -99,22 +81,6 @@ AS $$
        AND (p_after_key IS NULL OR t.timer_key > p_after_key COLLATE "C")
      ORDER BY t.timer_key
      LIMIT least(greatest(coalesce(p_limit, 100), 1), 1000)
-$$;
-
--- The previous release's list (V036's columns): v2 without recurrence. Retired by the next release.
-CREATE OR REPLACE FUNCTION queen.timer_list_v1(p_tenant UUID, p_queue TEXT, p_after_key TEXT, p_limit INT)
-RETURNS TABLE (timer_key TEXT, "partition" TEXT, deliver_at TIMESTAMPTZ, visible_at TIMESTAMPTZ, state TEXT,
-               txn TEXT, message_id UUID, payload_bytes INT, payload_zstd BOOLEAN, encrypted BOOLEAN,
-               producer_sub TEXT, attempts INT, last_error TEXT, claimed_until TIMESTAMPTZ,
-               created_at TIMESTAMPTZ, updated_at TIMESTAMPTZ)
-LANGUAGE sql
-SECURITY DEFINER SET search_path = pg_catalog, queen, pg_temp -- runs as the owner: see db/least-privilege.sql
-STABLE
-AS $$
-    SELECT l.timer_key, l."partition", l.deliver_at, l.visible_at, l.state, l.txn, l.message_id, l.payload_bytes,
-           l.payload_zstd, l.encrypted, l.producer_sub, l.attempts, l.last_error, l.claimed_until, l.created_at,
-           l.updated_at
-      FROM queen.timer_list_v2(p_tenant, p_queue, p_after_key, p_limit) l
 $$;
 
 CREATE OR REPLACE FUNCTION queen.timer_series_v1(p_tenant UUID, p_queue TEXT, p_txn TEXT)

@@ -66,7 +66,7 @@ $$;
 -- p_cap, for the sweeper's queen_timers_recurring_series gauge (docs/recurring.md). A series keeps exactly
 -- one row, its pending occurrence, so its rows are its series. Its own function because the sweeper's
 -- role reads no table of timers (db/least-privilege.sql).
--- PRICE: `recurrence IS NOT NULL` is the predicate of the partial index idx_log_timers_recurring (V129),
+-- PRICE: `recurrence IS NOT NULL` is the predicate of the partial index idx_log_timers_recurring (V002),
 -- so this reads that index (index-only where the visibility map allows), never a one-shot row; it stops
 -- at the cap. It runs every few seconds on a thread of its own, never on the fire path. Locks: none.
 CREATE OR REPLACE FUNCTION queen.timer_recurring_count_v1(p_cap INT)

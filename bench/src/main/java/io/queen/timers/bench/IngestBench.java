@@ -5,7 +5,8 @@ import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.stack.Kafka;
 import io.queen.timers.stack.Postgres;
 import io.queen.timers.stack.ServiceSettings;
@@ -114,7 +115,7 @@ public final class IngestBench {
             long first = 0;
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             try (BridgeMain bridge = stack.start(BridgeMain.SERVICE, (s, st) -> {
-                s.set(BridgeSettings.COMMAND_TOPICS, List.of(topic)).set(AuditSettings.RELAY_ENABLED, false)
+                s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(AuditSettings.RELAY_ENABLED, false)
                         .set(BridgeSettings.START_POSITION, "earliest"); // the topic is filled before the bridge starts
                 extra.accept(s);
             }, Dependencies.defaults(registry))) {

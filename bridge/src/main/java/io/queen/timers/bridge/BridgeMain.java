@@ -10,23 +10,24 @@ import io.queen.timers.bridge.fetch.CommandSource;
 import io.queen.timers.bridge.ingest.IngestLoop;
 import io.queen.timers.bridge.ingest.OffsetStore;
 import io.queen.timers.bridge.wire.CommandParser;
-import io.queen.timers.bridge.wire.WireLimits;
-import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
+import io.queen.timers.relay.AuditRelay;
+import io.queen.timers.routes.TopicRoutes;
 import io.queen.timers.sql.BridgeGroups;
 import java.util.HashMap;
 import java.util.Map;
@@ -103,7 +104,7 @@ public final class BridgeMain implements AutoCloseable {
         Dependencies deps = dependencies.complete("bridge", settings.common(), settings.telemetry());
         LOG.info("starting bridge: {}", settings.common());
         // the mappings were read with the settings: a bad one was a start-up error before anything connects
-        TopicRoutes routes = settings.routes();
+        TopicRoutes routes = settings.routing().routes();
         settings.checkFitsHeap(Runtime.getRuntime().maxMemory());
         // a Kafka cluster older than the oldest supported is refused in one sentence, before anything reads from it
         KafkaVersion.requireAtStart(settings.common().kafka(KafkaSettings.Client.ADMIN), "bridge");
@@ -138,7 +139,7 @@ public final class BridgeMain implements AutoCloseable {
         SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
                 settings.lockTimeout(), common.socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
+        SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             String group = settings.groupId();
@@ -153,7 +154,7 @@ public final class BridgeMain implements AutoCloseable {
             });
             OffsetStore offsets = new OffsetStore(dataSource, group);
             // the database learns which tenant owns each topic, so an offset's audit event goes to that tenant; first of the
-            // group's calls, so that a group or topic the schema owner did not bind to this login (V135) is what it says
+            // group's calls, so that a group or topic the schema owner did not bind to this login is what it says
             startup.retry("register the command topics' tenants", () -> {
                 offsets.register(routes.tenants());
                 return null;
@@ -167,7 +168,8 @@ public final class BridgeMain implements AutoCloseable {
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), registry);
+                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), settings.decompressionMaxBytes(),
+                    registry);
             IngestLoop loop = new IngestLoop(settings.ingest(), source,
                     routes, parser, applier, offsets, timestamps, registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));

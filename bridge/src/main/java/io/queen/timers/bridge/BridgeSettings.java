@@ -1,9 +1,7 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.core.config.ConfigDef.Type.BOOLEAN;
 import static io.queen.timers.core.config.ConfigDef.Type.DURATION;
 import static io.queen.timers.core.config.ConfigDef.Type.INT;
-import static io.queen.timers.core.config.ConfigDef.Type.LIST;
 import static io.queen.timers.core.config.ConfigDef.Type.STRING;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
@@ -11,26 +9,27 @@ import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
 import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.bridge.ingest.IngestSettings;
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.bridge.wire.RecordLimits;
+import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.telemetry.TelemetrySettings;
-import io.queen.timers.bridge.wire.RecordLimits;
-import io.queen.timers.bridge.wire.WireLimits;
 import io.queen.timers.log.codec.Frame;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
 import java.time.Duration;
 import java.util.List;
 
 /**
  * Everything the bridge reads (docs/commands.md lists them with their environment names), typed by
- * {@link #from(Config)} as the sweeper's {@code SweeperSettings} is. Besides these declared keys, read by
- * {@link TopicRoutes} and the Kafka clients: {@code topic.<name>.tenant} and {@code topic.<name>.producer.sub} per command
- * topic and {@code topic.<name>.auth*} (token checks, {@link TopicRoutes}), and {@code kafka.*} for the consumer and the relay's producer.
+ * {@link #from(Config)} as the sweeper's {@code SweeperSettings} is. The command topics and their routes are
+ * {@link RouteSettings}' keys (with the undeclared {@code topic.<name>.*} keys), read the same by the HTTP API; the
+ * Kafka clients read {@code kafka.*} for the consumer and the relay's producer.
  */
 public record BridgeSettings(
-        List<String> commandTopics,
+        /* command.topics and each topic's tenant, producer sub and token rules, as the HTTP API reads them too */ RouteSettings routing,
         String groupId,
         Duration horizon,
         int payloadMaxBytes,
@@ -40,6 +39,7 @@ public record BridgeSettings(
         Duration lockTimeout,
         Duration statementTimeout,
         int ingestMaxBytes,
+        int decompressionMaxBytes,
         int recordHeadersMaxCount,
         int recordHeadersMaxBytes,
         int batchMaxRecords,
@@ -47,35 +47,31 @@ public record BridgeSettings(
         int tenantMaxPending,
         Duration recurringMinPeriod,
         int tenantMaxRecurring,
-        /* each command topic's tenant, producer sub and token rules */ TopicRoutes routes,
         CommonSettings common,
         AuditSettings audit,
         EncryptionSettings encryption,
         TelemetrySettings telemetry) {
 
-    public static final String COMMAND_TOPICS = "command.topics";
-    /** The default of {@link #COMMAND_TOPICS}, a constant so the CLI's help can name it. */
-    public static final String DEFAULT_COMMAND_TOPIC = "queen.timers.commands";
     public static final String GROUP_ID = "bridge.group.id";
     public static final String HORIZON = "bridge.horizon";
     public static final String PAYLOAD_MAX_BYTES = "bridge.payload.max.bytes";
     public static final String ZSTD_THRESHOLD = "bridge.payload.zstd.threshold";
     public static final String WAKE_WITHIN = "bridge.wake.within";
     public static final String POLL_TIMEOUT = "bridge.poll.timeout";
-    public static final String TOPIC_TENANTS = "command.topic.tenants";
-    public static final String TOPIC_PRODUCER_SUBS = "command.topic.producer.subs";
-    public static final String DEFAULT_TENANT_ALLOWED = "bridge.default.tenant.allowed";
     public static final String LOCK_TIMEOUT = "bridge.lock.timeout";
     public static final String STATEMENT_TIMEOUT = "bridge.statement.timeout";
     public static final String INGEST_MAX_BYTES = "bridge.ingest.max.bytes";
+    public static final String DECOMPRESSION_MAX_BYTES = "bridge.decompression.max.bytes";
+    /**
+     * The least {@link #DECOMPRESSION_MAX_BYTES} may be: 9 MiB, the largest stream one batch may open (a zstd window of 8 MiB
+     * with zstd's buffers, io.queen.timers.bridge.fetch.Decompression), so every batch within the limits can be read.
+     */
+    public static final int DECOMPRESSION_MIN_BYTES = 9 << 20;
     public static final String RECORD_HEADERS_MAX_COUNT = RecordLimits.HEADERS_MAX_COUNT;
     public static final String RECORD_HEADERS_MAX_BYTES = RecordLimits.HEADERS_MAX_BYTES;
     public static final String BATCH_MAX_RECORDS = "bridge.batch.max.records";
     public static final String START_POSITION = "bridge.start.position";
     public static final String TENANT_MAX_PENDING = "tenant.max.pending";
-    public static final String AUTH_ADMIN_CLAIM = "auth.admin.claim";
-    /** JWT claims that carry something else: never an admin flag. */
-    static final List<String> NOT_ADMIN_CLAIMS = List.of("sub", "iss", "aud", "exp", "nbf", "iat", "jti", "tenant");
     /**
      * The default of {@link #TENANT_MAX_PENDING}: 1,000,000 pending timers, 10x the largest backlog the project measures
      * (ScaleBench's million is all tenants together; LatenessBench's burst 100,000), so no honest producer meets it, while a
@@ -102,18 +98,7 @@ public record BridgeSettings(
                 .include(CommonSettings.definition())
                 .include(AuditSettings.definition())
                 .include(EncryptionSettings.definition())
-                .define(COMMAND_TOPICS, LIST, DEFAULT_COMMAND_TOPIC, nonEmpty(), "QUEEN_COMMAND_TOPICS",
-                        "Comma-separated Kafka topics carrying commands. Each maps to one tenant (topic.<name>.tenant, "
-                                + "or command.topic.tenants) and optionally one producer sub (topic.<name>.producer.sub, or command.topic.producer.subs).")
-                .define(TOPIC_TENANTS, LIST, "", null,
-                        "The tenant of each command topic as <topic>=<tenant uuid>,...: the same mapping as topic.<name>.tenant, "
-                                + "in a form the environment can carry. A topic mapped twice to different tenants is a start-up error.")
-                .define(TOPIC_PRODUCER_SUBS, LIST, "", null,
-                        "The producer sub of each command topic as <topic>=<sub>,... (no commas in a sub): "
-                                + "the same mapping as topic.<name>.producer.sub, in a form the environment can carry.")
-                .define(DEFAULT_TENANT_ALLOWED, BOOLEAN, "false", null,
-                        "With more than one command topic, a topic that names no tenant is a start-up error unless this is true; "
-                                + "then it writes as the default tenant. One command topic may always use the default tenant.")
+                .include(RouteSettings.definition())
                 .define(GROUP_ID, STRING, "queen-timers-bridge", nonEmpty(),
                         "Kafka consumer group of the bridge instances; also the key of their offsets in queen.bridge_offsets.")
                 .define(HORIZON, DURATION, "90d", durationBetween(Duration.ofSeconds(1), Duration.ofDays(3650)),
@@ -137,7 +122,15 @@ public record BridgeSettings(
                                 + " counted from each record's lengths before it is read) the bridge holds at once:"
                                 + " half for one poll (kafka max.poll.records is derived from it and the longest valid value), half for"
                                 + " the batch gathered from successive polls before one apply. The bridge needs about 4x this of heap"
-                                + " and refuses to start with less than twice that.")
+                                + " besides bridge.decompression.max.bytes and refuses to start with less than twice that.")
+                .define(DECOMPRESSION_MAX_BYTES, INT, String.valueOf(32 << 20), between(DECOMPRESSION_MIN_BYTES, Integer.MAX_VALUE),
+                        "Most bytes the decompression streams of the compressed batches the bridge is reading hold together, each"
+                                + " counted for what its codec's header declares before it opens (an lz4 block, up to 4 MiB; a snappy"
+                                + " chunk or a zstd window, up to 8 MiB: a batch declaring more is rejected whole, unreadable_record;"
+                                + " gzip 64 KiB), heap and native. A command topic has at most one open at a time; a batch whose stream"
+                                + " does not fit waits until another's batch is read. 32 MiB: three of the largest streams, eleven of"
+                                + " Kafka's default zstd (a 2 MiB window). Counted in the heap the bridge needs besides 4x"
+                                + " bridge.ingest.max.bytes.")
                 .define(RECORD_HEADERS_MAX_COUNT, INT, "64", between(0, 4096),
                         "Most headers one command record may carry. A record with more is rejected (unreadable_record) before any"
                                 + " of its headers becomes an object, and the records after it in its batch are read as usual. 64: a"
@@ -165,14 +158,6 @@ public record BridgeSettings(
                                 + " is rejected (tenant_quota); a reschedule or cancel of a staged key always passes. Counted up to this number"
                                 + " (queen.timer_tenant_pending_v1) for a tenant scheduling new keys: at every batch that could bring it to 90 %"
                                 + " of this, else at most once a second (between counts: the last count plus what this bridge admitted since).")
-                .define(AUTH_ADMIN_CLAIM, STRING, "", (key, value) -> {
-                            if (NOT_ADMIN_CLAIMS.contains(String.valueOf(value).trim())) {
-                                throw new ConfigException("setting " + key + " = '" + value + "' names a claim that means something else");
-                            }
-                        },
-                        "On topics with auth=jwt: the name of a token claim that, when it is JSON true, lets the token reschedule or"
-                                + " cancel (or schedule over) any timer of its tenant, not only those its sub scheduled (else rejected"
-                                + " not_owner). Empty: no token is an admin. Topics with auth=none promise no ownership either way.")
                 .define(RECURRING_MIN_PERIOD, DURATION, "10s", durationBetween(Duration.ofSeconds(1), Duration.ofHours(1)),
                         "Shortest time between two occurrences of a recurring timer: an every below it, or a cron with two"
                                 + " occurrences closer than it (its seconds and minutes fields read as if every hour matched), is rejected"
@@ -189,24 +174,14 @@ public record BridgeSettings(
     }
 
     public static BridgeSettings from(Config c) {
-        return new BridgeSettings(c.list(COMMAND_TOPICS), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
+        return new BridgeSettings(RouteSettings.from(c), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
                 c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
-                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(RECORD_HEADERS_MAX_COUNT),
+                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(DECOMPRESSION_MAX_BYTES),
+                c.intValue(RECORD_HEADERS_MAX_COUNT),
                 c.intValue(RECORD_HEADERS_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
                 c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING),
-                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING), routes(c), CommonSettings.from(c),
+                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING), CommonSettings.from(c),
                 AuditSettings.from(c), EncryptionSettings.from(c), TelemetrySettings.fromEnvironment("bridge"));
-    }
-
-    /**
-     * The command topics' routes ({@link TopicRoutes#from}) from {@code command.topics}, the list forms
-     * {@code command.topic.tenants} / {@code command.topic.producer.subs}, every undeclared {@code topic.*} key,
-     * {@code bridge.default.tenant.allowed} and {@code auth.admin.claim}: shared with the HTTP API, which checks a
-     * token exactly as the bridge will.
-     */
-    public static TopicRoutes routes(Config c) {
-        return TopicRoutes.from(new TopicRoutes.Declared(c.list(COMMAND_TOPICS), c.list(TOPIC_TENANTS), c.list(TOPIC_PRODUCER_SUBS),
-                c.withPrefix(TopicRoutes.PREFIX), c.bool(DEFAULT_TENANT_ALLOWED), c.string(AUTH_ADMIN_CLAIM)));
     }
 
     /** The wire's limits as the parser applies them. */
@@ -237,7 +212,7 @@ public record BridgeSettings(
      * ({@link CommonSettings#retryPauseMax}: db.retry.backoff.max, at most health.failing.after), not a bridge key.
      */
     public IngestSettings ingest() {
-        return new IngestSettings(commandTopics, pollTimeout, batchMaxBytes(), batchMaxRecords, common.retryPauseMax(), startPosition);
+        return new IngestSettings(routing.commandTopics(), pollTimeout, batchMaxBytes(), batchMaxRecords, common.retryPauseMax(), startPosition);
     }
 
     /** Value bytes a batch gathers from successive polls before it is applied: the other half of {@link #INGEST_MAX_BYTES}. */
@@ -245,13 +220,17 @@ public record BridgeSettings(
         return ingestMaxBytes / 2L;
     }
 
-    /** Refuses to start when what the bound lets the bridge hold cannot fit in half the heap. Enforced, not advised. */
+    /**
+     * Refuses to start when what the bounds let the bridge hold cannot fit in half the heap: 4 x the ingest bound and the
+     * decompression budget (counted whole, though a zstd window is native). Enforced, not advised.
+     */
     public void checkFitsHeap(long maxHeapBytes) {
-        long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes;
+        long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes + decompressionMaxBytes;
         if (need > maxHeapBytes / 2) {
-            throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " needs about " + (need >> 20)
-                    + " MiB of heap (" + HELD_PER_INGEST_BYTE + " x), more than half of this JVM's " + (maxHeapBytes >> 20)
-                    + " MiB: lower it or raise -Xmx");
+            throw new ConfigException("settings " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " and " + DECOMPRESSION_MAX_BYTES
+                    + " = " + decompressionMaxBytes + " need about " + (need >> 20) + " MiB of heap (" + HELD_PER_INGEST_BYTE
+                    + " x the first, plus the second), more than half of this JVM's " + (maxHeapBytes >> 20)
+                    + " MiB: lower them or raise -Xmx");
         }
         if (ingestMaxBytes / 2L < wireLimits().maxValueBytes()) {
             throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " must be at least twice the longest valid"

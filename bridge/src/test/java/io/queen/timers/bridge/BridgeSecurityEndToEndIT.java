@@ -12,12 +12,13 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jwt.PlainJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.IndependentGcm;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -202,13 +203,13 @@ class BridgeSecurityEndToEndIT {
         s.put("topic." + topic + ".auth", "jwt");
         s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
         s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
-        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-conflict.auth.keys.file");
         s.put("topic." + topic + ".auth.keys.file", "/nonexistent/keys.jwks");
-        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("cannot read verification keys");
         s.put("topic." + topic + ".auth", "kerberos");
-        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("not one of [none, jwt]");
+        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("not one of [none, jwt]");
     }
 
     @Test
@@ -315,14 +316,14 @@ class BridgeSecurityEndToEndIT {
                 .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.issuer");
         s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
         s.put("topic." + topic + ".auth.tenant.claim", "sometimes");
-        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
+        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
                 .hasMessageContaining("[required, optional]");
         s.put("topic." + topic + ".auth.tenant.claim", "optional");
         s.put("topic." + topic + ".auth.max.token.lifetime", "30d");
-        assertThatThrownBy(() -> BridgeSettings.routes(config(s))).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
+        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
                 .hasMessageContaining("out of range");
         s.put("topic." + topic + ".auth.max.token.lifetime", "15m");
-        assertThat(BridgeSettings.routes(config(s)).route(topic).auth()).isNotNull();
+        assertThat(RouteSettings.from(config(s)).routes().route(topic).auth()).isNotNull();
     }
 
     /**

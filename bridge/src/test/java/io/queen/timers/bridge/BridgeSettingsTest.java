@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /** The bridge's typed settings: the defaults (docs/configuration.md), environment overrides, one-line errors. */
@@ -26,7 +27,7 @@ class BridgeSettingsTest {
     @Test
     void defaults() {
         BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
-        assertThat(s.commandTopics()).containsExactly("queen.timers.commands");
+        assertThat(s.routing().commandTopics()).containsExactly("queen.timers.commands");
         assertThat(s.groupId()).isEqualTo("queen-timers-bridge");
         assertThat(s.horizon()).isEqualTo(Duration.ofDays(90));
         assertThat(s.payloadMaxBytes()).isEqualTo(1 << 20);
@@ -37,6 +38,22 @@ class BridgeSettingsTest {
         assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(60));
         assertThat(s.recordLimits()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
         assertThat(s.recordLimits().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
+        assertThat(s.decompressionMaxBytes()).isEqualTo(32 << 20);
+    }
+
+    @Test
+    void theDecompressionBudgetIsCountedInTheHeapTheBridgeChecksAtStart() {
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
+        s.checkFitsHeap(256L << 20); // the manifests' heap: 4 x 16 MiB + 32 MiB = 96 MiB, under half of it
+        assertThatThrownBy(() -> s.checkFitsHeap(160L << 20)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("bridge.decompression.max.bytes = 33554432").hasMessageContaining("96 MiB");
+        Map<String, String> smaller = required();
+        smaller.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(9 << 20));
+        BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, smaller)).checkFitsHeap(160L << 20);
+        Map<String, String> tooSmall = required();
+        tooSmall.put("QUEEN_BRIDGE_DECOMPRESSION_MAX_BYTES", String.valueOf(8 << 20));
+        assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, tooSmall)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("bridge.decompression.max.bytes");
     }
 
     @Test
@@ -65,7 +82,7 @@ class BridgeSettingsTest {
         env.put("QUEEN_BRIDGE_GROUP_ID", "g2");
         env.put("QUEEN_BRIDGE_HORIZON", "7d");
         BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env));
-        assertThat(s.commandTopics()).isEqualTo(List.of("a.commands", "b.commands"));
+        assertThat(s.routing().commandTopics()).isEqualTo(List.of("a.commands", "b.commands"));
         assertThat(s.groupId()).isEqualTo("g2");
         assertThat(s.horizon()).isEqualTo(Duration.ofDays(7));
     }
@@ -94,5 +111,21 @@ class BridgeSettingsTest {
         env.put("QUEEN_BRIDGE_PAYLOAD_MAX_BYTES", "-1");
         assertThatThrownBy(() -> BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("bridge.payload.max.bytes");
+    }
+
+    @Test
+    void theAuditKeysBesideTheRoutesFailClosedAndHaveAnEnvironmentForm() {
+        UUID a = UUID.fromString("6a1f0000-0000-4000-8000-00000000000a");
+        for (String bad : List.of("tenant." + a + ".audit.topik", "tenant.not-a-uuid.audit.topic")) {
+            Map<String, String> s = new HashMap<>(Map.of("command.topics", "orders", "jdbc.url", "jdbc:postgresql://db/queen",
+                    "kafka.bootstrap.servers", "kafka:9092", bad, "x"));
+            assertThatThrownBy(() -> BridgeSettings.from(BridgeSettings.definition().parse(s)))
+                    .isInstanceOf(ConfigException.class).hasMessageContaining(bad.contains("topik") ? bad : "not-a-uuid");
+        }
+        Map<String, String> env = required();
+        env.put("QUEEN_COMMAND_TOPICS", "orders.eu");
+        env.put("QUEEN_AUDIT_TENANT_TOPICS", a + "=audit.eu");
+        BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env));
+        assertThat(s.audit().topics().topicFor(a)).isEqualTo("audit.eu");
     }
 }

@@ -10,7 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.Backends;
 import io.queen.timers.testkit.PostgresDatabase;

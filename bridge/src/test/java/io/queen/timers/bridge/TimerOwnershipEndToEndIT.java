@@ -8,9 +8,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.client.command.TimerCommand;
+import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.routes.auth.TestTokens;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;

@@ -4,8 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.audit.AuditEvents;
 import io.queen.timers.client.audit.EventType;
-import io.queen.timers.core.audit.AuditSettings;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.config.ConfigDef;
@@ -54,8 +53,8 @@ final class AuditTail implements Runnable {
     /** The tenants' audit topics from the services' settings (audit.topic, tenant.<uuid>.audit.topic, audit.tenant.topics). */
     static AuditTopics topics(Map<String, String> env, java.nio.file.Path file, KafkaOptions kafka) {
         ConfigDef def = CommonSettings.definition().select(CommonSettings.AUDIT_TOPIC)
-                .include(AuditSettings.definition().select(AuditSettings.TENANT_TOPICS));
-        return AuditSettings.topics(ConfigLoader.load(def, file != null ? file : kafka == null ? null : kafka.config, env));
+                .include(AuditTopics.definition());
+        return AuditTopics.from(ConfigLoader.load(def, file != null ? file : kafka == null ? null : kafka.config, env));
     }
 
     @Command(name = "tail", mixinStandardHelpOptions = true,

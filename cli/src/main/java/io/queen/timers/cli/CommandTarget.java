@@ -4,6 +4,7 @@ import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
+import io.queen.timers.routes.RouteSettings;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
@@ -11,7 +12,7 @@ import picocli.CommandLine.Option;
 /** Which timer a command is about, and the command topic it goes to. */
 public final class CommandTarget {
 
-    static final String DEFAULT_COMMAND_TOPIC = BridgeSettings.DEFAULT_COMMAND_TOPIC;
+    static final String DEFAULT_COMMAND_TOPIC = RouteSettings.DEFAULT_COMMAND_TOPIC;
     /** The producer token's environment variable: the CLI's own (the services verify tokens, they do not send them). */
     static final String AUTH_TOKEN_ENV = "QUEEN_AUTH_TOKEN";
 
@@ -53,7 +54,7 @@ public final class CommandTarget {
         if (topic != null) {
             return topic;
         }
-        String topics = env.get(BRIDGE.key(BridgeSettings.COMMAND_TOPICS).env());
+        String topics = env.get(BRIDGE.key(RouteSettings.COMMAND_TOPICS).env());
         if (topics != null && !topics.isBlank()) {
             List<String> list = List.of(topics.split(","));
             return list.get(0).trim();

@@ -5,7 +5,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.text.Secrets;
 import io.queen.timers.core.db.SessionTimeouts;
 import java.nio.file.Path;

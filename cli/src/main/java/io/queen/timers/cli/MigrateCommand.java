@@ -20,7 +20,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * Applies the schema (the one-shot step of docker-compose), and binds the bridge group its settings declare to the login
- * that runs it, with its command topics' tenants (V135): the schema owner's step, never a bridge's first call.
+ * that runs it, with its command topics' tenants: the schema owner's step, never a bridge's first call.
  */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = {"Apply the schema migrations and print the version.",

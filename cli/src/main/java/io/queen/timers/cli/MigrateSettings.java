@@ -8,14 +8,14 @@ import io.queen.timers.core.config.ConfigDef;
 
 /**
  * What `queen-timers migrate` reads besides the database ({@link DatabaseOptions}): the bridge group it binds as the
- * schema owner (V135; docs/schema-and-roles.md#database-roles).
+ * schema owner (docs/schema-and-roles.md#database-roles).
  *
  * @param bridgeLogin {@link #BRIDGE_LOGIN}; empty: no group is bound
  * @param bridgeGroup the group and its topics' tenants, as the bridge reads them; null when {@code bridgeLogin} is empty
  */
 record MigrateSettings(String bridgeLogin, BridgeGroupSettings bridgeGroup) {
 
-    /** The login a bridge group runs as: declared to the owner's migrate, never chosen by the bridge (V135). */
+    /** The login a bridge group runs as: declared to the owner's migrate, never chosen by the bridge. */
     static final String BRIDGE_LOGIN = "bridge.login";
 
     /** The database's keys, the bridge group's declaration, and {@link #BRIDGE_LOGIN}. */

@@ -2,12 +2,12 @@ package io.queen.timers.cli;
 
 import io.queen.timers.core.text.Printable;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.inspect.TimerInspector;
+import io.queen.timers.inspect.TimerView;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.bridge.crypto.PayloadCipher;
-import io.queen.timers.core.inspect.TimerInspector;
-import io.queen.timers.core.inspect.TimerView;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;

@@ -31,13 +31,14 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRule;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.text.Secrets;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.io.IOException;
 import java.io.StringReader;
@@ -434,11 +435,11 @@ class DeploymentManifestsTest {
             Config c = settings(b, w, env, tmp);   // every value valid, as the process checks it at start
             long heap = heap(w, env);
             if (w.process().equals("bridge")) {
-                BridgeSettings.routes(c);
-                AuditSettings.topics(c);
+                RouteSettings.from(c).routes();
+                AuditTopics.from(c);
                 BridgeSettings.from(c).checkFitsHeap(heap);   // the bridge's own refusal, at the manifest's heap
             } else if (w.process().equals("sweeper")) {
-                AuditSettings.topics(c);
+                AuditTopics.from(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
                 // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
                 assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();

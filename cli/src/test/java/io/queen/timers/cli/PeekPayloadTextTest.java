@@ -2,9 +2,9 @@ package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.inspect.TimerState;
+import io.queen.timers.inspect.TimerView;
 import io.queen.timers.log.codec.Compression;
-import io.queen.timers.core.inspect.TimerState;
-import io.queen.timers.core.inspect.TimerView;
 import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;

@@ -165,7 +165,7 @@ class LeastPrivilegeIT {
             }
             assertInvalid(c, "SELECT count(*) FROM queen.timer_dead_letter_v3(" + unclaimed + ", 0)", "min_attempts");
             // a lease of ten years (a due timer made uncancellable): beyond queen.timer_settings.max_lease
-            assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v5(10, interval '10 years', 10, 1000000, true)", "max_lease");
+            assertInvalid(c, "SELECT count(*) FROM queen.timer_claim_v6(10, interval '10 years', 10, 1000000, true, NULL)", "max_lease");
             // a cleanup cutoff in the future (every idle partition dead at once): later than now() - min_cleanup_idle
             assertInvalid(c, "SELECT count(*) FROM queen.log_cleanup_partitions_v1(now() + interval '1 day', 10)", "min_cleanup_idle");
             // the owner's bounds are not the login's to move

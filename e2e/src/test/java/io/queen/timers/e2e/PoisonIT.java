@@ -6,10 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bridge.apply.Verdict;
-import io.queen.timers.core.inspect.TimerInspector;
-import io.queen.timers.core.inspect.TimerState;
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.inspect.TimerInspector;
+import io.queen.timers.inspect.TimerState;
+import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.LogContents;
 import io.queen.timers.sweeper.Poison;

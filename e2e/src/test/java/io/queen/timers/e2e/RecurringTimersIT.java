@@ -300,7 +300,7 @@ class RecurringTimersIT {
             assertThat(awaitRejection("recur.q/bad")).isEqualTo("bad_rule");
             assertThat(awaitRejection("recur.q/never")).isEqualTo("no_occurrence");
 
-            var inspector = new io.queen.timers.core.inspect.TimerInspector(db.dataSource());
+            var inspector = new io.queen.timers.inspect.TimerInspector(db.dataSource());
             var peeked = inspector.peek(DEFAULT_TENANT, "recur.q", "shown").orElseThrow();
             assertThat(peeked.deliverAt()).isEqualTo(start);
             assertThat(peeked.txn()).isEqualTo("s-shown@" + start);

@@ -70,7 +70,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * for benchmarks), it is what docs/guarantees.md quotes.
  *
  * <p>Issue 54, point 1: the same, with header bombs ({@link #headerBombsAreAnsweredOneByOneAsDeployedAndTheOtherTenantFlows}):
- * one budget per record, counted on the wire form before any object exists.
+ * one budget per record, counted on the wire form before any object exists; and with the decompression streams of many
+ * partitions ({@link #decompressionStreamsOfManyPartitionsAreBoundedAsDeployedAndTheOtherTenantFlows}): what a stream may
+ * hold is read from its codec's header before it opens, and the open streams are bounded together. In every run the
+ * bridge's peak resident memory stays within the manifests' container limit.
  */
 class UnreadableRecordIT {
 
@@ -190,6 +193,43 @@ class UnreadableRecordIT {
                 .contains("it alone is answered rejected (unreadable_record)");
     }
 
+    /**
+     * Decompression streams, as deployed. Twenty-four partitions of one tenant's topic, each stopped part way into batches
+     * whose codecs declare the most the bridge decompresses with (lz4 blocks of 4 MiB, snappy chunks of 6 MiB, a zstd window
+     * of 8 MiB, filled) and into batches declaring more (a snappy chunk of 16 MiB, a zstd window of 32 MiB, filled), every
+     * batch of more records than one poll takes, each codec's 24 batches produced in one request so that they are in the
+     * log together. Before, each partition held its own stream: 24 snappy chunks of 16 MiB on the 256 MiB heap (and 24 zstd
+     * windows of 32 MiB beside it, native). Now the topic holds one stream at a time within bridge.decompression.max.bytes,
+     * a batch declaring more than 8 MiB is rejected whole, unreadable_record, without being decompressed, the other tenant's
+     * schedules are answered throughout, every offset gets its verdict, and the bridge never exits and stays within the
+     * manifests' container memory.
+     */
+    @Test
+    void decompressionStreamsOfManyPartitionsAreBoundedAsDeployedAndTheOtherTenantFlows() throws Exception {
+        int partitions = 24;
+        String log = runAsDeployed("streams", partitions, (t, expected) -> {
+            String queue = t.queue();
+            // first what is small on the wire, so that each partition's batch comes in the same fetch (a fetch brings at
+            // most 8 MiB, compressed): a filled zstd window of 32 MiB, beyond the cap, 36 records of 900 KiB a partition
+            produceToEach(expected, t.plain(), partitions, RawBatch.Codec.ZSTD, RawBatch.zstdWindow(25),
+                    p -> runs(queue, "zs32-" + p + "-", 36), "rejected unreadable_record");
+            // lz4 blocks of 4 MiB: twelve schedules a partition (Kafka's reader allocates the block the frame declares)
+            produceToEach(expected, t.plain(), partitions, RawBatch.Codec.LZ4, RawBatch.lz4Blocks(4 << 20),
+                    p -> schedules(queue, "lz4-" + p + "-", 12, t.at()), "scheduled");
+            // a zstd window of 8 MiB, ten records of 900 KiB a partition (one letter: not JSON): the window is filled
+            produceToEach(expected, t.plain(), partitions, RawBatch.Codec.ZSTD, RawBatch.zstdWindow(23),
+                    p -> runs(queue, "zs-" + p + "-", 10), "rejected malformed_json");
+            // snappy chunks of 6 MiB, eight records of 900 KiB a partition (about 340 KB on the wire)
+            produceToEach(expected, t.plain(), partitions, RawBatch.Codec.SNAPPY, RawBatch.snappyChunks(6 << 20),
+                    p -> runs(queue, "sn-" + p + "-", 8), "rejected malformed_json");
+            // a snappy chunk of 16 MiB, beyond the cap (about 800 KB on the wire)
+            produceToEach(expected, t.plain(), partitions, RawBatch.Codec.SNAPPY, RawBatch.snappyChunks(16 << 20),
+                    p -> runs(queue, "sn16-" + p + "-", 19), "rejected unreadable_record");
+        });
+        assertThat(log).contains("is not decompressed: its snappy chunk declares 16777216 bytes uncompressed")
+                .contains("is not decompressed: its zstd frame needs a window of 33554432 bytes");
+    }
+
     /** Who sends what in one run: the topics, the queue, a token for the jwt topic, a time in the near future. */
     private record Run(String plain, String jwt, String queue, String token, Instant at) {}
 
@@ -205,8 +245,13 @@ class UnreadableRecordIT {
      * meets an {@link OutOfMemoryError}. Returns the bridge's log.
      */
     private String runAsDeployed(String name, Sends sends) throws Exception {
+        return runAsDeployed(name, 2, sends);
+    }
+
+    /** The same, the tenant's plain topic with {@code plainPartitions} partitions. */
+    private String runAsDeployed(String name, int plainPartitions, Sends sends) throws Exception {
         staging.clear();
-        String plain = TestKafka.newTopic(name + "-plain", 2);
+        String plain = TestKafka.newTopic(name + "-plain", plainPartitions);
         String jwt = TestKafka.newTopic(name + "-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
         String quiet = TestKafka.newTopic(name + "-quiet", 1);
         ECKey key = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
@@ -221,6 +266,8 @@ class UnreadableRecordIT {
         String heap = ShippedJvm.manifestJavaToolOptions("bridge");
         Path bridgeLog = Path.of("target", name + "-bridge.log");
         Path sweeperLog = Path.of("target", name + "-sweeper.log");
+        long containerLimit = ShippedJvm.manifestMemoryLimitBytes("bridge");
+        long peakResident;
         Process bridge = startBridge(flags, heap, plain, jwt, quiet, keys, bridgeLog);
         Process sweeper = ChildSweeper.start(db, ShippedJvm.manifestJavaToolOptions("sweeper").replace("-Xmx", ""), flags,
                 Map.of("jdbc.user", SWEEPER_LOGIN, "jdbc.password", PASSWORD, "db.role.check", "true"), sweeperLog);
@@ -236,6 +283,7 @@ class UnreadableRecordIT {
             await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
                 assertThat(bridge.isAlive()).as("the bridge is still running; log: " + bridgeLog.toAbsolutePath()).isTrue();
                 assertThat(sweeper.isAlive()).as("the sweeper is still running; log: " + sweeperLog.toAbsolutePath()).isTrue();
+                withinContainer(bridge, containerLimit);
                 return verdicts().keySet().containsAll(expected.keySet());
             });
             other.stop();
@@ -245,6 +293,7 @@ class UnreadableRecordIT {
             });
             assertThat(bridge.isAlive()).isTrue();
             assertThat(sweeper.isAlive()).isTrue();
+            peakResident = withinContainer(bridge, containerLimit);
         } finally {
             other.stop();
             RealBytesPipelineIT.stop(bridge);
@@ -264,7 +313,8 @@ class UnreadableRecordIT {
         assertThat(log).as("nothing in the bridge met the heap's edge").doesNotContain("OutOfMemoryError").doesNotContain("Java heap space");
         assertThat(Files.readString(sweeperLog)).doesNotContain("OutOfMemoryError");
         System.out.println("[UnreadableRecordIT " + name + "] the other tenant's " + other.sent() + " schedules, sent while"
-                + " the bombs were answered: acknowledged by the broker to verdict " + other.waits());
+                + " the bombs were answered: acknowledged by the broker to verdict " + other.waits() + "; the bridge's peak"
+                + " resident memory " + (peakResident >> 20) + " MiB (the container's limit: " + (containerLimit >> 20) + " MiB)");
         return log;
     }
 
@@ -288,6 +338,78 @@ class UnreadableRecordIT {
         for (int i = 0; i < records.size(); i++) {
             expected.put(topic + "/" + partition + "@" + (base + i), verdicts.length == 1 ? verdicts[0] : verdicts[i]);
         }
+    }
+
+    /**
+     * One batch of {@code codec}, framed by {@code compressor}, to each of the topic's first {@code partitions} partitions,
+     * in one request: every offset of each is expected to get {@code verdict}.
+     */
+    private static void produceToEach(Map<String, String> expected, String topic, int partitions, RawBatch.Codec codec,
+                                      RawBatch.Compressor compressor, java.util.function.IntFunction<List<RawBatch.Rec>> records,
+                                      String verdict) throws Exception {
+        Map<Integer, Long> base = ends(topic, partitions);
+        Map<Integer, java.nio.ByteBuffer> batches = new LinkedHashMap<>();
+        Map<Integer, Integer> counts = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            List<RawBatch.Rec> recs = records.apply(p);
+            batches.put(p, RawBatch.build(codec, compressor, System.currentTimeMillis(), recs));
+            counts.put(p, recs.size());
+        }
+        RawBatch.send(TestKafka.bootstrapServers(), topic, batches);
+        for (int p = 0; p < partitions; p++) {
+            for (int i = 0; i < counts.get(p); i++) {
+                expected.put(topic + "/" + p + "@" + (base.get(p) + i), verdict);
+            }
+        }
+    }
+
+    private static List<RawBatch.Rec> schedules(String queue, String prefix, int n, Instant at) {
+        List<RawBatch.Rec> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(schedule(queue, prefix + i, at, null));
+        }
+        return out;
+    }
+
+    /** {@code n} records of 900 KiB of one letter each: read whole, and not JSON. */
+    private static List<RawBatch.Rec> runs(String queue, String prefix, int n) {
+        List<RawBatch.Rec> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(RawBatch.Rec.run(keyBytes(queue, prefix + i), 900 << 10, (byte) ('a' + i % 26), List.of()));
+        }
+        return out;
+    }
+
+    private static Map<Integer, Long> ends(String topic, int partitions) throws Exception {
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ask = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            ask.put(new org.apache.kafka.common.TopicPartition(topic, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+        }
+        Map<Integer, Long> out = new HashMap<>();
+        try (var admin = TestKafka.admin()) {
+            admin.listOffsets(ask).all().get().forEach((tp, info) -> out.put(tp.partition(), info.offset()));
+        }
+        return out;
+    }
+
+    /**
+     * The bridge's peak resident memory so far, which must be within the manifests' container limit: heap and native
+     * together, as the kernel counts them against the limit (a zstd window is native).
+     */
+    private static long withinContainer(Process bridge, long limit) throws Exception {
+        long peak = peakResidentBytes(bridge);
+        assertThat(peak).as("the bridge's peak resident memory (VmHWM), against the manifests' container limit").isLessThanOrEqualTo(limit);
+        return peak;
+    }
+
+    /** The process's peak resident set (VmHWM in /proc/<pid>/status), heap and native memory together. */
+    private static long peakResidentBytes(Process p) throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(p.pid()), "status"))) {
+            if (line.startsWith("VmHWM:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) << 10;
+            }
+        }
+        throw new IllegalStateException("no VmHWM in /proc/" + p.pid() + "/status");
     }
 
     private static void expectAll(Map<String, String> expected, String verdict, List<String> sources) {

@@ -10,7 +10,7 @@ import io.queen.timers.faults.inject.FaultInjector;
 import io.queen.timers.faults.inject.FaultKind;
 import io.queen.timers.faults.inject.Outage;
 import io.queen.timers.faults.load.CommandGenerator;
-import io.queen.timers.processes.poison.Poison;
+import io.queen.timers.testkit.Poison;
 import io.queen.timers.faults.load.Producing;
 import io.queen.timers.processes.stack.Stack;
 import io.queen.timers.processes.stack.Supervisor;

@@ -3,8 +3,7 @@ package io.queen.timers.http;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
@@ -13,12 +12,14 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.KafkaVersion;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
 import io.queen.timers.http.route.CommandTopics;
 import io.queen.timers.http.send.SenderPool;
+import io.queen.timers.routes.TopicRoutes;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -27,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP API process: configuration → the bridge's topic routes and token rules → a sender pool per command topic
+ * The HTTP API process: configuration → the command topics' routes and token rules (the bridge's) → a sender pool per command topic
  * → the API server on api.port. {@link #main} takes {@code --config FILE}; {@link #host} runs it under a
  * {@link ServiceHost} (/health and /metrics on http.port, as every service); {@link #start} runs it in this JVM.
  */
@@ -78,7 +79,7 @@ public final class HttpMain implements AutoCloseable {
         MeterRegistry registry = deps.registry() != null ? deps.registry() : new SimpleMeterRegistry();
         Startup startup = deps.startup() != null ? deps.startup()
                 : new Startup("http", common.startupTimeout(), common.retryPauseMax(), Clock.systemUTC());
-        TopicRoutes routes = s.routes();
+        TopicRoutes routes = s.routing().routes();
         CommandTopics topics = new CommandTopics(routes, s.commandTopics());
         AuditTopics audit = s.auditTopics();
         // it writes commands and reads verdicts: a Kafka cluster older than the oldest supported is refused in one sentence
@@ -87,7 +88,7 @@ public final class HttpMain implements AutoCloseable {
         HikariDataSource operator = null;
         try {
             if (s.readsEnabled()) {
-                DatabaseRole.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
+                SchemaStep.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
                 operator = DataSources.create(common.database(), SessionTimeouts.OPERATOR.named("queen-http"), registry);
             }
             for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {

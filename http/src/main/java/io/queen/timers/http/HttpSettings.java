@@ -11,14 +11,13 @@ import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
-import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.core.audit.AuditSettings;
-import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.core.audit.AuditTopics;
+import io.queen.timers.core.config.AuditTopics;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.routes.TopicRoutes;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -28,7 +27,7 @@ import java.util.List;
 /**
  * Everything the HTTP API process reads (docs/configuration.md, docs/http-api.md). Its own keys are {@code api.*}
  * ({@code http.*} is every process's /health and /metrics port). The command topics, their tenants and their
- * {@code topic.<name>.auth*} token rules are the bridge's own keys, read by the bridge's own {@code TopicRoutes}: one
+ * {@code topic.<name>.auth*} token rules are {@link RouteSettings}, the keys and the reading the bridge uses too: one
  * config file serves both, so the API checks a token exactly as the bridge will, and the audit topics are
  * {@code audit.topic} / {@code audit.tenant.topics}, the keys the relay publishes by. With {@code api.reads.enabled} the
  * operator read routes connect to PostgreSQL with the common {@code jdbc.*} keys (one owner: CommonSettings), as a login
@@ -38,7 +37,7 @@ import java.util.List;
  */
 public record HttpSettings(int port, String bindAddress, boolean unauthenticatedRemoteAllowed, int maxBodyBytes, int maxOps,
         int rateLimit, int rateBurst, List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
-        /* the bridge's routes, read from the bridge's keys */ TopicRoutes routes, AuditTopics auditTopics, CommonSettings common,
+        /* the command topics' routes, read from the keys the bridge reads them from */ RouteSettings routing, AuditTopics auditTopics, CommonSettings common,
         boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword,
         Duration headerTimeout, Duration idleTimeout, Duration requestTimeout, int maxConnections, String cookiesSecure) {
 
@@ -66,9 +65,8 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
     public static ConfigDef definition() {
         return new ConfigDef()
                 .include(CommonSettings.definition())
-                .include(AuditSettings.definition().select(AuditSettings.TENANT_TOPICS))
-                .include(BridgeSettings.definition().select(BridgeSettings.COMMAND_TOPICS, BridgeSettings.TOPIC_TENANTS,
-                        BridgeSettings.TOPIC_PRODUCER_SUBS, BridgeSettings.DEFAULT_TENANT_ALLOWED, BridgeSettings.AUTH_ADMIN_CLAIM))
+                .include(AuditTopics.definition())
+                .include(RouteSettings.definition())
                 .define(PORT, INT, "8081", between(0, 65535), "QUEEN_API_PORT",
                         "Port of the HTTP API (docs/http-api.md: the timer commands, and the operator routes with api.reads.enabled); 0 picks a free port.")
                 .define(BIND_ADDRESS, STRING, "127.0.0.1", nonEmpty(), "QUEEN_API_BIND_ADDRESS",
@@ -152,8 +150,8 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
     }
 
     public static HttpSettings from(Config c) {
-        TopicRoutes routes = BridgeSettings.routes(c);
-        requireTokensBeyondLoopback(c, routes);
+        RouteSettings routing = RouteSettings.from(c);
+        requireTokensBeyondLoopback(c, routing.routes());
         if (c.intValue(SENDERS) >= c.intValue(THREADS)) {
             throw new ConfigException("setting " + SENDERS + " = " + c.intValue(SENDERS) + " must be less than " + THREADS + " = "
                     + c.intValue(THREADS) + ": each of a tenant's requests waiting on verdicts holds a thread, and one tenant's must"
@@ -161,7 +159,7 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
         }
         return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED), c.intValue(MAX_BODY_BYTES),
                 c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS), routes, AuditSettings.topics(c), CommonSettings.from(c),
+                c.intValue(THREADS), c.intValue(SENDERS), routing, AuditTopics.from(c), CommonSettings.from(c),
                 c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
                 c.string(TLS_KEYSTORE_PASSWORD), c.duration(HEADER_TIMEOUT), c.duration(IDLE_TIMEOUT), c.duration(REQUEST_TIMEOUT),
                 c.intValue(MAX_CONNECTIONS), c.string(COOKIES_SECURE));

@@ -3,14 +3,11 @@ package io.queen.timers.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.networknt.schema.InputFormat;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.queen.timers.http.api.ApiServer;
-import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,48 +17,18 @@ import org.junit.jupiter.api.Test;
 /**
  * openapi.yaml (OpenAPI 3.1) says what the server serves: read as YAML, its routes are exactly the two the server
  * routes, every error answer is application/problem+json of the Problem schema, and that schema, compiled by a real
- * JSON Schema validator (2020-12, the dialect of OpenAPI 3.1), accepts every problem the end-to-end test receives.
+ * JSON Schema validator (2020-12, the dialect of OpenAPI 3.1, {@link OpenApiSchemas}), accepts every problem the end-to-end
+ * tests receive.
  */
 class OpenApiContractTest {
 
-    static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-    static final JsonNode DOC = read();
-    static final Schema PROBLEM = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12)
-            .getSchema(DOC.at("/components/schemas/Problem").toString(), InputFormat.JSON);
-
-    static JsonNode read() {
-        try (InputStream in = OpenApiContractTest.class.getResourceAsStream("/openapi.yaml")) {
-            return YAML.readTree(in);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Fails when {@code body} is not a Problem of openapi.yaml. */
-    static void validProblem(String body) {
-        var errors = PROBLEM.validate(body, InputFormat.JSON);
-        assertThat(errors).as(body).isEmpty();
-    }
-
-    /** Fails when {@code body} is not of the schema {@code name} of openapi.yaml (components/schemas), references resolved. */
-    static void valid(String name, String body) {
-        var errors = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12)
-                .getSchema(schemaWithComponents(name), InputFormat.JSON).validate(body, InputFormat.JSON);
-        assertThat(errors).as(name + ": " + body).isEmpty();
-    }
-
-    /** The schema with the document's components beside it, so its "#/components/schemas/..." references resolve. */
-    private static String schemaWithComponents(String name) {
-        var root = YAML.createObjectNode();
-        root.put("$ref", "#/components/schemas/" + name);
-        root.set("components", DOC.get("components"));
-        return root.toString();
-    }
+    static final JsonNode DOC = OpenApiSchemas.DOC;
+    static final Schema PROBLEM = OpenApiSchemas.PROBLEM;
 
     @Test
     void aReadAnswerIsHeldToItsSchema() {
-        valid("TimerPage", "{\"queue\":\"q\",\"nextCursor\":null,\"timers\":[]}");
-        assertThat(SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(schemaWithComponents("TimerPage"),
+        OpenApiSchemas.valid("TimerPage", "{\"queue\":\"q\",\"nextCursor\":null,\"timers\":[]}");
+        assertThat(SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(OpenApiSchemas.schemaWithComponents("TimerPage"),
                 InputFormat.JSON).validate("{\"queue\":\"q\",\"timers\":[{\"timerKey\":1}]}", InputFormat.JSON)).isNotEmpty();
     }
 
@@ -103,7 +70,7 @@ class OpenApiContractTest {
 
     @Test
     void theProblemSchemaAcceptsAProblemAndRefusesOtherShapes() {
-        validProblem("{\"type\":\"/problems/too-large\",\"title\":\"t\",\"status\":413,\"detail\":\"d\"}");
+        OpenApiSchemas.validProblem("{\"type\":\"/problems/too-large\",\"title\":\"t\",\"status\":413,\"detail\":\"d\"}");
         assertThat(PROBLEM.validate("{\"type\":\"/problems/other\",\"title\":\"t\",\"status\":413,\"detail\":\"d\"}", InputFormat.JSON)).isNotEmpty();
         assertThat(PROBLEM.validate("{\"results\":[]}", InputFormat.JSON)).isNotEmpty();
     }

@@ -9,18 +9,19 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.stack.Kafka;
 import io.queen.timers.stack.Postgres;
 import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.SweeperMain;
-import java.sql.SQLException;
-import java.util.LinkedHashMap;
-import java.util.UUID;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -151,7 +152,7 @@ public final class LocalCommand implements Callable<Integer> {
     static Stack.Builder stack(Postgres postgres, Kafka kafka, int bridgeHttpPort, int sweeperHttpPort) {
         ConfigDef def = BridgeSettings.definition();
         return Stack.builder().postgres(postgres).kafka(kafka).migrated()
-                .commandTopic(def.key(BridgeSettings.COMMAND_TOPICS).defaultValue())
+                .commandTopic(def.key(RouteSettings.COMMAND_TOPICS).defaultValue())
                 .auditTopic(def.key(CommonSettings.AUDIT_TOPIC).defaultValue())
                 .logins("queen_local")
                 .service(BridgeMain.SERVICE, (s, stack) -> s.set(CommonSettings.HTTP_PORT, bridgeHttpPort)

@@ -1,6 +1,6 @@
 package io.queen.timers.soak;
 
-import io.queen.timers.processes.poison.Poison;
+import io.queen.timers.testkit.Poison;
 import io.queen.timers.processes.Launcher;
 import io.queen.timers.processes.ManagedProcess;
 import io.queen.timers.processes.PostgresProcess;

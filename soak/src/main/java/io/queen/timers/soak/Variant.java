@@ -12,7 +12,7 @@ import java.util.Map;
 public record Variant(String name, String changes, int fillfactor, double vacuumScaleFactor, int vacuumThreshold,
                       double vacuumInsertScaleFactor, int batchSize, int leaseSeconds, int tenantPerShard) {
 
-    /** The shipped defaults: the storage parameters as the migrations leave them (V025, fillfactor by V070) and the sweeper's settings. */
+    /** The shipped defaults: the storage parameters as the migrations leave them (V002) and the sweeper's settings. */
     public static final Variant BASELINE = new Variant("baseline", "shipped defaults", 100, 0.02, 1000, 0.05, 512, 30, 8);
 
     /** Every variant the rig knows, baseline first; {@code --variants} picks a subset by name. */
@@ -21,7 +21,7 @@ public record Variant(String name, String changes, int fillfactor, double vacuum
         return List.of(
                 b,
                 b.with("ff70", "fillfactor 70", 70, b.vacuumScaleFactor, b.vacuumThreshold, b.vacuumInsertScaleFactor, b.batchSize, b.leaseSeconds, b.tenantPerShard),
-                b.with("ff90", "fillfactor 90 (V025's, before V070)", 90, b.vacuumScaleFactor, b.vacuumThreshold, b.vacuumInsertScaleFactor, b.batchSize, b.leaseSeconds, b.tenantPerShard),
+                b.with("ff90", "fillfactor 90 (the value before it was measured)", 90, b.vacuumScaleFactor, b.vacuumThreshold, b.vacuumInsertScaleFactor, b.batchSize, b.leaseSeconds, b.tenantPerShard),
                 b.with("av-pgdefault", "autovacuum at PostgreSQL's defaults (scale 0.2, threshold 50, insert scale 0.2)",
                         b.fillfactor, 0.2, 50, 0.2, b.batchSize, b.leaseSeconds, b.tenantPerShard),
                 b.with("av-eager", "autovacuum scale 0.005, threshold 500, insert scale 0.01",

@@ -11,7 +11,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The schema owner's binding of a bridge group (V135; docs/schema-and-roles.md#database-roles): the login the group runs
+ * The schema owner's binding of a bridge group (docs/schema-and-roles.md#database-roles): the login the group runs
  * as, and the tenant each of its command topics stands for. A least-privilege bridge login can change no group it is
  * not bound to, and registers no topic the owner did not bind (db/current/R__bridge_groups.sql): `queen-timers migrate`
  * binds the group its environment declares, the local stack and the tests bind theirs through this class.

@@ -8,9 +8,10 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.util.List;
 
 /**
- * Writes the rows a stored function takes as one {@code jsonb} parameter (V100-V102): a JSON array with
- * one object per row, one key per field, named in snake_case after the record component (so
- * {@code timerKey} is {@code "timer_key"}, the column it fills). Every field is written, null included:
+ * Writes the rows a stored function takes as one {@code jsonb} parameter
+ * (docs/decisions.md#rows-not-parallel-arrays): a JSON array with one object per row, one key per field,
+ * named in snake_case after the record component (so {@code timerKey} is {@code "timer_key"}, the column
+ * it fills). Every field is written, null included:
  * the function checks that every row names every field ({@code queen.json_rows_v1}), so a field left out
  * fails loudly instead of reading as NULL. {@code byte[]} is base64 (decoded by the function), a
  * {@link java.util.UUID} its text form, a Jackson node embedded as it is.

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.zip.CRC32;
 import javax.sql.DataSource;
@@ -31,20 +32,13 @@ import org.slf4j.LoggerFactory;
  * {@code queen} objects with {@code IF NOT EXISTS} for the same reason.
  *
  * <p>Two processes starting at once: the whole migration runs under a session advisory lock held
- * on a connection of its own, so the second waits and then finds nothing to do. Flyway 13 also
- * locks on PostgreSQL (on 2026-12-02, MigrationsIT's concurrent case passed 3 of 3 runs without
- * our lock); ours is kept so the guarantee is this class's, not a detail of a Flyway version.
+ * on a connection of its own, so the second waits and then finds nothing to do. Flyway also locks on
+ * PostgreSQL; ours is kept so the guarantee is this class's, not a detail of a Flyway version.
  * Price: one extra connection for the duration of a migration.
  *
- * <p>Applied texts that changed, and why that is safe (docs/decisions.md#one-live-definition-of-every-function):
- * V001 and V006 changed text when the log tables became Queen's own shape (issue 17; V060 converts
- * the tables the earlier text made); and every versioned migration that defined a function or view
- * lost those definitions when each function came to live once, in a repeatable {@code R__} file
- * (issue 26: the R__ files re-create exactly what those texts left, and V121 drops what they no longer
- * define). A database that ran an earlier text has its version recorded with that text's checksum,
- * which Flyway's validation would refuse. Before migrating, exactly the recorded checksums listed in
- * {@link #SUPERSEDED}, and no other, are set to the current text's: a narrow Flyway {@code repair}.
- * Any other mismatch still fails validation, as it should.
+ * <p>A released versioned migration never changes (docs/schema-and-roles.md#schema): every database it ran
+ * on recorded its checksum, and Flyway's validation refuses a text that differs. Nothing here rewrites a
+ * recorded checksum; ReleasedMigrationsTest pins every shipped text.
  *
  * <p>{@link #migrate(DataSource, String)} to a version below the newest (tests that need a database as
  * it was at an old version) reads the versioned migrations only: the repeatable ones (db/current)
@@ -64,54 +58,6 @@ public final class Migrations {
     static final String LEAST_PRIVILEGE = "db/least-privilege.sql";
     /** Arbitrary but fixed: the advisory lock key every queen-timers process agrees on. */
     private static final long MIGRATION_LOCK_KEY = 0x7175_6565_6e74_6d72L; // "queentmr"
-
-    private static final String ISSUE_17 = "the log tables became Queen's own shape";
-    private static final String ISSUE_26 = "its function definitions moved to the R__ files";
-
-    /**
-     * A checksum Flyway recorded for a text of {@code file} shipped before, and why the text changed.
-     * {@link #current()} is the checksum of the text on the classpath now. Pinned by MigrationsIT
-     * (the current values), EarlierShapeUpgradeIT and SqlSourceUpgradeIT (the earlier ones, from
-     * the shipped texts kept under src/test/resources/db).
-     */
-    record Superseded(String file, int earlier, String why) {
-        String version() {
-            return String.valueOf(Integer.parseInt(file.substring(1, file.indexOf("__"))));
-        }
-
-        int current() {
-            return checksum(LOCATION_PATH + "/" + file);
-        }
-    }
-
-    /** The issue-17 entries come first: EarlierShapeUpgradeIT reads the first entry of a version. */
-    static final List<Superseded> SUPERSEDED = List.of(
-            new Superseded("V001__log_schema.sql", 1098086925, ISSUE_17),
-            new Superseded("V006__log_maintenance.sql", -1865753502, ISSUE_17),
-            new Superseded("V002__log_push.sql", -1207477050, ISSUE_26),
-            new Superseded("V003__log_cleanup.sql", 1001699975, ISSUE_26),
-            new Superseded("V006__log_maintenance.sql", 1373894078, ISSUE_26),
-            new Superseded("V026__timer_audit_outbox.sql", 1527175831, ISSUE_26),
-            new Superseded("V028__bridge_apply.sql", -1458334720, ISSUE_26),
-            new Superseded("V030__timer_probe.sql", 1362995052, ISSUE_26),
-            new Superseded("V031__timer_claim.sql", 109905802, ISSUE_26),
-            new Superseded("V032__timer_destinations.sql", -2017570392, ISSUE_26),
-            new Superseded("V033__timer_fire.sql", 115560201, ISSUE_26),
-            new Superseded("V034__timer_fail.sql", 663969831, ISSUE_26),
-            new Superseded("V035__timer_dead_letter.sql", 1793541827, ISSUE_26),
-            new Superseded("V036__timer_inspect.sql", -1385425454, ISSUE_26),
-            new Superseded("V040__bridge_offset_moves.sql", -87461041, ISSUE_26),
-            new Superseded("V050__timer_claim_bytes.sql", -892789554, ISSUE_26),
-            new Superseded("V055__bridge_apply_encrypted.sql", -1923696696, ISSUE_26),
-            new Superseded("V056__timer_events_producer_sub.sql", -569823717, ISSUE_26),
-            new Superseded("V060__log_schema_from_earlier_shape.sql", 695291123, ISSUE_26),
-            new Superseded("V061__log_append_queen_bookkeeping.sql", 739908856, ISSUE_26),
-            new Superseded("V090__trace_context.sql", -494030726, ISSUE_26),
-            new Superseded("V100__bridge_apply_rows.sql", -1347679004, ISSUE_26),
-            new Superseded("V101__timer_fire_steps.sql", -36794549, ISSUE_26),
-            new Superseded("V102__timer_rows_named.sql", -1550961430, ISSUE_26),
-            new Superseded("V110__bridge_lock_by_key.sql", 174014474, ISSUE_26),
-            new Superseded("V120__timer_payload_bytes.sql", -1388547182, ISSUE_26));
 
     private Migrations() {}
 
@@ -134,7 +80,7 @@ public final class Migrations {
             PostgresVersion.require(lock);   // an older server is refused in one sentence, before any migration fails on it
             advisory(lock, "SELECT pg_advisory_lock(?)");
             try {
-                realignSupersededChecksums(lock);
+                refuseRewrittenHistory(lock);
                 revokePublicExecuteByDefault(lock);
                 MigrateResult result;
                 try (BorrowedConnections flywaysOwn = new BorrowedConnections(dataSource)) {
@@ -153,8 +99,8 @@ public final class Migrations {
     }
 
     /**
-     * A function the migrating role creates from now on gets no EXECUTE for PUBLIC at any moment (issue 37, point 5):
-     * PostgreSQL grants it by default, and {@value #LEAST_PRIVILEGE} takes it away only after the migrations have
+     * A function the migrating role creates from now on gets no EXECUTE for PUBLIC at any moment: PostgreSQL grants
+     * it by default, and {@value #LEAST_PRIVILEGE} takes it away only after the migrations have
      * committed, so a function a migration created was callable by every login in between. Global for the role, not
      * per schema: a per-schema default can only add to the global one. Idempotent; a role may always set its own
      * defaults. PRICE: functions the same role creates in other schemas get no PUBLIC EXECUTE either (grant them).
@@ -242,9 +188,9 @@ public final class Migrations {
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .placeholderReplacement(false)
-                // One transaction for all pending migrations: an upgrade drops retired functions (V121)
-                // and re-creates their callers (db/current) at once, so a running process of the
-                // previous release sees the old functions or the new ones, never a mix.
+                // One transaction for all pending migrations: an upgrade drops retired functions (a
+                // versioned migration) and re-creates their callers (db/current) at once, so a running
+                // process of the previous release sees the old functions or the new ones, never a mix.
                 .group(true)
                 .target(target)
                 .load();
@@ -252,8 +198,8 @@ public final class Migrations {
 
     /**
      * Flyway's checksum of a classpath text: CRC32 over its lines (terminators dropped, a leading
-     * byte-order mark too), as Flyway computes it when it records a migration. MigrationsIT pins
-     * that the two agree.
+     * byte-order mark too), as Flyway computes it when it records a migration. ReleasedMigrationsTest
+     * pins every shipped text by it; MigrationsIT pins that it is what Flyway records.
      */
     static int checksum(String resource) {
         InputStream in = Migrations.class.getClassLoader().getResourceAsStream(resource);
@@ -276,21 +222,43 @@ public final class Migrations {
         return (int) crc.getValue();
     }
 
-    private static void realignSupersededChecksums(Connection c) throws SQLException {
-        String history = HISTORY_SCHEMA + "." + HISTORY_TABLE;
+    /**
+     * Refuses, in one sentence, a database whose history records a shipped version with another file or another
+     * checksum than this build's. A released migration never changes, so such a history was written by a build
+     * whose migrations this one does not continue: one from before the schema's baseline, or one with an edited
+     * text (docs/schema-and-roles.md#schema). Flyway would refuse it too, but file by file and with the advice to
+     * "run repair", which would record this build's texts as applied over a schema they never made. Versions this
+     * build does not ship (a database a newer build migrated) are Flyway's to judge, as before. PRICE: one read of
+     * the history and a checksum of each shipped text per migrate (Flyway computes the same).
+     */
+    private static void refuseRewrittenHistory(Connection c) throws SQLException {
         if (!historyExists(c)) {
             return;
         }
-        try (PreparedStatement st = c.prepareStatement(
-                "UPDATE " + history + " SET checksum = ? WHERE version ~ '^[0-9]+$' AND version::int = ?::int AND checksum = ?")) {
-            for (Superseded s : SUPERSEDED) {
-                st.setInt(1, s.current());
-                st.setString(2, s.version());
-                st.setInt(3, s.earlier());
-                if (st.executeUpdate() > 0) {
-                    LOG.info("schema history: {} ran an earlier text ({}); checksum realigned", s.file(), s.why());
+        Map<MigrationVersion, String> shipped = ShippedMigrations.scripts();
+        List<String> differ = new ArrayList<>();
+        try (PreparedStatement st = c.prepareStatement("SELECT version, script, checksum FROM " + HISTORY_SCHEMA + "." + HISTORY_TABLE
+                        + " WHERE version IS NOT NULL AND success ORDER BY installed_rank");
+                ResultSet rs = st.executeQuery()) {
+            while (rs.next()) {
+                String recorded = rs.getString(2);
+                String script = shipped.get(MigrationVersion.fromVersion(rs.getString(1)));
+                if (script == null) {
+                    continue;
+                }
+                int ours = checksum(LOCATION_PATH + "/" + script);
+                if (!script.equals(recorded)) {
+                    differ.add(recorded + " (this build's version " + rs.getString(1) + " is " + script + ")");
+                } else if (ours != rs.getInt(3)) {
+                    differ.add(recorded + " (checksum " + rs.getInt(3) + ", this build's " + ours + ")");
                 }
             }
+        }
+        if (!differ.isEmpty()) {
+            throw new IllegalStateException("the schema history " + HISTORY_SCHEMA + "." + HISTORY_TABLE + " records "
+                    + String.join(", ", differ) + ": a released migration never changes, so this database was migrated by a build"
+                    + " from before the schema's baseline or by an edited migration (docs/schema-and-roles.md#schema); this build"
+                    + " cannot upgrade it: migrate a new database");
         }
     }
 

@@ -5,9 +5,11 @@ import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -16,28 +18,34 @@ import java.util.zip.ZipFile;
 import org.flywaydb.core.api.MigrationVersion;
 
 /**
- * The versions of the migrations this build ships (db/migration/V&lt;version&gt;__*.sql beside this class, in its
- * directory or its jar), read once without a database: what the schema must have applied to be current.
+ * The versioned migrations this build ships (db/migration/V&lt;version&gt;__*.sql beside this class, in its
+ * directory or its jar), read once without a database: what the schema must have applied to be current, and the
+ * file each version is.
  */
 final class ShippedMigrations {
 
     private static final String FOLDER = "db/migration/";
     private static final Pattern NAME = Pattern.compile("V([0-9][0-9._]*)__[^/]*\\.sql");
-    private static volatile List<MigrationVersion> versions;
+    private static volatile Map<MigrationVersion, String> scripts;
 
     private ShippedMigrations() {}
 
     static List<MigrationVersion> versions() {
-        List<MigrationVersion> v = versions;
-        if (v == null) {
-            v = List.copyOf(scan());
-            versions = v;
-        }
-        return v;
+        return List.copyOf(scripts().keySet());
     }
 
-    private static List<MigrationVersion> scan() {
-        List<MigrationVersion> found = new ArrayList<>();
+    /** Version -> file name (V001__queen_log.sql), in version order. */
+    static Map<MigrationVersion, String> scripts() {
+        Map<MigrationVersion, String> s = scripts;
+        if (s == null) {
+            s = Collections.unmodifiableMap(scan());
+            scripts = s;
+        }
+        return s;
+    }
+
+    private static Map<MigrationVersion, String> scan() {
+        Map<MigrationVersion, String> found = new TreeMap<>();
         try {
             Path source = Path.of(ShippedMigrations.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             if (Files.isDirectory(source)) {
@@ -65,10 +73,10 @@ final class ShippedMigrations {
         return found;
     }
 
-    private static void add(String fileName, List<MigrationVersion> found) {
+    private static void add(String fileName, Map<MigrationVersion, String> found) {
         Matcher m = NAME.matcher(fileName);
         if (m.matches()) {
-            found.add(MigrationVersion.fromVersion(m.group(1).replace('_', '.')));
+            found.put(MigrationVersion.fromVersion(m.group(1).replace('_', '.')), fileName);
         }
     }
 }

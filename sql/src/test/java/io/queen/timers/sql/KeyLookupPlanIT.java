@@ -14,9 +14,9 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * V110: the bridge's lock looks each key of a batch up through the primary key even when the statistics
- * say the table is empty (vacuumed near-empty, then filled faster than ANALYZE runs). V028's plan there
- * read the whole primary key and compared every row with every key: ingest slowed with the table's size.
+ * The bridge's lock looks each key of a batch up through the primary key even when the statistics
+ * say the table is empty (vacuumed near-empty, then filled faster than ANALYZE runs). A semi join of the
+ * batch's keys with the table, the plan the planner chose there, read the whole primary key and compared every row with every key: ingest slowed with the table's size.
  */
 class KeyLookupPlanIT {
 

@@ -56,13 +56,13 @@ class LeastPrivilegeGrantsIT {
         }
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_bridge', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
-                .containsExactly("bridge_apply_v4", "bridge_lock_v1", "bridge_lock_v2", "bridge_offset_start_v1", "bridge_sealed_queues_set_v1",
+                .containsExactly("bridge_apply_v4", "bridge_lock_v2", "bridge_offset_start_v1", "bridge_sealed_queues_set_v1",
                         "bridge_topics_register_v1", "timer_audit_delete_v3", "timer_audit_lease_release_v1", "timer_audit_lease_v1",
                         "timer_audit_read_v3", "timer_tenant_pending_v1", "timer_tenant_series_v1");
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_operator', p.oid, 'EXECUTE') AND p.prosecdef ORDER BY 1"))
-                .containsExactly("bridge_offset_set_v2", "timer_dead_letter_remove_v1", "timer_dead_letters_v1", "timer_list_v1",
-                        "timer_list_v2", "timer_peek_v1", "timer_peek_v2", "timer_series_v1");
+                .containsExactly("bridge_offset_set_v2", "timer_dead_letter_remove_v1", "timer_dead_letters_v1", "timer_list_v2",
+                        "timer_peek_v2", "timer_series_v1");
         assertThat(strings("SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace"
                 + " AND has_function_privilege('queen_sweeper', p.oid, 'EXECUTE') AND p.prosecdef AND p.proname LIKE 'bridge%'")).isEmpty();
     }
@@ -82,7 +82,7 @@ class LeastPrivilegeGrantsIT {
 
     @Test
     void onlyTheOwnerMayBindABridgeGroup() throws SQLException {
-        // V135: a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
+        // a group's login and its topics' tenants are the owner's to bind (queen-timers migrate), never a service's
         for (String role : ROLES) {
             assertThat(strings("SELECT 'yes' WHERE has_function_privilege('" + role + "',"
                     + " 'queen.bridge_group_bind_v1(text, text, jsonb)', 'EXECUTE')")).as(role).isEmpty();
@@ -93,8 +93,8 @@ class LeastPrivilegeGrantsIT {
 
     @Test
     void onlyTheRelaysRolesMayTakeTheRelayLease() throws SQLException {
-        // V151: the relay's exclusivity is a lease a login of another role can neither take nor hold (the advisory lock
-        // before it was open to every login), and no role may write its row directly
+        // the relay's exclusivity is a lease a login of another role can neither take nor hold (an advisory lock is
+        // open to every login), and no role may write its row directly
         assertThat(strings("SELECT r.role FROM (VALUES ('queen_bridge'), ('queen_sweeper'), ('queen_operator')) AS r(role)"
                 + " WHERE has_function_privilege(r.role, 'queen.timer_audit_lease_v1(uuid)', 'EXECUTE') ORDER BY 1"))
                 .containsExactly("queen_bridge", "queen_sweeper");

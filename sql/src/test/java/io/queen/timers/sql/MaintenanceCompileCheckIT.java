@@ -17,8 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The compile-time check is real (docs/decisions.md#the-dead-partition-check-is-a-compile-time-check):
  * queen.log_partition_dead_v1 is LANGUAGE sql, so PostgreSQL resolves its tables at creation. Its one
- * definition (db/current/R__log_maintenance.sql) compiles on a database at V006, where
- * queen.log_timers does not exist yet, so a leg naming it would fail here.
+ * definition (db/current/R__log_maintenance.sql) compiles on a database at V001 (Queen's log tables),
+ * where queen.log_timers (V002) does not exist yet, so a leg naming it would fail here.
  */
 class MaintenanceCompileCheckIT {
 
@@ -43,13 +43,13 @@ class MaintenanceCompileCheckIT {
     }
 
     @Test
-    void aLegNamingLogTimersFailsOnADatabaseMigratedToV006() throws Exception {
-        try (FreshDatabase v006 = TestPostgres.createDatabase("v006only")) {
-            DataSource ds = v006.newDataSource(4);
-            Migrations.migrate(ds, "6");
+    void aLegNamingLogTimersFailsOnADatabaseMigratedToV001() throws Exception {
+        try (FreshDatabase v001 = TestPostgres.createDatabase("v001only")) {
+            DataSource ds = v001.newDataSource(4);
+            Migrations.migrate(ds, "1");
             try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
                 st.execute(SqlFile.load(Migrations.class, "/db/current/R__log_maintenance.sql"));
-                // The function's one definition compiles at V006: the database really is at V006 ...
+                // The function's one definition compiles at V001: the database really is at V001 ...
                 try (ResultSet rs = st.executeQuery("SELECT to_regprocedure('queen.log_partition_dead_v1(uuid, timestamptz)') IS NOT NULL,"
                         + " to_regclass('queen.log_timers') IS NULL")) {
                     rs.next();

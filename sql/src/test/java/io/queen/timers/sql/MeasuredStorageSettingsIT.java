@@ -11,7 +11,7 @@ import java.util.Arrays;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
-/** The storage settings of queen.log_timers after every migration: V025's, as measured and decided by V070. */
+/** The storage settings of queen.log_timers after every migration: V002's, each with its dated measured block. */
 class MeasuredStorageSettingsIT {
 
     @Test
@@ -25,12 +25,12 @@ class MeasuredStorageSettingsIT {
                 rs.next();
                 String[] options = (String[]) rs.getArray(1).getArray();
                 assertThat(Arrays.asList(options)).containsExactlyInAnyOrder(
-                        "fillfactor=100",                           // V070: 90 -> 100, no update here can be HOT
-                        "autovacuum_vacuum_scale_factor=0.02",      // kept by V070
-                        "autovacuum_vacuum_threshold=1000",         // kept by V070
-                        "autovacuum_vacuum_insert_scale_factor=0.05", // kept by V070
-                        "vacuum_truncate=off");                     // V025, not a number
-                assertThat(rs.getString(2)).contains("measured 2026-12-03").contains("V070");
+                        "fillfactor=100",                           // measured: no update here can be HOT
+                        "autovacuum_vacuum_scale_factor=0.02",      // measured, kept
+                        "autovacuum_vacuum_threshold=1000",         // measured, kept
+                        "autovacuum_vacuum_insert_scale_factor=0.05", // measured, kept
+                        "vacuum_truncate=off");                     // not a number
+                assertThat(rs.getString(2)).contains("measured 2026-12-03").contains("V002__log_timers.sql");
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.queen.timers.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestPostgres;
@@ -9,6 +10,8 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,13 +37,40 @@ class MigrationsIT {
     }
 
     @Test
-    void theCurrentTextsOfV001AndV006HaveTheChecksumsTheRealignmentWrites() throws Exception {
+    void flywayRecordsTheChecksumReleasedMigrationsTestPins() throws Exception {
         try (FreshDatabase fresh = TestPostgres.createDatabase("checksums")) {
             DataSource ds = fresh.newDataSource(4);
             Migrations.migrate(ds);
-            for (Migrations.Superseded s : Migrations.SUPERSEDED) {
-                assertThat(EarlierShapeUpgradeIT.checksum(ds, s.version())).as("V" + s.version()).isEqualTo(s.current());
+            Map<String, Integer> recorded = new TreeMap<>();
+            try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT script, checksum FROM " + Migrations.HISTORY_SCHEMA + "."
+                            + Migrations.HISTORY_TABLE + " WHERE version IS NOT NULL")) {
+                while (rs.next()) {
+                    recorded.put(rs.getString(1), rs.getInt(2));
+                }
             }
+            assertThat(recorded).isNotEmpty().hasSameSizeAs(ShippedMigrations.versions());
+            recorded.forEach((script, checksum) ->
+                    assertThat(Migrations.checksum("db/migration/" + script)).as(script).isEqualTo(checksum));
+        }
+    }
+
+    @Test
+    void aHistoryThatRecordsAnotherTextOfAShippedMigrationIsRefusedInOneSentence() throws Exception {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("rewritten_history")) {
+            DataSource ds = fresh.newDataSource(4);
+            Migrations.migrate(ds);
+            // What a database migrated before the baseline holds: another file under a shipped version, and another text.
+            String history = Migrations.HISTORY_SCHEMA + "." + Migrations.HISTORY_TABLE;
+            try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+                st.execute("UPDATE " + history + " SET script = 'V001__log_schema.sql' WHERE version = '001'");
+                st.execute("UPDATE " + history + " SET checksum = checksum + 1 WHERE version = '002'");
+            }
+            assertThatThrownBy(() -> Migrations.migrate(ds))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("records V001__log_schema.sql (this build's version 001 is V001__queen_log.sql),"
+                            + " V002__log_timers.sql (checksum ")
+                    .hasMessageContaining("migrate a new database");
         }
     }
 

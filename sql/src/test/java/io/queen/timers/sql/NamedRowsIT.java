@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The stored functions that take rows with named fields (V100 bridge_apply_v4, V101 timer_fire_v2, V102
- * timer_fail_v2 / timer_release_v2 / timer_dead_letter_v3), called directly with JSON
+ * The stored functions that take rows with named fields (bridge_apply_v4, timer_fire_v3, timer_fail_v2 /
+ * timer_release_v2 / timer_dead_letter_v3), called directly with JSON
  * written by hand: every named field lands where its name says, and a row that lacks a field (left out,
  * or spelt wrong) fails the whole call loudly instead of reading as NULL
  * (docs/decisions.md#rows-not-parallel-arrays).
@@ -29,7 +29,7 @@ class NamedRowsIT {
 
     private static final String TENANT = "00000000-0000-0000-0000-000000000001";
     private static final String APPLY = "SELECT queen.bridge_apply_v4(?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, '30 seconds'::interval)";
-    private static final String FIRE = "SELECT seg, verdict, base_offset FROM queen.timer_fire_v2(?::jsonb, ?, ?) ORDER BY seg";
+    private static final String FIRE = "SELECT seg, verdict, base_offset FROM queen.timer_fire_v3(?::jsonb, ?, ?) ORDER BY seg";
 
     private static String upsert(String key, String timerKeyField, String txn) {
         return """

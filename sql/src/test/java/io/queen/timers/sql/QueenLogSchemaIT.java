@@ -1,6 +1,7 @@
 package io.queen.timers.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.PostgresDatabase;
@@ -58,11 +59,9 @@ class QueenLogSchemaIT {
             DataSource ds = fresh.newDataSource(4);
             // Queen's log objects without our history: what a Queen broker that booted first leaves. Marks
             // on them show whether anything of ours touched them.
-            Migrations.migrate(ds, "6");
+            Migrations.migrate(ds, "1");
             execute(ds, "DROP SCHEMA " + Migrations.HISTORY_SCHEMA + " CASCADE");
             execute(ds, "ALTER TABLE queen.log_partitions SET (fillfactor = 55)");
-            // What the earlier V001 left on Queen's log_dlq before the earlier V006 failed: V060 takes it back.
-            execute(ds, "CREATE INDEX idx_log_dlq_partition ON queen.log_dlq (partition_id)");
             execute(ds, "ALTER TABLE queen.log_segments ALTER COLUMN blob SET STORAGE EXTENDED");
             execute(ds, "CREATE OR REPLACE FUNCTION queen.log_partition_dead_v1(p_pid uuid, p_cutoff timestamptz) RETURNS boolean"
                     + " LANGUAGE sql STABLE AS $$ SELECT /* queen-made */ FALSE $$");
@@ -77,6 +76,22 @@ class QueenLogSchemaIT {
                 rs.next();
                 assertThat(rs.getString(1)).contains("queen-made");
             }
+        }
+    }
+
+    @Test
+    void aQueenSchemaOlderThanThePinnedVersionStopsTheMigrationAndSaysWhatToDo() throws SQLException {
+        try (FreshDatabase fresh = TestPostgres.createDatabase("older_queen")) {
+            DataSource ds = fresh.newDataSource(4);
+            // What a Queen broker older than the pinned version leaves, booted first: log_partitions without the
+            // retention watermarks, and no history of ours.
+            Migrations.migrate(ds, "1");
+            execute(ds, "DROP SCHEMA " + Migrations.HISTORY_SCHEMA + " CASCADE");
+            execute(ds, "ALTER TABLE queen.log_partitions DROP COLUMN oldest_live_at, DROP COLUMN oldest_txn_at");
+            assertThatThrownBy(() -> Migrations.migrate(ds))
+                    .hasStackTraceContaining("older than the version queen-timers follows (queen-mq/queen 81010fab")
+                    .hasStackTraceContaining("upgrade the Queen broker");
+            assertThat(Catalog.columns(ds, "queen.log_partitions")).noneMatch(c -> c.name().startsWith("oldest_"));
         }
     }
 

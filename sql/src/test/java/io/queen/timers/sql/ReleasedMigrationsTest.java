@@ -13,10 +13,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * A released versioned migration is never edited: every database it ran on recorded its checksum, and Flyway refuses
- * one that differs (Migrations' realignment covers only the texts changed before this rule, each listed with its
- * reason). The list of released texts and their checksums is src/test/resources/released-migrations.txt; a new V
- * file joins it when it is released, and only then.
+ * A released versioned migration is never edited (docs/schema-and-roles.md#schema): every database it ran on recorded its
+ * checksum, and Flyway refuses one that differs; nothing rewrites a recorded checksum. Every shipped V file and its
+ * checksum is pinned in src/test/resources/released-migrations.txt, so an edit fails the build here and not in a user's
+ * database; a new V file adds its line in the commit that adds it.
  */
 class ReleasedMigrationsTest {
 

@@ -68,8 +68,7 @@ class RoleFunctionMatrixIT {
      * only with an audit event naming the caller's login (to the tenant the change belongs to).
      */
     static final Map<String, Reach> DECLARED = Map.of(
-            "timer_list_v2", Reach.EVERY_TENANT, "timer_list_v1", Reach.EVERY_TENANT,
-            "timer_peek_v2", Reach.EVERY_TENANT, "timer_peek_v1", Reach.EVERY_TENANT,
+            "timer_list_v2", Reach.EVERY_TENANT, "timer_peek_v2", Reach.EVERY_TENANT,
             "timer_series_v1", Reach.EVERY_TENANT, "timer_dead_letters_v1", Reach.EVERY_TENANT,
             // the operator is every tenant's operator (the CLI; the HTTP API checks the caller's tenant before it calls)
             "bridge_offset_set_v2", Reach.AUDITED, "timer_dead_letter_remove_v1", Reach.AUDITED);

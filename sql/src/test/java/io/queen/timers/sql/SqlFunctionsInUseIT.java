@@ -39,21 +39,8 @@ class SqlFunctionsInUseIT {
 
     /** Kept although no code of this repository reaches them, each for the reason given. */
     static final Map<String, String> KEPT = Map.of(
-            "timer_claim_v5", "the previous release's sweepers claim with it during a rolling restart (issue 47 moved the"
-                    + " sweeper to timer_claim_v6, which takes the per-tenant fire budget); a thin wrapper over v6 without a"
-                    + " budget, retired by the next release",
-            "timer_fire_v2", "the previous release's sweepers fire with it during a rolling restart (issue 24 moved the"
-                    + " sweeper to timer_fire_v3, which refuses clear timers for encrypted queues); a thin wrapper over v3"
-                    + " answering a refused segment `stale`, retired by the next release",
-            "timer_peek_v1", "the previous release's CLI peeks with it during an upgrade (V129's CLI peeks with timer_peek_v2,"
-                    + " which returns a recurring timer's rule); a thin wrapper over v2, retired by the next release",
-            "timer_list_v1", "the previous release's CLI lists with it during an upgrade (V129's CLI lists with timer_list_v2,"
-                    + " which returns a recurring timer's rule); a thin wrapper over v2, retired by the next release",
             "timer_audit_wake_v1", "the outbox's insert trigger (timer_audit_outbox_wake) calls it: it wakes the"
                     + " active audit relay at the commit that wrote the outbox",
-            "bridge_lock_v1", "the previous release's bridges lock their batch's keys with it during a rolling restart"
-                    + " (issue 37 moved the bridge to bridge_lock_v2, which returns each staged row's owner); a thin wrapper"
-                    + " over v2, retired by the next release",
             "log_push_v1", "Queen's own push (one segment per transaction), with Queen's signature: a Queen broker or"
                     + " client sharing the database calls it, and where we were first ours stands in until Queen's boot"
                     + " replaces its body; the log module's tests push through it");
@@ -71,17 +58,11 @@ class SqlFunctionsInUseIT {
         unreached.removeAll(reached);
         unreached.removeAll(KEPT.keySet());
         assertThat(unreached)
-                .as("functions of the queen schema that no code calls: retire them (a versioned DROP, one release"
-                        + " after the last caller) or keep them on SqlFunctionsInUseIT.KEPT with the reason")
+                .as("functions of the queen schema that no code calls: retire them (from its R__ file, and once released"
+                        + " by a versioned DROP one release after the last caller) or keep them on SqlFunctionsInUseIT.KEPT"
+                        + " with the reason")
                 .isEmpty();
         assertThat(functions()).as("a kept function that no longer exists").containsAll(KEPT.keySet());
-    }
-
-    @Test
-    void theRetiredVersionsAreGone() throws Exception {
-        assertThat(functions()).doesNotContain("bridge_apply_v1", "bridge_apply_v2", "bridge_apply_v3",
-                "timer_claim_v1", "timer_claim_v2", "timer_fire_v1", "timer_fail_v1", "timer_release_v1", "timer_dead_letter_v1",
-                "bridge_offset_set_v1", "timer_dead_letter_v2");
     }
 
     @Test

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * queen.log_timers is the contracted table, exactly (docs/decisions.md#the-staging-table-is-keyed-by-names).
  * The reference is the contract's own CREATE TABLE (test resource staging-table-contract.sql), created in
  * a scratch schema; the comparison is between the two catalogs, so a changed type, default, collation,
- * generated expression, key or index in V025 fails here.
+ * generated expression, key or index in V002 fails here.
  */
 class StagingTableContractIT {
 
@@ -37,10 +37,10 @@ class StagingTableContractIT {
     void columnsMatchTheContractOneByOne() throws SQLException {
         List<Catalog.Column> ours = Catalog.columns(db.dataSource(), "queen.log_timers");
         List<Catalog.Column> contract = Catalog.columns(db.dataSource(), "contract_ref.log_timers");
-        // The contract's 19 columns exactly, then V090's trace_context (nullable, no default: docs/tracing.md#trace-context) and
-        // V120's payload_bytes (nullable, no default: the raw length the sweeper's byte bound counts), V122's deaths and
-        // held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is counted), V129's recurrence
-        // (nullable, no default: a recurring timer's rule beside the contracted columns, docs/recurring.md).
+        // The contract's 19 columns exactly, then V002's columns beyond it: trace_context (nullable, no default:
+        // docs/tracing.md#trace-context), payload_bytes (nullable, no default: the raw length the sweeper's byte bound
+        // counts), deaths and held_alone (not null with a constant default: a catalog-only ADD COLUMN; how a death is
+        // counted), recurrence (nullable, no default: a recurring timer's rule, docs/recurring.md).
         assertThat(ours).hasSize(24);
         assertThat(ours.subList(0, 19)).containsExactlyElementsOf(contract);
         assertThat(ours.get(19)).isEqualTo(new Catalog.Column("trace_context", "bytea", false, "", "", ""));
@@ -64,10 +64,10 @@ class StagingTableContractIT {
     }
 
     /**
-     * The contract's two indexes, plus one beyond it: V125's partial (tenant_id, visible_at), the per-tenant slices of the claim and
-     * the skip scan over tenants (issue 24, point 8: one tenant's flood must not starve the others; its write price is in
-     * V125's header), and V129's partial (tenant_id) over recurring rows only, the dashboard's count of series (one-shot rows
-     * never enter it). Any other index fails here.
+     * The contract's two indexes, plus two beyond it (V002 says why and what each costs): the partial (tenant_id, visible_at),
+     * the per-tenant slices of the claim and the skip scan over tenants (one tenant's flood must not starve the others),
+     * and the partial (tenant_id) over recurring rows only, the dashboard's count of series (one-shot rows never enter
+     * it). Any other index fails here.
      */
     @Test
     void primaryKeyAndTheVisibleIndexAreTheOnlyIndexesBesidesTheTenantFairnessAndRecurringOnes() throws SQLException {

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;

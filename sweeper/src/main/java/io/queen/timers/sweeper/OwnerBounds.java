@@ -9,7 +9,7 @@ import java.time.Duration;
 import javax.sql.DataSource;
 
 /**
- * The schema owner's bounds on what the sweeper passes its functions (queen.timer_settings, V130 and V133;
+ * The schema owner's bounds on what the sweeper passes its functions (queen.timer_settings, V006;
  * db/current/R__timer_bounds.sql), read once at start so that {@link SweeperSettings#checkOwnerBounds} refuses a setting
  * the database would refuse at every call, naming both. {@code maxLease} and {@code minCleanupIdle} hold for every
  * login; the others only when {@code bindsCaller} (a login that may not change them: every service role).
@@ -23,7 +23,7 @@ public record OwnerBounds(boolean bindsCaller, Duration maxLease, Duration minCl
     public static OwnerBounds read(DataSource dataSource) throws SQLException {
         try (Connection c = dataSource.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(READ)) {
             if (!rs.next()) {
-                throw new SQLException("queen.timer_settings has no row (V130 inserts it): restore it as the owner", "55000");
+                throw new SQLException("queen.timer_settings has no row (V006 inserts it): restore it as the owner", "55000");
             }
             return new OwnerBounds(rs.getBoolean(1), seconds(rs.getDouble(2)), seconds(rs.getDouble(3)), seconds(rs.getDouble(4)),
                     seconds(rs.getDouble(5)), rs.getInt(6), rs.getInt(7));

@@ -2,15 +2,15 @@ package io.queen.timers.sweeper;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.audit.AuditRelay;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.db.DataSources;
-import io.queen.timers.core.db.DatabaseSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
+import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.health.Health;
@@ -19,6 +19,7 @@ import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.log.cleanup.PartitionCleanup;
+import io.queen.timers.relay.AuditRelay;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.claim.FireBudget;
 import io.queen.timers.sweeper.fail.Failer;
@@ -138,7 +139,7 @@ public final class SweeperMain implements AutoCloseable {
             KafkaVersion.requireAtStart(common.kafka(KafkaSettings.Client.ADMIN), "sweeper");
         }
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
-        DatabaseRole.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
+        SchemaStep.atStart(common, registry, startup, "sweeper", DatabaseRole.SWEEPER);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
             // the owner's bounds (queen.timer_settings): a setting beyond them is refused now, not at every call

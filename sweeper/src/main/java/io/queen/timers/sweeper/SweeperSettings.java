@@ -6,13 +6,13 @@ import static io.queen.timers.core.config.ConfigDef.Type.INT;
 import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigDef;
-import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.core.telemetry.TelemetrySettings;
+import io.queen.timers.relay.AuditSettings;
 import java.time.Duration;
 
 /**

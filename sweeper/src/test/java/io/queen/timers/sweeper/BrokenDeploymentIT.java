@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.util.List;

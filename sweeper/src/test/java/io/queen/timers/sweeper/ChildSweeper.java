@@ -1,7 +1,7 @@
 package io.queen.timers.sweeper;
 
-import io.queen.timers.core.audit.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.io.IOException;
 import java.io.Writer;

@@ -203,26 +203,4 @@ class EncryptedQueueRefusalIT {
         assertThat(LogContents.read(db.dataSource())).isEmpty();
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
     }
-
-    @Test
-    void thePreviousReleasesFireAnswersARefusedSegmentStaleAndRefusesItAllTheSame() throws Exception {
-        staging.execute("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + DEFAULT_TENANT + "', 'vault', true)");
-        staging.schedule(DEFAULT_TENANT, "vault", "secret", -1);
-        FireBatch batch = packer.pack(claim()).fires().get(0);
-        String json = "[{\"tenant_id\":\"" + DEFAULT_TENANT + "\",\"queue\":\"vault\",\"partition\":\"Default\",\"blob_length\":"
-                + batch.segments().get(0).packed().blob().length + ",\"timers\":[{\"timer_key\":\"secret\",\"claim_token\":\""
-                + batch.segments().get(0).timers().get(0).claimToken() + "\"}]}]";
-        try (Connection c = db.dataSource().getConnection();
-             var st = c.prepareStatement("SELECT verdict FROM queen.timer_fire_v2(?::jsonb, ?, ?)")) {
-            st.setString(1, json);
-            st.setBytes(2, batch.segments().get(0).packed().blob());
-            st.setBytes(3, batch.segments().get(0).packed().hashes());
-            try (var rs = st.executeQuery()) {
-                assertThat(rs.next()).isTrue();
-                assertThat(rs.getString(1)).isEqualTo("stale");
-            }
-        }
-        assertThat(LogContents.read(db.dataSource())).isEmpty();
-        assertRefused("secret");
-    }
 }

@@ -4,7 +4,7 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.core.health.HealthSettings;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import java.sql.Connection;

@@ -78,7 +78,7 @@ class SeriesFireIT {
         staging.execute("UPDATE queen.log_timers SET recurrence = '{\"every\":\"PT10S\",\"startAt\":\"2026-01-01T00:00:00Z\","
                 + "\"catchUp\":\"one\",\"txn\":\"s\",\"seq\":1}'::jsonb");
         List<ClaimedTimer> claimed = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
-        // as a sweeper of the release before V129 claims it: without the rule, so its fire carries no plan
+        // as a caller that does not plan the series would: without the rule, so its fire carries no plan
         List<ClaimedTimer> blind = claimed.stream().map(t -> new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(),
                 t.deliverAt(), t.visibleAt(), t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(),
                 t.attempts(), t.lastError(), t.claimToken(), t.claimedUntil(), t.traceContext(), t.deaths())).toList();
@@ -164,26 +164,5 @@ class SeriesFireIT {
         var fired = event("fired");
         assertThat(fired.get("seq").asInt()).isEqualTo(4);
         assertThat(fired.get("ended").asText()).isEqualTo("rule_unreadable");
-    }
-
-    /**
-     * A cancel that met an occurrence in a sweeper's hands answered too_late and, in the release before, dropped the row's
-     * rule (bridge_apply_v4, stop_series; this release marks it "stopped", SeriesCommandRacesIT): a row so stopped during a
-     * rolling upgrade still goes out, nothing follows it, and its fired event says the series ended, cancelled.
-     */
-    @Test
-    void anOccurrenceWhoseSeriesACancelStoppedInHandSaysCancelled() throws Exception {
-        Instant o = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
-        List<ClaimedTimer> claimed = claimOccurrence(o, "\"every\":\"PT10S\",\"startAt\":\"" + o.minusSeconds(10) + "\",\"catchUp\":\"one\"", 2);
-        staging.execute("UPDATE queen.log_timers SET recurrence = NULL, updated_at = now()");   // what the previous bridge's too_late cancel did
-
-        fire(claimed);
-
-        var fired = event("fired");
-        assertThat(fired.get("occurrence").asText()).isNotEmpty();
-        assertThat(fired.get("seq").asInt()).isEqualTo(2);
-        assertThat(fired.get("next").isNull()).isTrue();
-        assertThat(fired.get("ended").asText()).isEqualTo("cancelled");
-        assertThat(staging.count("SELECT count(*) FROM queen.log_timers")).isZero();
     }
 }

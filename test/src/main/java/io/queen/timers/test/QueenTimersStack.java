@@ -7,6 +7,7 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.PartitionInfo;
+import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.stack.Kafka;
 import io.queen.timers.stack.Postgres;
 import io.queen.timers.stack.ServiceSettings;
@@ -79,7 +80,7 @@ public final class QueenTimersStack implements AutoCloseable {
                 .kafka(o.bootstrapServers() == null ? Kafka.embedded() : Kafka.external(o.bootstrapServers()))
                 .migrated()
                 // a group of this stack's own, bound by the owner to the bridge's login with its topic's tenant
-                .service(BridgeMain.SERVICE, (s, st) -> local(s).set(BridgeSettings.COMMAND_TOPICS, List.of(st.commandTopic()))
+                .service(BridgeMain.SERVICE, (s, st) -> local(s).set(RouteSettings.COMMAND_TOPICS, List.of(st.commandTopic()))
                         .set(BridgeSettings.GROUP_ID, st.uniqueName("queen-timers-test-"))
                         .set(BridgeSettings.START_POSITION, "earliest"))
                 .service(SweeperMain.SERVICE, (s, st) -> local(s))

@@ -1,6 +1,7 @@
 package io.queen.timers.testkit;
 
 import com.github.luben.zstd.ZstdOutputStream;
+import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -11,13 +12,17 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.CRC32C;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.compress.Lz4BlockOutputStream;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -28,13 +33,17 @@ import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.ResponseHeader;
 import org.apache.kafka.common.utils.internals.ByteBufferOutputStream;
+import org.xerial.snappy.Snappy;
+import org.xerial.snappy.SnappyOutputStream;
 
 /**
  * One producer batch built byte by byte (Kafka's record batch v2, as its protocol documentation lays it out), zstd unless
  * another codec is asked for, and sent as a raw Produce request: what a hostile producer can send and the Java producer
  * would not build, such as a record whose value is hundreds of MB of one letter among small records, a few KB on the
- * wire, a record of hundreds of thousands of headers, or one whose length lies. A big value or header run is streamed
- * through the compressor, never held (uncompressed, the batch itself holds it). Plaintext listeners only.
+ * wire, a record of hundreds of thousands of headers, or one whose length lies; and a codec's stream framed with the sizes a
+ * producer chooses ({@link Compressor}): 4 MiB lz4 blocks, snappy chunks of any size or one raw block, a zstd frame
+ * declaring any window. A big value or header run is streamed through the compressor, never held (uncompressed, the batch
+ * itself holds it; raw snappy holds it whole). Plaintext listeners only.
  */
 public final class RawBatch {
 
@@ -92,17 +101,102 @@ public final class RawBatch {
         }
     }
 
+    /** A codec's stream over the batch's body: how its records are compressed. */
+    @FunctionalInterface
+    public interface Compressor {
+        OutputStream wrap(OutputStream body) throws IOException;
+    }
+
+    /**
+     * Lz4 frames whose descriptor declares blocks of {@code blockBytes} (64 KiB, 256 KiB, 1 MiB or 4 MiB: Kafka's producer
+     * writes 64 KiB, Go's Sarama 4 MiB), through Kafka's own frame writer.
+     */
+    public static Compressor lz4Blocks(int blockBytes) {
+        int id = switch (blockBytes) {
+            case 64 << 10 -> 4;
+            case 256 << 10 -> 5;
+            case 1 << 20 -> 6;
+            case 4 << 20 -> 7;
+            default -> throw new IllegalArgumentException("lz4 blocks are 64 KiB, 256 KiB, 1 MiB or 4 MiB, not " + blockBytes);
+        };
+        return body -> new Lz4BlockOutputStream(body, id, 9, false, false);
+    }
+
+    /** Snappy-java's framing with chunks of {@code chunkBytes} uncompressed (Kafka's producer writes 32 KiB). */
+    public static Compressor snappyChunks(int chunkBytes) {
+        return body -> new SnappyOutputStream(body, chunkBytes);
+    }
+
+    /** Raw snappy: the whole body one block, as librdkafka writes it (it declares the body's length uncompressed). */
+    public static Compressor snappyRaw() {
+        return body -> new ByteArrayOutputStream() {
+            @Override
+            public void close() throws IOException {
+                body.write(Snappy.compress(toByteArray()));
+                body.close();
+            }
+        };
+    }
+
+    /** One zstd frame declaring a window of 2^{@code windowLog} bytes (its content size unknown, as a streaming producer's). */
+    public static Compressor zstdWindow(int windowLog) {
+        return body -> new ZstdOutputStreamNoFinalizer(body).setWindowLog(windowLog);
+    }
+
+    /**
+     * A codec's stream that is not one: {@code body} as the batch's compressed records, whatever the records written were
+     * (they give the batch its count and last offset). What a producer that lies in its codec's own framing sends.
+     */
+    public static Compressor bytes(byte[] body) {
+        return out -> new OutputStream() {
+            @Override
+            public void write(int b) {
+                // the records are not what the batch holds
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                // the records are not what the batch holds
+            }
+
+            @Override
+            public void close() throws IOException {
+                out.write(body);
+                out.close();
+            }
+        };
+    }
+
     private RawBatch() {}
 
     /** Builds the batch (zstd, CreateTime {@code timestampMs}) and produces it to {@code topic}/{@code partition}; acks=all. */
     public static void send(String bootstrap, String topic, int partition, long timestampMs, List<Rec> records) throws IOException {
-        ByteBuffer batch = build(Codec.ZSTD, timestampMs, records);
-        Node leader = leader(bootstrap, topic, partition);
+        send(bootstrap, topic, partition, build(Codec.ZSTD, timestampMs, records));
+    }
+
+    /** Produces a batch {@link #build} made to {@code topic}/{@code partition}; acks=all. */
+    public static void send(String bootstrap, String topic, int partition, ByteBuffer batch) throws IOException {
+        send(bootstrap, topic, Map.of(partition, batch));
+    }
+
+    /**
+     * Produces one batch {@link #build} made to each partition of {@code topic} ({@code batches}: partition → batch), in one
+     * Produce request per leader, so that they are in the log together; acks=all.
+     */
+    public static void send(String bootstrap, String topic, Map<Integer, ByteBuffer> batches) throws IOException {
+        Map<Integer, Node> leaders = leaders(bootstrap, topic);
+        Map<Node, List<ProduceRequestData.PartitionProduceData>> byLeader = new LinkedHashMap<>();
+        batches.forEach((partition, batch) -> byLeader.computeIfAbsent(leaders.get(partition), n -> new ArrayList<>())
+                .add(new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(MemoryRecords.readableRecords(batch.duplicate()))));
+        for (Map.Entry<Node, List<ProduceRequestData.PartitionProduceData>> e : byLeader.entrySet()) {
+            produce(e.getKey(), topic, e.getValue());
+        }
+    }
+
+    private static void produce(Node leader, String topic, List<ProduceRequestData.PartitionProduceData> partitions) throws IOException {
         short v = 9; // topics named (v13 names them by id); every broker of Kafka 3.x and 4.x takes it
         ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
-        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName(topic)
-                .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(partition)
-                        .setRecords(MemoryRecords.readableRecords(batch))));
+        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(partitions);
         data.topicData().add(t);
         ByteBuffer req = new ProduceRequest.Builder(v, v, data).build(v)
                 .serializeWithHeader(new RequestHeader(ApiKeys.PRODUCE, v, "raw-batch", 1));
@@ -121,7 +215,8 @@ public final class RawBatch {
             for (ProduceResponseData.TopicProduceResponse tr : pr.data().responses()) {
                 for (ProduceResponseData.PartitionProduceResponse p : tr.partitionResponses()) {
                     if (p.errorCode() != 0) {
-                        throw new IOException("produce refused: error " + p.errorCode() + " " + p.errorMessage());
+                        throw new IOException("produce to partition " + p.index() + " refused: error " + p.errorCode() + " "
+                                + p.errorMessage());
                     }
                 }
             }
@@ -135,9 +230,17 @@ public final class RawBatch {
 
     /** The batch's bytes: the 61-byte header (base offset 0), then the records, through one stream of {@code codec}. */
     public static ByteBuffer build(Codec codec, long timestampMs, List<Rec> records) throws IOException {
+        return build(codec, codec == Codec.ZSTD ? ZstdOutputStream::new : body -> codec.compression.wrapForOutput(
+                (ByteBufferOutputStream) body, (byte) 2), timestampMs, records);
+    }
+
+    /**
+     * The batch's bytes: the 61-byte header (base offset 0) naming {@code codec}, then the records through
+     * {@code compressor}'s stream (which must be that codec's, or the batch lies about its codec).
+     */
+    public static ByteBuffer build(Codec codec, Compressor compressor, long timestampMs, List<Rec> records) throws IOException {
         ByteBufferOutputStream compressed = new ByteBufferOutputStream(1024);
-        try (OutputStream z = codec == Codec.ZSTD ? new ZstdOutputStream(compressed)
-                : codec.compression.wrapForOutput(compressed, (byte) 2)) {
+        try (OutputStream z = compressor.wrap(compressed)) {
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(z, 1 << 16));
             for (int i = 0; i < records.size(); i++) {
                 writeRecord(out, i, records.get(i));
@@ -240,11 +343,13 @@ public final class RawBatch {
         out.write((int) z);
     }
 
-    private static Node leader(String bootstrap, String topic, int partition) throws IOException {
-        try (Admin admin = Admin.create(java.util.Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            List<TopicPartitionInfo> parts = new ArrayList<>(admin.describeTopics(List.of(topic)).allTopicNames().get()
-                    .get(topic).partitions());
-            return parts.stream().filter(p -> p.partition() == partition).findFirst().orElseThrow().leader();
+    private static Map<Integer, Node> leaders(String bootstrap, String topic) throws IOException {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            Map<Integer, Node> out = new HashMap<>();
+            for (TopicPartitionInfo p : admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()) {
+                out.put(p.partition(), p.leader());
+            }
+            return out;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);

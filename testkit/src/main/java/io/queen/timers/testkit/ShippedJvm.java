@@ -67,6 +67,20 @@ public final class ShippedJvm {
         return m.group(1).trim().replaceAll("^\"|\"$", "");
     }
 
+    /**
+     * The memory limit the Kubernetes manifests give {@code workload}'s container ({@code resources.limits.memory} in
+     * {@code deploy/kubernetes/base/<workload>.yaml}), in bytes: what the kernel kills the process at, heap and native
+     * memory together.
+     */
+    public static long manifestMemoryLimitBytes(String workload) {
+        String yaml = read(ROOT.resolve("deploy/kubernetes/base/" + workload + ".yaml"));
+        Matcher m = Pattern.compile("limits:\\s*\\n\\s*memory:\\s*(\\d+)(Mi|Gi)\\b").matcher(yaml);
+        if (!m.find()) {
+            throw new IllegalStateException("deploy/kubernetes/base/" + workload + ".yaml sets no resources.limits.memory in Mi or Gi");
+        }
+        return Long.parseLong(m.group(1)) << (m.group(2).equals("Gi") ? 30 : 20);
+    }
+
     private static List<String> flagsBeforeJar(List<String> entrypoint) {
         int java = -1;
         int jar = entrypoint.indexOf("-jar");

@@ -190,7 +190,7 @@ public final class PipelineBench {
         broker.start();
         Launcher.awaitPort(kafkaPort, 120_000);
         // the owner migrates and binds the bridge's group to its login with its topics' tenants, read from the bridge's
-        // settings, as deployed (V135: a least-privilege login binds no group itself)
+        // settings, as deployed (a least-privilege login binds no group itself)
         Path declaration = workDir.resolve("bridge-declaration.properties");
         try (var w = Files.newBufferedWriter(declaration)) {
             settings(true).store(w, "the bridge's settings, as `migrate --config` reads its group and topics");

@@ -82,7 +82,7 @@ final class StageProfile {
         if (cls.startsWith("io.queen.timers.bridge.")) {
             return "kafka".equals(library) ? "bridge poll (Kafka consumer)" : "bridge loop" + jdbc;
         }
-        if (cls.startsWith("io.queen.timers.core.audit.")) {
+        if (cls.startsWith("io.queen.timers.relay.")) {
             if ("kafka".equals(library)) {
                 return "relay publish (Kafka producer)";
             }

@@ -1,7 +1,7 @@
 package io.queen.timers.bench.sweeper;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.audit.AuditSettings;
+import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.sweeper.SweeperMain;

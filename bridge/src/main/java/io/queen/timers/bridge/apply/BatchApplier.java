@@ -469,7 +469,7 @@ public final class BatchApplier {
         if (in.producerSub() != null) {
             ev.put("producerSub", in.producerSub()); // who sent this command (a token's sub, or the topic's fixed sub)
         }
-        if (cmd.trace() != null) { // the command's own trace (V090; flags and tracestate V127): its verdict joins the producer's trace
+        if (cmd.trace() != null) { // the command's own trace (its W3C context, flags and tracestate included): its verdict joins the producer's trace
             ev.put("traceId", cmd.trace().traceId()).put("spanId", cmd.trace().spanId()).put("traceFlags", cmd.trace().flags());
             if (cmd.trace().traceState() != null) {
                 ev.put("traceState", cmd.trace().traceState());
@@ -544,7 +544,7 @@ public final class BatchApplier {
         }
     }
 
-    // The rows of one bridge_apply_v4 call (V100): each record is one row, its fields the row's named
+    // The rows of one bridge_apply_v4 call: each record is one row, its fields the row's named
     // fields (JsonRows writes them in snake_case, every field present, null where there is no value).
 
     /** p_offsets: a Kafka partition's check-and-set; {@code expected} null when none is stored yet. */
@@ -552,8 +552,8 @@ public final class BatchApplier {
 
     /**
      * p_upserts: a timer's final state. {@code payload} as stored (sealed and/or zstd); {@code payloadBytes} its length before
-     * compression, what the sweeper will hold once it decompresses it (V120: the claim's byte bound counts it);
-     * {@code traceContext} TraceParent#bytes (25 bytes and the tracestate, V127) or null.
+     * compression, what the sweeper will hold once it decompresses it (the claim's byte bound counts it);
+     * {@code traceContext} TraceParent#bytes (25 bytes and the tracestate) or null.
      */
     private record UpsertRow(UUID tenantId, String queue, String timerKey, String partition, long deliverAtMs, String txn,
                              UUID messageId, byte[] payload, boolean payloadZstd, int payloadBytes, boolean encrypted,
@@ -587,7 +587,7 @@ public final class BatchApplier {
                     cmd.trace() == null ? null : cmd.trace().bytes(), recurrence(cmd), f.ownerStaged(), f.ownerSub()));
         }
 
-        /** A recurring timer's rule as queen.log_timers.recurrence stores it (V129), with its first occurrence's number. */
+        /** A recurring timer's rule as queen.log_timers.recurrence stores it, with its first occurrence's number. */
         static JsonNode recurrence(Command cmd) {
             if (cmd.recurrence() == null) {
                 return null;

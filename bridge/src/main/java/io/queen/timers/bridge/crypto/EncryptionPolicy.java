@@ -31,7 +31,7 @@ public final class EncryptionPolicy {
 
     /**
      * The same patterns as SQL LIKE patterns (default escape backslash), for the fire, which refuses clear
-     * payloads for the queues they match (queen.bridge_sealed_queues, V126): {@code *} becomes {@code %},
+     * payloads for the queues they match (queen.bridge_sealed_queues): {@code *} becomes {@code %},
      * and LIKE's own {@code %}, {@code _} and backslash are escaped, so both sides match the same names.
      */
     public List<String> likePatterns() {

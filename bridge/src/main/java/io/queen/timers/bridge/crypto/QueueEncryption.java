@@ -78,7 +78,7 @@ public final class QueueEncryption {
     }
 
     /**
-     * Writes this group's encryption.queues where the fire reads them (V126), before the bridge consumes:
+     * Writes this group's encryption.queues where the fire reads them (queen.bridge_sealed_queues), before the bridge consumes:
      * a timer staged clear before its queue matched them is then dead-lettered at the fire, never pushed in
      * clear (docs/security.md#payload-encryption). No patterns removes the group's row.
      */

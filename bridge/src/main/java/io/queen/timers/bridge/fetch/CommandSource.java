@@ -1,6 +1,7 @@
 package io.queen.timers.bridge.fetch;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.bridge.wire.RecordLimits;
@@ -18,7 +19,6 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * ({@link Fetched#heldBytes()}; the first record always, so a single large one is never stuck), partitions taken in turn from a rotating start so
  * that no topic's backlog goes first every time. An offset the reader does not read is handed over as
  * {@link Fetched.Unreadable} in its place, so the loop answers it like any record, in order, and no partition waits on
- * another's. Not thread-safe, except {@link #wakeup()}.
+ * another's, except for a decompression stream: a compressed batch's stream opens only once what its codec declares fits
+ * {@link StreamBudget} (bridge.decompression.max.bytes, one stream per topic), and until then its partition hands over
+ * nothing and the others are read on. Not thread-safe, except {@link #wakeup()}.
  */
 public final class CommandSource implements AutoCloseable {
 
@@ -68,7 +70,7 @@ public final class CommandSource implements AutoCloseable {
     private final boolean checkCrcs;
     private final long backoffNanos;
     private final long backoffMaxNanos;
-    private final BufferSupplier buffers = BufferSupplier.create();
+    private final StreamBudget streams;
     private final Map<TopicPartition, Part> parts = new LinkedHashMap<>();
     private final Counter fetchErrors;
     private final KafkaClientMetrics groupMetrics;
@@ -80,14 +82,17 @@ public final class CommandSource implements AutoCloseable {
      * @param topics         the command topics (the fetcher's metadata asks for these only)
      * @param limits         what one record may hold, counted before it becomes objects ({@link RecordDecoder})
      * @param maxPollBytes   heap the records of one poll hold, about (at least one record): {@link Fetched#heldBytes()}
+     * @param decompressionMaxBytes what the decompression streams of batches read part way hold together, as their codecs
+     *                       declare it ({@link StreamBudget}): bridge.decompression.max.bytes
      */
     public CommandSource(Consumer<byte[], byte[]> group, ConsumerConfig config, List<String> topics, RecordLimits limits,
-                         long maxPollBytes, MeterRegistry registry) {
+                         long maxPollBytes, long decompressionMaxBytes, MeterRegistry registry) {
         this.group = group;
         this.fetcher = new Fetcher(config, topics);
         this.decoder = new RecordDecoder(limits);
         this.maxPollRecords = config.getInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
         this.maxPollBytes = maxPollBytes;
+        this.streams = new StreamBudget(decompressionMaxBytes);
         this.checkCrcs = config.getBoolean(ConsumerConfig.CHECK_CRCS_CONFIG);
         this.backoffNanos = Duration.ofMillis(config.getLong(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG)).toNanos();
         this.backoffMaxNanos = Math.max(backoffNanos, Duration.ofMillis(config.getLong(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG)).toNanos());
@@ -97,6 +102,9 @@ public final class CommandSource implements AutoCloseable {
         // the group consumer's own meters (kafka_consumer_coordinator_*: rebalances, heartbeats); closed with it
         this.groupMetrics = new KafkaClientMetrics(group);
         groupMetrics.bindTo(registry);
+        Gauge.builder("queen.timers.bridge.decompression.held.bytes", streams, StreamBudget::heldBytes)
+                .description("What the decompression streams of the compressed batches being read hold together, as their codecs"
+                        + " declared it before they opened (bridge.decompression.max.bytes at most)").baseUnit("bytes").register(registry);
     }
 
     /** Joins the group; {@code listener} runs inside {@link #poll}, after this source has taken on the change. */
@@ -137,9 +145,16 @@ public final class CommandSource implements AutoCloseable {
         group.seek(tp, offset); // a position for the group's consumer, which never fetches it
     }
 
-    /** Hands over nothing of these partitions until resumed; they go on from their position. */
+    /**
+     * Hands over nothing of these partitions until resumed; they go on from their position. What was read ahead of them is
+     * dropped (fetched again once resumed), so that a paused partition holds no decompression stream and no place in line.
+     */
     public void pause(Collection<TopicPartition> partitions) {
-        partitions.forEach(tp -> part(tp).paused = true);
+        for (TopicPartition tp : partitions) {
+            Part p = part(tp);
+            p.paused = true;
+            closeReader(p);
+        }
     }
 
     public void resume(Collection<TopicPartition> partitions) {
@@ -265,7 +280,7 @@ public final class CommandSource implements AutoCloseable {
                     ? r.lastStable() : r.highWatermark();
             if (r.records().sizeInBytes() > 0) {
                 p.reader = new PartitionReader(r.tp(), r.records(), p.position, fetcher.isolation(), r.aborted(),
-                        decoder, checkCrcs, buffers);
+                        decoder, checkCrcs, streams);
             }
             return;
         }
@@ -314,6 +329,9 @@ public final class CommandSource implements AutoCloseable {
                     break;
                 }
                 if (f == null) {
+                    if (p.reader.waiting()) {
+                        break; // its next batch's stream waits for its turn (StreamBudget): read on at a later poll
+                    }
                     p.position = p.reader.position();
                     closeReader(p);
                     break;
@@ -334,7 +352,10 @@ public final class CommandSource implements AutoCloseable {
         }
     }
 
-    /** Drops what was read ahead of {@code p}; its open batch's decompression stream (native memory, for zstd) is freed. */
+    /**
+     * Drops what was read ahead of {@code p}; its open batch's decompression stream (native memory, for zstd) is freed and
+     * its bytes given back to the budget, and it leaves the line if it waited there.
+     */
     private static void closeReader(Part p) {
         if (p.reader != null) {
             p.reader.close();

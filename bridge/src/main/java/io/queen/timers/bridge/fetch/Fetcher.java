@@ -57,7 +57,7 @@ import org.apache.kafka.common.utils.internals.LogContext;
 final class Fetcher implements AutoCloseable {
 
     /** One partition's answer to one fetch; {@code records} is empty unless {@code error} is NONE. */
-    record Result(TopicPartition tp, long fetchOffset, Errors error, Records records,
+    record Result(TopicPartition tp, long fetchOffset, Errors error, MemoryRecords records,
                   List<FetchResponseData.AbortedTransaction> aborted, long highWatermark, long lastStable) {}
 
     private final Time time = Time.SYSTEM;
@@ -203,9 +203,17 @@ final class Fetcher implements AutoCloseable {
                 out.add(failed(tp, sent.getValue(), error));
                 continue;
             }
-            out.add(new Result(tp, sent.getValue(), Errors.NONE, FetchResponse.recordsOrFail(d), d.abortedTransactions(),
+            out.add(new Result(tp, sent.getValue(), Errors.NONE, memory(FetchResponse.recordsOrFail(d)), d.abortedTransactions(),
                     d.highWatermark(), d.lastStableOffset()));
         }
+    }
+
+    /** A response's records, in the buffer the response was read into: where the reader finds each batch's bytes. */
+    private static MemoryRecords memory(Records records) {
+        if (records instanceof MemoryRecords m) {
+            return m;
+        }
+        throw new IllegalStateException("a fetch response's records are " + records.getClass().getName() + ", not in memory");
     }
 
     private static Result failed(TopicPartition tp, long offset, Errors error) {

@@ -16,8 +16,8 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 /**
@@ -39,8 +39,13 @@ import org.apache.kafka.common.utils.internals.BufferSupplier;
  * compressed one (the batch header names its last offset), because finding the next record would mean decompressing
  * what it declares; a record whose framing lies (a length its fields do not fill, a field past its end, an offset out of
  * order, a stream that ends early), with every later offset of its batch, since nothing after it can be placed; a batch
- * whose checksum fails, whole; a batch of the legacy formats (magic 0 and 1), whole. Every other batch, before or after,
- * of any producer, is read as usual.
+ * whose checksum fails, whole; a batch of the legacy formats (magic 0 and 1), whole; a compressed batch whose codec
+ * declares more than the bridge decompresses with ({@link Decompression}: a zstd window or a snappy chunk beyond 8 MiB),
+ * whole. Every other batch, before or after, of any producer, is read as usual.
+ *
+ * <p>A compressed batch's stream is opened only once what it will hold is read from its codec's header and admitted by the
+ * {@link StreamBudget} its partitions share; until then this reader hands over nothing ({@link #next()} returns null
+ * and {@link #waiting()} says why), and is asked again later.
  *
  * <p>PRICE: a readable record that follows, in the same compressed producer batch, a record longer than the body limit,
  * or one whose framing lies, is answered unreadable too: finding it would mean decompressing up to 2 GiB per such record,
@@ -52,16 +57,34 @@ import org.apache.kafka.common.utils.internals.BufferSupplier;
  */
 final class PartitionReader {
 
+    /** Where a v2 batch's records start: after its 61-byte header. */
+    private static final int RECORDS_OFFSET = 61;
+    /** Where a batch's attributes are: their low 3 bits name its codec. */
+    private static final int ATTRIBUTES_OFFSET = 21;
+
     private final TopicPartition tp;
+    /** The fetch's bytes, from its first batch: where each batch's compressed records are read from. */
+    private final ByteBuffer log;
     private final Iterator<? extends RecordBatch> batches;
     private final RecordDecoder decoder;
     private final boolean checkCrcs;
-    private final BufferSupplier buffers;
+    private final StreamBudget streams;
     /** Aborted transactions of this fetch by first offset (read_committed); null under read_uncommitted. */
     private final PriorityQueue<FetchResponseData.AbortedTransaction> aborted;
     private final Set<Long> abortedProducers = new HashSet<>();
+    /** Where the next batch the iterator yields starts in {@link #log}: batches lie end to end. */
+    private int nextBatchAt;
     private RecordBatch batch;
     private RecordDecoder.Batch view;
+    /** The open batch's compressed records, as {@link Decompression} reads them. */
+    private byte[] data;
+    private int dataAt;
+    private int dataLength;
+    /** What the open batch's codec declares: set while its stream waits for its turn, until the stream opens. */
+    private Decompression.Declared pending;
+    /** What the open stream was admitted for by {@link #streams}; 0 when none is open. */
+    private long streamBytes;
+    private boolean waiting;
     /** The open batch's records, decompressed as they are read; null between batches. */
     private InputStream records;
     private int recordsLeft;
@@ -79,16 +102,19 @@ final class PartitionReader {
      * @param from    the offset to read from (records below it are dropped)
      * @param aborted the response's aborted transactions (null or empty when none)
      * @param decoder reads each record within its limits; shared by the partitions of one source
+     * @param streams admits each compressed batch's stream; shared by the partitions of one source
      */
-    PartitionReader(TopicPartition tp, Records records, long from, IsolationLevel isolation,
+    PartitionReader(TopicPartition tp, MemoryRecords records, long from, IsolationLevel isolation,
                     List<FetchResponseData.AbortedTransaction> aborted, RecordDecoder decoder, boolean checkCrcs,
-                    BufferSupplier buffers) {
+                    StreamBudget streams) {
         this.tp = tp;
+        this.log = records.buffer();
+        this.nextBatchAt = log.position();
         this.batches = records.batches().iterator();
         this.next = from;
         this.decoder = decoder;
         this.checkCrcs = checkCrcs;
-        this.buffers = buffers;
+        this.streams = streams;
         if (isolation == IsolationLevel.READ_COMMITTED) {
             this.aborted = new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
             if (aborted != null) {
@@ -105,13 +131,30 @@ final class PartitionReader {
     }
 
     /**
-     * The next offset at or after the position, or null when this fetch holds no more. A batch whose header cannot be
-     * read at all (the log itself is broken) throws: its end is unknown, so nothing after it can be placed.
+     * After {@link #next()} returned null: true when this fetch holds more, but the next batch's decompression stream waits
+     * for its turn ({@link StreamBudget}); false when it holds no more.
+     */
+    boolean waiting() {
+        return waiting;
+    }
+
+    /**
+     * The next offset at or after the position, or null when this fetch holds no more or its next batch waits for its
+     * stream ({@link #waiting()}). A batch whose header cannot be read at all (the log itself is broken) throws: its end
+     * is unknown, so nothing after it can be placed.
      */
     Fetched next() {
+        waiting = false;
         while (true) {
             if (next < unreadableEnd) {
                 return new Fetched.Unreadable(tp, next++, unreadableFirst, unreadableEnd, unreadableWhy);
+            }
+            if (pending != null) {
+                if (!openStream()) {
+                    waiting = true;
+                    return null;
+                }
+                continue;
             }
             if (records != null) {
                 if (recordsLeft == 0) {
@@ -142,16 +185,18 @@ final class PartitionReader {
                 return null;
             }
             batch = batches.next();
+            int at = nextBatchAt;
+            nextBatchAt += batch.sizeInBytes();
             if (batch.nextOffset() <= next) {
                 batch = null;
                 continue;
             }
-            open();
+            open(at);
         }
     }
 
-    /** Sets up {@link #records} for {@link #batch}, or skips or refuses the batch. */
-    private void open() {
+    /** Sets up {@link #records} for {@link #batch}, which starts at {@code at} in the log, or skips or refuses it. */
+    private void open(int at) {
         next = Math.max(next, batch.baseOffset()); // offsets between batches do not exist (compacted, or markers skipped)
         if (checkCrcs) {
             try {
@@ -191,12 +236,55 @@ final class PartitionReader {
         }
         try {
             view = view(v2);
-            records = v2.recordInputStream(buffers);
             recordsLeft = count;
             lastRead = batch.baseOffset() - 1;
+            if (!view.compressed()) {
+                records = v2.recordInputStream(BufferSupplier.NO_CACHING); // the batch's own bytes: no buffer
+                return;
+            }
+            compressedRecords(at, batch.sizeInBytes());
+            pending = Decompression.declare(log.getShort(at + ATTRIBUTES_OFFSET) & 0x07, data, dataAt, dataLength);
+        } catch (Decompression.Refused e) {
+            unreadable(batch.nextOffset(), "its batch " + batch.baseOffset() + ".." + batch.lastOffset() + " is not decompressed: "
+                    + e.getMessage());
         } catch (RuntimeException e) {
             unreadable(batch.nextOffset(), describe(e));
         }
+    }
+
+    /**
+     * The compressed records of the batch at {@code at}: in place in the fetch's heap buffer, where a fetch response holds
+     * them (records in a direct buffer, which no fetch response is, are copied: at most the batch's size, already held).
+     */
+    private void compressedRecords(int at, int size) {
+        dataLength = size - RECORDS_OFFSET;
+        if (dataLength < 0) {
+            throw new IllegalStateException("its batch of " + size + " bytes is shorter than a batch's header");
+        }
+        if (log.hasArray()) {
+            data = log.array();
+            dataAt = log.arrayOffset() + at + RECORDS_OFFSET;
+        } else {
+            data = new byte[dataLength];
+            log.get(at + RECORDS_OFFSET, data);
+            dataAt = 0;
+        }
+    }
+
+    /** Opens the pending batch's stream if {@link #streams} admits it now; false when it waits. */
+    private boolean openStream() {
+        if (!streams.take(tp, pending.bytes())) {
+            return false;
+        }
+        streamBytes = pending.bytes();
+        Decompression.Declared declared = pending;
+        pending = null;
+        try {
+            records = Decompression.open((DefaultRecordBatch) batch, declared, data, dataAt, dataLength);
+        } catch (IOException | RuntimeException e) {
+            unreadable(batch.nextOffset(), describe(e));
+        }
+        return true;
     }
 
     private RecordDecoder.Batch view(DefaultRecordBatch b) {
@@ -206,9 +294,13 @@ final class PartitionReader {
                 b.isCompressed());
     }
 
-    /** Frees the open batch's stream, if any: its buffers go back to the supplier, a zstd stream's native memory is freed. */
+    /**
+     * Frees the open batch's stream, if any (a zstd stream's native memory is freed), gives its bytes back to
+     * {@link #streams}, and leaves the line if it waited there.
+     */
     void close() {
         closeBatch();
+        streams.forget(tp);
     }
 
     /** Offsets from the position to {@code end} (exclusive) are unreadable for {@code why}. */
@@ -227,12 +319,18 @@ final class PartitionReader {
     private void closeBatch() {
         if (records != null) {
             try {
-                records.close(); // hands the decompression buffers back to the supplier
+                records.close(); // frees a zstd stream's native memory now, not at a collection
             } catch (IOException e) {
                 // an in-memory stream: nothing to do about it
             }
             records = null;
         }
+        if (streamBytes > 0) {
+            streams.give(tp, streamBytes);
+            streamBytes = 0;
+        }
+        pending = null;
+        data = null;
         batch = null;
         view = null;
     }
@@ -250,7 +348,11 @@ final class PartitionReader {
      * marker that does not parse throws: which transactions were aborted cannot be known past it.
      */
     private boolean isAbortMarker(DefaultRecordBatch control) {
-        try (InputStream in = control.recordInputStream(buffers)) {
+        if (control.isCompressed()) {
+            // outside the stream budget: no broker compresses the markers it writes, and a producer cannot write one
+            throw new IllegalStateException("the control batch at offset " + control.baseOffset() + " of " + tp + " is compressed");
+        }
+        try (InputStream in = control.recordInputStream(BufferSupplier.NO_CACHING)) {
             if (control.countOrNull() == null || control.countOrNull() < 1) {
                 return false;
             }

@@ -1,9 +1,9 @@
 package io.queen.timers.bridge.ingest;
 
-import io.queen.timers.bridge.TopicRoutes;
 import io.queen.timers.bridge.apply.Incoming;
 import io.queen.timers.bridge.apply.OffsetAdvance;
 import io.queen.timers.bridge.fetch.CommandSource;
+import io.queen.timers.routes.TopicRoutes;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -39,7 +39,6 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,7 +53,8 @@ import org.junit.jupiter.api.Test;
  *       kafka-clients, as in an application that embeds it);
  *   <li>batches built by Kafka's own producer-side writer ({@code MemoryRecordsBuilder}, what the producer's accumulator
  *       uses) in every codec and both timestamp types read through {@link PartitionReader} field for field as Kafka's own
- *       decoder reads them: a change in the layout behind {@code recordInputStream} or the batch header shows here.
+ *       decoder reads them: a change in the layout behind {@code recordInputStream} or the batch header shows here, and so
+ *       would a difference between Kafka's snappy and zstd writers and the bridge's own reading of them ({@link Decompression}).
  * </ul>
  */
 class KafkaInternalSurfaceTest {
@@ -79,17 +79,18 @@ class KafkaInternalSurfaceTest {
         SURFACE.put("org.apache.kafka.common.telemetry.internals.ClientTelemetrySender", List.of()); // a parameter type, passed null
         SURFACE.put("org.apache.kafka.common.header.internals.RecordHeader", List.of("<init>(java.lang.String,byte[])"));
         SURFACE.put("org.apache.kafka.common.header.internals.RecordHeaders", List.of("<init>(org.apache.kafka.common.header.Header[])"));
-        SURFACE.put("org.apache.kafka.common.record.internal.Records", List.of("batches() java.lang.Iterable"));
-        SURFACE.put("org.apache.kafka.common.record.internal.MemoryRecords", List.of("static field EMPTY"));
+        SURFACE.put("org.apache.kafka.common.record.internal.Records", List.of()); // the type of a fetch response's records
+        SURFACE.put("org.apache.kafka.common.record.internal.MemoryRecords", List.of("static field EMPTY", "batches() java.lang.Iterable",
+                "buffer() java.nio.ByteBuffer"));
         SURFACE.put("org.apache.kafka.common.record.internal.RecordBatch", List.of(
-                "baseOffset() long", "lastOffset() long", "nextOffset() long", "magic() byte", "ensureValid() void",
+                "baseOffset() long", "lastOffset() long", "nextOffset() long", "sizeInBytes() int", "magic() byte", "ensureValid() void",
                 "hasProducerId() boolean", "producerId() long", "isControlBatch() boolean", "isTransactional() boolean",
                 "countOrNull() java.lang.Integer", "static field MAGIC_VALUE_V2", "static field NO_PARTITION_LEADER_EPOCH"));
         SURFACE.put("org.apache.kafka.common.record.internal.DefaultRecordBatch", List.of(
                 "recordInputStream(org.apache.kafka.common.utils.internals.BufferSupplier) java.io.InputStream",
                 "baseTimestamp() long", "maxTimestamp() long", "timestampType() org.apache.kafka.common.record.TimestampType",
                 "partitionLeaderEpoch() int", "isCompressed() boolean"));
-        SURFACE.put("org.apache.kafka.common.utils.internals.BufferSupplier", List.of("static create() org.apache.kafka.common.utils.internals.BufferSupplier"));
+        SURFACE.put("org.apache.kafka.common.utils.internals.BufferSupplier", List.of("static field NO_CACHING"));
         SURFACE.put("org.apache.kafka.common.utils.internals.LogContext", List.of("<init>(java.lang.String)"));
     }
 
@@ -135,14 +136,14 @@ class KafkaInternalSurfaceTest {
     @Test
     void batchesKafkasOwnWriterBuildsReadFieldForFieldAsKafkaReadsThem() throws IOException {
         RecordDecoder decoder = new RecordDecoder(RecordLimits.of(WireLimits.DEFAULTS, 64, 32 * 1024));
-        BufferSupplier buffers = BufferSupplier.create();
+        StreamBudget streams = new StreamBudget(32 << 20);
         for (Compression compression : List.of(Compression.NONE, Compression.gzip().build(), Compression.snappy().build(),
                 Compression.lz4().build(), Compression.zstd().build())) {
             for (TimestampType type : List.of(TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)) {
                 MemoryRecords log = producerBatch(compression, type, 40);
                 List<Fetched> got = new ArrayList<>();
                 PartitionReader reader = new PartitionReader(new TopicPartition("t", 3), log, 40, IsolationLevel.READ_UNCOMMITTED,
-                        List.of(), decoder, true, buffers);
+                        List.of(), decoder, true, streams);
                 for (Fetched f = reader.next(); f != null; f = reader.next()) {
                     got.add(f);
                 }

@@ -30,7 +30,6 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.internals.BufferSupplier;
 
 /**
  * The class, not the case: whatever batches a producer builds, the reader answers every offset exactly once, in order,
@@ -39,16 +38,20 @@ import org.apache.kafka.common.utils.internals.BufferSupplier;
  * <p>Generated here: batches in every codec (none, gzip, snappy, lz4, zstd) holding records with keys from none to
  * beyond the key limit, values up to beyond the body limit (present: a run of one letter), listed headers and runs of up
  * to 300,000 headers of any name and value size, lengths that lie by a few bytes, batches of thousands of tiny records,
- * and between them a legacy v1 batch whose compressed wrapper nests its records, and a batch whose checksum fails.
+ * and between them a legacy v1 batch whose compressed wrapper nests its records, and a batch whose checksum fails; each
+ * codec's stream framed as Kafka's producer frames it or with the sizes a hostile producer declares (lz4 blocks of 64 KiB
+ * to 4 MiB, snappy chunks of 1 KiB to 1 MiB or one raw block of the whole batch, snappy chunks whose declared length lies,
+ * zstd frames declaring windows of 1 KiB to 128 MiB): a batch whose codec declares more than the bridge decompresses with
+ * is one unreadable run, and what a stream within the caps allocates when it opens is what it was counted for.
  *
  * <p>The heap is measured, not modelled: the bytes this thread allocates during each {@code next()}
  * ({@code com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes}), an upper bound of what the reader can retain
  * for the offset it hands over. It must stay within {@value #MULTIPLE} × the offset's {@link Fetched#heldBytes()} (what
- * the poll's budget counts) + {@value #BATCH_OPEN_BYTES} bytes. Why these: a record's objects are its bytes copied once
- * out of the body buffer plus the object headers {@link RecordLimits#heldBytes} already counts generously, so 2 leaves
- * room for the transient copies of decoding names; the constant pays for what opening a batch allocates once (its
- * decompression stream: an inflater's and snappy's chunk buffers, the buffer-pool misses of zstd and lz4) and for an
- * unreadable offset's reason. Before the reader counted headers, one record of 540,000 empty headers allocated ~50 MB
+ * the poll's budget counts) + what the streams opened meanwhile were counted for ({@link StreamBudget}: what each codec's
+ * header declares) + {@value #BATCH_OPEN_BYTES} bytes. Why these: a record's objects are its bytes copied once out of the
+ * body buffer plus the object headers {@link RecordLimits#heldBytes} already counts generously, so 2 leaves room for the
+ * transient copies of decoding names; a stream's buffers are what its codec declared; the constant pays for what opening
+ * or ending a batch allocates besides (its objects, an exception's trace) and for an unreadable offset's reason. Before the reader counted headers, one record of 540,000 empty headers allocated ~50 MB
  * against ~100 bytes counted: five hundred thousand times the bound. And the counted bytes are honest: a size estimate
  * walked over the objects handed out (each array, String, header and record, at 8-byte alignment) never exceeds them.
  */
@@ -58,11 +61,13 @@ class PartitionReaderPropertiesTest {
     /** The defaults: values up to bridge.payload.max.bytes + envelope, 64 headers of 32 KiB in all. */
     static final RecordLimits LIMITS = RecordLimits.of(WireLimits.DEFAULTS, 64, 32 * 1024);
     static final int MULTIPLE = 2;
+    /** The decompression budget's default (bridge.decompression.max.bytes). */
+    static final long BUDGET = 32 << 20;
     static final int BATCH_OPEN_BYTES = 256 * 1024;
     static final com.sun.management.ThreadMXBean THREADS = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private final RecordDecoder decoder = new RecordDecoder(LIMITS);
-    private final BufferSupplier buffers = BufferSupplier.create();
+    private final StreamBudget streams = new StreamBudget(BUDGET);
 
     /** One generated record: what RawBatch writes, and what the reader must answer for it. */
     record Spec(int keyBytes, int valueBytes, int listedHeaders, RawBatch.HeaderRun run, int lengthLie) {
@@ -115,7 +120,19 @@ class PartitionReaderPropertiesTest {
         }
     }
 
-    record BatchSpec(RawBatch.Codec codec, List<Spec> records) {}
+    /**
+     * How a batch's codec frames its stream: as Kafka's producer frames it (null), or with the sizes a producer chooses.
+     * {@code lies}: the framing declares what it does not hold, so the batch is one unreadable run whatever its records.
+     */
+    record Framing(String what, RawBatch.Compressor compressor, int zstdWindowLog, boolean lies) {
+        static final Framing KAFKA = new Framing("as Kafka's producer", null, 0, false);
+    }
+
+    record BatchSpec(RawBatch.Codec codec, List<Spec> records, Framing framing) {
+        BatchSpec(RawBatch.Codec codec, List<Spec> records) {
+            this(codec, records, Framing.KAFKA);
+        }
+    }
 
     /** Between the generated batches: nothing, a legacy v1 batch (compressed: a wrapper nesting its records), or a broken checksum. */
     enum Extra { NONE, LEGACY_NESTED, BAD_CHECKSUM }
@@ -146,9 +163,10 @@ class PartitionReaderPropertiesTest {
         // exactly one answer per offset, in order, and the reader ends after the last
         assertThat(got.stream().map(r -> r.fetched().offset()).toList()).isEqualTo(range(log.end()));
         for (Read r : got) {
-            assertThat(r.allocated()).as("bytes allocated reading offset %d (%s), counted %d", r.fetched().offset(),
-                    r.fetched().getClass().getSimpleName(), r.fetched().heldBytes())
-                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + BATCH_OPEN_BYTES);
+            assertThat(r.allocated()).as("bytes allocated reading offset %d (%s), counted %d, streams opened for %d",
+                    r.fetched().offset(), r.fetched() instanceof Fetched.Unreadable u ? u.why() : "readable", r.fetched().heldBytes(),
+                    r.streamBytes())
+                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + r.streamBytes() + BATCH_OPEN_BYTES);
             assertThat(retainedEstimate(r.fetched())).as("objects handed over for offset %d", r.fetched().offset())
                     .isLessThanOrEqualTo(r.fetched().heldBytes());
         }
@@ -162,6 +180,10 @@ class PartitionReaderPropertiesTest {
                 .coverage(c -> c.check(true).percentage(p -> p >= 20));
         Statistics.label("records read").collect(log.expected().stream().anyMatch(x -> x.kind() == Kind.READ))
                 .coverage(c -> c.check(true).percentage(p -> p >= 50));
+        Statistics.label("a batch refused for what its codec declares").collect(refusedAny(batches))
+                .coverage(c -> c.check(true).percentage(p -> p >= 5));
+        Statistics.label("a stream of 4 MiB or more").collect(got.stream().anyMatch(r -> r.streamBytes() >= 4 << 20))
+                .coverage(c -> c.check(true).percentage(p -> p >= 3));
         // and each answer is the one its record deserves
         for (int i = 0; i < got.size(); i++) {
             Expected want = log.expected().get(i);
@@ -190,6 +212,66 @@ class PartitionReaderPropertiesTest {
     }
 
     /**
+     * Partitions of one to three topics, each with batches of any codec and framing, read in turn as the bridge's poll
+     * reads them, sharing one budget of any size it may be set to: the open streams never hold more than the budget
+     * (checked after every offset), never more than one stream per topic, every partition is read to its end (no
+     * partition waits for ever), each offset answered once and in order, and the budget is whole again at the end.
+     */
+    @Property(tries = 100)
+    void partitionsSharingOneBudgetStayWithinItAndAreAllRead(@ForAll("partitionLogs") List<List<BatchSpec>> partitions,
+                                                             @ForAll("topicCounts") int topics, @ForAll("budgets") long budget,
+                                                             @ForAll("turnSizes") int perTurn) throws IOException {
+        StreamBudget shared = new StreamBudget(budget);
+        List<PartitionReaderTest.Turns.Partition> all = new ArrayList<>();
+        for (int i = 0; i < partitions.size(); i++) {
+            Built log = build(partitions.get(i), Extra.NONE);
+            all.add(new PartitionReaderTest.Turns.Partition(new TopicPartition("t" + i % topics, i), log.records(), log.end()));
+        }
+        PartitionReaderTest.Turns turns = new PartitionReaderTest.Turns(all, decoder, shared, perTurn);
+        turns.toTheEnd(100_000);
+        for (PartitionReaderTest.Turns.Partition p : all) {
+            assertThat(turns.offsets(p)).as(p.tp() + ": each offset once, in order").isEqualTo(range(p.end()));
+        }
+        assertThat(turns.maxHeld()).as("one stream per topic at most").isLessThanOrEqualTo(Math.min(budget, topics * Decompression.LARGEST_STREAM_BYTES));
+        assertThat(shared.heldBytes()).isZero();
+        Statistics.label("a partition waited for its stream").collect(turns.waits() > 0)
+                .coverage(c -> c.check(true).percentage(p -> p >= 30));
+    }
+
+    @Provide
+    Arbitrary<List<List<BatchSpec>>> partitionLogs() {
+        return framedLogs().list().ofMinSize(2).ofMaxSize(12);
+    }
+
+    @Provide
+    Arbitrary<Integer> topicCounts() {
+        return Arbitraries.integers().between(1, 3);
+    }
+
+    @Provide
+    Arbitrary<Long> budgets() {
+        return Arbitraries.longs().between(Decompression.LARGEST_STREAM_BYTES, 40L << 20);
+    }
+
+    @Provide
+    Arbitrary<Integer> turnSizes() {
+        return Arbitraries.integers().between(1, 10);
+    }
+
+    private static boolean refusedAny(List<BatchSpec> batches) throws IOException {
+        for (BatchSpec b : batches) {
+            List<RawBatch.Rec> recs = new ArrayList<>();
+            for (int i = 0; i < b.records().size(); i++) {
+                recs.add(b.records().get(i).rec(i));
+            }
+            if (refused(b, recs)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Bytes nobody chose: generated uncompressed batches whose records are then corrupted (bytes flipped, cut short, or
      * overwritten with long varints) and re-sealed with a valid checksum. What each offset gets is then anyone's guess;
      * that no offset gets two answers or one out of order, that the reader ends after the last batch, and that each
@@ -213,8 +295,8 @@ class PartitionReaderPropertiesTest {
             last = r.fetched().offset();
         }
         for (Read r : got) {
-            assertThat(r.allocated()).as("offset %d", r.fetched().offset())
-                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + BATCH_OPEN_BYTES);
+            assertThat(r.allocated()).as("offset %d: %s", r.fetched().offset(), r.fetched())
+                    .isLessThanOrEqualTo(MULTIPLE * r.fetched().heldBytes() + r.streamBytes() + BATCH_OPEN_BYTES);
         }
     }
 
@@ -246,9 +328,55 @@ class PartitionReaderPropertiesTest {
             }
             return l;
         });
-        Arbitrary<BatchSpec> batch = Combinators.combine(Arbitraries.of(RawBatch.Codec.values()),
-                Arbitraries.frequencyOf(Tuple.of(6, mixed), Tuple.of(1, tiny))).as(BatchSpec::new);
+        Arbitrary<RawBatch.Codec> codec = Arbitraries.of(RawBatch.Codec.values());
+        Arbitrary<List<Spec>> records = Arbitraries.frequencyOf(Tuple.of(6, mixed), Tuple.of(1, tiny));
+        Arbitrary<BatchSpec> batch = codec.flatMap(c -> Combinators.combine(records, framings(c)).as((r, f) -> new BatchSpec(c, r, f)));
         return batch.list().ofMinSize(1).ofMaxSize(5);
+    }
+
+    /** Ordinary records (a few to a few hundred) in batches of any codec and any framing: what the budget is tried with. */
+    @Provide
+    Arbitrary<List<BatchSpec>> framedLogs() {
+        Arbitrary<Spec> ordinary = Combinators.combine(Arbitraries.integers().between(-1, 64), Arbitraries.integers().between(0, 3_000),
+                Arbitraries.integers().between(0, 4)).as((k, v, h) -> new Spec(k, v, h, null, 0));
+        Arbitrary<List<Spec>> records = ordinary.list().ofMinSize(1).ofMaxSize(300);
+        Arbitrary<BatchSpec> batch = Arbitraries.of(RawBatch.Codec.values())
+                .flatMap(c -> Combinators.combine(records, framings(c)).as((r, f) -> new BatchSpec(c, r, f)));
+        return batch.list().ofMinSize(1).ofMaxSize(3);
+    }
+
+    /** The framings a producer of {@code codec} may choose, Kafka's own the most often. */
+    static Arbitrary<Framing> framings(RawBatch.Codec codec) {
+        Arbitrary<Framing> kafka = Arbitraries.just(Framing.KAFKA);
+        return switch (codec) {
+            case NONE, GZIP -> kafka;
+            case LZ4 -> Arbitraries.frequencyOf(Tuple.of(2, kafka), Tuple.of(3, Arbitraries.of(64 << 10, 256 << 10, 1 << 20, 4 << 20)
+                    .map(b -> new Framing("lz4 blocks of " + b, RawBatch.lz4Blocks(b), 0, false))));
+            case SNAPPY -> Arbitraries.frequencyOf(Tuple.of(2, kafka),
+                    Tuple.of(2, Arbitraries.of(1 << 10, 32 << 10, 1 << 20).map(b -> new Framing("snappy chunks of " + b, RawBatch.snappyChunks(b), 0, false))),
+                    Tuple.of(1, Arbitraries.just(new Framing("raw snappy", RawBatch.snappyRaw(), 0, false))),
+                    Tuple.of(2, Arbitraries.of(100, 5 << 20, 9 << 20, 300 << 20).map(n -> new Framing("a snappy chunk declaring " + n,
+                            RawBatch.bytes(snappyChunkDeclaring(n)), 0, true))));
+            case ZSTD -> Arbitraries.frequencyOf(Tuple.of(2, kafka), Tuple.of(2, Arbitraries.integers().between(10, 23)
+                    .map(log -> new Framing("a zstd window of 2^" + log, RawBatch.zstdWindow(log), log, false))),
+                    Tuple.of(1, Arbitraries.integers().between(24, 27)
+                    .map(log -> new Framing("a zstd window of 2^" + log, RawBatch.zstdWindow(log), log, false))));
+        };
+    }
+
+    /** Snappy-java's header and one chunk whose declared uncompressed length is {@code n}, followed by 20 bytes of nothing. */
+    static byte[] snappyChunkDeclaring(int n) {
+        ByteBuffer varint = ByteBuffer.allocate(5);
+        for (int v = n; ; v >>>= 7) {
+            if ((v & ~0x7F) == 0) {
+                varint.put((byte) v);
+                break;
+            }
+            varint.put((byte) ((v & 0x7F) | 0x80));
+        }
+        varint.flip();
+        return ByteBuffer.allocate(16 + 4 + varint.remaining() + 20).put(new byte[] {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0})
+                .putInt(1).putInt(1).putInt(varint.remaining() + 20).put(varint).put(new byte[20]).array();
     }
 
     // --- what the reader must answer ----------------------------------------------------------------------------
@@ -274,10 +402,11 @@ class PartitionReaderPropertiesTest {
             for (int i = 0; i < batch.records().size(); i++) {
                 recs.add(batch.records().get(i).rec(i));
             }
-            ByteBuffer bytes = RawBatch.build(batch.codec(), 1_796_212_800_000L, recs);
+            ByteBuffer bytes = batch.framing().compressor() == null ? RawBatch.build(batch.codec(), 1_796_212_800_000L, recs)
+                    : RawBatch.build(batch.codec(), batch.framing().compressor(), 1_796_212_800_000L, recs);
             bytes.putLong(0, base); // the broker's part; outside the checksum
             parts.add(bytes);
-            long runFirst = -1;
+            long runFirst = refused(batch, recs) ? base : -1;
             for (int i = 0; i < batch.records().size(); i++) {
                 Spec s = batch.records().get(i);
                 long offset = base + i;
@@ -308,6 +437,21 @@ class PartitionReaderPropertiesTest {
         return new Built(concat(parts), base, expected);
     }
 
+    /**
+     * Whether the bridge refuses {@code batch} whole for what its codec declares: a framing that lies, a zstd window
+     * beyond 8 MiB, or raw snappy declaring the whole batch's records beyond 8 MiB.
+     */
+    static boolean refused(BatchSpec batch, List<RawBatch.Rec> recs) throws IOException {
+        Framing f = batch.framing();
+        if (f.lies() || f.zstdWindowLog() > 23) {
+            return true;
+        }
+        if (f.what().equals("raw snappy")) {
+            return RawBatch.build(RawBatch.Codec.NONE, 0, recs).remaining() - 61 > Decompression.DECLARED_MAX_BYTES;
+        }
+        return false;
+    }
+
     private static MemoryRecords badChecksum(long base) {
         ByteBuffer b = MemoryRecords.withRecords(base, Compression.NONE, new SimpleRecord(new byte[3], new byte[3]),
                 new SimpleRecord(null, new byte[5])).buffer();
@@ -317,21 +461,26 @@ class PartitionReaderPropertiesTest {
 
     // --- reading and measuring ----------------------------------------------------------------------------------
 
-    record Read(Fetched fetched, long allocated) {}
+    /** One offset as read: what reading it allocated, and what the streams opened meanwhile were counted for. */
+    record Read(Fetched fetched, long allocated, long streamBytes) {}
 
     private List<Read> read(Built log) {
         PartitionReader reader = new PartitionReader(TP, log.records(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), decoder,
-                true, buffers);
+                true, streams);
         List<Read> out = new ArrayList<>();
         while (true) {
+            long opened = streams.openedBytes();
             long before = THREADS.getCurrentThreadAllocatedBytes();
             Fetched f = reader.next();
             long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
             if (f == null) {
+                assertThat(reader.waiting()).as("a reader alone never waits for its stream").isFalse();
                 assertThat(reader.position()).isEqualTo(log.end());
+                assertThat(streams.heldBytes()).as("every stream closed with its batch").isZero();
                 return out;
             }
-            out.add(new Read(f, allocated));
+            out.add(new Read(f, allocated, streams.openedBytes() - opened));
+            assertThat(streams.heldBytes()).isLessThanOrEqualTo(Decompression.LARGEST_STREAM_BYTES);
         }
     }
 

@@ -1,10 +1,10 @@
 package io.queen.timers.cli.inspect;
 
-import io.queen.timers.core.inspect.PendingSeries;
-import io.queen.timers.core.inspect.TimerInspector;
-import io.queen.timers.core.inspect.TimerState;
-import io.queen.timers.core.inspect.TimerSummary;
-import io.queen.timers.core.inspect.TimerView;
+import io.queen.timers.inspect.PendingSeries;
+import io.queen.timers.inspect.TimerInspector;
+import io.queen.timers.inspect.TimerState;
+import io.queen.timers.inspect.TimerSummary;
+import io.queen.timers.inspect.TimerView;
 
 import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;

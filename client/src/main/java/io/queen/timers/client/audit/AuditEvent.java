@@ -26,12 +26,12 @@ public sealed interface AuditEvent {
      * at-least-once), when it was written, the tenant; when known, who sent the command
      * ({@code producerSub}) and the trace of the command that created the timer, when it carried a
      * W3C {@code traceparent} ({@code traceId}, {@code spanId}, {@code traceFlags} as sent, and {@code traceState} when
-     * it carried a valid one); null otherwise. {@code traceFlags} is null on an event written before V127.
+     * it carried a valid one); null otherwise. {@code traceFlags} is null on an event whose stored context has no flags byte (24 bytes).
      */
     record Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId,
                 String traceFlags, String traceState) {
 
-        /** An event without flags or tracestate (as written before V127). */
+        /** An event without flags or tracestate (its stored context has no flags byte). */
         public Meta(UUID eventId, EventType type, OffsetDateTime at, UUID tenant, String producerSub, String traceId, String spanId) {
             this(eventId, type, at, tenant, producerSub, traceId, spanId, null, null);
         }

@@ -34,7 +34,7 @@ public record TraceParent(String traceId, String spanId, String flags, String tr
     /** The spec's bounds: at most 32 members, and 512 characters is what every vendor must pass on. */
     public static final int TRACESTATE_MAX_MEMBERS = 32;
     public static final int TRACESTATE_MAX_CHARS = 512;
-    /** Bytes of a stored context before its tracestate: trace id, span id, flags (V127). */
+    /** Bytes of a stored context before its tracestate: trace id, span id, flags. */
     private static final int FIXED_BYTES = 25;
 
     /** A context without tracestate. */
@@ -105,8 +105,8 @@ public record TraceParent(String traceId, String spanId, String flags, String tr
     }
 
     /**
-     * How the staged row keeps it (V127): 16 bytes of trace id, 8 of span id, 1 of flags, then the tracestate's
-     * ASCII bytes (none when there is none). A row of before V127 holds the first 24 only ({@link #fromBytes}).
+     * How the staged row keeps it: 16 bytes of trace id, 8 of span id, 1 of flags, then the tracestate's
+     * ASCII bytes (none when there is none). A 24-byte value holds the ids only ({@link #fromBytes}).
      */
     public byte[] bytes() {
         byte[] ids = HexFormat.of().parseHex(traceId + spanId + flags);
@@ -120,8 +120,8 @@ public record TraceParent(String traceId, String spanId, String flags, String tr
     }
 
     /**
-     * The context stored as {@link #bytes()}, or empty for null or a malformed value. A 24-byte value (stored before
-     * V127, which kept no flags) reads as sampled, as {@link #of(String, String)} always did.
+     * The context stored as {@link #bytes()}, or empty for null or a malformed value. A 24-byte value (ids only, no
+     * flags byte) reads as sampled, as {@link #of(String, String)} always did.
      */
     public static Optional<TraceParent> fromBytes(byte[] stored) {
         if (stored == null || (stored.length != 24 && stored.length < FIXED_BYTES)) {
@@ -141,7 +141,7 @@ public record TraceParent(String traceId, String spanId, String flags, String tr
      * {@link #traceState()}) to a W3C propagator as the incoming traceparent (and tracestate); the consumer's span is
      * then a child of the producer's, sampled as the producer decided.
      *
-     * @param flags      the event's {@code traceFlags}; null (an event of before V127) reads as sampled
+     * @param flags      the event's {@code traceFlags}; null (an event without flags) reads as sampled
      * @param traceState the event's {@code traceState}, or null
      */
     public static TraceParent of(String traceId, String spanId, String flags, String traceState) {
@@ -150,8 +150,8 @@ public record TraceParent(String traceId, String spanId, String flags, String tr
     }
 
     /**
-     * {@link #of(String, String, String, String)} for an event that carries no {@code traceFlags} (written before
-     * V127): sampled, no tracestate. An event that carries its flags should use the four-argument form, which keeps them.
+     * {@link #of(String, String, String, String)} for an event that carries no {@code traceFlags} (a stored
+     * context without flags): sampled, no tracestate. An event that carries its flags should use the four-argument form, which keeps them.
      */
     public static TraceParent of(String traceId, String spanId) {
         return of(traceId, spanId, null, null);

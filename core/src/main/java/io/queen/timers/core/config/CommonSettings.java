@@ -9,8 +9,6 @@ import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 import static io.queen.timers.core.config.ConfigDef.oneOf;
 
-import io.queen.timers.core.db.DatabaseSettings;
-import io.queen.timers.core.health.HealthSettings;
 import java.time.Duration;
 
 /**

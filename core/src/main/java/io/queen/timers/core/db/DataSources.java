@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.DatabaseSettings;
 
 /** Builds a process's connection pools from {@link CommonSettings}, with the timeouts of their role. */
 public final class DataSources {

@@ -2,7 +2,7 @@ package io.queen.timers.core.health;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.config.HealthSettings;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,20 +69,20 @@ public final class Health {
         return problem.substring(0, cut) + (m.find() ? " (SQLSTATE " + m.group(1) + ")" : "") + " [details only to loopback]";
     }
 
-    private final LoopProgress.Bounds defaults;
+    private final HealthSettings defaults;
     private final Clock clock;
     private final List<ReadinessCheck> checks = new CopyOnWriteArrayList<>();
     private final Map<ReadinessCheck, Gauge> gauges = new ConcurrentHashMap<>();
     private volatile MeterRegistry registry;
 
-    public Health(LoopProgress.Bounds defaults, Clock clock) {
+    public Health(HealthSettings defaults, Clock clock) {
         this.defaults = defaults;
         this.clock = clock;
     }
 
-    /** Bounds from {@link HealthSettings}, the system clock. */
+    /** The process's bounds ({@code health.*}), the system clock. */
     public static Health from(HealthSettings settings) {
-        return new Health(settings.bounds(), Clock.systemUTC());
+        return new Health(settings, Clock.systemUTC());
     }
 
     /** Registers a loop with the process's bounds; the loop reports its cycles to the returned record. */
@@ -91,7 +91,7 @@ public final class Health {
     }
 
     /** Registers a loop with bounds of its own (a loop whose cycles are legitimately longer). */
-    public LoopProgress loop(String name, LoopProgress.Bounds bounds) {
+    public LoopProgress loop(String name, HealthSettings bounds) {
         LoopProgress p = new LoopProgress(name, bounds, clock);
         add(p);
         return p;
@@ -132,7 +132,7 @@ public final class Health {
                 .strongReference(true).register(registry));
     }
 
-    public LoopProgress.Bounds defaults() {
+    public HealthSettings defaults() {
         return defaults;
     }
 

@@ -1,6 +1,6 @@
 package io.queen.timers.core.health;
 
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.config.HealthSettings;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,8 +13,8 @@ import java.util.Optional;
  * its cycles work around (an audit topic held), and runs under {@link #guard(Runnable)} so a thread that
  * ends on any {@code Throwable} (an {@code Error} included) is reported dead.
  *
- * <p>Not ready when the loop is dead, when no cycle ended within {@link Bounds#stallAfter()} (stuck in a
- * call), or when every cycle failed for longer than {@link Bounds#failingAfter()} (e.g. 42501 permission
+ * <p>Not ready when the loop is dead, when no cycle ended within {@link HealthSettings#stallAfter()} (stuck in a
+ * call), or when every cycle failed for longer than {@link HealthSettings#failingAfter()} (e.g. 42501 permission
  * denied, 53100 disk full: the loop runs but nothing progresses). A single failed cycle is not a problem:
  * loops retry. Reading is a handful of volatile reads: the HTTP handler never touches the database or
  * Kafka. Thread-safe: one writer (the loop), any readers. Its times are this host's ({@code clock}), never compared
@@ -22,20 +22,13 @@ import java.util.Optional;
  */
 public final class LoopProgress implements ReadinessCheck {
 
-    /**
-     * @param stallAfter   longest time between two cycle ends (success or failure) before the loop counts as stuck;
-     *                     must exceed the loop's longest legitimate cycle including its idle sleep
-     * @param failingAfter how long every cycle may fail before the loop counts as not progressing
-     */
-    public record Bounds(Duration stallAfter, Duration failingAfter) {}
-
     /** One consistent view of the loop, for the readiness text and tests. */
     public record Snapshot(String loop, Instant startedAt, Instant lastCycleAt, Instant lastSuccessAt, Instant failingSince,
                            long consecutiveFailures, String lastError, String impaired, Instant diedAt, String death,
                            boolean stopped) {}
 
     private final String name;
-    private final Bounds bounds;
+    private final HealthSettings bounds;
     private final Clock clock;
     private volatile Snapshot state;
     /** When the cycle in progress began; null between cycles. Written by the loop, read by readiness. */
@@ -48,7 +41,7 @@ public final class LoopProgress implements ReadinessCheck {
      */
     private volatile Instant failingHeldUntil;
 
-    public LoopProgress(String name, Bounds bounds, Clock clock) {
+    public LoopProgress(String name, HealthSettings bounds, Clock clock) {
         this.name = name;
         this.bounds = bounds;
         this.clock = clock;
@@ -61,13 +54,13 @@ public final class LoopProgress implements ReadinessCheck {
         return name;
     }
 
-    public Bounds bounds() {
+    public HealthSettings bounds() {
         return bounds;
     }
 
     /**
      * A cycle begins (optional; call it where the loop's own sleep has ended). A cycle that runs longer than
-     * {@link Bounds#failingAfter()} counts as failing: one of its calls is not answering (a stopped backend
+     * {@link HealthSettings#failingAfter()} counts as failing: one of its calls is not answering (a stopped backend
      * the driver has not given up yet), and the loop says so before its socket timeout ends the call.
      */
     public void begin() {

@@ -1,5 +1,6 @@
 package io.queen.timers.core.ops;
 
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
 import java.sql.Connection;
 import java.sql.SQLException;

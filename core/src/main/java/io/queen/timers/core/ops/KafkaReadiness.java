@@ -2,6 +2,7 @@ package io.queen.timers.core.ops;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
+import io.queen.timers.core.health.ReadinessCheck;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

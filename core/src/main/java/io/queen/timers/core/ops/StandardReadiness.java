@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.KafkaSettings;
 import io.queen.timers.core.health.Health;
+import io.queen.timers.core.health.ReadinessCheck;
 import java.time.Clock;
 import io.queen.timers.core.db.DataSources;
 import io.queen.timers.core.db.SessionTimeouts;

@@ -2,6 +2,7 @@ package io.queen.timers.core.ops;
 
 import io.queen.timers.core.db.ErrorClass;
 import io.queen.timers.core.db.SqlStates;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.core.retry.Backoff;
 import java.sql.SQLException;
 import java.time.Clock;

@@ -8,6 +8,7 @@ import com.cronutils.parser.CronParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.queen.timers.client.command.CatchUp;
 import io.queen.timers.client.command.WireFormat;
 import java.io.IOException;
 import java.time.DateTimeException;
@@ -24,31 +25,16 @@ import java.util.Optional;
  * A recurring timer's rule (docs/recurring.md): which instants are its occurrences, and what follows an
  * occurrence fired at a given clock under its catch-up policy. The one place that reads rules: the bridge
  * parses with it (first occurrence, verdict), the sweeper plans with it (next occurrence), and the stored
- * form ({@link #toJson}) is what {@code queen.log_timers.recurrence} holds.
+ * form ({@link #toJson}) is what {@code queen.log_timers.recurrence} holds. Here in core, not in the client: the client
+ * writes a rule's fields and its policy ({@link CatchUp}) on the wire, while reading a rule, judging it (bad_rule) and
+ * stepping it is the services' (the bridge, the sweeper, the operators' reads), so a producer carries no cron library
+ * and no second judge of a rule that could disagree with the bridge.
  *
  * <p>Instants are whole milliseconds (startAt and endAt are cut to the millisecond, every must be whole
  * milliseconds), so an occurrence survives PostgreSQL's microsecond timestamptz unchanged and the next one
  * computed from the stored deliver_at is the same as from the instant it was staged for.
  */
 public final class Recurrence {
-
-    /** What an outage's missed occurrences become (WireFormat.CATCH_UP_POLICIES). */
-    public enum CatchUp {
-        ONE, ALL, NONE;
-
-        public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        static CatchUp fromWire(String s) {
-            for (CatchUp c : values()) {
-                if (c.wireName().equals(s)) {
-                    return c;
-                }
-            }
-            throw new RuleException("catchUp '" + s + "' is not one, all or none");
-        }
-    }
 
     /** A rule that cannot be read (reject reason bad_rule); the message is the detail. */
     public static final class RuleException extends RuntimeException {
@@ -204,7 +190,8 @@ public final class Recurrence {
         if (maxOccurrences != null && (maxOccurrences < 1 || maxOccurrences > Integer.MAX_VALUE)) {
             throw new RuleException("maxOccurrences must be an integer from 1 to " + Integer.MAX_VALUE);
         }
-        CatchUp c = catchUp == null ? CatchUp.ONE : CatchUp.fromWire(catchUp);
+        CatchUp c = catchUp == null ? CatchUp.ONE
+                : CatchUp.fromWire(catchUp).orElseThrow(() -> new RuleException("catchUp '" + catchUp + "' is not one, all or none"));
         return new Recurrence(cron, z, d, start, end, maxOccurrences == null ? null : maxOccurrences.intValue(), c, txn);
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.Config;
+import io.queen.timers.core.config.DatabaseSettings;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queen.timers.core.ops.ReadinessCheck;
+import io.queen.timers.core.config.HealthSettings;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class HealthMetricsTest {
 
     private final LoopProgressTest.MovableClock clock = new LoopProgressTest.MovableClock();
-    private final Health health = new Health(new LoopProgress.Bounds(Duration.ofSeconds(60), Duration.ofSeconds(10)), clock);
+    private final Health health = new Health(new HealthSettings(Duration.ofSeconds(60), Duration.ofSeconds(10)), clock);
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     @Test

@@ -3,6 +3,7 @@ package io.queen.timers.core.health;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queen.timers.core.config.HealthSettings;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class LoopProgressTest {
 
     private final MovableClock clock = new MovableClock();
-    private final Health health = new Health(new LoopProgress.Bounds(Duration.ofSeconds(60), Duration.ofSeconds(10)), clock);
+    private final Health health = new Health(new HealthSettings(Duration.ofSeconds(60), Duration.ofSeconds(10)), clock);
 
     @Test
     void aLoopThatCompletesCyclesIsReady() {

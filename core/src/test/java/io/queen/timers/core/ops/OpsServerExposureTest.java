@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
+import io.queen.timers.core.health.ReadinessCheck;
 import java.io.OutputStream;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -34,7 +36,7 @@ class OpsServerExposureTest {
     static final String UNREACHABLE = "unreachable: FATAL: password authentication failed for user \"queen\"";
 
     static Health health() {
-        Health health = new Health(new LoopProgress.Bounds(Duration.ofMinutes(1), Duration.ofMinutes(1)), Clock.systemUTC());
+        Health health = new Health(new HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)), Clock.systemUTC());
         health.add(ReadinessCheck.of("sweep-0", () -> Optional.of(FAILING)));
         health.add(ReadinessCheck.of("database", () -> Optional.of(UNREACHABLE)));
         health.add(ReadinessCheck.of("kafka", Optional::empty));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queen.timers.core.health.ReadinessCheck;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
@@ -55,7 +56,7 @@ class ReadinessChecksIT {
             }
         };
         io.queen.timers.core.health.Health health = new io.queen.timers.core.health.Health(
-                new io.queen.timers.core.health.LoopProgress.Bounds(Duration.ofMinutes(1), Duration.ofMinutes(1)), java.time.Clock.systemUTC());
+                new io.queen.timers.core.config.HealthSettings(Duration.ofMinutes(1), Duration.ofMinutes(1)), java.time.Clock.systemUTC());
         health.add(flag);
         try (OpsServer ops = OpsServer.start("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), health)) {
             HttpClient http = HttpClient.newHttpClient();

@@ -1,8 +1,8 @@
 package io.queen.timers.faults.load;
 
-import io.queen.timers.processes.PostgresProcess;
-import io.queen.timers.processes.poison.Poison;
 import io.queen.timers.log.codec.TxnHash;
+import io.queen.timers.processes.PostgresProcess;
+import io.queen.timers.testkit.Poison;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -139,7 +139,7 @@ public final class Producing {
         }
         while (true) {
             try (Connection c = postgres.connect()) {
-                Poison.register(c, txns);
+                Poison.register(c, txns.stream().map(TxnHash::of).toList());
                 return;
             } catch (SQLException e) {
                 Thread.sleep(200);

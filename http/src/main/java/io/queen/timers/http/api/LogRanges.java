@@ -1,6 +1,6 @@
 package io.queen.timers.http.api;
 
-import io.queen.timers.core.inspect.StoredOffsets;
+import io.queen.timers.inspect.StoredOffsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

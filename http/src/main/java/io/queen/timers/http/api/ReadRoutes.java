@@ -7,12 +7,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.queen.timers.client.audit.AuditEvent;
 import io.queen.timers.client.command.TraceParent;
 import io.queen.timers.client.verdict.CommandSender;
-import io.queen.timers.core.inspect.DeadLetters;
-import io.queen.timers.core.inspect.PendingSeries;
-import io.queen.timers.core.inspect.StoredOffsets;
-import io.queen.timers.core.inspect.TimerInspector;
-import io.queen.timers.core.inspect.TimerSummary;
-import io.queen.timers.core.inspect.TimerView;
+import io.queen.timers.inspect.DeadLetters;
+import io.queen.timers.inspect.PendingSeries;
+import io.queen.timers.inspect.StoredOffsets;
+import io.queen.timers.inspect.TimerInspector;
+import io.queen.timers.inspect.TimerSummary;
+import io.queen.timers.inspect.TimerView;
 import io.queen.timers.log.codec.CodecException;
 import io.queen.timers.log.codec.Frame;
 import io.queen.timers.log.read.TxnHit;
@@ -36,7 +36,7 @@ import org.apache.kafka.common.KafkaException;
 
 /**
  * The operator routes (api.reads.enabled): pending timers and series, peek, find, dead letters (list, show, replay,
- * drop) and offsets, each through the operator role's functions by the same code as the CLI's (core/inspect), answered
+ * drop) and offsets, each through the operator role's functions by the same code as the CLI's (module inspect), answered
  * as JSON. Tenancy: the caller's tenant is its target's (the token's topic, or the topic without auth), never the
  * request's; a dead letter of another tenant is answered 404 as one that does not exist, and offsets are those of its
  * tenant's command topics. Only an admin token (auth.admin.claim) or the topic without auth is served: a producer's

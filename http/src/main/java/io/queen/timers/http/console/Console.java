@@ -48,9 +48,9 @@ import javax.crypto.spec.SecretKeySpec;
 public final class Console {
 
     public static final String ROOT = "/console";
-    static final String COOKIE = "queen_console";
+    public static final String COOKIE = "queen_console";
     /** The session's cookie: a random id its forms' token is bound to. */
-    static final String SESSION_COOKIE = "queen_console_session";
+    public static final String SESSION_COOKIE = "queen_console_session";
     public static final int MAX_FORM_BYTES = 16 * 1024;
     /** Timers on one page of a queue. */
     static final int PAGE = 50;

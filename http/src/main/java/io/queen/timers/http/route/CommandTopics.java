@@ -2,11 +2,11 @@ package io.queen.timers.http.route;
 
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
-import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.bridge.auth.AuthResult;
-import io.queen.timers.bridge.auth.TokenVerifier;
 import io.queen.timers.client.command.RejectReason;
 import io.queen.timers.core.config.ConfigException;
+import io.queen.timers.routes.TopicRoutes;
+import io.queen.timers.routes.auth.AuthResult;
+import io.queen.timers.routes.auth.TokenVerifier;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which command topic a request writes to, decided by its caller: the topic whose {@code topic.<name>.auth=jwt}
- * rules (the bridge's own {@link TokenVerifier}, the bridge's own {@link TopicRoutes}) verify the bearer token, or,
+ * rules (the {@link TokenVerifier} and {@link TopicRoutes} the bridge verifies with too) verify the bearer token, or,
  * without a token, the one topic without auth. A tenant never comes from the request body or path. The token still
  * travels with every command ({@code queen-auth}) and the bridge verifies it again against the record's timestamp: this
  * check only turns a token no topic accepts into 401/403 instead of a rejected verdict per operation.
@@ -47,7 +47,7 @@ public final class CommandTopics {
         }
     }
 
-    /** The claim a token names its tenant with (the bridge's TokenVerifier reads the same). */
+    /** The claim a token names its tenant with (the TokenVerifier reads the same, in the bridge too). */
     static final String TENANT_CLAIM = "tenant";
     /** A longer bearer is not read: the bridge refuses a queen-auth header above 16 KiB, and no token comes near it. */
     static final int MAX_TOKEN_CHARS = 16 * 1024;

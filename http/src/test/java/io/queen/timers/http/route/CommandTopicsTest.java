@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
-import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.bridge.TopicRoutes;
-import io.queen.timers.bridge.auth.TestTokens;
 import io.queen.timers.core.config.ConfigException;
 import io.queen.timers.http.HttpSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.routes.TopicRoutes;
+import io.queen.timers.routes.auth.TestTokens;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -26,7 +26,7 @@ class CommandTopicsTest {
     static TopicRoutes routes(Map<String, String> extra) {
         Map<String, String> s = new HashMap<>(Map.of("jdbc.url", "jdbc:postgresql://x/y", "kafka.bootstrap.servers", "x:1"));
         s.putAll(extra);
-        return BridgeSettings.routes(HttpSettings.definition().parse(s));
+        return RouteSettings.from(HttpSettings.definition().parse(s)).routes();
     }
 
     @Test

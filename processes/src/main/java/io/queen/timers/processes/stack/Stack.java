@@ -160,7 +160,7 @@ public final class Stack implements AutoCloseable {
         log.accept("broker: start on port " + kafkaPort + " (" + workDir.resolve("kafka-data") + ")");
         startBroker();
         // as an operator runs it: the owner migrates, and binds the bridges' group to their login with their topics' tenants,
-        // read from the bridges' own settings (V135: a least-privilege login may not bind a group itself)
+        // read from the bridges' own settings (a least-privilege login may not bind a group itself)
         Path declaration = workDir.resolve("bridge-declaration.properties");
         try (var out = Files.newBufferedWriter(declaration)) {
             bridgeSettings().store(out, "the bridges' settings, as `migrate --config` reads their group and topics");

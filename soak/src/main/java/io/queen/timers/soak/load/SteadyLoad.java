@@ -1,6 +1,7 @@
 package io.queen.timers.soak.load;
 
-import io.queen.timers.processes.poison.Poison;
+import io.queen.timers.log.codec.TxnHash;
+import io.queen.timers.testkit.Poison;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Instant;
@@ -98,7 +99,7 @@ public final class SteadyLoad {
                 }
                 if (!poisoned.isEmpty()) {
                     try (Connection c = poisonDb.get()) {
-                        Poison.register(c, poisoned);
+                        Poison.register(c, poisoned.stream().map(TxnHash::of).toList());
                     }
                 }
                 for (var r : tick) {

@@ -10,7 +10,7 @@ import java.util.UUID;
  * One timer in this sweeper's hands: the staging row as the claim returned it. {@code visibleAt} is the
  * PRE-claim value (the order the timer enters the log); {@code claimToken} is what the fire, the fail and
  * the release must present. {@code payload} is as stored ({@code payloadZstd} says whether compressed).
- * {@code deaths} counts the leases of it that ran out in a sweeper's hands (V122). {@code claimedAt}: the database's clock
+ * {@code deaths} counts the leases of it that ran out in a sweeper's hands. {@code claimedAt}: the database's clock
  * as the claim read it, which a recurring timer's plan is made by (null on a timer not built by a claim: it cannot be planned).
  */
 public record ClaimedTimer(
@@ -35,7 +35,7 @@ public record ClaimedTimer(
         String recurrence,
         DatabaseTime claimedAt) {
 
-    /** A one-shot claimed timer (no recurrence, V129). */
+    /** A one-shot claimed timer (no recurrence). */
     public ClaimedTimer(UUID tenantId, String queue, String timerKey, String partition, Instant deliverAt, Instant visibleAt,
                         String txn, UUID messageId, byte[] payload, boolean payloadZstd, boolean encrypted, String producerSub,
                         int attempts, String lastError, UUID claimToken, Instant claimedUntil, byte[] traceContext, int deaths) {
@@ -59,7 +59,7 @@ public record ClaimedTimer(
                 producerSub, attempts, lastError, claimToken, claimedUntil, traceContext, 0);
     }
 
-    /** The W3C trace id the command carried (the first 16 bytes of trace_context, V090), or null: the frame's flag 1. */
+    /** The W3C trace id the command carried (the first 16 bytes of trace_context), or null: the frame's flag 1. */
     public UUID traceId() {
         if (traceContext == null) {
             return null;
@@ -69,7 +69,7 @@ public record ClaimedTimer(
     }
 
     /**
-     * Whether a lease of this timer ever ran out in a sweeper's hands since it was scheduled ({@code deaths}, V122):
+     * Whether a lease of this timer ever ran out in a sweeper's hands since it was scheduled ({@code deaths}):
      * the sweeper that held it died, stalled past the lease, or lost the database, and this timer may be why.
      * A suspect is fired in a small group or alone (SuspectPolicy) and never decompressed for its dead-letter.
      */
@@ -77,7 +77,7 @@ public record ClaimedTimer(
         return deaths > 0;
     }
 
-    /** Whether this is an occurrence of a recurring timer (its rule in {@code recurrence}, V129). */
+    /** Whether this is an occurrence of a recurring timer (its rule in {@code recurrence}). */
     public boolean recurring() {
         return recurrence != null;
     }

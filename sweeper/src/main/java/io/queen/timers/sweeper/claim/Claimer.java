@@ -36,7 +36,7 @@ public final class Claimer {
     private final long maxHeldBytes;
     private final FireBudget budget;
 
-    /** What one claim call returned: the timers and the bytes they hold (V050's held_bytes, summed). */
+    /** What one claim call returned: the timers and the bytes they hold (their held_bytes, summed). */
     public record Claim(List<ClaimedTimer> timers, long heldBytes) {}
 
     public Claimer(DataSource dataSource, int batchSize, Duration lease, int perTenantPerShard, long maxHeldBytes) {

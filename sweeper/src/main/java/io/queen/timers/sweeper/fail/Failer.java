@@ -109,7 +109,7 @@ public final class Failer {
         return onHeld(RELEASE, timers);
     }
 
-    /** Marks claimed timers as fired alone (timer_hold_alone_v1, V122). Returns how many still carried our token. */
+    /** Marks claimed timers as fired alone (timer_hold_alone_v1). Returns how many still carried our token. */
     public int holdAlone(List<ClaimedTimer> timers) throws SQLException {
         return onHeld(HOLD_ALONE, timers);
     }
@@ -182,13 +182,13 @@ public final class Failer {
         }
     }
 
-    /** A row of timer_skip_v1 (V129): a missed occurrence this sweeper claimed, and its series' plan. */
+    /** A row of timer_skip_v1: a missed occurrence this sweeper claimed, and its series' plan. */
     private record SkipRow(UUID tenantId, String queue, String timerKey, UUID claimToken, JsonNode plan) {}
 
-    /** A row of timer_fail_v2 / timer_release_v2 (V102): a timer this sweeper claimed, with its token. */
+    /** A row of timer_fail_v2 / timer_release_v2: a timer this sweeper claimed, with its token. */
     private record HeldRow(UUID tenantId, String queue, String timerKey, UUID claimToken) {}
 
-    /** A row of timer_dead_letter_v3 (V130): a timer this sweeper holds the live claim of. */
+    /** A row of timer_dead_letter_v3: a timer this sweeper holds the live claim of. */
     private record DeadLetterRow(UUID tenantId, String queue, String timerKey, UUID claimToken,
                                  @JsonInclude(JsonInclude.Include.NON_NULL) JsonNode plan) {}
 

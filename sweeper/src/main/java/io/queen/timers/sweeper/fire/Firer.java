@@ -38,7 +38,7 @@ public final class Firer {
         this.dataSource = dataSource;
     }
 
-    /** p_segments of timer_fire_v3 (as of timer_fire_v2, V101): a segment's destination, its blob's length, its timers in frame order. */
+    /** p_segments of timer_fire_v3: a segment's destination, its blob's length, its timers in frame order. */
     private record SegmentRow(UUID tenantId, String queue, String partition, int blobLength, List<TimerRow> timers) {}
 
     /**

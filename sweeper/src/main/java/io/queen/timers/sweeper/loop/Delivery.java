@@ -206,7 +206,7 @@ public final class Delivery {
     }
 
     /**
-     * Marks a suspect about to be fired with nothing else of this process in hand (V122 held_alone): if its lease runs
+     * Marks a suspect about to be fired with nothing else of this process in hand (held_alone): if its lease runs
      * out in our hands now, the next claim spends one of its attempts. A timer another sweeper took meanwhile is not
      * ours and is left as it is.
      */

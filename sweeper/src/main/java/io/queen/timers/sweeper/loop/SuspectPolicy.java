@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * How a claim's suspects are fired: timers a lease of which ran out in a sweeper's hands ({@link ClaimedTimer#suspect()},
- * {@code deaths}, V122). One of them may be what killed that sweeper (a payload that exhausts the heap, a crash in
+ * {@code deaths}). One of them may be what killed that sweeper (a payload that exhausts the heap, a crash in
  * native code), and a death takes every timer its process holds with it, so they are bisected by death: a suspect
  * with one death fires in a group of at most 16, with two in a group of 4, from three on alone. Each group holds the
  * process on its own ({@link FireGate#alone}), so a death counts only against the group; a group of one is marked

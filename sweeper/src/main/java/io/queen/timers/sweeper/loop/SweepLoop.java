@@ -178,7 +178,7 @@ public final class SweepLoop implements Runnable {
         int got;
         do {
             long t0 = System.nanoTime();
-            // bounded by bytes in SQL (V050, decompressed since V120), so a burst of large payloads never exceeds what a
+            // bounded by decompressed bytes in SQL, so a burst of large payloads never exceeds what a
             // cycle may hold; only the first claim of a cycle may bring back one timer larger than that, alone
             Claimer.Claim claim = claimer.claim(maxFireBytes - bytes, claimed.isEmpty());
             metrics.claimTimer().record(Duration.ofNanos(System.nanoTime() - t0));

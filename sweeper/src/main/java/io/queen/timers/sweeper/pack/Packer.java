@@ -52,8 +52,8 @@ public final class Packer {
 
     /**
      * Decompresses in claim order while the payloads' declared sizes fit {@code maxHeldBytes}; the first timer
-     * may take up to {@code maxTimerBytes}. The claim already stops at that bound (V120 counts payload_bytes),
-     * so this cut only bites on rows whose raw length the claim could not know (staged before V120): once one
+     * may take up to {@code maxTimerBytes}. The claim already stops at that bound (it counts payload_bytes),
+     * so this cut only bites on rows whose raw length the claim could not know (staged without payload_bytes): once one
      * timer does not fit, it and every later one are deferred, never reordered. A payload that declares no size
      * is decompressed within what is left of the budget.
      */

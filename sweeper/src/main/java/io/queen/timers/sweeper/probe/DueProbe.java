@@ -9,7 +9,7 @@ import java.sql.Timestamp;
 import java.util.Optional;
 import javax.sql.DataSource;
 
-/** Runs {@code queen.timer_probe_v1} (V030): one read for the wake-up time, the due count and the lateness. */
+/** Runs {@code queen.timer_probe_v1}: one read for the wake-up time, the due count and the lateness. */
 public final class DueProbe {
 
     private static final String PROBE = SqlFile.load(DueProbe.class, "probe.sql");
