@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +33,8 @@ import org.slf4j.LoggerFactory;
  * key and trace id as fields; a secret in the key, the message or an exception is masked in every field. And the
  * service's /metrics has the JVM's and the pool's meters.
  */
+// Alone: it swaps System.out, which every class running beside it writes to.
+@Isolated
 class JsonLogIT {
 
     @RegisterExtension
