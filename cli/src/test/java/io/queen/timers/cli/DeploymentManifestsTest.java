@@ -129,6 +129,9 @@ class DeploymentManifestsTest {
                 throw new IllegalStateException(e);
             }
             noUnknownField(o, kind + " " + o.getMetadata().getName(), new IdentityHashMap<>());
+            if (o instanceof ConfigMap cm && cm.getData() == null) {
+                cm.setData(new LinkedHashMap<>());   // `data:` with only commented keys under it: none set, as the kubelet sees it
+            }
             out.add(o);
         }
         return new Build(name, out, hasSecrets);
