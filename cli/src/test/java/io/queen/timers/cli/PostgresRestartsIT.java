@@ -35,7 +35,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * scheduled through Kafka and fired all along). After each restart both /health/ready answer 200 within
  * {@code health.failing.after} plus one probe of the database coming back, and no pool keeps a connection:
  * each pool's active connections (hikaricp_connections_active on /metrics) come back to what its live holders
- * hold (the relay's lock connection, where the relay is active). At the end every timer scheduled fired exactly once.
+ * hold (the connection the active relay holds with its lease). At the end every timer scheduled fired exactly once.
  *
  * <p>The seed is printed; {@code -Drestarts.seed=N} runs the same moments again.
  */
@@ -158,8 +158,8 @@ class PostgresRestartsIT {
 
     /**
      * Every pool's active connections come back to what is held on purpose: nothing in the probe pools, the
-     * relay's lock connection in the main pool of the service whose relay is active. A connection kept on an
-     * error path stays active for ever, so a wait of a few seconds tells it from work in progress.
+     * connection the active relay holds with its lease in the main pool of the service whose relay is active. A
+     * connection kept on an error path stays active for ever, so a wait of a few seconds tells it from work in progress.
      */
     private static void awaitNoConnectionKept(int... ports) {
         for (int port : ports) {

@@ -94,7 +94,7 @@ class LeastPrivilegeIT {
             List<AuditEvent> events = AuditTopicReader.awaitEvents(audit, 6, Duration.ofSeconds(120));
             assertThat(events).extracting(AuditEvent::type).containsOnly(EventType.SCHEDULED, EventType.FIRED);
             assertThat(events).filteredOn(e -> e.type() == EventType.FIRED).hasSize(3);
-            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v2
+            // the relay, as queen_bridge, deleted what it published: through queen.timer_audit_delete_v3
             await().atMost(Duration.ofSeconds(30)).until(() -> count("SELECT count(*) FROM queen.timer_audit_outbox") == 0);
             assertThat(count("SELECT count(*) FROM queen.bridge_offsets")).isPositive();
         }

@@ -12,7 +12,7 @@ import java.util.HexFormat;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
- * One audit event as the relay publishes it, rendered from the raw columns of {@code queen.timer_audit_read_v2}
+ * One audit event as the relay publishes it, rendered from the raw columns of {@code queen.timer_audit_read_v3}
  * (db/current/R__timer_audit_relay.sql): {@code {"eventId","type","at","tenant"}} and the event's fields, with the
  * {@code queen-event-id} header and, for a traced command, its W3C {@code traceparent} and {@code tracestate}.
  *

@@ -24,6 +24,7 @@ import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +34,8 @@ import org.slf4j.LoggerFactory;
  * key and trace id as fields; a secret in the key, the message or an exception is masked in every field. And the
  * service's /metrics has the JVM's and the pool's meters.
  */
+// Alone: it swaps System.out, which every class running beside it writes to.
+@Isolated
 class JsonLogIT {
 
     @RegisterExtension

@@ -66,6 +66,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Issue 47, point 4: the HTTP API as it ships (its documented defaults, reads as a login of queen_operator, the console
@@ -73,6 +74,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * each through a real socket. Tenant B's topic takes no token, tenant A's takes jwt, and tenant C's jwt topic is read by
  * no bridge: its requests wait for verdicts that do not come, as while a bridge is far behind.
  */
+// Alone in its JVM: one test counts the Kafka clients of the whole JVM (JMX) during its calls, and others time answers.
+@Isolated
 class HostileCallersIT {
 
     @RegisterExtension

@@ -320,7 +320,7 @@ public final class ReadRoutes {
     private Reply replay(CommandTopics.Target caller, DeadLetters.Letter l, Map<String, String> query) throws Answer, SQLException {
         String reason = reason(query);
         long delayMs = intParam(query, "delayMs", 0, 0, Integer.MAX_VALUE);
-        // key: for a dead letter written before keys were recorded (V128), from its dead_lettered event
+        // key: for a dead letter whose key was not recorded (no queen.timer_dlq_keys row), from its dead_lettered event
         DeadLetters.Replay plan = shared(() -> letters.replay(l, query.get("key"), "the query parameter key"));
         // the API writes only to its own topic of the caller's tenant; the database must know it as that tenant's
         String topic = shared(() -> letters.commandTopic(l.id(), l.tenant(), caller.topic(), "api.command.topics"));

@@ -1,4 +1,4 @@
-package io.queen.timers.e2e;
+package io.queen.timers.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
-import io.queen.timers.cli.QueenTimers;
 import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.embedded.EmbeddedKafkaBroker;

@@ -1,4 +1,4 @@
-package io.queen.timers.e2e;
+package io.queen.timers.faults.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
