@@ -367,8 +367,10 @@ public final class CommandSource implements AutoCloseable {
 
     private void accept(Fetcher.Result r, Map<TopicPartition, Long> outOfRange) {
         Part p = parts.get(r.tp());
-        if (p == null || p.position != r.fetchOffset() || p.reader != null) {
-            return; // revoked, or sought elsewhere while the fetch was out
+        if (p == null || p.paused || p.position != r.fetchOffset() || p.reader != null) {
+            // revoked, paused or sought elsewhere while the fetch was out: a paused partition holds no read-ahead, which
+            // would hold its topic's next fetch for as long as it stays paused
+            return;
         }
         if (r.error() == Errors.NONE) {
             p.failures = 0;

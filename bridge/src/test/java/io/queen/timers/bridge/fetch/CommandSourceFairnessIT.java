@@ -112,6 +112,34 @@ class CommandSourceFairnessIT {
         }
     }
 
+    @Test
+    void aPartitionPausedWhileItsFetchIsOutDoesNotHoldItsTopic() throws Exception {
+        String topic = TestKafka.newTopic("source-paused", 2);
+        TopicPartition p0 = new TopicPartition(topic, 0);
+        TopicPartition p1 = new TopicPartition(topic, 1);
+        produce(topic, 2, 10); // more than one poll takes: the round is handed over in several polls
+        try (CommandSource source = started(List.of(topic), 2, new AtomicLong())) {
+            List<Fetched> got = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(30)).until(() -> got.addAll(source.poll(Duration.ofMillis(200)).items()));
+            produce(topic, 2, 1); // on the broker before the round's next fetch is sent, so that it brings them
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                got.addAll(source.poll(Duration.ZERO).items());
+                return source.fetching(p0);
+            });
+            // its answer comes back while it is paused: it must not stay read ahead, holding the topic's next fetch
+            source.pause(List.of(p0));
+            long before = handed(got, p0);
+            produce(topic, 2, 1);
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                got.addAll(source.poll(Duration.ofMillis(200)).items());
+                return handed(got, p1) == 12;
+            });
+            assertThat(handed(got, p0)).as("nothing of the paused partition handed over").isEqualTo(before);
+            assertThat(source.holdsReadAhead(p0)).isFalse();
+            assertInOrderFromZero(got);
+        }
+    }
+
     /** A source of {@code topics} on the clock {@code clock}, its {@code partitions} assigned, sought to 0 and resumed. */
     private static CommandSource started(List<String> topics, int partitions, AtomicLong clock) {
         Map<String, Object> props = TestKafka.consumerProps("source-" + UUID.randomUUID());
