@@ -22,7 +22,12 @@ set -euo pipefail
 : "${QUEEN_SWEEPER_JDBC_USER:?QUEEN_SWEEPER_JDBC_USER must be set}"
 : "${QUEEN_SWEEPER_JDBC_PASSWORD:?QUEEN_SWEEPER_JDBC_PASSWORD must be set}"
 : "${QUEEN_OPERATOR_JDBC_USER:?QUEEN_OPERATOR_JDBC_USER must be set}"
-: "${QUEEN_OPERATOR_JDBC_PASSWORD:?QUEEN_OPERATOR_JDBC_PASSWORD must be set}"
+# the operator's password from the file compose mounts (QUEEN_OPERATOR_JDBC_PASSWORD_FILE), the one the http API reads;
+# trailing line breaks dropped, as the services read a secret file
+if [[ -n "${QUEEN_OPERATOR_JDBC_PASSWORD_FILE:-}" ]]; then
+  QUEEN_OPERATOR_JDBC_PASSWORD="$(cat "$QUEEN_OPERATOR_JDBC_PASSWORD_FILE")"
+fi
+: "${QUEEN_OPERATOR_JDBC_PASSWORD:?QUEEN_OPERATOR_JDBC_PASSWORD or QUEEN_OPERATOR_JDBC_PASSWORD_FILE must be set}"
 
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
      -v role="$QUEEN_JDBC_USER" -v password="$QUEEN_JDBC_PASSWORD" \

@@ -5,7 +5,12 @@ import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.Kafka;
+import io.queen.timers.stack.Postgres;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestKafka;
 import io.queen.timers.testkit.TestPostgres;
@@ -20,9 +25,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 
@@ -75,8 +81,8 @@ public final class IngestBench {
             naiveTopic = produce(producer, naiveCommands, keys, payloadBytes);
         }
 
-        Run batched = run("batched", batchedTopic, commands, Map.of());
-        Run naive = run("naive", naiveTopic, naiveCommands, Map.of("kafka.max.poll.records", "1"));
+        Run batched = run("batched", batchedTopic, commands, s -> {});
+        Run naive = run("naive", naiveTopic, naiveCommands, s -> s.kafka("max.poll.records", 1));
 
         System.out.printf("%nbatched : %,10.0f commands/s steady (%,.0f/s including group join), %,d commands in %.2f s%n",
                 batched.steadyRate(), batched.wallRate(), commands, batched.wallSeconds);
@@ -98,28 +104,21 @@ public final class IngestBench {
         }
     }
 
-    /** Starts the bridge on a fresh database and times it until every record is committed. */
-    private static Run run(String name, String topic, int commands, Map<String, String> extra) throws Exception {
-        try (FreshDatabase db = TestPostgres.createDatabase("IngestBench_" + name)) {
-            DataSource ds = db.newDataSource(4); // the migration holds one connection for its lock and uses another
-            Migrations.migrate(ds);
-            Map<String, String> s = new LinkedHashMap<>();
-            s.put("jdbc.url", db.jdbcUrl());
-            s.put("jdbc.user", db.user());
-            s.put("db.role.check", "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-            s.put("jdbc.password", db.password());
-            s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
-            s.put("command.topics", topic);
-            s.put("audit.relay.enabled", "false");
-            s.put("http.port", "0");
-            s.put("migrate.on.start", "false");
-            s.put(BridgeSettings.START_POSITION, "earliest"); // the topic is filled before the bridge starts
-            s.putAll(extra);
-            String group = s.getOrDefault(BridgeSettings.GROUP_ID, "queen-timers-bridge");
+    /** Starts the bridge (as deployed: its login, its defaults) on a fresh database and times it until every record is committed. */
+    private static Run run(String name, String topic, int commands, Consumer<ServiceSettings> extra) throws Exception {
+        try (FreshDatabase db = TestPostgres.createDatabase("IngestBench_" + name);
+                Stack stack = Stack.builder().postgres(Postgres.external(db.jdbcUrl(), db.user(), db.password()))
+                        .kafka(Kafka.external(TestKafka.bootstrapServers())).migrated().start()) {
+            DataSource ds = stack.owner();
+            String group = BridgeSettings.definition().key(BridgeSettings.GROUP_ID).defaultValue();
             long start = System.nanoTime();
             long first = 0;
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(BridgeSettings.definition().parse(s)), Dependencies.defaults(registry))) {
+            try (BridgeMain bridge = stack.start(BridgeMain.SERVICE, (s, st) -> {
+                s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(AuditSettings.RELAY_ENABLED, false)
+                        .set(BridgeSettings.START_POSITION, "earliest"); // the topic is filled before the bridge starts
+                extra.accept(s);
+            }, Dependencies.defaults(registry))) {
                 long done;
                 while ((done = offsets(ds, group)) < commands) {
                     if (first == 0 && done > 0) {

@@ -18,6 +18,7 @@ import io.queen.timers.core.db.DatabaseRole;
 import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.Dependencies;
@@ -27,6 +28,7 @@ import io.queen.timers.core.ops.Startup;
 import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.relay.AuditRelay;
 import io.queen.timers.routes.TopicRoutes;
+import io.queen.timers.sql.BridgeGroups;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -64,6 +66,17 @@ public final class BridgeMain implements AutoCloseable {
         this.loopThread = new Thread(ingest.guard(loop), "queen-bridge-ingest");
         this.loopThread.setUncaughtExceptionHandler((t, e) -> LOG.error("ingest loop stopped: {}", e.toString(), e));
     }
+
+    /**
+     * The bridge as a stack runs it (the local command, the test stack): its login is bound by the owner to its group and
+     * its command topics' tenants, read from its own settings as {@code queen-timers migrate} reads them.
+     */
+    public static final ServiceKind<BridgeMain> SERVICE = new ServiceKind<>("bridge", DatabaseRole.BRIDGE, BridgeSettings::definition,
+            (settings, deps) -> start(BridgeSettings.from(settings), deps), settings -> host(BridgeSettings.from(settings)),
+            (settings, owner, login) -> {
+                BridgeGroupSettings declared = BridgeGroupSettings.from(settings);
+                BridgeGroups.bind(owner, declared.groupId(), login, declared.topicTenants());
+            });
 
     public static void main(String[] args) {
         // the same wiring as the launcher's `bridge` subcommand: readiness (database, Kafka, schema) and

@@ -254,7 +254,7 @@ class BridgeEndToEndIT {
     }
 
     private static void allowConnections(boolean allow) throws Exception {
-        TestPostgres.Server s = TestPostgres.server();
+        var s = TestPostgres.server();
         try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
                 Statement st = c.createStatement()) {
             st.execute("ALTER DATABASE " + db.database().name() + " ALLOW_CONNECTIONS " + allow);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.text.Secrets;
+import io.queen.timers.http.HttpSettings;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,7 @@ class ComposeFileTest {
             }
         }
         assertThat(passwords).contains("POSTGRES_PASSWORD", "QUEEN_JDBC_PASSWORD", "QUEEN_BRIDGE_JDBC_PASSWORD", "QUEEN_SWEEPER_JDBC_PASSWORD",
-                "QUEEN_OPERATOR_JDBC_PASSWORD", "GRAFANA_ADMIN_PASSWORD");
+                "QUEEN_OPERATOR_JDBC_PASSWORD_PATH", "GRAFANA_ADMIN_PASSWORD");
         for (String p : passwords) {
             assertThat(read(DOCKER.resolve("env.example")).lines()).as("env.example lists %s", p).contains(p + "=");
         }
@@ -70,7 +71,10 @@ class ComposeFileTest {
         assertThat(env("bridge", "QUEEN_JDBC_PASSWORD")).isNotEqualTo(env("migrate", "QUEEN_JDBC_PASSWORD"));
         // the per-tenant fire budget as the sweeper ships it, on (docs/sweeper.md#the-fire-budget): not turned off here
         assertThat(services.get("sweeper").get("environment").has("QUEEN_SWEEPER_TENANT_FIRES_PER_SECOND")).isFalse();
-        for (String s : List.of("bridge", "sweeper", "migrate")) {
+        // the http API's reads connect as the operator login, a member of queen_operator, and write to the bridge's topics
+        assertThat(env("http", "QUEEN_JDBC_USER")).isEqualTo(env("postgres", "QUEEN_OPERATOR_JDBC_USER")).isNotIn(bridge, sweeper, owner);
+        assertThat(env("http", "QUEEN_COMMAND_TOPICS")).isEqualTo(env("bridge", "QUEEN_COMMAND_TOPICS"));
+        for (String s : List.of("bridge", "sweeper", "http", "migrate")) {
             // the check stays on (its default): no service of the file opts out of it
             assertThat(services.get(s).get("environment").has("QUEEN_DB_ROLE_CHECK")).as(s).isFalse();
             assertThat(env(s, "QUEEN_MIGRATE_ON_START")).as(s).isEqualTo("false");
@@ -105,7 +109,7 @@ class ComposeFileTest {
                 assertThat(port).as("service %s publishes %s", s.getKey(), port).startsWith("127.0.0.1:${QUEEN_");
             }
         }
-        assertThat(published).isEqualTo(4);   // PostgreSQL, Kafka, and Prometheus and Grafana (profile observability)
+        assertThat(published).isEqualTo(5);   // PostgreSQL, Kafka, the HTTP API, and Prometheus and Grafana (profile observability)
         assertThat(services.get("kafka").get("environment").get("KAFKA_ADVERTISED_LISTENERS").asText())
                 .contains("HOST://127.0.0.1:${QUEEN_KAFKA_HOST_PORT:-29092}");
     }
@@ -142,12 +146,13 @@ class ComposeFileTest {
     @Test
     void theServicesSecretsAreFilesOfComposeSecretsTheDatabasePasswordsAside() {
         JsonNode defined = compose.get("secrets");
-        for (String service : List.of("bridge", "sweeper", "migrate")) {
+        for (String service : List.of("bridge", "sweeper", "http", "migrate")) {
             JsonNode s = services.get(service);
             String process = strings(s.get("command")).get(0);
             ConfigDef def = switch (process) {
                 case "bridge" -> BridgeSettings.definition();
                 case "sweeper" -> SweeperSettings.definition();
+                case "http" -> HttpSettings.definition();
                 case "migrate" -> MigrateSettings.definition();
                 default -> throw new AssertionError(service + " runs " + process);
             };
@@ -158,7 +163,7 @@ class ComposeFileTest {
             for (Iterator<String> it = s.get("environment").fieldNames(); it.hasNext(); ) {
                 String name = it.next();
                 String plain = name.endsWith("_FILE") ? name.substring(0, name.length() - "_FILE".length()) : null;
-                if (secret(def, name) && !name.equals("QUEEN_JDBC_PASSWORD")) {
+                if (secret(def, name) && (!name.equals("QUEEN_JDBC_PASSWORD") || service.equals("http"))) {
                     throw new AssertionError(service + ": " + name + " is a secret in the environment: mount it as a compose secret"
                             + " and set " + name + "_FILE to /run/secrets/<its name>");
                 }
@@ -171,12 +176,68 @@ class ComposeFileTest {
                 }
             }
         }
+        // the operator login's password, the exception's exception: a file, read by the http API and by the init script that
+        // creates the login (one source), required as the variables are
+        assertThat(env("http", "QUEEN_JDBC_PASSWORD_FILE")).isEqualTo("/run/secrets/queen_operator_jdbc_password");
+        assertThat(env("postgres", "QUEEN_OPERATOR_JDBC_PASSWORD_FILE")).isEqualTo(env("http", "QUEEN_JDBC_PASSWORD_FILE"));
+        assertThat(services.get("postgres").get("environment").has("QUEEN_OPERATOR_JDBC_PASSWORD")).isFalse();
+        assertThat(strings(services.get("postgres").get("secrets"))).contains("queen_operator_jdbc_password");
+        assertThat(defined.get("queen_operator_jdbc_password").get("file").asText()).startsWith("${QUEEN_OPERATOR_JDBC_PASSWORD_PATH:?");
+        assertThat(read(DOCKER.resolve("postgres-init/10-queen-role.sh"))).contains("QUEEN_OPERATOR_JDBC_PASSWORD=\"$(cat \"$QUEEN_OPERATOR_JDBC_PASSWORD_FILE\")\"");
         assertThat(env("bridge", "QUEEN_ENCRYPTION_KEY_FILE")).isEqualTo("/run/secrets/queen_encryption_key");
         assertThat(env("bridge", "QUEEN_ENCRYPTION_KEYS_PREVIOUS_FILE")).isEqualTo("/run/secrets/queen_encryption_keys_previous");
         // no key unless the operator names a file: an empty one (docs/security.md#payload-encryption)
         assertThat(defined.get("queen_encryption_key").get("file").asText()).isEqualTo("${QUEEN_ENCRYPTION_KEY_PATH:-/dev/null}");
         assertThat(defined.get("queen_encryption_keys_previous").get("file").asText()).isEqualTo("${QUEEN_ENCRYPTION_KEYS_PREVIOUS_PATH:-/dev/null}");
         assertThat(read(DOCKER.resolve("env.example"))).contains("# QUEEN_ENCRYPTION_KEY_PATH=", "# QUEEN_ENCRYPTION_KEYS_PREVIOUS_PATH=");
+    }
+
+    /**
+     * The HTTP API as compose runs it: the image every service runs, started after the schema and the topics, restarted
+     * when it stops, healthy while /health/ready on http.port says so (as the bridge and the sweeper); its settings pass
+     * the API's own start-up checks (a topic without a token is served beyond the loopback only by a stated choice) with
+     * the operator reads and the console on; only api.port is published (the health and metrics port stays inside).
+     */
+    @Test
+    void theHttpApiRunsFromTheImageWithItsHealthCheckAndPublishesOnlyItsApiPort() {
+        JsonNode http = services.get("http");
+        assertThat(http.get("image").asText()).isEqualTo(services.get("bridge").get("image").asText());
+        assertThat(strings(http.get("command"))).containsExactly("http");
+        assertThat(http.get("restart").asText()).isEqualTo("unless-stopped");
+        assertThat(http.get("depends_on").get("migrate").get("condition").asText()).isEqualTo("service_completed_successfully");
+        assertThat(http.get("depends_on").get("kafka-topics").get("condition").asText()).isEqualTo("service_completed_successfully");
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        http.get("environment").fields().forEachRemaining(e -> env.put(e.getKey(), resolved(e.getValue().asText())));
+        env.remove("QUEEN_JDBC_PASSWORD_FILE");   // /run/secrets/… exists in the container, not here
+        HttpSettings settings = HttpSettings.from(io.queen.timers.core.config.ConfigLoader.load(HttpSettings.definition(), null, env));
+        assertThat(settings.readsEnabled()).isTrue();
+        assertThat(settings.consoleEnabled()).isTrue();
+        int ops = settings.common().httpPort();
+        assertThat(strings(http.get("healthcheck").get("test"))).contains("http://127.0.0.1:" + ops + "/health/ready");
+        assertThat(http.get("healthcheck").has("disable")).isFalse();
+        assertThat(strings(http.get("ports"))).singleElement().satisfies(p -> assertThat(p).endsWith(":" + settings.port()));
+        assertThat(http.has("deploy")).as("one replica: a published host port is taken once").isFalse();
+    }
+
+    /** A compose value with its variables at their defaults ({@code ${X:-d}} → d) and each required one ({@code ${X:?…}}) as "x". */
+    static String resolved(String value) {
+        Matcher m = VARIABLE.matcher(value);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(out, Matcher.quoteReplacement(m.group(2) != null && m.group(2).endsWith("?") ? "x" : m.group(3)));
+        }
+        return m.appendTail(out).toString();
+    }
+
+    /** The default compose gives variable {@code name} where it first reads it ({@code ${NAME:-default}}). */
+    static String composeDefault(String name) {
+        Matcher m = VARIABLE.matcher(read(DOCKER.resolve("docker-compose.yml")));
+        while (m.find()) {
+            if (m.group(1).equals(name) && ":-".equals(m.group(2))) {
+                return m.group(3);
+            }
+        }
+        throw new AssertionError("docker-compose.yml gives " + name + " no default");
     }
 
     /** A variable that carries a secret itself: a password key of the process, or a Kafka secret setting (as ConfigLoader reads them). */

@@ -38,6 +38,7 @@ import io.queen.timers.core.config.ConfigDef;
 import io.queen.timers.core.config.ConfigLoader;
 import io.queen.timers.core.ops.OpsServer;
 import io.queen.timers.core.text.Secrets;
+import io.queen.timers.http.HttpSettings;
 import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.sweeper.SweeperSettings;
 import java.io.IOException;
@@ -129,6 +130,9 @@ class DeploymentManifestsTest {
                 throw new IllegalStateException(e);
             }
             noUnknownField(o, kind + " " + o.getMetadata().getName(), new IdentityHashMap<>());
+            if (o instanceof ConfigMap cm && cm.getData() == null) {
+                cm.setData(new LinkedHashMap<>());   // `data:` with only commented keys under it: none set, as the kubelet sees it
+            }
             out.add(o);
         }
         return new Build(name, out, hasSecrets);
@@ -188,6 +192,7 @@ class DeploymentManifestsTest {
             case "bridge" -> BridgeSettings.definition();
             case "sweeper" -> SweeperSettings.definition();
             case "migrate" -> MigrateSettings.definition();
+            case "http" -> HttpSettings.definition();
             default -> throw new AssertionError(name + " runs `" + process + "`, which this test does not know");
         };
         out.add(new Workload(name, template, c, process, def));
@@ -392,13 +397,13 @@ class DeploymentManifestsTest {
     @MethodSource("builds")
     void theExpectedObjectsAreThere(Build b) {
         assertThat(b.all(Deployment.class)).extracting(d -> d.getMetadata().getName())
-                .containsExactlyInAnyOrder("queen-timers-bridge", "queen-timers-sweeper");
+                .containsExactlyInAnyOrder("queen-timers-bridge", "queen-timers-sweeper", "queen-timers-http");
         assertThat(b.all(Job.class)).extracting(j -> j.getMetadata().getName()).containsExactly("queen-timers-migrate");
         assertThat(b.all(ServiceMonitor.class)).hasSize(1);
         assertThat(b.all(PrometheusRule.class)).hasSize(1);
         assertThat(b.all(NetworkPolicy.class)).extracting(p -> p.getMetadata().getName())
-                .containsExactlyInAnyOrder("queen-timers-default-deny", "queen-timers-metrics");
-        assertThat(workloads(b)).extracting(Workload::process).containsExactlyInAnyOrder("bridge", "sweeper", "migrate");
+                .containsExactlyInAnyOrder("queen-timers-default-deny", "queen-timers-metrics", "queen-timers-api");
+        assertThat(workloads(b)).extracting(Workload::process).containsExactlyInAnyOrder("bridge", "sweeper", "http", "migrate");
         if (b.hasSecrets()) {
             b.all(HasMetadata.class).forEach(o -> assertThat(o.getMetadata().getNamespace()).as("%s namespace", o.getMetadata().getName())
                     .isNotBlank());
@@ -443,6 +448,16 @@ class DeploymentManifestsTest {
                 SweeperSettings.from(c).checkFitsHeap(heap);
                 // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
                 assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
+            } else if (w.process().equals("http")) {
+                HttpSettings http = HttpSettings.from(c);   // its own refusals at start: a tokenless topic beyond loopback, senders >= threads
+                // the API as deployed: the operator reads and the console on, over HTTPS from a file of a mounted Secret
+                assertThat(http.readsEnabled()).as("%s: api.reads.enabled", w.name()).isTrue();
+                assertThat(http.consoleEnabled()).as("%s: api.console.enabled", w.name()).isTrue();
+                assertThat(http.tlsKeyStore()).as("%s: api.tls.keystore.file (HTTPS on api.port)", w.name()).isNotNull();
+                MountedFile tls = mounted(b, w, http.tlsKeyStore().toString());
+                assertThat(tls != null && tls.fromSecret()).as("%s: the API's key and certificate, from a Secret volume", w.name()).isTrue();
+                assertThat(tls.volume().getSecret().getOptional()).as("%s: no Secret, no start (never plain HTTP by accident)", w.name())
+                        .isNotEqualTo(Boolean.TRUE);
             }
             var res = w.container().getResources();
             Quantity limit = res.getLimits().get("memory");
@@ -489,7 +504,8 @@ class DeploymentManifestsTest {
         });
         env.forEach((name, v) -> {
             if (name.startsWith("QUEEN_") && name.endsWith("_FILE")) {
-                out.add(new NamedFile(name, v.text(), secretFileOf(w, name) != null));
+                // a keystore's file holds a private key (api.tls.keystore.file): a secret, whatever its variable
+                out.add(new NamedFile(name, v.text(), secretFileOf(w, name) != null || name.contains("KEYSTORE")));
             }
         });
         file.stringPropertyNames().stream().filter(k -> k.endsWith(".file") && !file.getProperty(k).isEmpty())
@@ -849,14 +865,20 @@ class DeploymentManifestsTest {
     void theOwnerMigratesAndEachServiceRunsAsItsOwnLeastPrivilegeLogin(Build b) {
         Map<String, Map<String, Value>> env = new LinkedHashMap<>();
         workloads(b).forEach(w -> env.put(w.process(), environment(b, w)));
-        List<String> users = Stream.of("bridge", "sweeper", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_USER").text()).toList();
-        assertThat(Set.copyOf(users)).as("three logins: %s", users).hasSize(3).doesNotContain("postgres");
-        assertThat(Stream.of("bridge", "sweeper", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_PASSWORD").from()).distinct())
-                .as("one Secret per login").hasSize(3);
+        List<String> users = Stream.of("bridge", "sweeper", "http", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_USER").text()).toList();
+        assertThat(Set.copyOf(users)).as("four logins: %s", users).hasSize(4).doesNotContain("postgres");
+        assertThat(Stream.of("bridge", "sweeper", "http", "migrate").map(p -> env.get(p).get("QUEEN_JDBC_PASSWORD").from()).distinct())
+                .as("one Secret per login").hasSize(4);
+        // the API's reads connect as the operator login compose's init script makes a member of queen_operator
+        assertThat(env.get("http").get("QUEEN_JDBC_USER").text()).isEqualTo(ComposeFileTest.composeDefault("QUEEN_OPERATOR_JDBC_USER"));
+        // the API writes to the topics the bridge reads, with the bridge's tenants: the same ConfigMap, not a copy
+        for (String key : List.of("QUEEN_COMMAND_TOPICS", "QUEEN_COMMAND_TOPIC_TENANTS", "QUEEN_AUTH_ADMIN_CLAIM")) {
+            assertThat(env.get("http").get(key)).as("http %s", key).isEqualTo(env.get("bridge").get(key));
+        }
         // issue 47: migrate binds the bridge group to the bridge's own login, with the topics the bridge reads (V135)
         assertThat(env.get("migrate").get("QUEEN_BRIDGE_LOGIN").text()).isEqualTo(env.get("bridge").get("QUEEN_JDBC_USER").text());
         assertThat(env.get("migrate").get("QUEEN_COMMAND_TOPICS").text()).isEqualTo(env.get("bridge").get("QUEEN_COMMAND_TOPICS").text());
-        for (String p : List.of("bridge", "sweeper")) {
+        for (String p : List.of("bridge", "sweeper", "http")) {
             assertThat(env.get(p)).as(p + " keeps db.role.check on").doesNotContainKey("QUEEN_DB_ROLE_CHECK");
             assertThat(env.get(p).get("QUEEN_MIGRATE_ON_START").text()).as(p).isEqualTo("false");
         }
@@ -881,18 +903,43 @@ class DeploymentManifestsTest {
             int port = c.intValue(CommonSettings.HTTP_PORT);
             assertThat(InetAddress.getByName(c.string(CommonSettings.HTTP_BIND_ADDRESS)).isLoopbackAddress())
                     .as("%s: http.bind.address must let the kubelet and Prometheus in", w.name()).isFalse();
+            // the ops port (http.port) on every service; the http API also its own (api.port), nothing else
+            Map<String, Integer> served = new LinkedHashMap<>(Map.of("http.port", port));
+            if (w.process().equals("http")) {
+                served.put("api.port", c.intValue(HttpSettings.PORT));
+            }
             var ports = w.container().getPorts();
-            assertThat(ports).as("%s container ports", w.name()).hasSize(1);
-            assertThat(ports.get(0).getContainerPort()).as("%s: containerPort = http.port", w.name()).isEqualTo(port);
-            String portName = ports.get(0).getName();
+            assertThat(ports).extracting(ContainerPort::getContainerPort).as("%s container ports: %s", w.name(), served)
+                    .containsExactlyInAnyOrderElementsOf(served.values());
+            ContainerPort ops = ports.stream().filter(x -> x.getContainerPort() == port).findFirst().orElseThrow();
+            String portName = ops.getName();
             probe(w, "startup", w.container().getStartupProbe(), OpsServer.LIVE_PATH, portName, port);
             probe(w, "liveness", w.container().getLivenessProbe(), OpsServer.LIVE_PATH, portName, port);
             probe(w, "readiness", w.container().getReadinessProbe(), OpsServer.READY_PATH, portName, port);
 
             Map<String, String> podLabels = w.template().getMetadata().getLabels();
-            List<Service> services = b.all(Service.class).stream().filter(s -> podLabels.entrySet().containsAll(s.getSpec().getSelector().entrySet()))
+            List<Service> selecting = b.all(Service.class).stream().filter(s -> podLabels.entrySet().containsAll(s.getSpec().getSelector().entrySet()))
                     .toList();
-            assertThat(services).as("%s: one Service selects its pods", w.name()).hasSize(1);
+            List<Service> services = selecting.stream().filter(s -> s.getSpec().getPorts().stream()
+                    .anyMatch(sp -> sp.getTargetPort().equals(new IntOrString(portName)) || sp.getTargetPort().equals(new IntOrString(port)))).toList();
+            assertThat(services).as("%s: one Service selects its pods on the ops port", w.name()).hasSize(1);
+            if (w.process().equals("http")) {
+                // the API's callers: one Service to api.port, of ready pods only, and not a job of the ServiceMonitor
+                ContainerPort api = ports.stream().filter(x -> x.getContainerPort().equals(served.get("api.port"))).findFirst().orElseThrow();
+                List<Service> apis = selecting.stream().filter(s -> !services.contains(s)).toList();
+                assertThat(apis).as("%s: one Service for the API's callers", w.name()).hasSize(1);
+                Service a = apis.get(0);
+                assertThat(a.getSpec().getPorts()).singleElement().satisfies(sp -> assertThat(sp.getTargetPort())
+                        .isIn(new IntOrString(api.getName()), new IntOrString(api.getContainerPort())));
+                assertThat(a.getSpec().getPublishNotReadyAddresses()).as("the API Service sends callers to ready pods only").isNotEqualTo(Boolean.TRUE);
+                assertThat(a.getSpec().getClusterIP()).as("the API Service balances over its pods").isNotEqualTo("None");
+                Map<String, String> apiLabels = a.getMetadata().getLabels();
+                boolean monitored = apiLabels.entrySet().containsAll(sm.getSpec().getSelector().getMatchLabels().entrySet())
+                        && sm.getSpec().getSelector().getMatchExpressions().stream().allMatch(e -> e.getValues().contains(apiLabels.get(e.getKey())));
+                assertThat(monitored).as("the ServiceMonitor scrapes Service %s, the API's port", a.getMetadata().getName()).isFalse();
+            } else {
+                assertThat(selecting).as("%s: one Service selects its pods", w.name()).hasSize(1);
+            }
             Service s = services.get(0);
             assertThat(s.getSpec().getPublishNotReadyAddresses()).as("%s: a not-ready pod is still scraped (QueenTimersNotReady)", w.name())
                     .isTrue();
@@ -1172,15 +1219,22 @@ class DeploymentManifestsTest {
 
     @Test
     void theOverlaysSecretsStayOutOfGitAndTheImage() {
-        assertThat(KustomizeBuild.read(OVERLAY.resolve("secrets/.gitignore")).lines()).contains("*.env");
-        assertThat(KustomizeBuild.read(Path.of("..", ".dockerignore")).lines()).contains("deploy/kubernetes/**/secrets/*.env");
+        assertThat(KustomizeBuild.read(OVERLAY.resolve("secrets/.gitignore")).lines()).contains("*.env", "*.pem");
+        assertThat(KustomizeBuild.read(Path.of("..", ".dockerignore")).lines()).contains("deploy/kubernetes/**/secrets/*.env",
+                "deploy/kubernetes/**/secrets/*.pem");
         for (JsonNode g : KustomizeBuild.documents(OVERLAY.resolve("kustomization.yaml")).get(0).get("secretGenerator")) {
-            for (JsonNode env : g.get("envs")) {
+            for (JsonNode env : g.path("envs")) {
                 for (String line : KustomizeBuild.read(OVERLAY.resolve(env.asText() + ".example")).split("\n")) {
                     if (line.contains("=") && !line.startsWith("#")) {
                         assertThat(line).as("%s.example commits no value", env.asText()).endsWith("=");
                     }
                 }
+            }
+            for (JsonNode f : g.path("files")) {
+                String file = f.asText().substring(f.asText().indexOf('=') + 1);
+                assertThat(file).as("a generated Secret's file is one secrets/.gitignore keeps out").startsWith("secrets/").endsWith(".pem");
+                assertThat(KustomizeBuild.read(OVERLAY.resolve(file + ".example"))).as("%s.example is a placeholder, not a key", file)
+                        .doesNotContain("-----BEGIN");
             }
         }
     }

@@ -19,11 +19,11 @@ import java.util.Set;
 /**
  * The part of {@code kustomize build} that deploy/kubernetes uses, so its test reads what {@code kubectl apply -k}
  * would apply without kustomize on the machine: resources (files and directories), labels (metadata only),
- * namespace, images, replicas, secretGenerator from env files, configMapGenerator from files, and patches that only
+ * namespace, images, replicas, secretGenerator from env files and files, configMapGenerator from files, and patches that only
  * set map fields (a strategic merge patch of maps is a deep merge). Any other field, or a patch with a list in it,
  * fails: the test does not pretend to resolve what it cannot. Generated Secrets and ConfigMaps keep their name
  * (kustomize adds a hash suffix and rewrites every reference to it, which changes no reference's meaning);
- * Secrets are read from {@code <file>.example} (the real env files are git-ignored), ConfigMaps from the
+ * Secrets are read from {@code <file>.example} (the real env files and key files are git-ignored), ConfigMaps from the
  * committed files (the example's CA is a placeholder to replace, not a secret).
  */
 final class KustomizeBuild {
@@ -52,7 +52,7 @@ final class KustomizeBuild {
             ObjectNode secret = JsonNodeFactory.instance.objectNode();
             secret.put("apiVersion", "v1").put("kind", "Secret").putObject("metadata").put("name", g.get("name").asText());
             ObjectNode data = secret.putObject("stringData");
-            g.fieldNames().forEachRemaining(f -> assertThat(f).as("secretGenerator field").isIn("name", "envs"));
+            g.fieldNames().forEachRemaining(f -> assertThat(f).as("secretGenerator field").isIn("name", "envs", "files"));
             for (JsonNode env : g.path("envs")) {
                 for (String line : read(dir.resolve(env.asText() + ".example")).split("\n")) {
                     String l = line.strip();
@@ -61,6 +61,15 @@ final class KustomizeBuild {
                         data.put(l.substring(0, eq), l.substring(eq + 1));
                     }
                 }
+            }
+            for (JsonNode f : g.path("files")) {
+                // as configMapGenerator's: `key=path` or `path`; the content from `<path>.example`
+                String spec = f.asText();
+                int eq = spec.indexOf('=');
+                String file = eq < 0 ? spec : spec.substring(eq + 1);
+                String key = eq < 0 ? Path.of(file).getFileName().toString() : spec.substring(0, eq);
+                assertThat(data.has(key)).as("%s: key %s twice", g.get("name").asText(), key).isFalse();
+                data.put(key, read(dir.resolve(file + ".example")));
             }
             out.add(secret);
         }

@@ -134,7 +134,7 @@ class ObservabilityFilesTest {
             assertThat(sd.get("port").asText()).isEqualTo(port);
             sd.get("names").forEach(n -> scraped.add(n.asText()));
         }));
-        assertThat(scraped).containsExactlyInAnyOrder("bridge", "sweeper");
+        assertThat(scraped).containsExactlyInAnyOrder("bridge", "sweeper", "http");
 
         JsonNode grafana = services.get("grafana");
         assertThat(strings(grafana.get("volumes"))).contains("./observability/grafana/provisioning:/etc/grafana/provisioning:ro");

@@ -14,6 +14,7 @@ import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.KafkaVersion;
 import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.ops.Startup;
 import io.queen.timers.http.api.ApiServer;
 import io.queen.timers.http.route.CommandTopics;
@@ -45,6 +46,11 @@ public final class HttpMain implements AutoCloseable {
         this.senders = senders;
         this.operator = operator;
     }
+
+    /** The API as a stack runs it (the test stack): with api.reads.enabled its login is one of queen_operator. */
+    public static final ServiceKind<HttpMain> SERVICE = new ServiceKind<>("http", DatabaseRole.OPERATOR, HttpSettings::definition,
+            (settings, deps) -> start(HttpSettings.from(settings), deps), settings -> host(HttpSettings.from(settings)),
+            ServiceKind.NOTHING);
 
     public static void main(String[] args) {
         ServiceHost.main("http", args, file -> HttpSettings.from(ConfigLoader.load(HttpSettings.definition(), file)), HttpMain::host);

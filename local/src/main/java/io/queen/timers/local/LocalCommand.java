@@ -1,5 +1,6 @@
 package io.queen.timers.local;
 
+import io.queen.timers.bridge.BridgeMain;
 import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.cli.Output;
 import io.queen.timers.cli.QueenTimers;
@@ -9,6 +10,10 @@ import io.queen.timers.log.read.LogMessage;
 import io.queen.timers.log.read.LogReader;
 import io.queen.timers.log.read.TxnHit;
 import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.Kafka;
+import io.queen.timers.stack.Postgres;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.sweeper.SweeperMain;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -87,28 +92,38 @@ public final class LocalCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         // a flag, else the setting's environment variable, else its default: the names and defaults the services declare
         ConfigDef def = BridgeSettings.definition();
-        LocalStack.Plan plan = new LocalStack.Plan(temp ? null : dataDir.toAbsolutePath().normalize(), kafkaPort, pgPort,
-                blankToNull(setting(def, CommonSettings.JDBC_URL, jdbcUrl)), setting(def, CommonSettings.JDBC_USER, jdbcUser),
-                setting(def, CommonSettings.JDBC_PASSWORD, jdbcPassword), httpPort, httpPort == 0 ? 0 : httpPort + 1,
-                def.key(RouteSettings.COMMAND_TOPICS).defaultValue(), def.key(CommonSettings.AUDIT_TOPIC).defaultValue());
+        String externalUrl = blankToNull(setting(def, CommonSettings.JDBC_URL, jdbcUrl));
+        Path data = temp ? null : dataDir.toAbsolutePath().normalize();
+        // the in-process broker halts the whole JVM when it cannot bind: a port in use is found out first, as one line
+        Ports.requireFree(kafkaPort, "--kafka-port");
+        if (externalUrl == null) {
+            Ports.requireFree(pgPort, "--pg-port");
+        }
+        Ports.requireFree(httpPort, "--http-port");
+        Ports.requireFree(httpPort == 0 ? 0 : httpPort + 1, "--http-port");
+        Postgres postgres = externalUrl != null
+                ? Postgres.external(externalUrl, setting(def, CommonSettings.JDBC_USER, jdbcUser), setting(def, CommonSettings.JDBC_PASSWORD, jdbcPassword))
+                : Postgres.embedded(data == null ? null : data.resolve("pg"), pgPort);
         say(out, "starting Kafka, PostgreSQL, the bridge and the sweeper ...");
         CountDownLatch stop = new CountDownLatch(1);
         boolean demoComplete;
-        try (LocalStack stack = LocalStack.start(plan)) {
+        try (Stack stack = stack(postgres, Kafka.embedded(data == null ? null : data.resolve("kafka"), kafkaPort), httpPort,
+                httpPort == 0 ? 0 : httpPort + 1).start()) {
             Thread hook = new Thread(() -> {
                 stop.countDown();
                 stack.close();
             }, "queen-local-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                LocalStack.Endpoints ep = stack.endpoints();
-                banner(out, ep);
+                banner(out, stack, externalUrl != null ? "(external)" : data == null ? "(temporary)" : data.resolve("pg").toString(),
+                        data == null ? "(temporary)" : data.resolve("kafka").toString());
                 Demo demo = new Demo();
                 LogReadback readback = readback(stack);
-                try (AuditWatcher watcher = new AuditWatcher(ep.bootstrap(), ep.auditTopic(), out, output.json(), readback, demo::observe)) {
+                try (AuditWatcher watcher = new AuditWatcher(stack.bootstrapServers(), stack.auditTopic(), out, output.json(), readback,
+                        demo::observe)) {
                     if (!noDemo) {
                         say(out, "publishing the example commands:\n" + demo.describe());
-                        demo.publish(ep.bootstrap(), ep.commandTopic());
+                        demo.publish(stack.bootstrapServers(), stack.commandTopic());
                     }
                     demoComplete = waitForEnd(out, stop, demo);
                 }
@@ -125,6 +140,25 @@ public final class LocalCommand implements Callable<Integer> {
             throw new IllegalStateException("demo incomplete: not every example command came back within the time allowed");
         }
         return 0;
+    }
+
+    /**
+     * The whole product in one JVM: the broker and the database given, the schema migrated by the owner (the user given,
+     * or the embedded server's superuser), the topics the services declare by default, and the bridge and the sweeper,
+     * each under its host with its /health and /metrics port (0: a free one) and as a least-privilege login of its role,
+     * as in production (docs/schema-and-roles.md#database-roles; db.role.check stays on). What it sets is only where
+     * things are: every other setting is at the default the services ship with.
+     */
+    static Stack.Builder stack(Postgres postgres, Kafka kafka, int bridgeHttpPort, int sweeperHttpPort) {
+        ConfigDef def = BridgeSettings.definition();
+        return Stack.builder().postgres(postgres).kafka(kafka).migrated()
+                .commandTopic(def.key(RouteSettings.COMMAND_TOPICS).defaultValue())
+                .auditTopic(def.key(CommonSettings.AUDIT_TOPIC).defaultValue())
+                .logins("queen_local")
+                .service(BridgeMain.SERVICE, (s, stack) -> s.set(CommonSettings.HTTP_PORT, bridgeHttpPort)
+                        // a sandbox whose topic may outlive its database: its commands are the user's own, applied again rather than waiting
+                        .set(BridgeSettings.START_POSITION, "earliest"))
+                .service(SweeperMain.SERVICE, (s, stack) -> s.set(CommonSettings.HTTP_PORT, sweeperHttpPort));
     }
 
     /** @return false when --demo-only ran out of time before every example came back */
@@ -146,8 +180,8 @@ public final class LocalCommand implements Callable<Integer> {
     }
 
     /** For a fire: the message found in the log by its txn and decoded, as a consumer of the queue would see it. */
-    private static LogReadback readback(LocalStack stack) {
-        LogReader reader = new LogReader(stack.newDataSource());
+    private static LogReadback readback(Stack stack) {
+        LogReader reader = new LogReader(stack.newOwnerPool("queen-local", 4));
         return event -> {
             String queue = event.path("queue").asText();
             String txn = event.path("txn").asText();
@@ -175,20 +209,22 @@ public final class LocalCommand implements Callable<Integer> {
         };
     }
 
-    private void banner(PrintWriter out, LocalStack.Endpoints ep) {
+    private void banner(PrintWriter out, Stack stack, String pgData, String kafkaData) {
         String jar = "java -jar local/target/queen-timers.jar";
+        String bootstrap = stack.bootstrapServers();
+        String jdbc = stack.jdbcUrl();
         say(out, String.join("\n",
                 "queen-timers local stack is up",
-                "  Kafka        " + ep.bootstrap() + "   commands: " + ep.commandTopic() + "   audit: " + ep.auditTopic()
-                        + "   data: " + ep.kafkaData(),
-                "  PostgreSQL   " + ep.jdbcUrl() + "   user " + ep.jdbcUser() + "   data: " + ep.pgData(),
-                "  bridge       http://127.0.0.1:" + ep.bridgeHttpPort() + "/health/ready   /metrics",
-                "  sweeper      http://127.0.0.1:" + ep.sweeperHttpPort() + "/health/ready   /metrics",
+                "  Kafka        " + bootstrap + "   commands: " + stack.commandTopic() + "   audit: " + stack.auditTopic()
+                        + "   data: " + kafkaData,
+                "  PostgreSQL   " + jdbc + "   user " + stack.ownerUser() + "   data: " + pgData,
+                "  bridge       http://127.0.0.1:" + stack.host(BridgeMain.SERVICE).httpPort() + "/health/ready   /metrics",
+                "  sweeper      http://127.0.0.1:" + stack.host(SweeperMain.SERVICE).httpPort() + "/health/ready   /metrics",
                 "From a second terminal:",
-                "  " + jar + " schedule -b " + ep.bootstrap() + " -q demo.reminders -k hello --delay 10s --payload '{\"hello\":\"world\"}' --wait",
-                "  " + jar + " list --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders",
-                "  " + jar + " find --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --txn hello",
-                "  " + jar + " tail --jdbc-url " + ep.jdbcUrl() + " -q demo.reminders --follow",
+                "  " + jar + " schedule -b " + bootstrap + " -q demo.reminders -k hello --delay 10s --payload '{\"hello\":\"world\"}' --wait",
+                "  " + jar + " list --jdbc-url " + jdbc + " -q demo.reminders",
+                "  " + jar + " find --jdbc-url " + jdbc + " -q demo.reminders --txn hello",
+                "  " + jar + " tail --jdbc-url " + jdbc + " -q demo.reminders --follow",
                 "Ctrl-C stops everything."));
     }
 

@@ -24,12 +24,4 @@ final class Ports {
             throw new IllegalArgumentException("port " + port + " is in use (another local stack?): choose another with " + flag);
         }
     }
-
-    static int free() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port: " + e.getMessage());
-        }
-    }
 }

@@ -30,7 +30,7 @@ class ArtifactMetadataTest {
     static final String GROUP = "io.queen.timers";
     /**
      * Modules that are not published: this repository's test kit and harnesses, nothing outside it should depend on.
-     * (The kit for a team's tests, module test, is published, and embedded with it.)
+     * (The kit for a team's tests, module test, is published, and with it the stack it builds on and the embedded servers.)
      */
     static final Set<String> INTERNAL = Set.of("testkit", "processes", "compat-kafka3", "e2e", "bench", "faults", "soak", "image", "release");
 

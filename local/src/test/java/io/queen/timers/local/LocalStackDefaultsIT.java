@@ -2,6 +2,10 @@ package io.queen.timers.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queen.timers.stack.Kafka;
+import io.queen.timers.stack.Postgres;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.PostgresDatabase;
 import org.junit.jupiter.api.Test;
@@ -19,12 +23,10 @@ class LocalStackDefaultsIT {
 
     @Test
     void theSweeperRunsWithTheFireBudgetItShipsWith() {
-        LocalStack.Plan plan = new LocalStack.Plan(null, 0, 0, db.jdbcUrl(), db.user(), db.password(), 0, 0,
-                "queen.timers.commands", "queen.timers.audit");
-        try (LocalStack stack = LocalStack.start(plan)) {
+        try (Stack stack = LocalCommand.stack(Postgres.external(db.jdbcUrl(), db.user(), db.password()), Kafka.embedded(), 0, 0).start()) {
             int shipped = Integer.parseInt(SweeperSettings.definition().key(SweeperSettings.TENANT_FIRES_PER_SECOND).defaultValue());
             assertThat(shipped).as("the fire budget is on by default").isPositive();
-            assertThat(stack.sweeperSettings().tenantFiresPerSecond()).isEqualTo(shipped);
+            assertThat(SweeperSettings.from(stack.config(SweeperMain.SERVICE)).tenantFiresPerSecond()).isEqualTo(shipped);
         }
     }
 }

@@ -67,7 +67,7 @@ class LocalStopIT {
         }
     }
 
-    /** The banner's lines that name each server's port (LocalStack's "stack is up" block). */
+    /** The banner's lines that name each server's port (LocalCommand's "stack is up" block). */
     private static final Map<String, Pattern> BANNER = Map.of(
             "Kafka", Pattern.compile("^\\s+Kafka\\s+127\\.0\\.0\\.1:(\\d+)"),
             "PostgreSQL", Pattern.compile("^\\s+PostgreSQL\\s+jdbc:postgresql://127\\.0\\.0\\.1:(\\d+)/"),

@@ -26,7 +26,7 @@ class ReleaseFolderTest {
 
     static final String VERSION = System.getProperty("project.version");
     static final List<String> JARS = List.of("client", "sql", "log", "core", "relay", "inspect", "routes", "bridge", "sweeper",
-            "http", "cli", "local", "embedded", "test");
+            "http", "cli", "local", "embedded", "stack", "test");
 
     /** The runnable shaded jars, by file name, with the main class their manifest must name. */
     static final Map<String, String> LAUNCHERS = Map.of(

@@ -12,6 +12,7 @@ import io.queen.timers.core.db.SessionTimeouts;
 import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.SchemaStep;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.core.ops.ServiceKind;
 import io.queen.timers.core.health.Health;
 import io.queen.timers.core.health.LoopProgress;
 import io.queen.timers.core.ops.KafkaVersion;
@@ -95,6 +96,11 @@ public final class SweeperMain implements AutoCloseable {
             threads.add(t);
         }
     }
+
+    /** The sweeper as a stack runs it (the local command, the test stack). */
+    public static final ServiceKind<SweeperMain> SERVICE = new ServiceKind<>("sweeper", DatabaseRole.SWEEPER, SweeperSettings::definition,
+            (settings, deps) -> start(SweeperSettings.from(settings), deps), settings -> host(SweeperSettings.from(settings)),
+            ServiceKind.NOTHING);
 
     public static void main(String[] args) {
         // the same wiring as the launcher's `sweeper` subcommand: readiness (database, Kafka, schema) and

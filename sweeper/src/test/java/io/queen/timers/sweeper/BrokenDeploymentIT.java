@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.core.health.ReadinessCheck;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -25,11 +22,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BrokenDeploymentIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     @Test
     void aRevokedFireFunctionPausesTheSweeperWithoutSpendingAttempts() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         String role = "sweeper_" + UUID.randomUUID().toString().substring(0, 8);
         staging.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'sweeper-pw'");
         staging.execute("GRANT USAGE ON SCHEMA queen TO " + role);
@@ -39,9 +36,9 @@ class BrokenDeploymentIT {
         staging.execute("REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA queen FROM PUBLIC");
         staging.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA queen TO " + role);
 
-        Map<String, String> asRole = Map.of(CommonSettings.JDBC_USER, role, CommonSettings.JDBC_PASSWORD, "sweeper-pw",
-                CommonSettings.MIGRATE_ON_START, "false", SweeperSettings.MAX_ATTEMPTS, "3");
-        try (SweeperMain sweeper = Sweepers.start(db, asRole)) {
+        // a role made by hand, not a member of queen_sweeper: the start check would refuse it (the single-role opt-out)
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(CommonSettings.JDBC_USER, role)
+                .set(CommonSettings.JDBC_PASSWORD, "sweeper-pw").set(CommonSettings.DB_ROLE_CHECK, false).set(SweeperSettings.MAX_ATTEMPTS, 3))) {
             for (int i = 0; i < 10; i++) {
                 staging.schedule(DEFAULT_TENANT, "deploy.q", "before-" + i, -1);
             }
@@ -64,7 +61,7 @@ class BrokenDeploymentIT {
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             await().atMost(10, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
         }
-        assertThat(LogContents.txnCounts(db.dataSource())).hasSize(20).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
+        assertThat(LogContents.txnCounts(stack.get().owner())).hasSize(20).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
                 .isEqualTo(20);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type <> 'fired'")).isZero();

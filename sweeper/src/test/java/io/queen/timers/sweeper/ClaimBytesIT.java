@@ -5,12 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.log.codec.Compression;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,9 +20,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ClaimBytesIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
-    private final Staging staging = new Staging(db.dataSource());
+    private final Staging staging = new Staging(stack.get().owner());
     private final Random random = new Random(50);
 
     @BeforeEach
@@ -36,7 +35,7 @@ class ClaimBytesIT {
         for (int i = 0; i < 10; i++) {
             staging.schedule(DEFAULT_TENANT, "bytes.q", "k" + i, "Default", -10 + i, "txn-" + i, bytes(100_000), false);
         }
-        Claimer claimer = new Claimer(db.dataSource(), 512, Duration.ofSeconds(30), 8, 250_000);
+        Claimer claimer = new Claimer(stack.get().owner(), 512, Duration.ofSeconds(30), 8, 250_000);
         Claimer.Claim first = claimer.claim(250_000, true);
         assertThat(first.timers()).extracting(ClaimedTimer::timerKey).containsExactly("k0", "k1");
         assertThat(first.heldBytes()).isBetween(200_000L, 250_000L);
@@ -51,7 +50,7 @@ class ClaimBytesIT {
         for (int i = 0; i < 3; i++) {
             staging.schedule(DEFAULT_TENANT, "bytes.q", "small-" + i, "Default", -1, "txn-small-" + i, bytes(1_000), false);
         }
-        Claimer claimer = new Claimer(db.dataSource(), 512, Duration.ofSeconds(30), 8, 250_000);
+        Claimer claimer = new Claimer(stack.get().owner(), 512, Duration.ofSeconds(30), 8, 250_000);
         assertThat(claimer.claim(250_000, false).timers()).isEmpty();
         assertThat(claimer.claim()).extracting(ClaimedTimer::timerKey).containsExactly("big");
         assertThat(claimer.claim()).extracting(ClaimedTimer::timerKey).containsExactly("small-0", "small-1", "small-2");
@@ -64,10 +63,10 @@ class ClaimBytesIT {
         for (int i = 0; i < 20; i++) {
             staging.schedule(DEFAULT_TENANT, "bytes.q", "small-" + i, -1);
         }
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.MAX_FIRE_BYTES, "65536"))) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.MAX_FIRE_BYTES, 65536))) {
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
-        assertThat(LogContents.txnCounts(db.dataSource())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
+        assertThat(LogContents.txnCounts(stack.get().owner())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT max(end_offset - base_offset + 1) FROM queen.log_segments WHERE octet_length(blob) > 250000"))
                 .as("the big timer's segment holds it alone").isEqualTo(1);
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();

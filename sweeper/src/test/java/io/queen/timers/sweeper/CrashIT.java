@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.fail.Failer;
@@ -13,9 +13,7 @@ import io.queen.timers.sweeper.fire.Firer;
 import io.queen.timers.sweeper.fire.SegmentOutcome;
 import io.queen.timers.sweeper.pack.FireBatch;
 import io.queen.timers.sweeper.pack.Packer;
-import io.queen.timers.testkit.PostgresDatabase;
-import io.queen.timers.testkit.TestKafka;
-import java.io.File;
+import io.queen.timers.testkit.PerClass;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -26,7 +24,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -42,36 +39,28 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CrashIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared); // a broker too: the child relays its events
 
     @Test
     void afterKillNineAndLeaseExpiryAnotherSweeperDeliversEachTimerExactlyOnce() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         staging.execute("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
                 + " SELECT 'crash.q' || (g % 5), 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()), '\\x7b7d'"
                 + " FROM generate_series(1, 100) g");
         Path config = Files.createTempFile("sweeper-crash", ".properties");
         Path out = Path.of("target", "crash-test-sweeper.log");
         Process child = null;
-        try (Connection blocker = db.dataSource().getConnection()) {
+        try (Connection blocker = stack.get().owner().getConnection()) {
             blocker.setAutoCommit(false);
             try (Statement st = blocker.createStatement()) {
                 st.execute("LOCK TABLE queen.queues IN ACCESS EXCLUSIVE MODE");
             }
-            Properties p = new Properties();
-            p.setProperty(CommonSettings.JDBC_URL, db.jdbcUrl() + (db.jdbcUrl().contains("?") ? "&" : "?")
-                    + "options=-c%20client_connection_check_interval%3D200&ApplicationName=crash-child");
-            p.setProperty(CommonSettings.JDBC_USER, db.user());
-            p.setProperty(CommonSettings.DB_ROLE_CHECK, "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-            p.setProperty(CommonSettings.JDBC_PASSWORD, db.password());
-            p.setProperty(CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers());
-            p.setProperty(CommonSettings.AUDIT_TOPIC, TestKafka.newTopic("crash-audit", 1));
-            p.setProperty(CommonSettings.HTTP_PORT, "0");
-            p.setProperty(SweeperSettings.LEASE, "3s");
-            p.setProperty(SweeperSettings.CLEANUP_ENABLED, "false");
-            try (var w = Files.newBufferedWriter(config)) {
-                p.store(w, "CrashIT child sweeper");
-            }
+            String url = stack.get().jdbcUrl();
+            stack.get().settings(SweeperMain.SERVICE)
+                    .set(CommonSettings.JDBC_URL, url + (url.contains("?") ? "&" : "?")
+                            + "options=-c%20client_connection_check_interval%3D200&ApplicationName=crash-child")
+                    .set(SweeperSettings.LEASE, Duration.ofSeconds(3)).set(SweeperSettings.CLEANUP_ENABLED, false)
+                    .writeTo(config);
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             child = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
                     "io.queen.timers.sweeper.SweeperMain", "--config", config.toString())
@@ -89,14 +78,14 @@ class CrashIT {
             blocker.rollback();
 
             // the dead sweeper's fire never committed: nothing in the log, every row still carries its token
-            assertThat(LogContents.read(db.dataSource())).isEmpty();
+            assertThat(LogContents.read(stack.get().owner())).isEmpty();
             assertThat(tokens(staging)).isEqualTo(oldTokens);
 
             // after the lease, a reclaim mints new tokens and counts the death (V122: a timer that kills its sweeper must
             // not be claimed into the same death for ever; it is fired in smaller groups, and alone its death is an attempt)
             await().atMost(30, TimeUnit.SECONDS).until(() ->
                     staging.count("SELECT count(*) FROM queen.log_timers WHERE claimed_until <= now()") == 100);
-            List<ClaimedTimer> reclaimed = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 100).claim();
+            List<ClaimedTimer> reclaimed = new Claimer(stack.get().owner(), 200, Duration.ofSeconds(30), 100).claim();
             assertThat(reclaimed).hasSize(100);
             assertThat(reclaimed).allSatisfy(t -> {
                 assertThat(t.claimToken()).isNotEqualTo(oldTokens.get(t.timerKey()));
@@ -111,15 +100,15 @@ class CrashIT {
                         t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(), t.attempts(),
                         t.lastError(), oldTokens.get(t.timerKey()), t.claimedUntil(), t.traceContext(), t.deaths()));
             }
-            Firer firer = new Firer(db.dataSource());
+            Firer firer = new Firer(stack.get().owner());
             for (FireBatch f : new Packer(1 << 20).pack(withOldTokens).fires()) {
                 assertThat(firer.fire(f)).extracting(SegmentOutcome::result).containsOnly(FireResult.STALE);
             }
-            assertThat(LogContents.read(db.dataSource())).isEmpty();
+            assertThat(LogContents.read(stack.get().owner())).isEmpty();
 
             // hand them back and let another sweeper deliver them
-            new Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5).release(reclaimed);
-            try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+            new Failer(stack.get().owner(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5).release(reclaimed);
+            try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> {})) {
                 await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             }
         } finally {
@@ -128,7 +117,7 @@ class CrashIT {
             }
             Files.deleteIfExists(config);
         }
-        Map<String, Integer> counts = LogContents.txnCounts(db.dataSource());
+        Map<String, Integer> counts = LogContents.txnCounts(stack.get().owner());
         assertThat(counts).hasSize(100);
         assertThat(counts.values()).allMatch(n -> n == 1);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
@@ -137,7 +126,7 @@ class CrashIT {
 
     private static Map<String, UUID> tokens(Staging staging) throws Exception {
         Map<String, UUID> out = new HashMap<>();
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT timer_key, claim_token FROM queen.log_timers")) {
             while (rs.next()) {
                 out.put(rs.getString(1), rs.getObject(2, UUID.class));

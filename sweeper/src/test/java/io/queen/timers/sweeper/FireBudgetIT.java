@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.sweeper.claim.Claimer;
 import io.queen.timers.sweeper.claim.FireBudget;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class FireBudgetIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     static final UUID FLOOD = UUID.fromString("00000000-0000-0000-0000-0000000000aa");
     static final UUID QUIET = UUID.fromString("ffffffff-0000-0000-0000-0000000000bb");
@@ -41,13 +40,13 @@ class FireBudgetIT {
 
     @BeforeEach
     void clean() {
-        staging = new Staging(db.dataSource());
+        staging = new Staging(stack.get().owner());
         staging.clear();
         budget = new FireBudget(RATE, Duration.ofSeconds(1), clock::get);
     }
 
     private Claimer claimer() {
-        return new Claimer(db.dataSource(), 512, Duration.ofSeconds(30), 8, Long.MAX_VALUE, budget);
+        return new Claimer(stack.get().owner(), 512, Duration.ofSeconds(30), 8, Long.MAX_VALUE, budget);
     }
 
     /** {@code n} timers of {@code tenant} due from {@code fromSeconds} on, one millisecond apart (database clock). */
@@ -137,9 +136,9 @@ class FireBudgetIT {
                 + " WHERE tenant_id = '" + QUIET + "'");
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of("sweeper.tenant.fires.per.second", Integer.toString(RATE)), registry)) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.TENANT_FIRES_PER_SECOND, RATE), registry)) {
             await().atMost(60, TimeUnit.SECONDS).until(() -> quietFired() == 30);
-            long floodMeanwhile = LogContents.read(db.dataSource()).stream()
+            long floodMeanwhile = LogContents.read(stack.get().owner()).stream()
                     .filter(m -> m.tenantId().equals(FLOOD) && m.createdAt().toEpochMilli() <= lastQuiet).count();
             long budgetMeanwhile = RATE * (lastQuiet - before) / 1000 + 3L * (RATE / 10);
             System.out.printf("FireBudgetIT: the flood fired %d in the %d ms until the quiet tenant's last timer was due (budget %d)%n",
@@ -150,7 +149,7 @@ class FireBudgetIT {
 
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
-        assertThat(LogContents.read(db.dataSource())).filteredOn(m -> m.tenantId().equals(FLOOD)).hasSize(2_000);
+        assertThat(LogContents.read(stack.get().owner())).filteredOn(m -> m.tenantId().equals(FLOOD)).hasSize(2_000);
     }
 
     /**
@@ -161,14 +160,14 @@ class FireBudgetIT {
      */
     @Test
     void aTenantAloneFiresFasterThanTheDefaultBudget() {
-        int shipped = SweeperSettings.from(Sweepers.config(db, Map.of())).tenantFiresPerSecond();
+        int shipped = SweeperSettings.from(Sweepers.settings(stack.get()).config()).tenantFiresPerSecond();
         assertThat(shipped).as("the fire budget is on as shipped").isPositive();
         stage(FLOOD, "f", 5 * shipped, -60);
 
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> {})) {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
-        List<Long> fired = LogContents.read(db.dataSource()).stream().map(m -> m.createdAt().toEpochMilli()).sorted().toList();
+        List<Long> fired = LogContents.read(stack.get().owner()).stream().map(m -> m.createdAt().toEpochMilli()).sorted().toList();
         assertThat(fired).hasSize(5 * shipped);
         int busiest = 0;
         for (int from = 0, to = 0; from < fired.size(); from++) {   // the most fires within any one second
@@ -184,6 +183,6 @@ class FireBudgetIT {
     }
 
     private long quietFired() {
-        return LogContents.read(db.dataSource()).stream().filter(m -> m.tenantId().equals(QUIET)).count();
+        return LogContents.read(stack.get().owner()).stream().filter(m -> m.tenantId().equals(QUIET)).count();
     }
 }

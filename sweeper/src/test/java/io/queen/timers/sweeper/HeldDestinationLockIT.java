@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.HealthSettings;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -26,18 +26,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class HeldDestinationLockIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     @Test
     void aHeldPartitionLockDelaysOnlyItsDestinationAndReadinessSaysNothingFires() throws Exception {
-        Staging staging = new Staging(db.dataSource());
-        Map<String, String> bounded = Map.of(SweeperSettings.LOCK_TIMEOUT, "1s", SweeperSettings.STATEMENT_TIMEOUT, "5s",
-                SweeperSettings.LEASE, "8s", SweeperSettings.WORKERS, "1", HealthSettings.FAILING_AFTER, "1s");
-        try (SweeperMain sweeper = Sweepers.start(db, bounded)) {
+        Staging staging = new Staging(stack.get().owner());
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.LOCK_TIMEOUT, Duration.ofSeconds(1))
+                .set(SweeperSettings.STATEMENT_TIMEOUT, Duration.ofSeconds(5)).set(SweeperSettings.LEASE, Duration.ofSeconds(8))
+                .set(SweeperSettings.WORKERS, 1).set(HealthSettings.FAILING_AFTER, Duration.ofSeconds(1)))) {
             staging.schedule(DEFAULT_TENANT, "held.q", "first", -1);   // provisions the partition the test then holds
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
 
-            try (Connection holder = db.dataSource().getConnection()) {
+            try (Connection holder = stack.get().owner().getConnection()) {
                 holder.setAutoCommit(false);
                 try (Statement st = holder.createStatement();
                      ResultSet rs = st.executeQuery("""
@@ -64,7 +64,7 @@ class HeldDestinationLockIT {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             await().atMost(30, TimeUnit.SECONDS).until(() -> StalledDatabaseIT.problems(sweeper).isEmpty());
         }
-        assertThat(LogContents.txnCounts(db.dataSource())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
+        assertThat(LogContents.txnCounts(stack.get().owner())).hasSize(21).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
                 .as("a lock timeout spends no attempt").isEqualTo(21);
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();

@@ -9,8 +9,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.logging.LogFormat;
 import io.queen.timers.core.ops.ServiceHost;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -22,7 +22,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,14 +38,14 @@ import org.slf4j.LoggerFactory;
 class JsonLogIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     static final ObjectMapper JSON = new ObjectMapper();
     static final String TRACE = "0af7651916cd43dd8448eb211c80319c";
 
     @Test
     void aServiceWithLogFormatJsonWritesTheTimersFieldsAndNoSecret() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         staging.clear();
         staging.execute("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + DEFAULT_TENANT + "', 'vault', true)"
                 + " ON CONFLICT DO NOTHING");
@@ -57,8 +56,8 @@ class JsonLogIT {
         PrintStream stdout = System.out;
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));   // logback-test.xml's console appender
         String metrics;
-        try (ServiceHost host = SweeperMain.host(SweeperSettings.from(Sweepers.config(db, Map.of(CommonSettings.LOG_FORMAT, "json",
-                CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1"))))) {
+        try (ServiceHost host = SweeperMain.host(SweeperSettings.from(Sweepers.settings(stack.get())
+                .set(CommonSettings.LOG_FORMAT, "json").set(CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1").config()))) {
             await().atMost(Duration.ofSeconds(60)).until(() -> captured.toString(StandardCharsets.UTF_8).contains("moved to queen.log_dlq"));
             LoggerFactory.getLogger("io.queen.timers.test").error("connect failed",
                     new SQLException("FATAL: password=hunter2 rejected", new IllegalStateException("secret=hunter2")));

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.CommonSettings;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -23,11 +23,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RaceIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     @Test
     void fourSweepersDeliverFiftyThousandTimersIntoFiveHundredQueuesExactlyOnce() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         staging.execute("INSERT INTO queen.log_timers (queue, timer_key, deliver_at, txn, message_id, payload)"
                 + " SELECT 'race.q' || (g % 500), 'k' || g, now() - interval '1 second', 'txn-' || g, queen.timer_uuidv7_v1(now()),"
                 + " convert_to('{\"n\":' || g || '}', 'UTF8') FROM generate_series(1, 50000) g");
@@ -35,7 +35,7 @@ class RaceIT {
         List<SweeperMain> sweepers = new ArrayList<>();
         try {
             for (int i = 0; i < 4; i++) {
-                sweepers.add(Sweepers.start(db, Map.of(CommonSettings.JDBC_POOL_SIZE, "3", CommonSettings.MIGRATE_ON_START, "false")));
+                sweepers.add(Sweepers.start(stack.get(), s -> s.set(CommonSettings.JDBC_POOL_SIZE, 3)));
             }
             await().atMost(180, TimeUnit.SECONDS).pollInterval(500, TimeUnit.MILLISECONDS)
                     .until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
@@ -43,7 +43,7 @@ class RaceIT {
             sweepers.forEach(SweeperMain::close);
         }
 
-        List<LogContents.Message> log = LogContents.read(db.dataSource());
+        List<LogContents.Message> log = LogContents.read(stack.get().owner());
         Map<String, Integer> counts = new HashMap<>();
         for (LogContents.Message m : log) {
             counts.merge(m.txn(), 1, Integer::sum);

@@ -7,8 +7,8 @@ import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.HealthSettings;
 import io.queen.timers.core.ops.ServiceHost;
 import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
-import io.queen.timers.testkit.TestKafka;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,7 +16,6 @@ import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,26 +28,23 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReadinessIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared); // a broker too: readiness checks Kafka
 
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @Test
     void aLoopFailingEveryCycleTakesReadinessDownAndSaysWhichAndWhy() throws Exception {
-        String role = "sweeper_" + db.database().name().replaceAll("[^a-z0-9_]", "_");
+        String role = stack.get().uniqueName("sweeper_");
         exec("DROP ROLE IF EXISTS " + role);
         exec("CREATE ROLE " + role + " LOGIN PASSWORD 'secret'");
         // the schema version (the readiness probe) and the queen schema, until the test takes the schema away
         exec("GRANT USAGE ON SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
         exec("GRANT SELECT ON ALL TABLES IN SCHEMA " + Migrations.HISTORY_SCHEMA + " TO " + role);
         grantQueen(role);
-        var config = Sweepers.config(db, Map.of(
-                CommonSettings.JDBC_USER, role,
-                CommonSettings.JDBC_PASSWORD, "secret",
-                CommonSettings.MIGRATE_ON_START, "false",
-                CommonSettings.KAFKA_BOOTSTRAP, TestKafka.bootstrapServers(),
-                CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1",
-                HealthSettings.FAILING_AFTER, "2s"));
+        // a role made by hand with grants of its own, not a member of queen_sweeper: the start check would refuse it
+        var config = Sweepers.settings(stack.get()).set(CommonSettings.JDBC_USER, role).set(CommonSettings.JDBC_PASSWORD, "secret")
+                .set(CommonSettings.DB_ROLE_CHECK, false).set(CommonSettings.HTTP_BIND_ADDRESS, "127.0.0.1")
+                .set(HealthSettings.FAILING_AFTER, Duration.ofSeconds(2)).config();
         ServiceHost host = ServiceHost.start("sweeper", CommonSettings.from(config), deps -> {
             SweeperMain sweeper = SweeperMain.start(SweeperSettings.from(config), deps);
             return new ServiceHost.Running(sweeper::awaitTermination, sweeper);
@@ -84,7 +80,7 @@ class ReadinessIT {
     }
 
     private static void exec(String sql) throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement()) {
             st.execute(sql);
         }
     }

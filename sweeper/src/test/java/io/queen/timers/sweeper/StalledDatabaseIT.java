@@ -6,14 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.config.HealthSettings;
-import io.queen.timers.core.health.ReadinessCheck;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.testkit.Backends;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -27,14 +24,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StalledDatabaseIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     @Test
     void sweeperBackendsStoppedWithSigstopAreGivenUpAndEveryTimerFiresOnce() throws Exception {
-        Staging staging = new Staging(db.dataSource());
-        Map<String, String> bounded = Map.of(SweeperSettings.LEASE, "3s", SweeperSettings.STATEMENT_TIMEOUT, "2s",
-                SweeperSettings.LOCK_TIMEOUT, "1s", CommonSettings.DB_SOCKET_TIMEOUT, "4s", HealthSettings.FAILING_AFTER, "1s");
-        try (SweeperMain sweeper = Sweepers.start(db, bounded)) {
+        Staging staging = new Staging(stack.get().owner());
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.LEASE, Duration.ofSeconds(3))
+                .set(SweeperSettings.STATEMENT_TIMEOUT, Duration.ofSeconds(2)).set(SweeperSettings.LOCK_TIMEOUT, Duration.ofSeconds(1))
+                .set(CommonSettings.DB_SOCKET_TIMEOUT, Duration.ofSeconds(4)).set(HealthSettings.FAILING_AFTER, Duration.ofSeconds(1)))) {
             // a stream of timers keeps both loops busy, so the stop lands on connections in use (the pool does not
             // re-validate a connection used within the last half second: only the socket timeout can give it up)
             for (int i = 0; i < 30; i++) {
@@ -42,7 +39,7 @@ class StalledDatabaseIT {
             }
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") < 25);
 
-            List<Integer> stopped = Backends.pids(db.dataSource(), "queen-sweeper");
+            List<Integer> stopped = Backends.pids(stack.get().owner(), "queen-sweeper");
             assertThat(stopped).as("the sweeper's pool names its connections").isNotEmpty();
             Backends.stop(stopped);
             try {
@@ -61,7 +58,7 @@ class StalledDatabaseIT {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             await().atMost(30, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
         }
-        assertThat(LogContents.txnCounts(db.dataSource())).hasSize(40).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
+        assertThat(LogContents.txnCounts(stack.get().owner())).hasSize(40).allSatisfy((txn, n) -> assertThat(n).isEqualTo(1));
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'attempts')::int = 0"))
                 .isEqualTo(40);
         assertThat(staging.count("SELECT count(*) FROM queen.log_dlq")).isZero();
@@ -69,11 +66,11 @@ class StalledDatabaseIT {
 
     @Test
     void theListenConnectionStoppedWithSigstopIsReportedAndReplaced() throws Exception {
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(HealthSettings.FAILING_AFTER, "1s"))) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(HealthSettings.FAILING_AFTER, Duration.ofSeconds(1)))) {
             await().atMost(30, TimeUnit.SECONDS).until(() -> problems(sweeper).isEmpty());
             // Readiness does not wait for the listener: on a loaded machine its thread connects after ready
             List<Integer> stopped = await().atMost(30, TimeUnit.SECONDS)
-                    .until(() -> Backends.pids(db.dataSource(), "queen-sweeper-listen"), pids -> !pids.isEmpty());
+                    .until(() -> Backends.pids(stack.get().owner(), "queen-sweeper-listen"), pids -> !pids.isEmpty());
             assertThat(stopped).hasSize(1);
             Backends.stop(stopped);
             try {

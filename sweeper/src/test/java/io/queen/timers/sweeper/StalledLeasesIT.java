@@ -4,16 +4,16 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.claim.Claimer;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
+import io.queen.timers.testkit.TestPostgres;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StalledLeasesIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     /**
      * The other side of the same count: a lease also runs out when its sweeper is paused past it or loses the database
@@ -31,17 +31,19 @@ class StalledLeasesIT {
      */
     @Test
     void leasesThatRunOutAmongOthersAgainAndAgainSpendNoAttempt() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         for (int i = 0; i < 3; i++) {
             staging.schedule(DEFAULT_TENANT, "stalled.q", "held-" + i, -1);
         }
-        Claimer stalling = new Claimer(db.dataSource(), 200, Duration.ofMillis(300), 8);
+        Claimer stalling = new Claimer(stack.get().owner(), 200, Duration.ofMillis(300), 8);
         for (int stall = 0; stall < 6; stall++) {
             assertThat(stalling.claim()).hasSize(3);   // held, then never handed back: the lease runs out in "our" hands
             Thread.sleep(350);
         }
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE deaths = 5 AND attempts = 0")).isEqualTo(3);
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.MAX_ATTEMPTS, "2"))) {
+        // the owner's bound a least-privilege sweeper is held to (docs/schema-and-roles.md#database-roles): 2 attempts allowed here
+        staging.execute("UPDATE queen.timer_settings SET min_attempts = 2");
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.MAX_ATTEMPTS, 2))) {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'dead_lettered' AND event->>'queue' = 'stalled.q'"))
@@ -57,14 +59,13 @@ class StalledLeasesIT {
      */
     @Test
     void aCycleCutFromTheDatabaseHandsItsTimersBackWhenTheDatabaseReturns() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         String dbName = text("SELECT current_database()");
-        String adminUrl = db.jdbcUrl().replaceFirst("/" + dbName + "(\\?|$)", "/postgres$1");
-        Map<String, String> settings = Map.of(SweeperSettings.LEASE, "60s", SweeperSettings.LOCK_TIMEOUT, "50s",
-                SweeperSettings.STATEMENT_TIMEOUT, "55s");
-        try (SweeperMain sweeper = Sweepers.start(db, settings);
-                Connection admin = DriverManager.getConnection(adminUrl, db.user(), db.password());
-                Connection holder = db.dataSource().getConnection()) {
+        var server = TestPostgres.server(); // the server's own database, to shut this one off and on again
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.LEASE, Duration.ofSeconds(60))
+                        .set(SweeperSettings.LOCK_TIMEOUT, Duration.ofSeconds(50)).set(SweeperSettings.STATEMENT_TIMEOUT, Duration.ofSeconds(55)));
+                Connection admin = DriverManager.getConnection(server.jdbcUrl(server.adminDatabase()), server.user(), server.password());
+                Connection holder = stack.get().owner().getConnection()) {
             staging.schedule(DEFAULT_TENANT, "cut.q", "provision", -1);
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
             // hold the destination's partition row, so the fire of the next timers waits there, in the sweeper's hands
@@ -105,7 +106,8 @@ class StalledLeasesIT {
             holder.rollback();
             await().atMost(20, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         } finally {
-            try (Connection admin = DriverManager.getConnection(adminUrl, db.user(), db.password()); Statement st = admin.createStatement()) {
+            try (Connection admin = DriverManager.getConnection(server.jdbcUrl(server.adminDatabase()), server.user(), server.password());
+                    Statement st = admin.createStatement()) {
                 st.execute("ALTER DATABASE " + dbName + " ALLOW_CONNECTIONS true");
             }
         }
@@ -114,7 +116,7 @@ class StalledLeasesIT {
     }
 
     private static String text(String sql) throws SQLException {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         }

@@ -5,12 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,14 +21,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SweepLoopIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     private static Staging staging;
     private static Poison poison;
 
     @BeforeAll
     static void installPoison() {
-        staging = new Staging(db.dataSource());
+        staging = new Staging(stack.get().owner());
         poison = new Poison(staging).install();
     }
 
@@ -43,22 +44,22 @@ class SweepLoopIT {
             staging.schedule(DEFAULT_TENANT, "q", "k" + i, 0.2 + i * 0.15);
         }
         staging.schedule(DEFAULT_TENANT, "q", "far", 60);
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
-            await().atMost(20, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 10);
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> {})) {
+            await().atMost(20, TimeUnit.SECONDS).until(() -> LogContents.read(stack.get().owner()).size() == 10);
         }
         // on PostgreSQL's clock: every segment was created at or after the deliver_at of each of its timers
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(10);
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired' AND (event->>'lateMs')::bigint < 0")).isZero();
         assertThat(staging.row(DEFAULT_TENANT, "q", "far")).isNotNull();
-        assertThat(LogContents.read(db.dataSource())).extracting(LogContents.Message::txn).doesNotContain("txn-far");
+        assertThat(LogContents.read(stack.get().owner())).extracting(LogContents.Message::txn).doesNotContain("txn-far");
     }
 
     @Test
     void aPastDueTimerFiresOnTheFirstCycleWithItsLatenessReported() throws Exception {
         staging.schedule(DEFAULT_TENANT, "q", "late", -5);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(), registry)) {
-            await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 1);
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> {}, registry)) {
+            await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(stack.get().owner()).size() == 1);
         }
         assertThat(staging.count("SELECT (event->>'lateMs')::bigint FROM queen.timer_audit_events WHERE type = 'fired'"))
                 .isBetween(5_000L, 60_000L);
@@ -77,9 +78,9 @@ class SweepLoopIT {
      */
     @Test
     void underABacklogACycleStopsClaimingAfterItsBoundAndFires() throws Exception {
-        SimpleMeterRegistry registry = drainABacklogOneClaimPerCycle("backlog", Map.of());
+        SimpleMeterRegistry registry = drainABacklogOneClaimPerCycle("backlog", s -> {});
         assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
-        assertThat(LogContents.read(db.dataSource())).hasSize(1_000);
+        assertThat(LogContents.read(stack.get().owner())).hasSize(1_000);
     }
 
     /**
@@ -90,7 +91,7 @@ class SweepLoopIT {
     @Test
     void aLoopThatKeepsFindingWorkDoesNotProbeEveryCycle() throws Exception {
         SimpleMeterRegistry registry = drainABacklogOneClaimPerCycle("working",
-                Map.of(SweeperSettings.SLEEP_NEAR, "30s", SweeperSettings.IDLE_MAX, "30s"));
+                s -> s.set(SweeperSettings.SLEEP_NEAR, Duration.ofSeconds(30)).set(SweeperSettings.IDLE_MAX, Duration.ofSeconds(30)));
         assertThat(registry.get("queen.timers.fire.duration").timer().count()).as("fire calls").isGreaterThanOrEqualTo(1_000 / 64);
         assertThat(registry.get("queen.timers.probes").counter().count()).as("probes").isLessThanOrEqualTo(4);
     }
@@ -99,15 +100,13 @@ class SweepLoopIT {
      * 1,000 timers due in {@code queue}, swept by one loop that claims 64 at a time and fires after each claim
      * (sweeper.cycle.claim.max shorter than one claim), with {@code settings} on top, until the table is empty.
      */
-    private static SimpleMeterRegistry drainABacklogOneClaimPerCycle(String queue, Map<String, String> settings) throws Exception {
+    private static SimpleMeterRegistry drainABacklogOneClaimPerCycle(String queue, Consumer<ServiceSettings> settings) throws Exception {
         for (int i = 0; i < 1_000; i++) {
             staging.schedule(DEFAULT_TENANT, queue, "k" + i, -1);
         }
-        Map<String, String> all = new java.util.HashMap<>(Map.of("sweeper.cycle.claim.max", "1ms", "sweeper.batch.size", "64",
-                "sweeper.workers", "1"));
-        all.putAll(settings);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = Sweepers.start(db, all, registry)) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> settings.accept(s.set(SweeperSettings.CYCLE_CLAIM_MAX, Duration.ofMillis(1))
+                .set(SweeperSettings.BATCH_SIZE, 64).set(SweeperSettings.WORKERS, 1)), registry)) {
             await().atMost(60, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_timers") == 0);
         }
         return registry;
@@ -123,26 +122,26 @@ class SweepLoopIT {
         staging.schedule(DEFAULT_TENANT, "q", "c", -3);
         staging.schedule(DEFAULT_TENANT, "q", "d", 4);
         staging.schedule(DEFAULT_TENANT, "q", "e", 4.5);
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.BACKOFF_BASE, "300ms"))) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.BACKOFF_BASE, Duration.ofMillis(300)))) {
             await().atMost(10, TimeUnit.SECONDS).until(() -> {
                 Staging.Row b = staging.row(DEFAULT_TENANT, "q", "b");
                 return b != null && b.attempts() == 1;
             });
             poison.cure("txn-b");
-            await().atMost(20, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 5);
+            await().atMost(20, TimeUnit.SECONDS).until(() -> LogContents.read(stack.get().owner()).size() == 5);
         }
-        List<LogContents.Message> log = LogContents.read(db.dataSource());
+        List<LogContents.Message> log = LogContents.read(stack.get().owner());
         assertThat(log).extracting(LogContents.Message::txn).containsExactly("txn-a", "txn-c", "txn-b", "txn-d", "txn-e");
         assertThat(log).extracting(LogContents.Message::offset).containsExactly(0L, 1L, 2L, 3L, 4L);
     }
 
     @Test
     void aNotifyWakesAnIdleSweeperAtOnce() throws Exception {
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.IDLE_MAX, "60s", SweeperSettings.SLEEP_NEAR, "30s"))) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.IDLE_MAX, Duration.ofSeconds(60)).set(SweeperSettings.SLEEP_NEAR, Duration.ofSeconds(30)))) {
             Thread.sleep(500);   // the sweeper found nothing and went to sleep for 30 s
             staging.schedule(DEFAULT_TENANT, "q", "woken", -1);
             staging.execute("NOTIFY queen_timers_wake");
-            await().atMost(Duration.ofSeconds(10)).until(() -> LogContents.read(db.dataSource()).size() == 1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> LogContents.read(stack.get().owner()).size() == 1);
         }
     }
 }

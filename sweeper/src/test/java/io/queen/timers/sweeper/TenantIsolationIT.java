@@ -4,10 +4,9 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -17,13 +16,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TenantIsolationIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     static final UUID OTHER = UUID.fromString("22222222-2222-2222-2222-222222222222");
 
     @Test
     void sameQueueAndTimerNamesInTwoTenantsStaySeparateAllTheWayToTheDlq() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         Poison poison = new Poison(staging).install();
         poison.poison("txn-bad");
         for (UUID tenant : List.of(DEFAULT_TENANT, OTHER)) {
@@ -32,12 +31,12 @@ class TenantIsolationIT {
         }
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE queue = 'orders' AND timer_key = 'good'")).isEqualTo(2);
 
-        try (SweeperMain sweeper = Sweepers.start(db, Map.of())) {
+        try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> {})) {
             await().atMost(30, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM queen.log_dlq") == 2
-                    && LogContents.read(db.dataSource()).size() == 2);
+                    && LogContents.read(stack.get().owner()).size() == 2);
         }
 
-        List<LogContents.Message> log = LogContents.read(db.dataSource());
+        List<LogContents.Message> log = LogContents.read(stack.get().owner());
         assertThat(log).extracting(LogContents.Message::tenantId).containsExactlyInAnyOrder(DEFAULT_TENANT, OTHER);
         assertThat(log).extracting(LogContents.Message::txn).containsOnly("txn-good");
         assertThat(log).extracting(LogContents.Message::partitionId).doesNotHaveDuplicates();

@@ -4,10 +4,11 @@ import static io.queen.timers.sweeper.Staging.DEFAULT_TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -20,19 +21,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TransientFailureIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Sweepers::stack);
 
     @Test
     void aTerminatedFireBackendSpendsNoAttempt() throws Exception {
-        Staging staging = new Staging(db.dataSource());
+        Staging staging = new Staging(stack.get().owner());
         staging.schedule(DEFAULT_TENANT, "q", "k", -1);
-        try (Connection blocker = db.dataSource().getConnection()) {
+        try (Connection blocker = stack.get().owner().getConnection()) {
             // hold the fire in place: provisioning needs queen.queues, which this transaction locks
             blocker.setAutoCommit(false);
             try (Statement st = blocker.createStatement()) {
                 st.execute("LOCK TABLE queen.queues IN ACCESS EXCLUSIVE MODE");
             }
-            try (SweeperMain sweeper = Sweepers.start(db, Map.of(SweeperSettings.TRANSIENT_BACKOFF, "500ms"))) {
+            try (SweeperMain sweeper = Sweepers.start(stack.get(), s -> s.set(SweeperSettings.TRANSIENT_BACKOFF, Duration.ofMillis(500)))) {
                 await().atMost(10, TimeUnit.SECONDS).until(() -> staging.count("SELECT count(*) FROM pg_stat_activity"
                         + " WHERE wait_event_type = 'Lock' AND query LIKE '%timer_fire_v3%'") == 1);
                 staging.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
@@ -46,10 +47,10 @@ class TransientFailureIT {
                 assertThat(failed.lastError()).contains("57P01");
                 assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_events WHERE type = 'retrying'")).isZero();
                 blocker.rollback();
-                await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(db.dataSource()).size() == 1);
+                await().atMost(10, TimeUnit.SECONDS).until(() -> LogContents.read(stack.get().owner()).size() == 1);
             }
         }
-        assertThat(LogContents.txnCounts(db.dataSource())).containsExactly(Map.entry("txn-k", 1));
+        assertThat(LogContents.txnCounts(stack.get().owner())).containsExactly(Map.entry("txn-k", 1));
         assertThat(staging.count("SELECT (event->>'attempts')::int FROM queen.timer_audit_events WHERE type = 'fired'")).isZero();
     }
 }

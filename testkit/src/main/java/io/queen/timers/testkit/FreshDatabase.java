@@ -2,6 +2,7 @@ package io.queen.timers.testkit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queen.timers.embedded.SharedPostgres;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -12,33 +13,31 @@ import java.util.UUID;
 /** A database of its own for one test class (or one benchmark run). Closing drops it. */
 public final class FreshDatabase implements AutoCloseable {
 
-    private final TestPostgres.Server server;
-    private final String name;
+    private final SharedPostgres.Database database;
     private final List<HikariDataSource> pools = new ArrayList<>();
     private final List<Login> logins = new ArrayList<>();
 
     /** A login role of the test server (roles are cluster-wide: the name is unique), dropped with this database. */
     public record Login(String name, String password) {}
 
-    FreshDatabase(TestPostgres.Server server, String name) {
-        this.server = server;
-        this.name = name;
+    FreshDatabase(SharedPostgres.Database database) {
+        this.database = database;
     }
 
     public String name() {
-        return name;
+        return database.name();
     }
 
     public String jdbcUrl() {
-        return server.jdbcUrl(name);
+        return database.jdbcUrl();
     }
 
     public String user() {
-        return server.user();
+        return database.server().user();
     }
 
     public String password() {
-        return server.password();
+        return database.server().password();
     }
 
     /** A new pool on this database, closed with it. */
@@ -49,7 +48,7 @@ public final class FreshDatabase implements AutoCloseable {
         c.setPassword(password());
         c.setMaximumPoolSize(maxPoolSize);
         c.setMinimumIdle(0);
-        c.setPoolName("test-" + name + "-" + pools.size());
+        c.setPoolName("test-" + name() + "-" + pools.size());
         HikariDataSource ds = new HikariDataSource(c);
         pools.add(ds);
         return ds;
@@ -61,8 +60,8 @@ public final class FreshDatabase implements AutoCloseable {
      */
     public synchronized Login login(String prefix, String groupRole) {
         Login l = new Login(prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12), "pw-" + UUID.randomUUID());
-        TestPostgres.execute(server, "CREATE ROLE " + l.name() + " LOGIN PASSWORD '" + l.password() + "' IN ROLE " + groupRole);
-        TestPostgres.execute(server, "GRANT CONNECT ON DATABASE " + name + " TO " + l.name());
+        SharedPostgres.execute("CREATE ROLE " + l.name() + " LOGIN PASSWORD '" + l.password() + "' IN ROLE " + groupRole);
+        SharedPostgres.execute("GRANT CONNECT ON DATABASE " + name() + " TO " + l.name());
         logins.add(l);
         return l;
     }
@@ -78,8 +77,8 @@ public final class FreshDatabase implements AutoCloseable {
     public synchronized void close() {
         pools.forEach(HikariDataSource::close);
         pools.clear();
-        TestPostgres.execute(server, "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
-        logins.forEach(l -> TestPostgres.execute(server, "DROP ROLE IF EXISTS " + l.name()));
+        database.drop();
+        logins.forEach(l -> SharedPostgres.execute("DROP ROLE IF EXISTS " + l.name()));
         logins.clear();
     }
 }

@@ -1,6 +1,6 @@
 package io.queen.timers.testkit;
 
-import io.queen.timers.embedded.EmbeddedKafkaBroker;
+import io.queen.timers.embedded.SharedKafka;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -15,49 +15,19 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.testcontainers.kafka.KafkaContainer;
 
 /**
- * The one Kafka broker of this test JVM, found in this order: {@code QUEEN_TEST_KAFKA} (bootstrap
- * servers), Testcontainers {@code apache/kafka} when a Docker engine answers, else an in-process
- * single-node KRaft broker ({@link EmbeddedKafkaBroker}). Tests isolate by topic: {@link #newTopic}.
+ * The one Kafka broker of this test JVM ({@link SharedKafka}: {@code QUEEN_TEST_KAFKA}, else an in-process single-node
+ * KRaft broker). Tests isolate by topic: {@link #newTopic}.
  */
 public final class TestKafka {
 
-    public enum Origin { ENV, TESTCONTAINERS, EMBEDDED }
-
     private static final AtomicInteger COUNTER = new AtomicInteger();
-    private static String bootstrap;
-    private static Origin origin;
 
     private TestKafka() {}
 
-    public static synchronized String bootstrapServers() {
-        if (bootstrap == null) {
-            String env = System.getenv("QUEEN_TEST_KAFKA");
-            if (env != null && !env.isBlank()) {
-                bootstrap = env;
-                origin = Origin.ENV;
-            } else if (Docker.available()) {
-                KafkaContainer kafka = new KafkaContainer("apache/kafka:4.1.0");
-                kafka.start();
-                Runtime.getRuntime().addShutdownHook(new Thread(kafka::stop, "testkit-kafka-stop"));
-                bootstrap = kafka.getBootstrapServers();
-                origin = Origin.TESTCONTAINERS;
-            } else {
-                EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.startTemporary();
-                Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "testkit-kafka-stop"));
-                bootstrap = broker.bootstrapServers();
-                origin = Origin.EMBEDDED;
-            }
-            System.out.println("[queen-testkit] Kafka: " + origin + " " + bootstrap);
-        }
-        return bootstrap;
-    }
-
-    public static synchronized Origin origin() {
-        bootstrapServers();
-        return origin;
+    public static String bootstrapServers() {
+        return SharedKafka.bootstrapServers();
     }
 
     /** Topic settings of a command topic whose tokens are checked (auth=jwt): the broker stamps record timestamps. */

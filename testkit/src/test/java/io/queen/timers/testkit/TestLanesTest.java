@@ -41,7 +41,9 @@ class TestLanesTest {
             "TestKafka", "AuditTopicReader",                          // testkit: the JVM's broker, a reader on it
             "EmbeddedPostgresServer", "EmbeddedKafkaBroker",          // embedded: the servers themselves
             "PostgresProcess", "BrokerMain",                          // processes: the fault harness's servers
-            "LocalStack",                                             // local: `local`, both servers in one JVM
+            "LocalCommand",                                           // local: `local`'s stack, both servers in one JVM
+            "SharedPostgres", "SharedKafka",                          // embedded: the JVM's shared servers
+            "PerClass",                                               // testkit: a test stack per class
             "QueenTimersExtension", "QueenTimersStack");              // test: the adopters' kit, the whole stack per class
 
     /** The local stack run from a test, in this JVM or a child one: `queen-timers local --temp ...`. */

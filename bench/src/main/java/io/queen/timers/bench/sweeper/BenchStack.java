@@ -1,12 +1,15 @@
 package io.queen.timers.bench.sweeper;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.core.config.CommonSettings;
 import io.queen.timers.core.ops.Dependencies;
-import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
+import io.queen.timers.stack.Kafka;
+import io.queen.timers.stack.Postgres;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.testkit.FreshDatabase;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -21,42 +24,31 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 /**
- * What the sweeper benchmarks share: a sweeper on a benchmark database (the real {@link SweeperMain},
- * default settings except where a benchmark says otherwise; relay off because no broker runs here, so the
- * outbox rows stay and are read back for lateness), SQL helpers and the memory report (heap peak of this
- * JVM, run with -Xmx256m, and its RSS high-water mark).
+ * What the sweeper benchmarks share: a stack on the benchmark's database (the owner migrates; no broker runs here, so
+ * the sweepers' relays are off and the outbox rows stay, read back for lateness), a sweeper on it as deployed (its
+ * login of queen_sweeper, db.role.check on, default settings except where a benchmark says otherwise), SQL helpers and
+ * the memory report (heap peak of this JVM, run with -Xmx256m, and its RSS high-water mark).
  */
 public final class BenchStack {
 
     private BenchStack() {}
 
-    public static SweeperSettings sweeperSettings(FreshDatabase db, int poolSize, Map<String, String> overrides) {
-        Map<String, String> raw = new HashMap<>();
-        raw.put(CommonSettings.JDBC_URL, db.jdbcUrl());
-        raw.put(CommonSettings.JDBC_USER, db.user());
-        raw.put(CommonSettings.DB_ROLE_CHECK, "false"); // connects as the superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-        raw.put(CommonSettings.JDBC_PASSWORD, db.password());
-        raw.put(CommonSettings.JDBC_POOL_SIZE, Integer.toString(poolSize));
-        raw.put(CommonSettings.KAFKA_BOOTSTRAP, "127.0.0.1:1");
-        raw.put(CommonSettings.HTTP_PORT, "0");
-        raw.put(AuditSettings.RELAY_ENABLED, "false");
-        raw.put(SweeperSettings.CLEANUP_ENABLED, "false");
-        raw.putAll(overrides);
-        return SweeperSettings.from(SweeperSettings.definition().parse(raw));
+    /** A stack on {@code db}, migrated by its owner, without a broker. */
+    public static Stack stack(FreshDatabase db) {
+        return Stack.builder().postgres(Postgres.external(db.jdbcUrl(), db.user(), db.password())).kafka(Kafka.none()).migrated().start();
     }
 
-    public static SweeperMain startSweeper(FreshDatabase db, int poolSize, Map<String, String> overrides) {
-        return SweeperMain.start(sweeperSettings(db, poolSize, overrides), Dependencies.defaults(new SimpleMeterRegistry()));
-    }
-
-    public static SweeperMain startSweeper(FreshDatabase db, int poolSize, Map<String, String> overrides, MeterRegistry registry) {
-        return SweeperMain.start(sweeperSettings(db, poolSize, overrides), Dependencies.defaults(registry));
+    /** A sweeper of {@code stack} with a pool of {@code poolSize}, no relay and no cleanup, and what {@code settings} adds. */
+    public static SweeperMain startSweeper(Stack stack, int poolSize, MeterRegistry registry, Consumer<ServiceSettings> settings) {
+        return stack.start(SweeperMain.SERVICE, (s, st) -> {
+            s.set(CommonSettings.JDBC_POOL_SIZE, poolSize).set(AuditSettings.RELAY_ENABLED, false).set(SweeperSettings.CLEANUP_ENABLED, false);
+            settings.accept(s);
+        }, Dependencies.defaults(registry));
     }
 
     /** Timers the sweeper fired so far, from its own meter (no query: polling the database would load it). */

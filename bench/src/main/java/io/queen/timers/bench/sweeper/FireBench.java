@@ -10,7 +10,7 @@ import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.FreshDatabase;
@@ -97,9 +97,8 @@ public final class FireBench {
         boolean legacyOnly = List.of(args).contains("legacy=true");
         List<DbScheduler> modes = legacyOnly ? List.of(DbScheduler.LEGACY) : List.of(DbScheduler.LEGACY, DbScheduler.FAIR);
         int queues = 100;
-        try (FreshDatabase db = TestPostgres.createDatabase("FireBench")) {
+        try (FreshDatabase db = TestPostgres.createDatabase("FireBench"); Stack stack = BenchStack.stack(db)) {
             HikariDataSource admin = db.newDataSource(4);
-            Migrations.migrate(admin);
             io.queen.timers.bench.peer.DbSchedulerTable.create(admin);
             recordCompletions(admin);
             System.out.printf("warm-up: %,d items per side before its measured round (not measured)%n", warmup);
@@ -116,9 +115,9 @@ public final class FireBench {
             }
 
             if (warmup > 0) {
-                runSweeper(db, admin, "warm.q", "w", warmup, queues, pool, workers, batch);
+                runSweeper(stack, admin, "warm.q", "w", warmup, queues, pool, workers, batch);
             }
-            double sweeper = runSweeper(db, admin, MEASURED_QUEUES, "f", n, queues, pool, workers, batch);
+            double sweeper = runSweeper(stack, admin, MEASURED_QUEUES, "f", n, queues, pool, workers, batch);
             System.out.printf("sweeper: %,d timers over %d queues in %.2f s = %,.0f timers/s (workers=%d, pool=%d, batch=%d)%n",
                     n, queues, n / sweeper, sweeper, workers, pool, batch);
             System.out.printf("segments: %d, frames in the log: %d, fired audit events: %d (in %d outbox rows), staging rows left: %d%n",
@@ -157,15 +156,15 @@ public final class FireBench {
                 + " WHERE q.name LIKE '" + queuePrefix + "%'";
     }
 
-    private static double runSweeper(FreshDatabase db, HikariDataSource admin, String queuePrefix, String keyPrefix, int n, int queues,
+    private static double runSweeper(Stack stack, HikariDataSource admin, String queuePrefix, String keyPrefix, int n, int queues,
             int pool, int workers, int batch) throws Exception {
         execute(admin, "VACUUM ANALYZE queen.log_timers");
         BenchStack.insertTimers(admin, queuePrefix, keyPrefix, n, queues, "now() + interval '3 seconds'");
         execute(admin, "VACUUM ANALYZE queen.log_timers");
         long dueAtMillis = longOf(admin, "SELECT (extract(epoch FROM min(deliver_at)) * 1000)::bigint FROM queen.log_timers");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (SweeperMain sweeper = BenchStack.startSweeper(db, pool, Map.of(SweeperSettings.WORKERS, Integer.toString(workers),
-                SweeperSettings.BATCH_SIZE, Integer.toString(batch)), registry)) {
+        try (SweeperMain sweeper = BenchStack.startSweeper(stack, pool, registry,
+                s -> s.set(SweeperSettings.WORKERS, workers).set(SweeperSettings.BATCH_SIZE, batch))) {
             BenchStack.awaitFired(registry, n, Duration.ofMinutes(30));
         }
         if (queuePrefix.equals(MEASURED_QUEUES)) {

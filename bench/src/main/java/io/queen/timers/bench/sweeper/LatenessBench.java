@@ -8,13 +8,12 @@ import static io.queen.timers.bench.sweeper.BenchStack.longOf;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestPostgres;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * Lateness (segment created_at - deliver_at, both PostgreSQL's clock, read back from the fired audit rows):
@@ -38,11 +37,10 @@ public final class LatenessBench {
         int rate = intArg(args, "rate", 1000);
         int burst = intArg(args, "burst", 100_000);
         int workers = intArg(args, "workers", 1);
-        try (FreshDatabase db = TestPostgres.createDatabase("LatenessBench")) {
+        try (FreshDatabase db = TestPostgres.createDatabase("LatenessBench"); Stack stack = BenchStack.stack(db)) {
             HikariDataSource admin = db.newDataSource(4);
-            Migrations.migrate(admin);
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (SweeperMain sweeper = BenchStack.startSweeper(db, 8, Map.of(SweeperSettings.WORKERS, Integer.toString(workers)), registry)) {
+            try (SweeperMain sweeper = BenchStack.startSweeper(stack, 8, registry, s -> s.set(SweeperSettings.WORKERS, workers))) {
                 int perBatch = Math.max(1, rate / 100);
                 long start = System.nanoTime();
                 long batches = 0;

@@ -8,7 +8,7 @@ import static io.queen.timers.bench.sweeper.BenchStack.longOf;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.bench.BenchPostgres;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.testkit.FreshDatabase;
 import io.queen.timers.testkit.TestPostgres;
@@ -52,9 +52,8 @@ public final class TenantFloodBench {
             }
         }
         System.out.println("SETTINGS beyond the defaults: " + overrides);
-        try (FreshDatabase db = TestPostgres.createDatabase("TenantFloodBench")) {
+        try (FreshDatabase db = TestPostgres.createDatabase("TenantFloodBench"); Stack stack = BenchStack.stack(db)) {
             HikariDataSource admin = db.newDataSource(4);
-            Migrations.migrate(admin);
             if (legacy != null) {
                 try (var files = Files.list(Path.of(legacy))) {
                     for (Path f : files.filter(p -> p.toString().endsWith(".sql")).sorted().toList()) {
@@ -64,7 +63,7 @@ public final class TenantFloodBench {
                 }
             }
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
-            try (SweeperMain sweeper = BenchStack.startSweeper(db, 8, overrides, registry)) {
+            try (SweeperMain sweeper = BenchStack.startSweeper(stack, 8, registry, s -> overrides.forEach(s::setText))) {
                 double floodStart = doubleOf(admin, "SELECT extract(epoch FROM clock_timestamp())");
                 AtomicReference<Throwable> failed = new AtomicReference<>();
                 long[] stageMs = new long[1];

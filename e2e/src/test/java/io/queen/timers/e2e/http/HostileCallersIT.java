@@ -443,7 +443,7 @@ class HostileCallersIT {
 
     /**
      * The API as it ships, in a JVM of its own ({@link HttpMain#main}: its /health server and the API, as the image runs
-     * them): the image's JVM flags (no -D of any server limit among them) and the heap the manifests give a service.
+     * them): the image's JVM flags (no -D of any server limit among them) and the heap the manifests give the API.
      */
     static Process shipped(Properties settings, String name) throws IOException {
         Path config = Files.createTempFile(name, ".properties");
@@ -453,7 +453,7 @@ class HostileCallersIT {
         Path log = Path.of("target", name + "-child.log");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.addAll(ShippedJvm.imageFlags());
-        command.addAll(List.of(ShippedJvm.manifestJavaToolOptions("bridge"), "-cp", System.getProperty("java.class.path"),
+        command.addAll(List.of(ShippedJvm.manifestJavaToolOptions("http"), "-cp", System.getProperty("java.class.path"),
                 HttpMain.class.getName(), "--config", config.toString()));
         return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     }
