@@ -6,12 +6,18 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.queen.timers.bridge.wire.RecordLimits;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -33,12 +39,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One {@link #poll} hands over at most {@code maxPollRecords} offsets and about {@code maxPollBytes} of heap: each record's
  * key, value and headers and the objects around them, counted from the wire's lengths before any exists
- * ({@link Fetched#heldBytes()}; the first record always, so a single large one is never stuck), partitions taken in turn from a rotating start so
- * that no topic's backlog goes first every time. An offset the reader does not read is handed over as
- * {@link Fetched.Unreadable} in its place, so the loop answers it like any record, in order, and no partition waits on
- * another's, except for a decompression stream: a compressed batch's stream opens only once what its codec declares fits
- * {@link StreamBudget} (bridge.decompression.max.bytes, one stream per topic), and until then its partition hands over
- * nothing and the others are read on. Not thread-safe, except {@link #wakeup()}.
+ * ({@link Fetched#heldBytes()}; the first record always, so a single large one is never stuck), one offset of each topic in
+ * turn ({@link #drain}), so that every topic with something read ahead has a share of every poll however many partitions
+ * another has. An offset the reader does not read is handed over as {@link Fetched.Unreadable} in its place, so the loop
+ * answers it like any record, in order, and no partition waits on another's, except for a decompression stream: a
+ * compressed batch's stream opens only once what its codec declares fits {@link StreamBudget}
+ * (bridge.decompression.max.bytes, one stream per topic), and until then its partition hands over nothing and the others
+ * are read on. A topic is fetched again once it has nothing left to hand over, whatever the other topics still hold
+ * ({@link #send}). Not thread-safe, except {@link #wakeup()}.
  */
 public final class CommandSource implements AutoCloseable {
 
@@ -56,10 +64,17 @@ public final class CommandSource implements AutoCloseable {
         long position = -1;
         boolean paused = true;
         PartitionReader reader;
+        /** The response {@link #reader} reads from, held whole while it does; null without a reader. */
+        Fetcher.Response response;
         long end = -1;
         int failures;
         long retryAtNanos;
         String failing;
+        /**
+         * Not asked again before this by a fetch the broker answers at once: fetch.max.wait.ms after an answer that had
+         * nothing past its position (when a long poll of it would have come back).
+         */
+        long quietUntilNanos;
     }
 
     private final Consumer<byte[], byte[]> group;
@@ -71,10 +86,17 @@ public final class CommandSource implements AutoCloseable {
     private final long backoffNanos;
     private final long backoffMaxNanos;
     private final StreamBudget streams;
+    private final long fetchMaxBytes;
+    private final long partitionMaxBytes;
+    private final long maxWaitNanos;
+    private final LongSupplier nanoTime;
     private final Map<TopicPartition, Part> parts = new LinkedHashMap<>();
     private final Counter fetchErrors;
     private final KafkaClientMetrics groupMetrics;
     private int rotate;
+    private int sendTurn;
+    /** When {@link #send} next has something to ask that it held back for a time (a quiet partition, a backoff); or MAX_VALUE. */
+    private long nextSendNanos;
 
     /**
      * @param group          the group's consumer (auto.offset.reset=none, no auto-commit); closed with this source
@@ -87,7 +109,17 @@ public final class CommandSource implements AutoCloseable {
      */
     public CommandSource(Consumer<byte[], byte[]> group, ConsumerConfig config, List<String> topics, RecordLimits limits,
                          long maxPollBytes, long decompressionMaxBytes, MeterRegistry registry) {
+        this(group, config, topics, limits, maxPollBytes, decompressionMaxBytes, registry, System::nanoTime);
+    }
+
+    /** The same, on the clock {@code nanoTime} (a test's, to step past a wait without waiting). */
+    CommandSource(Consumer<byte[], byte[]> group, ConsumerConfig config, List<String> topics, RecordLimits limits,
+                  long maxPollBytes, long decompressionMaxBytes, MeterRegistry registry, LongSupplier nanoTime) {
         this.group = group;
+        this.nanoTime = nanoTime;
+        this.fetchMaxBytes = config.getInt(ConsumerConfig.FETCH_MAX_BYTES_CONFIG);
+        this.partitionMaxBytes = Math.min(fetchMaxBytes, config.getInt(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG));
+        this.maxWaitNanos = Duration.ofMillis(config.getInt(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)).toNanos();
         this.fetcher = new Fetcher(config, topics);
         this.decoder = new RecordDecoder(limits);
         this.maxPollRecords = config.getInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
@@ -172,7 +204,9 @@ public final class CommandSource implements AutoCloseable {
 
     /**
      * The group's duties (heartbeat, rebalance: the listener runs here), then up to {@code maxPollRecords} offsets of the
-     * resumed partitions, waiting at most {@code timeout} for the brokers when none is read ahead. Throws what the group's
+     * resumed partitions, waiting at most {@code timeout} for the brokers when none is read ahead, or for the answer of a
+     * fetch it sent at its start that the broker answers at once (a round trip; PRICE: a poll with a timeout pays it even
+     * when something else was read ahead, so that what became due while the caller applied is handed over now). Throws what the group's
      * consumer throws (no stored position yet, a fatal error), a {@link TopicAuthorizationException} when a fetch is
      * refused for it, and a {@link org.apache.kafka.common.errors.WakeupException} after {@link #wakeup()}.
      */
@@ -180,14 +214,22 @@ public final class CommandSource implements AutoCloseable {
         group.poll(Duration.ZERO);
         List<Fetched> items = new ArrayList<>();
         Map<TopicPartition, Long> outOfRange = new LinkedHashMap<>();
-        drain(items);
         long deadline = System.nanoTime() + timeout.toNanos();
+        receive(Duration.ZERO, outOfRange); // what came back while the caller applied
+        send();
+        if (fetcher.onlyAnsweredAtOnce()) {
+            // what is due now is asked and its answer taken into this poll: a round trip, instead of a whole apply of the
+            // caller's before it is handed over
+            receive(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), outOfRange);
+        }
+        drain(items);
         while (items.isEmpty() && outOfRange.isEmpty()) {
             send();
-            long left = Math.max(0, deadline - System.nanoTime());
-            for (Fetcher.Result r : fetcher.poll(Duration.ofNanos(left))) {
-                accept(r, outOfRange);
+            long wait = deadline - System.nanoTime();
+            if (nextSendNanos != Long.MAX_VALUE) { // until send has more to ask: never zero, what it held back is ahead
+                wait = Math.min(wait, nextSendNanos - nanoTime.getAsLong());
             }
+            receive(Duration.ofNanos(Math.max(0, wait)), outOfRange);
             drain(items);
             if (deadline - System.nanoTime() <= 0) {
                 break;
@@ -195,6 +237,12 @@ public final class CommandSource implements AutoCloseable {
         }
         send(); // read ahead while the caller applies, as Kafka's consumer does
         return new Polled(items, outOfRange);
+    }
+
+    private void receive(Duration wait, Map<TopicPartition, Long> outOfRange) {
+        for (Fetcher.Result r : fetcher.poll(wait)) {
+            accept(r, outOfRange);
+        }
     }
 
     /** Records between each resumed partition's position and its end, as the last fetch saw it. */
@@ -220,6 +268,17 @@ public final class CommandSource implements AutoCloseable {
         return null;
     }
 
+    /** Whether {@code tp} holds what a fetch brought that is not handed over yet (what a test observes). */
+    boolean holdsReadAhead(TopicPartition tp) {
+        Part p = parts.get(tp);
+        return p != null && p.reader != null;
+    }
+
+    /** Whether a fetch of {@code tp} is out (what a test observes). */
+    boolean fetching(TopicPartition tp) {
+        return fetcher.inFlight(tp);
+    }
+
     /** Makes a blocked {@link #poll} throw a wakeup. Any thread. */
     public void wakeup() {
         group.wakeup();
@@ -239,39 +298,79 @@ public final class CommandSource implements AutoCloseable {
     }
 
     /**
-     * Fetches for every resumed partition that has a position, none in flight and no backoff running, once nothing read
-     * ahead is left to hand over. Why all at once: a broker answers one request per connection at a time, and holds a
-     * fetch until one of its partitions has data (fetch.max.wait.ms). A fetch of only the partitions that had nothing
-     * (sent while the others still held data) waits that long, and the others' next fetch waits behind it: with one idle
-     * partition beside busy ones the bridge applied one fetch per long poll, about 1,500 commands/s at 2,000/s offered
-     * (bench/results/2026-12-06/profile2000-9b5de4b.txt). One fetch of every partition returns as soon as any has data.
-     * PRICE: the next fetch starts when the last partition's data is handed over, not while it is: one round trip per
-     * batch on a bridge that is behind.
+     * Fetches what has nothing left to hand over: a resumed partition with a position, none in flight and no backoff
+     * running, once no partition of its topic holds read-ahead, whatever the other topics hold.
+     *
+     * <p>When nothing at all is read ahead, every such partition in one long poll per broker (fetch.max.wait.ms), which the
+     * broker answers as soon as any of them has data. While something is read ahead, in a fetch the broker answers at once:
+     * a broker answers one request per connection at a time, so a long poll of idle partitions sent while others still held
+     * data would make those others' next fetch wait behind it, up to fetch.max.wait.ms for every round, which held a bridge
+     * with one idle partition beside busy ones below the rate it was offered. Such a fetch asks a partition whose last answer
+     * had nothing past its position no sooner than fetch.max.wait.ms after that answer (when a long poll would have come
+     * back), so an idle partition costs one empty round trip per fetch.max.wait.ms, not a busy loop. Either fetch brings at
+     * most what fetch.max.bytes leaves beside the responses held and those in flight, so that the fetched bytes the JVM holds
+     * stay within fetch.max.bytes however the fetches interleave (and one batch: a broker returns the first batch it finds
+     * whole, however large).
+     *
+     * <p>Why a partition waits for its own topic's read-ahead: a topic's partitions are fetched together, so that a topic
+     * holds one round of read-ahead at a time; a tenant whose partitions are read slowly (their compressed batches one
+     * after another, {@link StreamBudget}) piles up nothing, and takes no room from the others.
+     *
+     * <p>PRICE: a topic's next fetch starts when its last partition's data is handed over, not while it is: one round trip
+     * per batch on a bridge that is behind. While other topics hold read-ahead an idle partition's new record waits up to
+     * fetch.max.wait.ms for its fetch (as long as a long poll may hold it). While what is held fills fetch.max.bytes (more
+     * than fetch.max.bytes / max.partition.fetch.bytes partitions' shares, 128 at the defaults), the drained topics wait
+     * for room. With several brokers, a round's fetch.max.bytes is split between them.
      */
     private void send() {
-        Map<TopicPartition, Long> wanted = new LinkedHashMap<>();
-        long now = System.nanoTime();
+        nextSendNanos = Long.MAX_VALUE;
+        Set<String> holding = new HashSet<>();
+        Set<Fetcher.Response> held = Collections.newSetFromMap(new IdentityHashMap<>());
+        long heldBytes = 0;
         for (Map.Entry<TopicPartition, Part> e : parts.entrySet()) {
             Part p = e.getValue();
-            if (p.paused || p.position < 0) {
-                continue;
-            }
             if (p.reader != null) {
-                return;
-            }
-            if (now - p.retryAtNanos >= 0 && !fetcher.inFlight(e.getKey())) {
-                wanted.put(e.getKey(), p.position);
+                holding.add(e.getKey().topic());
+                if (held.add(p.response)) {
+                    heldBytes += p.response.bytes;
+                }
             }
         }
+        long room = fetchMaxBytes - heldBytes - fetcher.inFlightMaxBytes();
+        if (room < partitionMaxBytes) {
+            return; // asked again once what is held is handed over, or what is in flight is back
+        }
+        boolean longPoll = holding.isEmpty();
+        long now = nanoTime.getAsLong();
+        Map<TopicPartition, Long> wanted = new LinkedHashMap<>();
+        // the broker fills a response in the order of its request, and may return the first batch it finds whole: a start
+        // that moves on gives that turn to each partition in turn
+        List<Map.Entry<TopicPartition, Part>> order = new ArrayList<>(parts.entrySet());
+        int start = order.isEmpty() ? 0 : Math.floorMod(sendTurn++, order.size());
+        for (int i = 0; i < order.size(); i++) {
+            Map.Entry<TopicPartition, Part> e = order.get((start + i) % order.size());
+            Part p = e.getValue();
+            if (p.paused || p.position < 0 || holding.contains(e.getKey().topic()) || fetcher.inFlight(e.getKey())) {
+                continue;
+            }
+            long notBefore = longPoll ? p.retryAtNanos : Math.max(p.retryAtNanos, p.quietUntilNanos);
+            if (now - notBefore < 0) {
+                nextSendNanos = Math.min(nextSendNanos, notBefore);
+                continue;
+            }
+            wanted.put(e.getKey(), p.position);
+        }
         if (!wanted.isEmpty()) {
-            fetcher.send(wanted);
+            fetcher.send(wanted, longPoll, room);
         }
     }
 
     private void accept(Fetcher.Result r, Map<TopicPartition, Long> outOfRange) {
         Part p = parts.get(r.tp());
-        if (p == null || p.position != r.fetchOffset() || p.reader != null) {
-            return; // revoked, or sought elsewhere while the fetch was out
+        if (p == null || p.paused || p.position != r.fetchOffset() || p.reader != null) {
+            // revoked, paused or sought elsewhere while the fetch was out: a paused partition holds no read-ahead, which
+            // would hold its topic's next fetch for as long as it stays paused
+            return;
         }
         if (r.error() == Errors.NONE) {
             p.failures = 0;
@@ -281,6 +380,9 @@ public final class CommandSource implements AutoCloseable {
             if (r.records().sizeInBytes() > 0) {
                 p.reader = new PartitionReader(r.tp(), r.records(), r.aborted(), p.position,
                         new PartitionReader.Reading(fetcher.isolation(), decoder, checkCrcs, streams));
+                p.response = r.response();
+            } else if (p.end <= p.position) { // not when its records were left out of a full response: asked again at once
+                p.quietUntilNanos = nanoTime.getAsLong() + maxWaitNanos;
             }
             return;
         }
@@ -296,51 +398,84 @@ public final class CommandSource implements AutoCloseable {
         p.failures++;
         p.failing = why;
         long wait = Math.min(backoffMaxNanos, backoffNanos << Math.min(10, p.failures - 1));
-        p.retryAtNanos = System.nanoTime() + wait;
+        p.retryAtNanos = nanoTime.getAsLong() + wait;
         if (p.failures == 1 || p.failures % 50 == 0) {
             LOG.warn("fetching {} at offset {} failed ({}), {} times in a row; fetching it again in {} ms", tp, p.position, why,
                     p.failures, Duration.ofNanos(wait).toMillis());
         }
     }
 
-    /** Takes what was read ahead, partitions in turn from a start that moves on at every poll. */
+    /**
+     * Takes what was read ahead: one offset of each topic in turn, until the poll is full, so that a topic's share of a poll
+     * does not depend on how many partitions it has or how large their records are; within a topic, one partition until it
+     * has nothing more to hand over now, then the next. Both the first topic and each topic's first partition move on at
+     * every poll.
+     */
     private void drain(List<Fetched> items) {
-        if (parts.isEmpty()) {
+        Map<String, ArrayDeque<Map.Entry<TopicPartition, Part>>> byTopic = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, Part> e : parts.entrySet()) {
+            if (!e.getValue().paused && e.getValue().reader != null) {
+                byTopic.computeIfAbsent(e.getKey().topic(), t -> new ArrayDeque<>()).add(e);
+            }
+        }
+        if (byTopic.isEmpty()) {
             return;
         }
-        List<Map.Entry<TopicPartition, Part>> order = new ArrayList<>(parts.entrySet());
-        int start = Math.floorMod(rotate++, order.size());
-        long bytes = 0;
-        for (int i = 0; i < order.size() && items.size() < maxPollRecords && (items.isEmpty() || bytes < maxPollBytes); i++) {
-            Map.Entry<TopicPartition, Part> e = order.get((start + i) % order.size());
-            Part p = e.getValue();
-            if (p.paused || p.reader == null) {
-                continue;
+        int turn = rotate++;
+        List<ArrayDeque<Map.Entry<TopicPartition, Part>>> topics = new ArrayList<>(byTopic.values());
+        Collections.rotate(topics, -Math.floorMod(turn, topics.size()));
+        for (ArrayDeque<Map.Entry<TopicPartition, Part>> line : topics) {
+            for (int i = Math.floorMod(turn, line.size()); i > 0; i--) {
+                line.addLast(line.pollFirst());
             }
-            while (items.size() < maxPollRecords && (items.isEmpty() || bytes < maxPollBytes)) {
-                Fetched f;
-                try {
-                    f = p.reader.next();
-                } catch (RuntimeException ex) {
-                    // the log itself cannot be read past here (a batch header that does not parse): nothing is skipped;
-                    // the partition is fetched again after a backoff, and readiness names it while it fails
-                    closeReader(p);
-                    failed(e.getKey(), p, "its log does not parse: " + ex);
-                    break;
+        }
+        long bytes = 0;
+        while (!topics.isEmpty()) {
+            for (Iterator<ArrayDeque<Map.Entry<TopicPartition, Part>>> it = topics.iterator(); it.hasNext(); ) {
+                if (items.size() >= maxPollRecords || (!items.isEmpty() && bytes >= maxPollBytes)) {
+                    return;
                 }
+                Fetched f = next(it.next());
                 if (f == null) {
-                    if (p.reader.waiting()) {
-                        break; // its next batch's stream waits for its turn (StreamBudget): read on at a later poll
-                    }
-                    p.position = p.reader.position();
-                    closeReader(p);
-                    break;
+                    it.remove();
+                    continue;
                 }
                 items.add(f);
-                p.position = f.offset() + 1;
                 bytes += f.heldBytes();
             }
         }
+    }
+
+    /**
+     * The next offset of the first partition in {@code line} (one topic's partitions with read-ahead) that has one to hand
+     * over now; a partition that has none leaves the line, its reader closed once it is drained. Null when none has.
+     */
+    private Fetched next(ArrayDeque<Map.Entry<TopicPartition, Part>> line) {
+        while (!line.isEmpty()) {
+            Map.Entry<TopicPartition, Part> e = line.peekFirst();
+            Part p = e.getValue();
+            Fetched f;
+            try {
+                f = p.reader.next();
+            } catch (RuntimeException ex) {
+                // the log itself cannot be read past here (a batch header that does not parse): nothing is skipped;
+                // the partition is fetched again after a backoff, and readiness names it while it fails
+                closeReader(p);
+                failed(e.getKey(), p, "its log does not parse: " + ex);
+                line.pollFirst();
+                continue;
+            }
+            if (f != null) {
+                p.position = f.offset() + 1;
+                return f;
+            }
+            if (!p.reader.waiting()) {
+                p.position = p.reader.position();
+                closeReader(p);
+            } // else its next batch's stream waits for its turn (StreamBudget): read on at a later poll
+            line.pollFirst();
+        }
+        return null;
     }
 
     private void drop(Collection<TopicPartition> partitions) {
@@ -360,6 +495,7 @@ public final class CommandSource implements AutoCloseable {
         if (p.reader != null) {
             p.reader.close();
             p.reader = null;
+            p.response = null;
         }
     }
 

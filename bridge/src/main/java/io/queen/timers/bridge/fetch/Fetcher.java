@@ -56,9 +56,31 @@ import org.apache.kafka.common.utils.internals.LogContext;
  */
 final class Fetcher implements AutoCloseable {
 
-    /** One partition's answer to one fetch; {@code records} is empty unless {@code error} is NONE. */
+    /**
+     * One partition's answer to one fetch; {@code records} is empty unless {@code error} is NONE. {@code response} is the
+     * buffer the answer was read into (null for an error): every partition's records of one response are slices of it,
+     * so it is held whole while any of them is read.
+     */
     record Result(TopicPartition tp, long fetchOffset, Errors error, MemoryRecords records,
-                  List<FetchResponseData.AbortedTransaction> aborted, long highWatermark, long lastStable) {}
+                  List<FetchResponseData.AbortedTransaction> aborted, long highWatermark, long lastStable, Response response) {}
+
+    /**
+     * The buffer one fetch response was read into, shared by its partitions' records; compared by identity. {@code bytes}:
+     * the records of every partition in it, and {@link #PARTITION_FIELDS_BYTES} for each partition's other fields.
+     */
+    static final class Response {
+        final long bytes;
+
+        Response(long bytes) {
+            this.bytes = bytes;
+        }
+    }
+
+    /**
+     * What a partition's answer holds in a response besides its records, at most: its index, error, offsets, preferred
+     * replica, the records' length and tagged fields (about 40 bytes), and a few aborted transactions (16 bytes each).
+     */
+    static final int PARTITION_FIELDS_BYTES = 128;
 
     private final Time time = Time.SYSTEM;
     private final Metrics metrics = new Metrics();
@@ -67,12 +89,16 @@ final class Fetcher implements AutoCloseable {
     private final IsolationLevel isolation;
     private final int maxWaitMs;
     private final int minBytes;
-    private final int maxBytes;
     private final int partitionMaxBytes;
-    /** The fetch in flight to each node: its future, the offsets it asked for, the topic names its ids stand for. */
+    /**
+     * The fetch in flight to each node: its future, the offsets it asked for, the topic names its ids stand for, the most its
+     * response may bring (the broker's rule: that, or the first partition's first batch when it alone is larger), and
+     * whether the broker may hold it (fetch.max.wait.ms).
+     */
     private final Map<Integer, InFlight> inFlight = new HashMap<>();
 
-    private record InFlight(RequestFuture<ClientResponse> future, Map<TopicPartition, Long> offsets, Map<Uuid, String> names) {}
+    private record InFlight(RequestFuture<ClientResponse> future, Map<TopicPartition, Long> offsets, Map<Uuid, String> names,
+                            long maxBytes, boolean longPoll) {}
 
     Fetcher(ConsumerConfig config, List<String> topics) {
         LogContext log = new LogContext("[queen-timers fetch " + config.getString(CommonClientConfigs.CLIENT_ID_CONFIG) + "] ");
@@ -91,7 +117,6 @@ final class Fetcher implements AutoCloseable {
         this.isolation = IsolationLevel.valueOf(config.getString(ConsumerConfig.ISOLATION_LEVEL_CONFIG).toUpperCase(java.util.Locale.ROOT));
         this.maxWaitMs = config.getInt(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
         this.minBytes = config.getInt(ConsumerConfig.FETCH_MIN_BYTES_CONFIG);
-        this.maxBytes = config.getInt(ConsumerConfig.FETCH_MAX_BYTES_CONFIG);
         this.partitionMaxBytes = config.getInt(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG);
         metadata.requestUpdate(true);
     }
@@ -101,10 +126,19 @@ final class Fetcher implements AutoCloseable {
     }
 
     /**
-     * Sends one fetch to each leader of {@code wanted} (partition → offset) that has none in flight. A partition whose
-     * leader is unknown is left out and a metadata refresh is asked for; it is sent once the leader is known.
+     * Sends one fetch to each leader of {@code wanted} (partition → offset) that has none in flight; a partition whose leader
+     * is unknown is left out and a metadata refresh is asked for (it is sent once the leader is known). A {@code longPoll}
+     * the broker holds until one of its partitions has data or fetch.max.wait.ms has passed; otherwise it answers at once
+     * with what the partitions have. The responses together bring at most {@code maxBytes} (split evenly between the
+     * leaders), besides the one batch a broker returns whole when it is the first it found and larger.
      */
-    void send(Map<TopicPartition, Long> wanted) {
+    void send(Map<TopicPartition, Long> wanted, boolean longPoll, long maxBytes) {
+        long leaders = wanted.keySet().stream().map(tp -> metadata.currentLeader(tp).leader.map(Node::id).orElse(-1)).distinct().count();
+        int each = (int) Math.max(1, Math.min(Integer.MAX_VALUE, maxBytes / leaders));
+        request(wanted, longPoll ? maxWaitMs : 0, each);
+    }
+
+    private void request(Map<TopicPartition, Long> wanted, int waitMs, int requestMaxBytes) {
         Map<Node, Map<TopicPartition, FetchRequest.PartitionData>> byNode = new LinkedHashMap<>();
         Map<String, Uuid> ids = metadata.topicIds();
         for (Map.Entry<TopicPartition, Long> e : wanted.entrySet()) {
@@ -128,11 +162,11 @@ final class Fetcher implements AutoCloseable {
             // topic ids from Fetch v13 on; before the metadata has them, by name (v12), as Kafka's consumer does
             boolean byId = data.values().stream().noneMatch(d -> Uuid.ZERO_UUID.equals(d.topicId));
             short version = byId ? ApiKeys.FETCH.latestVersion() : 12;
-            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(version, maxWaitMs, minBytes, data)
-                    .isolationLevel(isolation).setMaxBytes(maxBytes).metadata(FetchMetadata.LEGACY);
+            FetchRequest.Builder request = FetchRequest.Builder.forConsumer(version, waitMs, minBytes, data)
+                    .isolationLevel(isolation).setMaxBytes(requestMaxBytes).metadata(FetchMetadata.LEGACY);
             Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
             data.forEach((tp, d) -> offsets.put(tp, d.fetchOffset));
-            inFlight.put(e.getKey().id(), new InFlight(client.send(e.getKey(), request), offsets, names));
+            inFlight.put(e.getKey().id(), new InFlight(client.send(e.getKey(), request), offsets, names, requestMaxBytes, waitMs > 0));
         }
         client.transmitSends();
     }
@@ -147,8 +181,18 @@ final class Fetcher implements AutoCloseable {
         return false;
     }
 
-    boolean anyInFlight() {
-        return !inFlight.isEmpty();
+    /** True while fetches are in flight and the broker answers each at once (none is a long poll). */
+    boolean onlyAnsweredAtOnce() {
+        return !inFlight.isEmpty() && inFlight.values().stream().noneMatch(InFlight::longPoll);
+    }
+
+    /** The most the responses of the fetches in flight may bring together, as their requests asked. */
+    long inFlightMaxBytes() {
+        long sum = 0;
+        for (InFlight f : inFlight.values()) {
+            sum += f.maxBytes();
+        }
+        return sum;
     }
 
     /**
@@ -189,6 +233,11 @@ final class Fetcher implements AutoCloseable {
             return;
         }
         Map<TopicPartition, FetchResponseData.PartitionData> data = fetch.responseData(f.names(), response.requestHeader().apiVersion());
+        long bytes = 0;
+        for (FetchResponseData.PartitionData d : data.values()) {
+            bytes += PARTITION_FIELDS_BYTES + FetchResponse.recordsSize(d);
+        }
+        Response held = new Response(bytes);
         for (Map.Entry<TopicPartition, Long> sent : f.offsets().entrySet()) {
             TopicPartition tp = sent.getKey();
             FetchResponseData.PartitionData d = data.get(tp);
@@ -204,7 +253,7 @@ final class Fetcher implements AutoCloseable {
                 continue;
             }
             out.add(new Result(tp, sent.getValue(), Errors.NONE, memory(FetchResponse.recordsOrFail(d)), d.abortedTransactions(),
-                    d.highWatermark(), d.lastStableOffset()));
+                    d.highWatermark(), d.lastStableOffset(), held));
         }
     }
 
@@ -217,7 +266,7 @@ final class Fetcher implements AutoCloseable {
     }
 
     private static Result failed(TopicPartition tp, long offset, Errors error) {
-        return new Result(tp, offset, error, MemoryRecords.EMPTY, List.of(), -1, -1);
+        return new Result(tp, offset, error, MemoryRecords.EMPTY, List.of(), -1, -1, null);
     }
 
     /** Makes a blocked {@link #poll} throw {@link org.apache.kafka.common.errors.WakeupException}. Any thread. */

@@ -67,9 +67,10 @@ class ConsoleBrowserIT {
 
     @Test
     void schedulePendingFiredAndAReplayedDeadLetterInABrowser() throws Exception {
-        // a timer due in a few seconds, a series, and a timer that becomes a dead letter
+        // a timer due in an hour (made due now once the page has shown it pending: however slow the machine, it is
+        // pending while the page is read), a series, and a timer that becomes a dead letter
         assertThat(stack.schedule("""
-                [{"op":"schedule","queue":"orders","timerKey":"order-1042/reminder","delayMs":8000,"txn":"order-1042","payload":{"orderId":1042,"remind":"payment"}},
+                [{"op":"schedule","queue":"orders","timerKey":"order-1042/reminder","delayMs":3600000,"txn":"order-1042","payload":{"orderId":1042,"remind":"payment"}},
                  {"op":"schedule","queue":"orders","timerKey":"daily-report","every":"PT24H","txn":"report-series","payload":{"report":"daily"}},
                  {"op":"schedule","queue":"orders","timerKey":"order-1043/expire","delayMs":3600000,"txn":"order-1043","payload":{"orderId":1043}}]""",
                 null).statusCode()).isEqualTo(200);
@@ -92,7 +93,10 @@ class ConsoleBrowserIT {
         assertThat(browser.findElement(By.id("payload")).getText()).contains("\"remind\" : \"payment\"");
         screenshot("timer-pending");
 
-        // watch it fire: the page, refreshed, shows it in the log with its offset
+        // due now; watch it fire: the page, refreshed, shows it in the log with its offset
+        assertThat(stack.schedule("""
+                [{"op":"reschedule","queue":"orders","timerKey":"order-1042/reminder","delayMs":0,"txn":"order-1042","payload":{"orderId":1042,"remind":"payment"}}]""",
+                null).statusCode()).isEqualTo(200);
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
             browser.navigate().refresh();
             assertThat(browser.findElement(By.id("fired")).getText()).startsWith("Fired");
