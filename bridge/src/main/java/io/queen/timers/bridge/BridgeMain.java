@@ -114,7 +114,7 @@ public final class BridgeMain implements AutoCloseable {
             timestamps = new TopicTimestamps(Admin.create(adminProps(settings)), routes.jwtSkews(),
                     String.valueOf(settings.common().kafka().shared().get(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG)));
             try {
-                timestamps.requireSafe(settings.common().startupTimeout());
+                timestamps.requireSafe(settings.common().outages().startupTimeout());
             } catch (RuntimeException e) {
                 timestamps.close();
                 throw e;
@@ -136,16 +136,16 @@ public final class BridgeMain implements AutoCloseable {
         Startup startup = deps.startup();
         Telemetry telemetry = deps.telemetry();
         CommonSettings common = settings.common();
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
-                settings.lockTimeout(), common.socketTimeout());
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-bridge", settings.ingest().statements().statementTimeout(), BridgeSettings.STATEMENT_TIMEOUT,
+                settings.ingest().statements().lockTimeout(), common.outages().socketTimeout());
         // least privilege: refuses a role that can write the tables directly; migrates only with db.role.check=false
         SchemaStep.atStart(common, registry, startup, "bridge", DatabaseRole.BRIDGE);
         HikariDataSource dataSource = DataSources.create(common.database(), timeouts, registry);
         try {
-            String group = settings.groupId();
-            CommandParser parser = new CommandParser(settings.wireLimits());
-            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.encryption().queues()),
-                    settings.encryption().cipher());
+            String group = settings.ingest().groupId();
+            CommandParser parser = new CommandParser(settings.commands().wire());
+            QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.apply().encryption().queues()),
+                    settings.apply().encryption().cipher());
             // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (fault harness,
             // seed 20261203, 2026-12-05: a fast stop during checkAtStart made the bridge exit "cannot read queen.queues")
             startup.retry("check the queues that require encryption", () -> {
@@ -163,15 +163,14 @@ public final class BridgeMain implements AutoCloseable {
                 encryption.publishPatterns(dataSource, group);
                 return null;
             });
-            BatchApplier applier = new BatchApplier(dataSource, group, settings.wakeWithin(), settings.zstdThreshold(), encryption,
-                    settings.tenantMaxPending(), telemetry).withTenantMaxRecurring(settings.tenantMaxRecurring());
+            BatchApplier applier = new BatchApplier(dataSource, group, settings.apply().limits(), encryption, telemetry);
             LoopProgress ingest = health.loop("ingest");
             Map<String, Object> consumerProps = consumerProps(settings);
             CommandSource source = new CommandSource(new KafkaConsumer<>(consumerProps), new ConsumerConfig(consumerProps),
-                    settings.routing().commandTopics(), settings.recordLimits(), settings.batchMaxBytes(), settings.decompressionMaxBytes(),
-                    registry);
-            IngestLoop loop = new IngestLoop(settings.ingest(), source,
-                    routes, parser, applier, offsets, timestamps, registry, ingest);
+                    settings.routing().commandTopics(), settings.commands().records(), settings.batchMaxBytes(),
+                    settings.ingest().decompressionMaxBytes(), registry);
+            IngestLoop loop = new IngestLoop(settings.ingestLoop(),
+                    new IngestLoop.Parts(source, routes, parser, applier, offsets, timestamps), registry, ingest);
             health.add(ReadinessCheck.of("ingest-partitions", loop::stoppedPartitions));
             if (routes.checksTokens()) {
                 // a broken key file refuses every token of its topic (fails closed): not ready until it is fixed
@@ -192,7 +191,7 @@ public final class BridgeMain implements AutoCloseable {
 
     /** Kafka settings of the consumer: every kafka.* key, kafka.consumer.* on top, then what exactly-once and the byte bound require. */
     static Map<String, Object> consumerProps(BridgeSettings settings) {
-        String group = settings.groupId();
+        String group = settings.ingest().groupId();
         Map<String, Object> p = new HashMap<>(settings.common().kafka(KafkaSettings.Client.CONSUMER));
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         // Positions live in queen.bridge_offsets, committed with the timers; Kafka's commits would be a second truth.

@@ -7,6 +7,7 @@ import static io.queen.timers.core.config.ConfigDef.between;
 import static io.queen.timers.core.config.ConfigDef.durationBetween;
 import static io.queen.timers.core.config.ConfigDef.nonEmpty;
 
+import io.queen.timers.bridge.apply.BatchApplier;
 import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.bridge.ingest.IngestSettings;
 import io.queen.timers.bridge.wire.RecordLimits;
@@ -30,27 +31,80 @@ import java.util.List;
  */
 public record BridgeSettings(
         /* command.topics and each topic's tenant, producer sub and token rules, as the HTTP API reads them too */ RouteSettings routing,
-        String groupId,
-        Duration horizon,
-        int payloadMaxBytes,
-        int zstdThreshold,
-        Duration wakeWithin,
-        Duration pollTimeout,
-        Duration lockTimeout,
-        Duration statementTimeout,
-        int ingestMaxBytes,
-        int decompressionMaxBytes,
-        int recordHeadersMaxCount,
-        int recordHeadersMaxBytes,
-        int batchMaxRecords,
-        /* earliest, latest, or null when not set: a new group's partition that holds records waits */ String startPosition,
-        int tenantMaxPending,
-        Duration recurringMinPeriod,
-        int tenantMaxRecurring,
+        Ingest ingest,
+        Commands commands,
+        Apply apply,
         CommonSettings common,
         AuditSettings audit,
-        EncryptionSettings encryption,
         TelemetrySettings telemetry) {
+
+    /**
+     * How the bridge consumes: its group, its polls and batches and what they may hold, where a new group starts, and how
+     * long its statements may run.
+     *
+     * @param groupId               {@link #GROUP_ID}
+     * @param pollTimeout           {@link #POLL_TIMEOUT}
+     * @param maxBytes              {@link #INGEST_MAX_BYTES}
+     * @param decompressionMaxBytes {@link #DECOMPRESSION_MAX_BYTES}
+     * @param batchMaxRecords       {@link #BATCH_MAX_RECORDS}
+     * @param startPosition         {@link #START_POSITION}: earliest, latest, or null when not set (a new group's partition
+     *                              that holds records waits)
+     * @param statements            {@link #LOCK_TIMEOUT} and {@link #STATEMENT_TIMEOUT}
+     */
+    public record Ingest(String groupId, Duration pollTimeout, int maxBytes, int decompressionMaxBytes, int batchMaxRecords,
+                         String startPosition, Statements statements) {}
+
+    /**
+     * How long one of the bridge's statements (the lock, the write, the relay's) may wait for a lock and may run.
+     *
+     * @param lockTimeout      {@link #LOCK_TIMEOUT}
+     * @param statementTimeout {@link #STATEMENT_TIMEOUT}
+     */
+    public record Statements(Duration lockTimeout, Duration statementTimeout) {}
+
+    /**
+     * What one command record may hold and ask for.
+     *
+     * @param horizon               {@link #HORIZON}
+     * @param payloadMaxBytes       {@link #PAYLOAD_MAX_BYTES}
+     * @param recurringMinPeriod    {@link #RECURRING_MIN_PERIOD}
+     * @param recordHeadersMaxCount {@link #RECORD_HEADERS_MAX_COUNT}
+     * @param recordHeadersMaxBytes {@link #RECORD_HEADERS_MAX_BYTES}
+     */
+    public record Commands(Duration horizon, int payloadMaxBytes, Duration recurringMinPeriod, int recordHeadersMaxCount,
+                           int recordHeadersMaxBytes) {
+
+        /** The wire's limits as the parser applies them. */
+        public WireLimits wire() {
+            return new WireLimits(horizon, payloadMaxBytes, recurringMinPeriod);
+        }
+
+        /**
+         * What one command record may hold, counted on its wire form before it becomes objects: the longest valid value, a
+         * key, and bridge.record.headers.max.count / bridge.record.headers.max.bytes of headers ({@link RecordLimits}).
+         */
+        public RecordLimits records() {
+            return RecordLimits.of(wire(), recordHeadersMaxCount, recordHeadersMaxBytes);
+        }
+    }
+
+    /**
+     * How the apply stores what it writes and what a tenant may hold.
+     *
+     * @param wakeWithin         {@link #WAKE_WITHIN}
+     * @param zstdThreshold      {@link #ZSTD_THRESHOLD}
+     * @param tenantMaxPending   {@link #TENANT_MAX_PENDING}
+     * @param tenantMaxRecurring {@link #TENANT_MAX_RECURRING}
+     * @param encryption         which queues' payloads are sealed, and with which key ({@link EncryptionSettings})
+     */
+    public record Apply(Duration wakeWithin, int zstdThreshold, int tenantMaxPending, int tenantMaxRecurring,
+                        EncryptionSettings encryption) {
+
+        /** What {@link BatchApplier} is given. */
+        public BatchApplier.Limits limits() {
+            return new BatchApplier.Limits(wakeWithin, zstdThreshold, tenantMaxPending, tenantMaxRecurring);
+        }
+    }
 
     public static final String GROUP_ID = "bridge.group.id";
     public static final String HORIZON = "bridge.horizon";
@@ -174,27 +228,15 @@ public record BridgeSettings(
     }
 
     public static BridgeSettings from(Config c) {
-        return new BridgeSettings(RouteSettings.from(c), c.string(GROUP_ID), c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES),
-                c.intValue(ZSTD_THRESHOLD), c.duration(WAKE_WITHIN), c.duration(POLL_TIMEOUT), c.duration(LOCK_TIMEOUT),
-                c.duration(STATEMENT_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(DECOMPRESSION_MAX_BYTES),
-                c.intValue(RECORD_HEADERS_MAX_COUNT),
-                c.intValue(RECORD_HEADERS_MAX_BYTES), c.intValue(BATCH_MAX_RECORDS),
-                c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION), c.intValue(TENANT_MAX_PENDING),
-                c.duration(RECURRING_MIN_PERIOD), c.intValue(TENANT_MAX_RECURRING), CommonSettings.from(c),
-                AuditSettings.from(c), EncryptionSettings.from(c), TelemetrySettings.fromEnvironment("bridge"));
-    }
-
-    /** The wire's limits as the parser applies them. */
-    public WireLimits wireLimits() {
-        return new WireLimits(horizon, payloadMaxBytes, recurringMinPeriod);
-    }
-
-    /**
-     * What one command record may hold, counted on its wire form before it becomes objects: the longest valid value, a
-     * key, and bridge.record.headers.max.count / bridge.record.headers.max.bytes of headers ({@link RecordLimits}).
-     */
-    public RecordLimits recordLimits() {
-        return RecordLimits.of(wireLimits(), recordHeadersMaxCount, recordHeadersMaxBytes);
+        return new BridgeSettings(RouteSettings.from(c),
+                new Ingest(c.string(GROUP_ID), c.duration(POLL_TIMEOUT), c.intValue(INGEST_MAX_BYTES), c.intValue(DECOMPRESSION_MAX_BYTES),
+                        c.intValue(BATCH_MAX_RECORDS), c.string(START_POSITION).isEmpty() ? null : c.string(START_POSITION),
+                        new Statements(c.duration(LOCK_TIMEOUT), c.duration(STATEMENT_TIMEOUT))),
+                new Commands(c.duration(HORIZON), c.intValue(PAYLOAD_MAX_BYTES), c.duration(RECURRING_MIN_PERIOD),
+                        c.intValue(RECORD_HEADERS_MAX_COUNT), c.intValue(RECORD_HEADERS_MAX_BYTES)),
+                new Apply(c.duration(WAKE_WITHIN), c.intValue(ZSTD_THRESHOLD), c.intValue(TENANT_MAX_PENDING), c.intValue(TENANT_MAX_RECURRING),
+                        EncryptionSettings.from(c)),
+                CommonSettings.from(c), AuditSettings.from(c), TelemetrySettings.fromEnvironment("bridge"));
     }
 
     /**
@@ -203,21 +245,22 @@ public record BridgeSettings(
      * what bounds the decompressed values one poll hands over.
      */
     public int maxPollRecords() {
-        long perPoll = (ingestMaxBytes / 2L) / wireLimits().maxValueBytes();
-        return (int) Math.max(1, Math.min(batchMaxRecords, perPoll));
+        long perPoll = (ingest.maxBytes() / 2L) / commands.wire().maxValueBytes();
+        return (int) Math.max(1, Math.min(ingest.batchMaxRecords(), perPoll));
     }
 
     /**
      * What the ingest loop is told. Its longest pause between retries is the common settings'
      * ({@link CommonSettings#retryPauseMax}: db.retry.backoff.max, at most health.failing.after), not a bridge key.
      */
-    public IngestSettings ingest() {
-        return new IngestSettings(routing.commandTopics(), pollTimeout, batchMaxBytes(), batchMaxRecords, common.retryPauseMax(), startPosition);
+    public IngestSettings ingestLoop() {
+        return new IngestSettings(routing.commandTopics(), ingest.pollTimeout(), batchMaxBytes(), ingest.batchMaxRecords(),
+                common.retryPauseMax(), ingest.startPosition());
     }
 
     /** Value bytes a batch gathers from successive polls before it is applied: the other half of {@link #INGEST_MAX_BYTES}. */
     public long batchMaxBytes() {
-        return ingestMaxBytes / 2L;
+        return ingest.maxBytes() / 2L;
     }
 
     /**
@@ -225,6 +268,8 @@ public record BridgeSettings(
      * decompression budget (counted whole, though a zstd window is native). Enforced, not advised.
      */
     public void checkFitsHeap(long maxHeapBytes) {
+        int ingestMaxBytes = ingest.maxBytes();
+        int decompressionMaxBytes = ingest.decompressionMaxBytes();
         long need = (long) HELD_PER_INGEST_BYTE * ingestMaxBytes + decompressionMaxBytes;
         if (need > maxHeapBytes / 2) {
             throw new ConfigException("settings " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " and " + DECOMPRESSION_MAX_BYTES
@@ -232,9 +277,9 @@ public record BridgeSettings(
                     + " x the first, plus the second), more than half of this JVM's " + (maxHeapBytes >> 20)
                     + " MiB: lower them or raise -Xmx");
         }
-        if (ingestMaxBytes / 2L < wireLimits().maxValueBytes()) {
+        if (ingestMaxBytes / 2L < commands.wire().maxValueBytes()) {
             throw new ConfigException("setting " + INGEST_MAX_BYTES + " = " + ingestMaxBytes + " must be at least twice the longest valid"
-                    + " command value (" + wireLimits().maxValueBytes() + " bytes: " + PAYLOAD_MAX_BYTES + " + envelope), so one poll holds one");
+                    + " command value (" + commands.wire().maxValueBytes() + " bytes: " + PAYLOAD_MAX_BYTES + " + envelope), so one poll holds one");
         }
     }
 }

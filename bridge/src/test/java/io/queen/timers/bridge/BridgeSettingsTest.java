@@ -28,17 +28,17 @@ class BridgeSettingsTest {
     void defaults() {
         BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, required()));
         assertThat(s.routing().commandTopics()).containsExactly("queen.timers.commands");
-        assertThat(s.groupId()).isEqualTo("queen-timers-bridge");
-        assertThat(s.horizon()).isEqualTo(Duration.ofDays(90));
-        assertThat(s.payloadMaxBytes()).isEqualTo(1 << 20);
-        assertThat(s.zstdThreshold()).isEqualTo(4096);
-        assertThat(s.wakeWithin()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(s.pollTimeout()).isEqualTo(Duration.ofMillis(200));
-        assertThat(s.lockTimeout()).isEqualTo(Duration.ofSeconds(45));
-        assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(s.recordLimits()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
-        assertThat(s.recordLimits().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
-        assertThat(s.decompressionMaxBytes()).isEqualTo(32 << 20);
+        assertThat(s.ingest().groupId()).isEqualTo("queen-timers-bridge");
+        assertThat(s.commands().horizon()).isEqualTo(Duration.ofDays(90));
+        assertThat(s.commands().payloadMaxBytes()).isEqualTo(1 << 20);
+        assertThat(s.apply().zstdThreshold()).isEqualTo(4096);
+        assertThat(s.apply().wakeWithin()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.ingest().pollTimeout()).isEqualTo(Duration.ofMillis(200));
+        assertThat(s.ingest().statements().lockTimeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(s.ingest().statements().statementTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.commands().records()).isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 64, 32 * 1024));
+        assertThat(s.commands().records().bodyMaxBytes()).as("docs/guarantees.md quotes it").isEqualTo(1_118_912);
+        assertThat(s.ingest().decompressionMaxBytes()).isEqualTo(32 << 20);
     }
 
     @Test
@@ -61,7 +61,7 @@ class BridgeSettingsTest {
         Map<String, String> env = required();
         env.put("QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "16");
         env.put("QUEEN_BRIDGE_RECORD_HEADERS_MAX_BYTES", "4096");
-        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).recordLimits())
+        assertThat(BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).commands().records())
                 .isEqualTo(new RecordLimits((1 << 20) + 32 * 1024, 16, 4096));
         for (String[] bad : new String[][] {{"QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "-1", "bridge.record.headers.max.count"},
             {"QUEEN_BRIDGE_RECORD_HEADERS_MAX_COUNT", "4097", "bridge.record.headers.max.count"},
@@ -83,8 +83,8 @@ class BridgeSettingsTest {
         env.put("QUEEN_BRIDGE_HORIZON", "7d");
         BridgeSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env));
         assertThat(s.routing().commandTopics()).isEqualTo(List.of("a.commands", "b.commands"));
-        assertThat(s.groupId()).isEqualTo("g2");
-        assertThat(s.horizon()).isEqualTo(Duration.ofDays(7));
+        assertThat(s.ingest().groupId()).isEqualTo("g2");
+        assertThat(s.commands().horizon()).isEqualTo(Duration.ofDays(7));
     }
 
     @Test
@@ -97,7 +97,7 @@ class BridgeSettingsTest {
         env.put("QUEEN_BRIDGE_BATCH_MAX_RECORDS", "300");
         env.put("QUEEN_BRIDGE_START_POSITION", "latest");
         env.put("QUEEN_DB_RETRY_BACKOFF_MAX", "7s");
-        IngestSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).ingest();
+        IngestSettings s = BridgeSettings.from(ConfigLoader.load(BridgeSettings.definition(), null, env)).ingestLoop();
         assertThat(s).isEqualTo(new IngestSettings(List.of("a.commands", "b.commands"), Duration.ofMillis(350), 4 << 20, 300,
                 Duration.ofSeconds(7), "latest"));
         // unset: a new group's partition that holds records waits rather than starting anywhere

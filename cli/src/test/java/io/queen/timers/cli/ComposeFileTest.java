@@ -212,7 +212,7 @@ class ComposeFileTest {
         HttpSettings settings = HttpSettings.from(io.queen.timers.core.config.ConfigLoader.load(HttpSettings.definition(), null, env));
         assertThat(settings.readsEnabled()).isTrue();
         assertThat(settings.consoleEnabled()).isTrue();
-        int ops = settings.common().httpPort();
+        int ops = settings.common().ops().httpPort();
         assertThat(strings(http.get("healthcheck").get("test"))).contains("http://127.0.0.1:" + ops + "/health/ready");
         assertThat(http.get("healthcheck").has("disable")).isFalse();
         assertThat(strings(http.get("ports"))).singleElement().satisfies(p -> assertThat(p).endsWith(":" + settings.port()));

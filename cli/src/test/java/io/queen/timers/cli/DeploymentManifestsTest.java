@@ -447,7 +447,7 @@ class DeploymentManifestsTest {
                 AuditTopics.from(c);
                 SweeperSettings.from(c).checkFitsHeap(heap);
                 // protection that is off as deployed protects nobody (docs/sweeper.md#the-fire-budget)
-                assertThat(SweeperSettings.from(c).tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
+                assertThat(SweeperSettings.from(c).claim().tenantFiresPerSecond()).as("%s: the per-tenant fire budget is on", w.name()).isPositive();
             } else if (w.process().equals("http")) {
                 HttpSettings http = HttpSettings.from(c);   // its own refusals at start: a tokenless topic beyond loopback, senders >= threads
                 // the API as deployed: the operator reads and the console on, over HTTPS from a file of a mounted Secret

@@ -29,17 +29,17 @@ public final class Commands {
     }
 
     public Verdict schedule(UUID tenant, String queue, String key, Instant at) throws Exception {
-        return apply(tenant, new Command(Op.SCHEDULE, queue, key, Command.DEFAULT_PARTITION, at, "txn-" + key,
-                "{\"v\":2}".getBytes(StandardCharsets.UTF_8)));
+        return apply(tenant, new Command(Op.SCHEDULE, queue, key, Command.DEFAULT_PARTITION, Command.Schedule.once(at, "txn-" + key,
+                "{\"v\":2}".getBytes(StandardCharsets.UTF_8))));
     }
 
     public Verdict reschedule(UUID tenant, String queue, String key, Instant at) throws Exception {
-        return apply(tenant, new Command(Op.RESCHEDULE, queue, key, Command.DEFAULT_PARTITION, at, "txn-" + key,
-                "{\"v\":3}".getBytes(StandardCharsets.UTF_8)));
+        return apply(tenant, new Command(Op.RESCHEDULE, queue, key, Command.DEFAULT_PARTITION, Command.Schedule.once(at, "txn-" + key,
+                "{\"v\":3}".getBytes(StandardCharsets.UTF_8))));
     }
 
     public Verdict cancel(UUID tenant, String queue, String key) throws Exception {
-        return apply(tenant, new Command(Op.CANCEL, queue, key, Command.DEFAULT_PARTITION, null, null, null));
+        return apply(tenant, new Command(Op.CANCEL, queue, key, Command.DEFAULT_PARTITION, null));
     }
 
     private synchronized Verdict apply(UUID tenant, Command c) throws Exception {

@@ -18,6 +18,7 @@ import io.queen.timers.bridge.crypto.PayloadCipher;
 import io.queen.timers.bridge.crypto.QueueEncryption;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
+import io.queen.timers.core.telemetry.Telemetry;
 import io.queen.timers.sql.BridgeGroups;
 import io.queen.timers.sql.Migrations;
 import io.queen.timers.sweeper.LogContents;
@@ -55,8 +56,8 @@ class EncryptedFireIT {
     void sealedAtScheduleFiredWithFlagFourAndOpenedFromTheLogByAnIndependentAesGcm() throws Exception {
         new Staging(db.dataSource()).clear();   // each test of this class starts from an empty log
         PayloadCipher cipher = new PayloadCipher(EncryptionKey.fromHex(KEY_HEX, "encryption.key"), List.of());
-        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-test", Duration.ofSeconds(30), 64,
-                new QueueEncryption(new EncryptionPolicy(List.of("vault.*")), Optional.of(cipher)));
+        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-test", BatchApplier.Limits.defaults(Duration.ofSeconds(30), 64),
+                new QueueEncryption(new EncryptionPolicy(List.of("vault.*")), Optional.of(cipher)), Telemetry.off());
         String small = "{\"card\":\"4111-1111-1111-1111\"}";
         String large = "{\"card\":\"4111-1111-1111-1111\",\"note\":\"" + "z".repeat(500) + "\"}";
         Instant due = Instant.now().minusSeconds(1);
@@ -110,7 +111,8 @@ class EncryptedFireIT {
     void aTimerStagedClearBeforeItsQueueTurnedEncryptedNeverEntersTheLogInClear() throws Exception {
         Staging staging = new Staging(db.dataSource());
         staging.clear();
-        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-late", Duration.ofSeconds(30), 64, QueueEncryption.none());
+        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-late", BatchApplier.Limits.defaults(Duration.ofSeconds(30), 64),
+                QueueEncryption.none(), Telemetry.off());
         String secret = "{\"card\":\"5500-0000-0000-0004\"}";
         Instant due = Instant.now().plusSeconds(2);
         List<Incoming> batch = new ArrayList<>();
@@ -146,7 +148,8 @@ class EncryptedFireIT {
     void aTimerStagedClearBeforeItsQueueMatchedEncryptionQueuesNeverEntersTheLogInClear() throws Exception {
         Staging staging = new Staging(db.dataSource());
         staging.clear();
-        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-pattern", Duration.ofSeconds(30), 64, QueueEncryption.none());
+        BatchApplier applier = new BatchApplier(db.dataSource(), "enc-pattern", BatchApplier.Limits.defaults(Duration.ofSeconds(30), 64),
+                QueueEncryption.none(), Telemetry.off());
         String secret = "{\"card\":\"3400-0000-0000-009\"}";
         Instant due = Instant.now().plusSeconds(2);
         List<Incoming> batch = new ArrayList<>();
@@ -177,6 +180,6 @@ class EncryptedFireIT {
 
     private static Incoming incoming(long offset, String sub, String queue, String key, Instant at, String payload) {
         return new Incoming(new Source("t", 0, offset), DEFAULT_TENANT, sub, new Command(Op.SCHEDULE, queue, key, Command.DEFAULT_PARTITION,
-                at, "t-" + key, payload.getBytes(StandardCharsets.UTF_8)));
+                Command.Schedule.once(at, "t-" + key, payload.getBytes(StandardCharsets.UTF_8))));
     }
 }

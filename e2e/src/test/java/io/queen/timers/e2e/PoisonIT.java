@@ -17,6 +17,7 @@ import io.queen.timers.sweeper.Staging;
 import io.queen.timers.sweeper.SweeperMain;
 import io.queen.timers.sweeper.SweeperSettings;
 import io.queen.timers.sweeper.Sweepers;
+import io.queen.timers.sweeper.claim.ClaimedTimer;
 import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import java.nio.charset.StandardCharsets;
@@ -161,8 +162,10 @@ class PoisonIT {
         assertThat(new Commands(db.dataSource()).reschedule(DEFAULT_TENANT, "orders", "k", java.time.Instant.now().plusSeconds(3600)))
                 .isEqualTo(Verdict.RESCHEDULED);
         var failer = new io.queen.timers.sweeper.fail.Failer(db.dataSource(), Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(60), 5);
-        var timer = new io.queen.timers.sweeper.claim.ClaimedTimer(DEFAULT_TENANT, "orders", "k", "Default", null, null, "txn-k",
-                io.queen.timers.log.codec.UuidV7.next(), new byte[0], false, false, null, 5, "boom", UUID.randomUUID(), null);
+        var timer = new ClaimedTimer(new ClaimedTimer.Key(DEFAULT_TENANT, "orders", "k"), ClaimedTimer.Schedule.once(null, null),
+                new ClaimedTimer.Message("Default", "txn-k", io.queen.timers.log.codec.UuidV7.next(), null, null),
+                new ClaimedTimer.Payload(new byte[0], false, false), new ClaimedTimer.Lease(UUID.randomUUID(), null, null),
+                new ClaimedTimer.History(5, "boom", 0));
 
         // the dead-letter needs the caller's live claim (V130): the stale token moves nothing
         assertThat(failer.deadLetter(List.of(timer))).isEmpty();

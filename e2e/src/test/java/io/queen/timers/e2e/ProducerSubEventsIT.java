@@ -75,6 +75,6 @@ class ProducerSubEventsIT {
 
     private static Incoming incoming(long offset, String sub, String key, Instant at) {
         return new Incoming(new Source("t", 0, offset), DEFAULT_TENANT, sub, new Command(Op.SCHEDULE, "q", key, Command.DEFAULT_PARTITION,
-                at, "t-" + key, "{}".getBytes(StandardCharsets.UTF_8)));
+                Command.Schedule.once(at, "t-" + key, "{}".getBytes(StandardCharsets.UTF_8))));
     }
 }

@@ -78,7 +78,7 @@ public final class HttpMain implements AutoCloseable {
         CommonSettings common = s.common();
         MeterRegistry registry = deps.registry() != null ? deps.registry() : new SimpleMeterRegistry();
         Startup startup = deps.startup() != null ? deps.startup()
-                : new Startup("http", common.startupTimeout(), common.retryPauseMax(), Clock.systemUTC());
+                : new Startup("http", common.outages().startupTimeout(), common.retryPauseMax(), Clock.systemUTC());
         TopicRoutes routes = s.routing().routes();
         CommandTopics topics = new CommandTopics(routes, s.commandTopics());
         AuditTopics audit = s.auditTopics();

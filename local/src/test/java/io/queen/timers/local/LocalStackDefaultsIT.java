@@ -26,7 +26,7 @@ class LocalStackDefaultsIT {
         try (Stack stack = LocalCommand.stack(Postgres.external(db.jdbcUrl(), db.user(), db.password()), Kafka.embedded(), 0, 0).start()) {
             int shipped = Integer.parseInt(SweeperSettings.definition().key(SweeperSettings.TENANT_FIRES_PER_SECOND).defaultValue());
             assertThat(shipped).as("the fire budget is on by default").isPositive();
-            assertThat(SweeperSettings.from(stack.config(SweeperMain.SERVICE)).tenantFiresPerSecond()).isEqualTo(shipped);
+            assertThat(SweeperSettings.from(stack.config(SweeperMain.SERVICE)).claim().tenantFiresPerSecond()).isEqualTo(shipped);
         }
     }
 }

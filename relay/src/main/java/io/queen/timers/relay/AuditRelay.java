@@ -143,11 +143,11 @@ public final class AuditRelay implements AutoCloseable {
         this.registry = registry;
         this.progress = progress;
         this.topics = audit.topics();
-        this.batchSize = audit.batchSize();
-        this.pollInterval = audit.pollInterval();
-        this.standbyInterval = audit.standbyInterval();
-        this.maxBackoff = common.retryBackoffMax();
-        this.sendTimeout = audit.sendTimeout();
+        this.batchSize = audit.outbox().batchSize();
+        this.pollInterval = audit.outbox().pollInterval();
+        this.standbyInterval = audit.outbox().standbyInterval();
+        this.maxBackoff = common.outages().retryBackoffMax();
+        this.sendTimeout = audit.producer().sendTimeout();
         this.maxRetryPause = common.retryPauseMax();
         this.prober = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "queen-audit-relay-probe");
@@ -158,12 +158,12 @@ public final class AuditRelay implements AutoCloseable {
         Map<String, Object> p = new HashMap<>(common.kafka(KafkaSettings.Client.PRODUCER));
         // Bounded sends (audit.relay.send.timeout): a topic that cannot be written fails within it and is held
         // on its own, instead of blocking every send for the client's 60 s default.
-        long sendMs = audit.sendTimeout().toMillis();
+        long sendMs = audit.producer().sendTimeout().toMillis();
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, sendMs);
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) sendMs);
-        p.put(ProducerConfig.LINGER_MS_CONFIG, (int) audit.linger().toMillis());
-        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, audit.compression());
-        p.put(ProducerConfig.BATCH_SIZE_CONFIG, audit.maxBatchBytes());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, (int) audit.producer().linger().toMillis());
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, audit.producer().compression());
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, audit.producer().maxBatchBytes());
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.max(1, sendMs - 5));
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

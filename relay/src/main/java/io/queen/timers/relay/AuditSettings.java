@@ -19,18 +19,27 @@ import java.time.Duration;
  * The audit topic itself is {@code audit.topic} of CommonSettings; a tenant other than the default
  * publishes to {@code tenant.<uuid>.audit.topic}, default {@code <audit.topic>.<uuid>}.
  *
- * @param relayEnabled    {@link #RELAY_ENABLED}
- * @param batchSize       {@link #RELAY_BATCH_SIZE}
- * @param pollInterval    {@link #RELAY_POLL_INTERVAL}
- * @param standbyInterval {@link #RELAY_STANDBY_INTERVAL}
- * @param sendTimeout     {@link #RELAY_SEND_TIMEOUT}
- * @param compression     {@link #RELAY_COMPRESSION}
- * @param linger          {@link #RELAY_LINGER}
- * @param maxBatchBytes   {@link #RELAY_MAX_BATCH_BYTES}
- * @param topics          each tenant's audit topic ({@link AuditTopics#from})
+ * @param relayEnabled {@link #RELAY_ENABLED}
+ * @param outbox       how the relay reads the outbox
+ * @param producer     how it sends what it read
+ * @param topics       each tenant's audit topic ({@link AuditTopics#from})
  */
-public record AuditSettings(boolean relayEnabled, int batchSize, Duration pollInterval, Duration standbyInterval,
-        Duration sendTimeout, String compression, Duration linger, int maxBatchBytes, AuditTopics topics) {
+public record AuditSettings(boolean relayEnabled, Outbox outbox, Producer producer, AuditTopics topics) {
+
+    /**
+     * @param batchSize       {@link #RELAY_BATCH_SIZE}
+     * @param pollInterval    {@link #RELAY_POLL_INTERVAL}
+     * @param standbyInterval {@link #RELAY_STANDBY_INTERVAL}
+     */
+    public record Outbox(int batchSize, Duration pollInterval, Duration standbyInterval) {}
+
+    /**
+     * @param sendTimeout   {@link #RELAY_SEND_TIMEOUT}
+     * @param compression   {@link #RELAY_COMPRESSION}
+     * @param linger        {@link #RELAY_LINGER}
+     * @param maxBatchBytes {@link #RELAY_MAX_BATCH_BYTES}
+     */
+    public record Producer(Duration sendTimeout, String compression, Duration linger, int maxBatchBytes) {}
 
     public static final String RELAY_ENABLED = "audit.relay.enabled";
     public static final String RELAY_BATCH_SIZE = "audit.relay.batch.size";
@@ -80,8 +89,10 @@ public record AuditSettings(boolean relayEnabled, int batchSize, Duration pollIn
     }
 
     public static AuditSettings from(Config c) {
-        return new AuditSettings(c.bool(RELAY_ENABLED), c.intValue(RELAY_BATCH_SIZE), c.duration(RELAY_POLL_INTERVAL),
-                c.duration(RELAY_STANDBY_INTERVAL), c.duration(RELAY_SEND_TIMEOUT), c.string(RELAY_COMPRESSION), c.duration(RELAY_LINGER),
-                c.intValue(RELAY_MAX_BATCH_BYTES), AuditTopics.from(c));
+        return new AuditSettings(c.bool(RELAY_ENABLED),
+                new Outbox(c.intValue(RELAY_BATCH_SIZE), c.duration(RELAY_POLL_INTERVAL), c.duration(RELAY_STANDBY_INTERVAL)),
+                new Producer(c.duration(RELAY_SEND_TIMEOUT), c.string(RELAY_COMPRESSION), c.duration(RELAY_LINGER),
+                        c.intValue(RELAY_MAX_BATCH_BYTES)),
+                AuditTopics.from(c));
     }
 }

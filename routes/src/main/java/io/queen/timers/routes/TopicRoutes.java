@@ -183,8 +183,9 @@ public record TopicRoutes(Map<String, Route> routes) {
             throw new ConfigException("setting topic." + topic + AUTH_ALLOW_HS256 + " = '" + hs + "' is not true or false");
         }
         try {
-            return new TokenVerifier(new TokenVerifier.Rules(topic, Path.of(file), "true".equalsIgnoreCase(hs), audience, issuer, skew,
-                    maxLifetime, tenantClaim, adminClaim.isEmpty() ? null : adminClaim));
+            return new TokenVerifier(new TokenVerifier.Rules(topic, new TokenVerifier.Keys(Path.of(file), "true".equalsIgnoreCase(hs)),
+                    new TokenVerifier.Claims(audience, issuer, tenantClaim, adminClaim.isEmpty() ? null : adminClaim),
+                    new TokenVerifier.Times(skew, maxLifetime)));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage());
         }
@@ -235,7 +236,7 @@ public record TopicRoutes(Map<String, Route> routes) {
         Map<String, Duration> out = new java.util.TreeMap<>();
         routes.forEach((topic, r) -> {
             if (r.auth() != null) {
-                out.put(topic, r.auth().rules().skew());
+                out.put(topic, r.auth().rules().times().skew());
             }
         });
         return out;

@@ -161,7 +161,7 @@ public final class Migrations {
             try (PreparedStatement st = c.prepareStatement("SELECT version FROM " + history + " WHERE version IS NOT NULL AND success");
                     ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    versions.add(MigrationVersion.fromVersion(rs.getString(1)));
+                    versions.add(MigrationVersion.fromVersion(rs.getString("version")));
                 }
             }
             return versions;
@@ -171,11 +171,11 @@ public final class Migrations {
     }
 
     private static boolean historyExists(Connection c) throws SQLException {
-        try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+        try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL AS present")) {
             exists.setString(1, HISTORY_SCHEMA + "." + HISTORY_TABLE);
             try (ResultSet rs = exists.executeQuery()) {
                 rs.next();
-                return rs.getBoolean(1);
+                return rs.getBoolean("present");
             }
         }
     }
@@ -241,16 +241,16 @@ public final class Migrations {
                         + " WHERE version IS NOT NULL AND success ORDER BY installed_rank");
                 ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
-                String recorded = rs.getString(2);
-                String script = shipped.get(MigrationVersion.fromVersion(rs.getString(1)));
+                String recorded = rs.getString("script");
+                String script = shipped.get(MigrationVersion.fromVersion(rs.getString("version")));
                 if (script == null) {
                     continue;
                 }
                 int ours = checksum(LOCATION_PATH + "/" + script);
                 if (!script.equals(recorded)) {
-                    differ.add(recorded + " (this build's version " + rs.getString(1) + " is " + script + ")");
-                } else if (ours != rs.getInt(3)) {
-                    differ.add(recorded + " (checksum " + rs.getInt(3) + ", this build's " + ours + ")");
+                    differ.add(recorded + " (this build's version " + rs.getString("version") + " is " + script + ")");
+                } else if (ours != rs.getInt("checksum")) {
+                    differ.add(recorded + " (checksum " + rs.getInt("checksum") + ", this build's " + ours + ")");
                 }
             }
         }

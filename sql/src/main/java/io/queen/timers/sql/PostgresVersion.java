@@ -53,10 +53,10 @@ public final class PostgresVersion {
         int num;
         String version;
         try (Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT current_setting('server_version_num')::int, current_setting('server_version')")) {
+                ResultSet rs = st.executeQuery("SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version")) {
             rs.next();
-            num = rs.getInt(1);
-            version = rs.getString(2);
+            num = rs.getInt("num");
+            version = rs.getString("version");
         }
         Optional<String> refused = refusal(num, version);
         if (refused.isPresent()) {

@@ -25,8 +25,9 @@ public record OwnerBounds(boolean bindsCaller, Duration maxLease, Duration minCl
             if (!rs.next()) {
                 throw new SQLException("queen.timer_settings has no row (V006 inserts it): restore it as the owner", "55000");
             }
-            return new OwnerBounds(rs.getBoolean(1), seconds(rs.getDouble(2)), seconds(rs.getDouble(3)), seconds(rs.getDouble(4)),
-                    seconds(rs.getDouble(5)), rs.getInt(6), rs.getInt(7));
+            return new OwnerBounds(rs.getBoolean("binds_caller"), seconds(rs.getDouble("max_lease_seconds")),
+                    seconds(rs.getDouble("min_cleanup_idle_seconds")), seconds(rs.getDouble("max_transient_backoff_seconds")),
+                    seconds(rs.getDouble("max_backoff_seconds")), rs.getInt("min_attempts"), rs.getInt("min_dead_letters_in_row"));
         }
     }
 

@@ -70,28 +70,37 @@ public final class SweeperMain implements AutoCloseable {
     private final List<Thread> threads;
     private final WakeSignal wake;
     private final WakeListener listener;
-    private final CleanupClock cleanup;
-    private final DeadLetterClock deadLetters;
-    private final RecurringSeriesClock recurringSeries;
+    private final Clocks clocks;
     private final AuditRelay relay;
     private final Health health;
     private final CountDownLatch closed = new CountDownLatch(1);
 
-    private SweeperMain(HikariDataSource dataSource, List<SweepLoop> loops, List<LoopProgress> progress, WakeSignal wake,
-                        WakeListener listener, CleanupClock cleanup, DeadLetterClock deadLetters, RecurringSeriesClock recurringSeries,
+    /** A sweep loop and the progress its thread reports to readiness. */
+    private record Worker(SweepLoop loop, LoopProgress progress) {}
+
+    /** What runs on a slow clock beside the loops: the partition cleanup (null when off) and the two gauges' counts. */
+    private record Clocks(CleanupClock cleanup, DeadLetterClock deadLetters, RecurringSeriesClock recurringSeries) {
+        void close() {
+            if (cleanup != null) {
+                cleanup.close();
+            }
+            deadLetters.close();
+            recurringSeries.close();
+        }
+    }
+
+    private SweeperMain(HikariDataSource dataSource, List<Worker> workers, WakeSignal wake, WakeListener listener, Clocks clocks,
                         AuditRelay relay, Health health) {
         this.dataSource = dataSource;
-        this.loops = loops;
+        this.loops = workers.stream().map(Worker::loop).toList();
         this.wake = wake;
         this.listener = listener;
-        this.cleanup = cleanup;
-        this.deadLetters = deadLetters;
-        this.recurringSeries = recurringSeries;
+        this.clocks = clocks;
         this.relay = relay;
         this.health = health;
         this.threads = new ArrayList<>();
-        for (int i = 0; i < loops.size(); i++) {
-            Thread t = new Thread(progress.get(i).guard(loops.get(i)), "sweeper-loop-" + i);
+        for (int i = 0; i < workers.size(); i++) {
+            Thread t = new Thread(workers.get(i).progress().guard(workers.get(i).loop()), "sweeper-loop-" + i);
             t.setUncaughtExceptionHandler((thread, error) -> loopDied(thread.getName(), error));
             threads.add(t);
         }
@@ -131,8 +140,8 @@ public final class SweeperMain implements AutoCloseable {
         Telemetry telemetry = deps.telemetry();
         CommonSettings common = s.common();
         s.checkFitsHeap(Runtime.getRuntime().maxMemory());
-        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", s.statementTimeout(), SweeperSettings.STATEMENT_TIMEOUT,
-                s.lockTimeout(), common.socketTimeout());
+        SessionTimeouts timeouts = SessionTimeouts.of("queen-sweeper", s.loops().statementTimeout(), SweeperSettings.STATEMENT_TIMEOUT,
+                s.loops().lockTimeout(), common.outages().socketTimeout());
         LOG.info("starting sweeper: {}", common);
         // its relay produces the audit events: a Kafka cluster older than the oldest supported is refused in one sentence
         if (s.audit().relayEnabled()) {
@@ -146,36 +155,39 @@ public final class SweeperMain implements AutoCloseable {
             s.checkOwnerBounds(startup.retry("read the owner's bounds", () -> OwnerBounds.read(dataSource)));
             SweeperMetrics metrics = new SweeperMetrics(registry);
             WakeSignal wake = new WakeSignal();
-            Packer packer = new Packer(s.maxFireBytes(), s.maxTimerBytes(Runtime.getRuntime().maxMemory()), s.maxFireBytes());
+            SweeperSettings.Claim claim = s.claim();
+            SweeperSettings.Retry retry = s.retry();
+            SweeperSettings.Loops loops = s.loops();
+            Packer packer = new Packer(claim.maxFireBytes(), s.maxTimerBytes(Runtime.getRuntime().maxMemory()), claim.maxFireBytes());
             FireGate gate = new FireGate();
-            Failer failer = new Failer(dataSource, s.transientBackoff(), s.backoffBase(), s.backoffMax(), s.maxAttempts())
-                    .withMaxConsecutiveDeadLetters(s.recurringMaxConsecutiveDeadLetters());
+            Failer failer = new Failer(dataSource, retry.transientBackoff(), retry.backoffBase(), retry.backoffMax(), retry.maxAttempts())
+                    .withMaxConsecutiveDeadLetters(retry.recurringMaxConsecutiveDeadLetters());
             // one budget per process, shared by its loops (FireBudget says why per process)
-            FireBudget budget = s.tenantFiresPerSecond() == 0 ? FireBudget.off()
-                    : new FireBudget(s.tenantFiresPerSecond(), s.sleepNear(), System::nanoTime);
-            List<SweepLoop> loops = new ArrayList<>();
-            List<LoopProgress> progress = new ArrayList<>();
-            for (int i = 0; i < s.workers(); i++) {
-                LoopProgress p = health.loop("sweep-" + i);
-                progress.add(p);
-                loops.add(new SweepLoop(new DueProbe(dataSource, s.dueCap()),
-                        new Claimer(dataSource, s.batchSize(), s.lease(), s.perTenantPerShard(), s.maxFireBytes(), budget),
-                        new Delivery(packer, new Firer(dataSource), failer, metrics, s.maxFireBytes(), s.lease().dividedBy(2), telemetry),
-                        new Pacer(s.sleepMin(), s.sleepNear(), s.idleMax()), wake, metrics, s.maxFireBytes(), p, gate, s.maxAttempts(),
-                        s.cycleClaimMax()));
+            FireBudget budget = claim.tenantFiresPerSecond() == 0 ? FireBudget.off()
+                    : new FireBudget(claim.tenantFiresPerSecond(), loops.sleepNear(), System::nanoTime);
+            List<Worker> workers = new ArrayList<>();
+            for (int i = 0; i < loops.workers(); i++) {
+                SweepLoop.Parts parts = new SweepLoop.Parts(new DueProbe(dataSource, loops.dueCap()),
+                        new Claimer(dataSource, claim.batchSize(), claim.lease(), claim.perTenantPerShard(), claim.maxFireBytes(), budget),
+                        new Delivery(packer, new Firer(dataSource), failer, metrics, claim.maxFireBytes(), claim.lease().dividedBy(2), telemetry),
+                        new Pacer(loops.sleepMin(), loops.sleepNear(), loops.idleMax()), wake, metrics, gate);
+                LoopProgress progress = health.loop("sweep-" + i);
+                workers.add(new Worker(new SweepLoop(parts, claim.maxFireBytes(), claim.cycleClaimMax(), retry.maxAttempts(), progress),
+                        progress));
             }
             WakeListener listener = new WakeListener(() -> connect(common.database()), wake, health.loop("wake-listener"),
                     common.retryPauseMax()).start();
-            CleanupClock cleanup = s.cleanupEnabled()
-                    ? new CleanupClock(new PartitionCleanup(dataSource, s.cleanupIdle(), s.cleanupBatch()), s.cleanupInterval())
+            SweeperSettings.Cleanup c = s.cleanup();
+            CleanupClock cleanup = c.enabled()
+                    ? new CleanupClock(new PartitionCleanup(dataSource, c.idle(), c.batch()), c.interval())
                     : null;
             DeadLetterClock deadLetters = new DeadLetterClock(CappedCount.deadLetters(dataSource, DEAD_LETTERS_CAP), metrics, DEAD_LETTERS_EVERY);
             RecurringSeriesClock recurringSeries = new RecurringSeriesClock(CappedCount.recurringSeries(dataSource, RECURRING_SERIES_CAP),
                     metrics, RECURRING_SERIES_EVERY);
             AuditRelay relay = s.audit().relayEnabled()
                     ? new AuditRelay(dataSource, s.audit(), common, registry, health.loop("audit-relay")).start() : null;
-            SweeperMain sweeper = new SweeperMain(dataSource, loops, progress, wake, listener, cleanup, deadLetters, recurringSeries, relay,
-                    health);
+            SweeperMain sweeper = new SweeperMain(dataSource, workers, wake, listener, new Clocks(cleanup, deadLetters, recurringSeries),
+                    relay, health);
             sweeper.threads.forEach(Thread::start);
             return sweeper;
         } catch (RuntimeException e) {
@@ -238,11 +250,7 @@ public final class SweeperMain implements AutoCloseable {
             }
         }
         listener.close();
-        if (cleanup != null) {
-            cleanup.close();
-        }
-        deadLetters.close();
-        recurringSeries.close();
+        clocks.close();
         if (relay != null) {
             relay.close();
         }

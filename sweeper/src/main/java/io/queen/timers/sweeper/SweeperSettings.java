@@ -20,34 +20,81 @@ import java.time.Duration;
  * {@link CommonSettings} and the audit relay's
  * {@link AuditSettings} (the sweeper runs the relay too). Every default is a number
  * to start from, not a measured one: the soak replaces them. Environment names are derived
- * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}.
+ * ({@code QUEEN_} + upper-case key, '.' as '_'), e.g. {@code QUEEN_SWEEPER_BATCH_SIZE}. The sweeper's own keys are
+ * grouped by what they govern ({@link Claim}, {@link Retry}, {@link Loops}, {@link Cleanup}), so a component takes the
+ * group it reads and a caller names what it passes ({@code settings.claim().lease()}).
  */
 public record SweeperSettings(
-        int batchSize,
-        Duration lease,
-        Duration cycleClaimMax,
-        int perTenantPerShard,
-        int tenantFiresPerSecond,
-        int maxAttempts,
-        int maxFireBytes,
-        Duration backoffBase,
-        Duration backoffMax,
-        Duration transientBackoff,
-        Duration sleepMin,
-        Duration sleepNear,
-        Duration idleMax,
-        int workers,
-        int dueCap,
-        boolean cleanupEnabled,
-        Duration cleanupInterval,
-        Duration cleanupIdle,
-        int cleanupBatch,
-        Duration statementTimeout,
-        Duration lockTimeout,
-        int recurringMaxConsecutiveDeadLetters,
+        Claim claim,
+        Retry retry,
+        Loops loops,
+        Cleanup cleanup,
         CommonSettings common,
         AuditSettings audit,
         TelemetrySettings telemetry) {
+
+    /**
+     * What one claim takes and how long a cycle keeps claiming.
+     *
+     * @param batchSize            {@link #BATCH_SIZE}
+     * @param lease                {@link #LEASE}
+     * @param cycleClaimMax        {@link #CYCLE_CLAIM_MAX}
+     * @param perTenantPerShard    {@link #PER_TENANT_PER_SHARD}
+     * @param tenantFiresPerSecond {@link #TENANT_FIRES_PER_SECOND}
+     * @param maxFireBytes         {@link #MAX_FIRE_BYTES}
+     */
+    public record Claim(int batchSize, Duration lease, Duration cycleClaimMax, int perTenantPerShard, int tenantFiresPerSecond,
+                        int maxFireBytes) {}
+
+    /**
+     * What a failed fire costs a timer, and when a recurring series gives up.
+     *
+     * @param maxAttempts                        {@link #MAX_ATTEMPTS}
+     * @param backoffBase                        {@link #BACKOFF_BASE}
+     * @param backoffMax                         {@link #BACKOFF_MAX}
+     * @param transientBackoff                   {@link #TRANSIENT_BACKOFF}
+     * @param recurringMaxConsecutiveDeadLetters {@link #RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS}
+     */
+    public record Retry(int maxAttempts, Duration backoffBase, Duration backoffMax, Duration transientBackoff,
+                        int recurringMaxConsecutiveDeadLetters) {
+        public Retry {
+            if (backoffBase.compareTo(backoffMax) > 0) {
+                throw new ConfigException("setting " + BACKOFF_BASE + " = " + backoffBase + " must not exceed " + BACKOFF_MAX + " = " + backoffMax);
+            }
+        }
+    }
+
+    /**
+     * The claim-and-fire loops: how many, how they sleep, what the probe counts, and how long one of the pool's statements
+     * may run or wait for a lock (the loops run most of them; the cleanup and the relay share the pool).
+     *
+     * @param workers          {@link #WORKERS}
+     * @param sleepMin         {@link #SLEEP_MIN}
+     * @param sleepNear        {@link #SLEEP_NEAR}
+     * @param idleMax          {@link #IDLE_MAX}
+     * @param dueCap           {@link #DUE_CAP}
+     * @param statementTimeout {@link #STATEMENT_TIMEOUT}
+     * @param lockTimeout      {@link #LOCK_TIMEOUT}
+     */
+    public record Loops(int workers, Duration sleepMin, Duration sleepNear, Duration idleMax, int dueCap, Duration statementTimeout,
+                        Duration lockTimeout) {
+        public Loops {
+            if (sleepMin.compareTo(sleepNear) > 0 || sleepNear.compareTo(idleMax) > 0) {
+                throw new ConfigException("settings must satisfy " + SLEEP_MIN + " <= " + SLEEP_NEAR + " <= " + IDLE_MAX
+                        + ", got " + sleepMin + ", " + sleepNear + ", " + idleMax);
+            }
+        }
+    }
+
+    /**
+     * The partition cleanup.
+     *
+     * @param enabled  {@link #CLEANUP_ENABLED}
+     * @param interval {@link #CLEANUP_INTERVAL}
+     * @param idle     {@link #CLEANUP_IDLE}
+     * @param batch    {@link #CLEANUP_BATCH}
+     */
+    public record Cleanup(boolean enabled, Duration interval, Duration idle, int batch) {}
 
     public static final String BATCH_SIZE = "sweeper.batch.size";
     public static final String LEASE = "sweeper.lease";
@@ -72,16 +119,6 @@ public record SweeperSettings(
     public static final String LOCK_TIMEOUT = "sweeper.lock.timeout";
     public static final String RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS = "recurring.max.consecutive.dead.letters";
 
-    public SweeperSettings {
-        if (backoffBase.compareTo(backoffMax) > 0) {
-            throw new ConfigException("setting " + BACKOFF_BASE + " = " + backoffBase + " must not exceed " + BACKOFF_MAX + " = " + backoffMax);
-        }
-        if (sleepMin.compareTo(sleepNear) > 0 || sleepNear.compareTo(idleMax) > 0) {
-            throw new ConfigException("settings must satisfy " + SLEEP_MIN + " <= " + SLEEP_NEAR + " <= " + IDLE_MAX
-                    + ", got " + sleepMin + ", " + sleepNear + ", " + idleMax);
-        }
-    }
-
     /**
      * What one loop really holds for a cycle of {@code sweeper.max.fire.bytes} decompressed payload bytes: the
      * payloads decompressed, the packed segments, the bytes sent to the driver, with the claim's stored rows and
@@ -94,9 +131,9 @@ public record SweeperSettings(
      * driver, the JVM): a bound that the heap cannot hold is no bound. Enforced, not advised.
      */
     public void checkFitsHeap(long maxHeapBytes) {
-        long need = (long) workers * HELD_PER_FIRE_BYTE * maxFireBytes;
+        long need = (long) loops.workers() * HELD_PER_FIRE_BYTE * claim.maxFireBytes();
         if (need > maxHeapBytes / 2) {
-            throw new ConfigException("settings " + WORKERS + " = " + workers + " and " + MAX_FIRE_BYTES + " = " + maxFireBytes
+            throw new ConfigException("settings " + WORKERS + " = " + loops.workers() + " and " + MAX_FIRE_BYTES + " = " + claim.maxFireBytes()
                     + " need about " + (need >> 20) + " MiB of heap (" + HELD_PER_FIRE_BYTE + " x fire bytes per loop), more than half of"
                     + " this JVM's " + (maxHeapBytes >> 20) + " MiB: lower them or raise -Xmx");
         }
@@ -109,24 +146,24 @@ public record SweeperSettings(
      */
     public void checkOwnerBounds(OwnerBounds b) {
         java.util.List<String> beyond = new java.util.ArrayList<>();
-        if (lease.compareTo(b.maxLease()) > 0) {
-            beyond.add(LEASE + " = " + lease + " exceeds max_lease = " + b.maxLease());
+        if (claim.lease().compareTo(b.maxLease()) > 0) {
+            beyond.add(LEASE + " = " + claim.lease() + " exceeds max_lease = " + b.maxLease());
         }
-        if (cleanupEnabled && cleanupIdle.compareTo(b.minCleanupIdle()) < 0) {
-            beyond.add(CLEANUP_IDLE + " = " + cleanupIdle + " is below min_cleanup_idle = " + b.minCleanupIdle());
+        if (cleanup.enabled() && cleanup.idle().compareTo(b.minCleanupIdle()) < 0) {
+            beyond.add(CLEANUP_IDLE + " = " + cleanup.idle() + " is below min_cleanup_idle = " + b.minCleanupIdle());
         }
         if (b.bindsCaller()) {
-            if (transientBackoff.compareTo(b.maxTransientBackoff()) > 0) {
-                beyond.add(TRANSIENT_BACKOFF + " = " + transientBackoff + " exceeds max_transient_backoff = " + b.maxTransientBackoff());
+            if (retry.transientBackoff().compareTo(b.maxTransientBackoff()) > 0) {
+                beyond.add(TRANSIENT_BACKOFF + " = " + retry.transientBackoff() + " exceeds max_transient_backoff = " + b.maxTransientBackoff());
             }
-            if (backoffMax.compareTo(b.maxBackoff()) > 0) {   // the base is at most the max (checked above)
-                beyond.add(BACKOFF_MAX + " = " + backoffMax + " exceeds max_backoff = " + b.maxBackoff());
+            if (retry.backoffMax().compareTo(b.maxBackoff()) > 0) {   // the base is at most the max (checked by Retry)
+                beyond.add(BACKOFF_MAX + " = " + retry.backoffMax() + " exceeds max_backoff = " + b.maxBackoff());
             }
-            if (maxAttempts < b.minAttempts()) {
-                beyond.add(MAX_ATTEMPTS + " = " + maxAttempts + " is below min_attempts = " + b.minAttempts());
+            if (retry.maxAttempts() < b.minAttempts()) {
+                beyond.add(MAX_ATTEMPTS + " = " + retry.maxAttempts() + " is below min_attempts = " + b.minAttempts());
             }
-            if (recurringMaxConsecutiveDeadLetters < b.minDeadLettersInRow()) {
-                beyond.add(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS + " = " + recurringMaxConsecutiveDeadLetters
+            if (retry.recurringMaxConsecutiveDeadLetters() < b.minDeadLettersInRow()) {
+                beyond.add(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS + " = " + retry.recurringMaxConsecutiveDeadLetters()
                         + " is below min_dead_letters_in_row = " + b.minDeadLettersInRow());
             }
         }
@@ -143,8 +180,8 @@ public record SweeperSettings(
      * larger payload fails (then dead-letters) instead of exhausting the heap.
      */
     public int maxTimerBytes(long maxHeapBytes) {
-        long free = maxHeapBytes / 2 - (long) (workers - 1) * HELD_PER_FIRE_BYTE * maxFireBytes;
-        return (int) Math.min(io.queen.timers.log.codec.Frame.MAX_PAYLOAD_BYTES, Math.max(maxFireBytes, free / HELD_PER_FIRE_BYTE));
+        long free = maxHeapBytes / 2 - (long) (loops.workers() - 1) * HELD_PER_FIRE_BYTE * claim.maxFireBytes();
+        return (int) Math.min(io.queen.timers.log.codec.Frame.MAX_PAYLOAD_BYTES, Math.max(claim.maxFireBytes(), free / HELD_PER_FIRE_BYTE));
     }
 
     /** The keys the sweeper process understands: the common ones plus its own. */
@@ -238,12 +275,13 @@ public record SweeperSettings(
                     + " = " + c.duration(HealthSettings.STALL_AFTER) + " (an idle loop would read as stuck)");
         }
         return new SweeperSettings(
-                c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD),
-                c.intValue(TENANT_FIRES_PER_SECOND), c.intValue(MAX_ATTEMPTS),
-                c.intValue(MAX_FIRE_BYTES), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
-                c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(WORKERS), c.intValue(DUE_CAP),
-                c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH),
-                c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT), c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS),
+                new Claim(c.intValue(BATCH_SIZE), c.duration(LEASE), c.duration(CYCLE_CLAIM_MAX), c.intValue(PER_TENANT_PER_SHARD),
+                        c.intValue(TENANT_FIRES_PER_SECOND), c.intValue(MAX_FIRE_BYTES)),
+                new Retry(c.intValue(MAX_ATTEMPTS), c.duration(BACKOFF_BASE), c.duration(BACKOFF_MAX), c.duration(TRANSIENT_BACKOFF),
+                        c.intValue(RECURRING_MAX_CONSECUTIVE_DEAD_LETTERS)),
+                new Loops(c.intValue(WORKERS), c.duration(SLEEP_MIN), c.duration(SLEEP_NEAR), c.duration(IDLE_MAX), c.intValue(DUE_CAP),
+                        c.duration(STATEMENT_TIMEOUT), c.duration(LOCK_TIMEOUT)),
+                new Cleanup(c.bool(CLEANUP_ENABLED), c.duration(CLEANUP_INTERVAL), c.duration(CLEANUP_IDLE), c.intValue(CLEANUP_BATCH)),
                 CommonSettings.from(c), AuditSettings.from(c), TelemetrySettings.fromEnvironment("sweeper"));
     }
 }

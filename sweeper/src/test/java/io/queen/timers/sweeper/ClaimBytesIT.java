@@ -37,11 +37,11 @@ class ClaimBytesIT {
         }
         Claimer claimer = new Claimer(stack.get().owner(), 512, Duration.ofSeconds(30), 8, 250_000);
         Claimer.Claim first = claimer.claim(250_000, true);
-        assertThat(first.timers()).extracting(ClaimedTimer::timerKey).containsExactly("k0", "k1");
+        assertThat(first.timers()).extracting(t -> t.key().timerKey()).containsExactly("k0", "k1");
         assertThat(first.heldBytes()).isBetween(200_000L, 250_000L);
         // what the cycle may still hold: the rest of its budget, and no oversize exception after its first claim
         assertThat(claimer.claim(250_000 - first.heldBytes(), false).timers()).isEmpty();
-        assertThat(claimer.claim()).extracting(ClaimedTimer::timerKey).containsExactly("k2", "k3");
+        assertThat(claimer.claim()).extracting(t -> t.key().timerKey()).containsExactly("k2", "k3");
     }
 
     @Test
@@ -52,8 +52,8 @@ class ClaimBytesIT {
         }
         Claimer claimer = new Claimer(stack.get().owner(), 512, Duration.ofSeconds(30), 8, 250_000);
         assertThat(claimer.claim(250_000, false).timers()).isEmpty();
-        assertThat(claimer.claim()).extracting(ClaimedTimer::timerKey).containsExactly("big");
-        assertThat(claimer.claim()).extracting(ClaimedTimer::timerKey).containsExactly("small-0", "small-1", "small-2");
+        assertThat(claimer.claim()).extracting(t -> t.key().timerKey()).containsExactly("big");
+        assertThat(claimer.claim()).extracting(t -> t.key().timerKey()).containsExactly("small-0", "small-1", "small-2");
     }
 
     @Test

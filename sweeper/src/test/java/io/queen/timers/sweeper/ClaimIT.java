@@ -50,7 +50,7 @@ class ClaimIT {
 
         List<ClaimedTimer> claimed = claimer(200).claim();
 
-        assertThat(claimed).extracting(ClaimedTimer::timerKey).containsExactly("past");
+        assertThat(claimed).extracting(t -> t.key().timerKey()).containsExactly("past");
         assertThat(staging.row(DEFAULT_TENANT, "q", "future").claimToken()).isNull();
     }
 
@@ -79,7 +79,7 @@ class ClaimIT {
         List<ClaimedTimer> claimed = claimer(200).claim();
 
         assertThat(claimed).hasSize(50);
-        assertThat(claimed.stream().map(ClaimedTimer::claimToken).distinct()).hasSize(50);
+        assertThat(claimed.stream().map(t -> t.lease().claimToken()).distinct()).hasSize(50);
         Staging.Row row = staging.row(DEFAULT_TENANT, "q", "k7");
         assertThat(row.claimedUntil()).isBetween(row.dbNow().plusSeconds(25), row.dbNow().plusSeconds(31));
         assertThat(row.visibleAt()).isEqualTo(row.claimedUntil());
@@ -101,8 +101,8 @@ class ClaimIT {
         List<ClaimedTimer> claimed = claimer(200).claim();
 
         assertThat(claimed).hasSize(40);
-        assertThat(claimed).extracting(ClaimedTimer::visibleAt).isSorted();
-        assertThat(claimed).extracting(ClaimedTimer::deliverAt).isSorted();
+        assertThat(claimed).extracting(t -> t.schedule().visibleAt()).isSorted();
+        assertThat(claimed).extracting(t -> t.schedule().deliverAt()).isSorted();
     }
 
     @Test
@@ -121,7 +121,7 @@ class ClaimIT {
         List<ClaimedTimer> claimed = new Claimer(db.dataSource(), 64, Duration.ofSeconds(30), 10_000).claim();
         Map<Long, Integer> perShard = new HashMap<>();
         for (ClaimedTimer t : claimed) {
-            perShard.merge(staging.count("SELECT shard FROM queen.log_timers WHERE timer_key = '" + t.timerKey() + "'"), 1, Integer::sum);
+            perShard.merge(staging.count("SELECT shard FROM queen.log_timers WHERE timer_key = '" + t.key().timerKey() + "'"), 1, Integer::sum);
         }
         assertThat(claimed).hasSize(64);   // the batch
         assertThat(perShard.values()).allMatch(n -> n <= 8);   // slice max(ceil(64/64), 8) = 8
@@ -143,7 +143,7 @@ class ClaimIT {
         List<ClaimedTimer> claimed = claimer(20).claim();
 
         assertThat(claimed).hasSize(20);
-        assertThat(claimed).filteredOn(t -> t.tenantId().equals(second)).hasSize(5);
+        assertThat(claimed).filteredOn(t -> t.key().tenantId().equals(second)).hasSize(5);
     }
 
     /**
@@ -165,7 +165,7 @@ class ClaimIT {
         List<ClaimedTimer> claimed = claimer(64).claim();
 
         assertThat(claimed).hasSize(64);
-        assertThat(claimed).filteredOn(t -> t.tenantId().equals(quiet)).extracting(ClaimedTimer::timerKey).containsExactly("due");
+        assertThat(claimed).filteredOn(t -> t.key().tenantId().equals(quiet)).extracting(t -> t.key().timerKey()).containsExactly("due");
     }
 
     @Test
@@ -178,10 +178,10 @@ class ClaimIT {
                 st.execute("SELECT 1 FROM queen.log_timers WHERE timer_key = 'held' FOR UPDATE");
             }
             List<ClaimedTimer> claimed = claimer(200).claim();   // returns at once: SKIP LOCKED
-            assertThat(claimed).extracting(ClaimedTimer::timerKey).containsExactly("free");
+            assertThat(claimed).extracting(t -> t.key().timerKey()).containsExactly("free");
             other.rollback();
         }
-        assertThat(claimer(200).claim()).extracting(ClaimedTimer::timerKey).containsExactly("held");
+        assertThat(claimer(200).claim()).extracting(t -> t.key().timerKey()).containsExactly("held");
     }
 
     @Test
@@ -212,19 +212,19 @@ class ClaimIT {
     void aReclaimAfterLeaseExpiryMintsNewTokensAndCountsTheAbandonedLeaseAsADeathNotAnAttempt() throws Exception {
         staging.schedule(DEFAULT_TENANT, "q", "k", -1);
         Claimer shortLease = new Claimer(db.dataSource(), 200, Duration.ofMillis(1000), 8);
-        UUID first = shortLease.claim().get(0).claimToken();
+        UUID first = shortLease.claim().get(0).lease().claimToken();
         Thread.sleep(1100);
         List<ClaimedTimer> again = shortLease.claim();
         assertThat(again).hasSize(1);
-        assertThat(again.get(0).claimToken()).isNotEqualTo(first);
+        assertThat(again.get(0).lease().claimToken()).isNotEqualTo(first);
         // the lease ran out with its token still set: the sweeper holding it died, stalled or lost the database (V122).
         // It held this timer among others (nothing marked it alone): a death, which narrows its next group, no attempt
-        assertThat(again.get(0).attempts()).isZero();
-        assertThat(again.get(0).deaths()).isEqualTo(1);
+        assertThat(again.get(0).history().attempts()).isZero();
+        assertThat(again.get(0).history().deaths()).isEqualTo(1);
         assertThat(again.get(0).suspect()).isTrue();
-        assertThat(again.get(0).lastError()).startsWith("abandoned:").contains("death 1, no attempt spent");
+        assertThat(again.get(0).history().lastError()).startsWith("abandoned:").contains("death 1, no attempt spent");
         assertThat(staging.row(DEFAULT_TENANT, "q", "k")).isNotNull();
-        Set<UUID> tokens = new HashSet<>(List.of(first, again.get(0).claimToken()));
+        Set<UUID> tokens = new HashSet<>(List.of(first, again.get(0).lease().claimToken()));
         assertThat(tokens).hasSize(2);
     }
 
@@ -237,14 +237,14 @@ class ClaimIT {
         assertThat(failer.holdAlone(held)).isEqualTo(1);
         Thread.sleep(1100);
         ClaimedTimer again = shortLease.claim().get(0);
-        assertThat(again.attempts()).isEqualTo(1);
-        assertThat(again.deaths()).isEqualTo(1);
-        assertThat(again.lastError()).startsWith("abandoned:").contains("alone").contains("attempt 1");
+        assertThat(again.history().attempts()).isEqualTo(1);
+        assertThat(again.history().deaths()).isEqualTo(1);
+        assertThat(again.history().lastError()).startsWith("abandoned:").contains("alone").contains("attempt 1");
         // the mark belongs to that lease only: this one, not marked, runs out as a death and spends nothing
         Thread.sleep(1100);
         ClaimedTimer third = shortLease.claim().get(0);
-        assertThat(third.attempts()).isEqualTo(1);
-        assertThat(third.deaths()).isEqualTo(2);
+        assertThat(third.history().attempts()).isEqualTo(1);
+        assertThat(third.history().deaths()).isEqualTo(2);
         // a token that is no longer ours marks nothing
         assertThat(failer.holdAlone(held)).isZero();
     }

@@ -88,17 +88,17 @@ class CrashIT {
             List<ClaimedTimer> reclaimed = new Claimer(stack.get().owner(), 200, Duration.ofSeconds(30), 100).claim();
             assertThat(reclaimed).hasSize(100);
             assertThat(reclaimed).allSatisfy(t -> {
-                assertThat(t.claimToken()).isNotEqualTo(oldTokens.get(t.timerKey()));
-                assertThat(t.attempts()).as(t.lastError()).isZero();   // held among 100: a death, not an attempt (V122)
-                assertThat(t.deaths()).isEqualTo(1);
+                assertThat(t.lease().claimToken()).isNotEqualTo(oldTokens.get(t.key().timerKey()));
+                assertThat(t.history().attempts()).as(t.history().lastError()).isZero();   // held among 100: a death, not an attempt (V122)
+                assertThat(t.history().deaths()).isEqualTo(1);
             });
 
             // a fire with the old tokens (what the dead sweeper would have sent) is stale and delivers nothing
             List<ClaimedTimer> withOldTokens = new ArrayList<>();
             for (ClaimedTimer t : reclaimed) {
-                withOldTokens.add(new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(), t.deliverAt(), t.visibleAt(),
-                        t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(), t.attempts(),
-                        t.lastError(), oldTokens.get(t.timerKey()), t.claimedUntil(), t.traceContext(), t.deaths()));
+                withOldTokens.add(new ClaimedTimer(t.key(), ClaimedTimer.Schedule.once(t.schedule().deliverAt(), t.schedule().visibleAt()),
+                        t.message(), t.payload(), new ClaimedTimer.Lease(oldTokens.get(t.key().timerKey()), t.lease().claimedUntil(), null),
+                        t.history()));
             }
             Firer firer = new Firer(stack.get().owner());
             for (FireBatch f : new Packer(1 << 20).pack(withOldTokens).fires()) {

@@ -104,7 +104,7 @@ class EncryptedQueueRefusalIT {
 
         SegmentOutcome vault = outcomes.stream().filter(o -> o.segment().destination().queue().equals("vault")).findFirst().orElseThrow();
         assertThat(vault.result()).isEqualTo(FireResult.REFUSED);
-        assertThat(vault.refused()).extracting(ClaimedTimer::timerKey).containsExactly("secret");
+        assertThat(vault.refused()).extracting(t -> t.key().timerKey()).containsExactly("secret");
         assertThat(vault.baseOffset()).isNull();
         assertThat(outcomes).filteredOn(o -> o.segment().destination().queue().equals("open"))
                 .extracting(SegmentOutcome::result).containsExactly(FireResult.FIRED);

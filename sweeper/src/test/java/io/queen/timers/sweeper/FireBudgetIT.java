@@ -57,7 +57,7 @@ class FireBudgetIT {
     }
 
     private static long of(List<ClaimedTimer> claimed, UUID tenant) {
-        return claimed.stream().filter(t -> t.tenantId().equals(tenant)).count();
+        return claimed.stream().filter(t -> t.key().tenantId().equals(tenant)).count();
     }
 
     @Test
@@ -73,14 +73,14 @@ class FireBudgetIT {
         stage(QUIET, "r", 2, -0.5);
         List<ClaimedTimer> second = claimer.claim();   // no time has passed: the flood's bucket is empty
         assertThat(of(second, FLOOD)).isZero();
-        assertThat(second).extracting(ClaimedTimer::timerKey).containsExactlyInAnyOrder("r1", "r2");
+        assertThat(second).extracting(t -> t.key().timerKey()).containsExactlyInAnyOrder("r1", "r2");
         assertThat(claimer.heldFor()).as("an empty claim waits for the budget").isPresent();
 
         clock.addAndGet(Duration.ofMillis(50).toNanos());   // 5 tokens
         stage(QUIET, "s", 1, -0.1);
         List<ClaimedTimer> third = claimer.claim();
         assertThat(of(third, FLOOD)).isEqualTo(5);
-        assertThat(third).filteredOn(t -> t.tenantId().equals(QUIET)).extracting(ClaimedTimer::timerKey).containsExactly("s1");
+        assertThat(third).filteredOn(t -> t.key().tenantId().equals(QUIET)).extracting(t -> t.key().timerKey()).containsExactly("s1");
         // nothing is skipped: the flood's rows it left are still there, due and unclaimed
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOOD + "' AND claim_token IS NULL"
                 + " AND visible_at <= now()")).isEqualTo(2_000 - 15);
@@ -160,7 +160,7 @@ class FireBudgetIT {
      */
     @Test
     void aTenantAloneFiresFasterThanTheDefaultBudget() {
-        int shipped = SweeperSettings.from(Sweepers.settings(stack.get()).config()).tenantFiresPerSecond();
+        int shipped = SweeperSettings.from(Sweepers.settings(stack.get()).config()).claim().tenantFiresPerSecond();
         assertThat(shipped).as("the fire budget is on as shipped").isPositive();
         stage(FLOOD, "f", 5 * shipped, -60);
 

@@ -109,7 +109,7 @@ class FireIT {
         assertThat(a.visibleAt()).isBeforeOrEqualTo(a.dbNow());   // claimable now, not after the lease
         assertThat(a.attempts()).isZero();
         assertThat(staging.row(DEFAULT_TENANT, "q", "b").claimToken()).isNotNull();   // not ours: untouched
-        assertThat(claim()).extracting(ClaimedTimer::timerKey).containsExactlyInAnyOrder("a", "c");
+        assertThat(claim()).extracting(t -> t.key().timerKey()).containsExactlyInAnyOrder("a", "c");
     }
 
     @Test

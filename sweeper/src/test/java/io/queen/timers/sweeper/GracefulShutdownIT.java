@@ -44,7 +44,7 @@ class GracefulShutdownIT {
         // nothing of ours is left claimed: only the other sweeper's 50 still carry a token
         assertThat(staging.count("SELECT count(*) FROM queen.log_timers WHERE claim_token IS NOT NULL")).isEqualTo(50);
         for (ClaimedTimer t : theirs) {
-            assertThat(staging.row(t.tenantId(), t.queue(), t.timerKey()).claimToken()).isEqualTo(t.claimToken());
+            assertThat(staging.row(t.key().tenantId(), t.key().queue(), t.key().timerKey()).claimToken()).isEqualTo(t.lease().claimToken());
         }
         assertThat(staging.count("SELECT count(*) FROM queen.timer_audit_events WHERE type = 'fired'")).isEqualTo(counts.size());
     }

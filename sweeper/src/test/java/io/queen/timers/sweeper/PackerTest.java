@@ -24,8 +24,9 @@ class PackerTest {
     private static final UUID B = UUID.fromString("00000000-0000-0000-0000-00000000000b");
 
     private static ClaimedTimer timer(UUID tenant, String queue, String key, byte[] payload, boolean zstd) {
-        return new ClaimedTimer(tenant, queue, key, "Default", Instant.EPOCH, Instant.EPOCH, "txn-" + key, UUID.randomUUID(),
-                payload, zstd, false, null, 0, null, UUID.randomUUID(), Instant.EPOCH);
+        return new ClaimedTimer(new ClaimedTimer.Key(tenant, queue, key), ClaimedTimer.Schedule.once(Instant.EPOCH, Instant.EPOCH),
+                new ClaimedTimer.Message("Default", "txn-" + key, UUID.randomUUID(), null, null), new ClaimedTimer.Payload(payload, zstd, false),
+                new ClaimedTimer.Lease(UUID.randomUUID(), Instant.EPOCH, null), ClaimedTimer.History.NONE);
     }
 
     @Test
@@ -55,10 +56,10 @@ class PackerTest {
                 timer(A, "q", "broken", "not zstd".getBytes(StandardCharsets.UTF_8), true));
         PackResult r = new Packer(1 << 20).pack(claimed);
         assertThat(r.unpackable()).singleElement().satisfies(u -> {
-            assertThat(u.timer().timerKey()).isEqualTo("broken");
+            assertThat(u.timer().key().timerKey()).isEqualTo("broken");
             assertThat(u.error()).contains("broken").contains("payload_zstd");
         });
-        assertThat(r.fires().get(0).timers()).extracting(ClaimedTimer::timerKey).containsExactly("ok");
+        assertThat(r.fires().get(0).timers()).extracting(t -> t.key().timerKey()).containsExactly("ok");
     }
 
     @Test
@@ -73,10 +74,10 @@ class PackerTest {
         for (FireBatch f : r.fires()) {
             assertThat(f.segments()).extracting(Segment::destination).doesNotHaveDuplicates();
             f.segments().stream().filter(s -> s.destination().queue().equals("big"))
-                    .forEach(s -> s.timers().forEach(t -> bigOrder.add(t.timerKey())));
+                    .forEach(s -> s.timers().forEach(t -> bigOrder.add(t.key().timerKey())));
         }
         assertThat(r.fires().size()).isGreaterThan(1);
-        assertThat(bigOrder).containsExactlyElementsOf(claimed.stream().filter(t -> t.queue().equals("big")).map(ClaimedTimer::timerKey).toList());
+        assertThat(bigOrder).containsExactlyElementsOf(claimed.stream().filter(t -> t.key().queue().equals("big")).map(t -> t.key().timerKey()).toList());
     }
 
     @Test
@@ -91,12 +92,12 @@ class PackerTest {
         // a budget of 3.5 MiB: three decompress, the fourth and every later one wait for the next cycle, in order
         PackResult r = new Packer(8 << 20, 8 << 20, (7L << 20) / 2).pack(claimed);
         assertThat(r.fires().stream().mapToInt(f -> f.timers().size()).sum()).isEqualTo(3);
-        assertThat(r.deferred()).extracting(ClaimedTimer::timerKey).containsExactly("k3", "k4", "k5", "k6", "k7", "k8", "k9");
+        assertThat(r.deferred()).extracting(t -> t.key().timerKey()).containsExactly("k3", "k4", "k5", "k6", "k7", "k8", "k9");
         assertThat(r.unpackable()).isEmpty();
         // one timer larger than the whole budget still goes, alone, when it comes first
         PackResult alone = new Packer(8 << 20, 8 << 20, 1 << 19).pack(claimed.subList(0, 2));
         assertThat(alone.fires().stream().mapToInt(f -> f.timers().size()).sum()).isEqualTo(1);
-        assertThat(alone.deferred()).extracting(ClaimedTimer::timerKey).containsExactly("k1");
+        assertThat(alone.deferred()).extracting(t -> t.key().timerKey()).containsExactly("k1");
         // and one larger than a lone timer may be fails instead of exhausting the heap
         PackResult tooLarge = new Packer(1 << 19, 1 << 19, 1 << 19).pack(claimed.subList(0, 1));
         assertThat(tooLarge.unpackable()).hasSize(1);

@@ -79,9 +79,9 @@ class SeriesFireIT {
                 + "\"catchUp\":\"one\",\"txn\":\"s\",\"seq\":1}'::jsonb");
         List<ClaimedTimer> claimed = new Claimer(db.dataSource(), 200, Duration.ofSeconds(30), 8).claim();
         // as a caller that does not plan the series would: without the rule, so its fire carries no plan
-        List<ClaimedTimer> blind = claimed.stream().map(t -> new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(),
-                t.deliverAt(), t.visibleAt(), t.txn(), t.messageId(), t.payload(), t.payloadZstd(), t.encrypted(), t.producerSub(),
-                t.attempts(), t.lastError(), t.claimToken(), t.claimedUntil(), t.traceContext(), t.deaths())).toList();
+        List<ClaimedTimer> blind = claimed.stream().map(t -> new ClaimedTimer(t.key(),
+                ClaimedTimer.Schedule.once(t.schedule().deliverAt(), t.schedule().visibleAt()), t.message(), t.payload(),
+                new ClaimedTimer.Lease(t.lease().claimToken(), t.lease().claimedUntil(), null), t.history())).toList();
 
         List<SegmentOutcome> out = new Firer(db.dataSource()).fire(new Packer(1 << 20).pack(blind).fires().get(0));
 

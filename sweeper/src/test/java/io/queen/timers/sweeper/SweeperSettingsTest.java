@@ -34,23 +34,23 @@ class SweeperSettingsTest {
     @Test
     void defaultsAreTheDesignsStartingPointsExceptTheTwoFireBenchMeasured() {
         SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, required()));
-        assertThat(s.batchSize()).isEqualTo(512);   // first default 200; 512 = 64 shards x 8 (see SweeperSettings)
-        assertThat(s.workers()).isEqualTo(2);
-        assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(s.perTenantPerShard()).isEqualTo(8);
+        assertThat(s.claim().batchSize()).isEqualTo(512);   // first default 200; 512 = 64 shards x 8 (see SweeperSettings)
+        assertThat(s.loops().workers()).isEqualTo(2);
+        assertThat(s.claim().lease()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.claim().perTenantPerShard()).isEqualTo(8);
         // on as shipped (docs/sweeper.md#the-fire-budget): protection that is off protects nobody
-        assertThat(s.tenantFiresPerSecond()).isEqualTo(1000);
-        assertThat(s.maxAttempts()).isEqualTo(5);
-        assertThat(s.maxFireBytes()).isEqualTo(8 * 1024 * 1024);
-        assertThat(s.backoffBase()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(s.backoffMax()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(s.transientBackoff()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(s.sleepMin()).isEqualTo(Duration.ofMillis(5));
-        assertThat(s.sleepNear()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(s.idleMax()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(s.cleanupEnabled()).isTrue();
-        assertThat(s.cleanupInterval()).isEqualTo(Duration.ofMinutes(10));
-        assertThat(s.cleanupIdle()).isEqualTo(Duration.ofDays(7));
+        assertThat(s.claim().tenantFiresPerSecond()).isEqualTo(1000);
+        assertThat(s.retry().maxAttempts()).isEqualTo(5);
+        assertThat(s.claim().maxFireBytes()).isEqualTo(8 * 1024 * 1024);
+        assertThat(s.retry().backoffBase()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.retry().backoffMax()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(s.retry().transientBackoff()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.loops().sleepMin()).isEqualTo(Duration.ofMillis(5));
+        assertThat(s.loops().sleepNear()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(s.loops().idleMax()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.cleanup().enabled()).isTrue();
+        assertThat(s.cleanup().interval()).isEqualTo(Duration.ofMinutes(10));
+        assertThat(s.cleanup().idle()).isEqualTo(Duration.ofDays(7));
     }
 
     @Test
@@ -60,9 +60,9 @@ class SweeperSettingsTest {
         env.put("QUEEN_SWEEPER_LEASE", "10s");
         env.put("QUEEN_CLEANUP_ENABLED", "false");
         SweeperSettings s = SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env));
-        assertThat(s.batchSize()).isEqualTo(500);
-        assertThat(s.lease()).isEqualTo(Duration.ofSeconds(10));
-        assertThat(s.cleanupEnabled()).isFalse();
+        assertThat(s.claim().batchSize()).isEqualTo(500);
+        assertThat(s.claim().lease()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(s.cleanup().enabled()).isFalse();
         assertThat(SweeperSettings.definition().key(CommonSettings.JDBC_URL).env()).isEqualTo("QUEEN_JDBC_URL");
     }
 
@@ -73,7 +73,7 @@ class SweeperSettingsTest {
         assertThatThrownBy(() -> SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("sweeper.idle.max").hasMessageContaining("health.stall.after");
         env.put("QUEEN_HEALTH_STALL_AFTER", "5m");
-        assertThat(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)).idleMax()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(SweeperSettings.from(ConfigLoader.load(SweeperSettings.definition(), null, env)).loops().idleMax()).isEqualTo(Duration.ofMinutes(2));
     }
 
     @Test

@@ -67,57 +67,49 @@ public final class BatchApplier {
 
     private final DataSource dataSource;
     private final String groupId;
-    private final Duration wakeWithin;
-    private final int zstdThreshold;
+    private final Limits limits;
     private final QueueEncryption encryption;
-    private final int tenantMaxPending;
-    /** tenant.max.recurring: a command that would make a key a series for a tenant holding this many is rejected recurring_quota. */
-    private int tenantMaxRecurring = BridgeSettings.DEFAULT_TENANT_MAX_RECURRING;
     private final PendingEstimates estimates;
     private final Telemetry telemetry;
 
     /**
-     * @param wakeWithin    NOTIFY queen_timers_wake at commit when a written timer is due within this
-     * @param zstdThreshold payloads longer than this many bytes are stored zstd-compressed
+     * How the apply stores what it writes and what it lets a tenant hold.
+     *
+     * @param wakeWithin         NOTIFY queen_timers_wake at commit when a written timer is due within this
+     * @param zstdThreshold      payloads longer than this many bytes are stored zstd-compressed
+     * @param tenantMaxPending   tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota
+     * @param tenantMaxRecurring tenant.max.recurring: a command that would make a key a series for a tenant holding this many is
+     *                           rejected recurring_quota
      */
+    public record Limits(Duration wakeWithin, int zstdThreshold, int tenantMaxPending, int tenantMaxRecurring) {
+        /** The shipped quotas ({@link BridgeSettings#DEFAULT_TENANT_MAX_PENDING}, {@link BridgeSettings#DEFAULT_TENANT_MAX_RECURRING}). */
+        public static Limits defaults(Duration wakeWithin, int zstdThreshold) {
+            return new Limits(wakeWithin, zstdThreshold, BridgeSettings.DEFAULT_TENANT_MAX_PENDING, BridgeSettings.DEFAULT_TENANT_MAX_RECURRING);
+        }
+    }
+
+    /** With the shipped quotas, no queue sealed, no spans. */
     public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold) {
-        this(dataSource, groupId, wakeWithin, zstdThreshold, QueueEncryption.none());
+        this(dataSource, groupId, Limits.defaults(wakeWithin, zstdThreshold), QueueEncryption.none(), Telemetry.off());
     }
 
-    /** @param encryption which destination queues get their payloads sealed (docs/security.md#payload-encryption) */
-    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption) {
-        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, BridgeSettings.DEFAULT_TENANT_MAX_PENDING);
-    }
-
-    /** @param tenantMaxPending tenant.max.pending: a schedule of a new key for a tenant holding this many is rejected tenant_quota */
-    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
-                        int tenantMaxPending) {
-        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, Telemetry.off());
-    }
-
-    /** @param telemetry where the span of each record applied goes (docs/tracing.md#tracing); {@link Telemetry#off()} makes none */
-    public BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
-                        int tenantMaxPending, Telemetry telemetry) {
-        this(dataSource, groupId, wakeWithin, zstdThreshold, encryption, tenantMaxPending, telemetry, System::nanoTime);
+    /**
+     * @param encryption which destination queues get their payloads sealed (docs/security.md#payload-encryption)
+     * @param telemetry  where the span of each record applied goes (docs/tracing.md#tracing); {@link Telemetry#off()} makes none
+     */
+    public BatchApplier(DataSource dataSource, String groupId, Limits limits, QueueEncryption encryption, Telemetry telemetry) {
+        this(dataSource, groupId, limits, encryption, telemetry, System::nanoTime);
     }
 
     /** @param nanoTime the clock the pending estimates age by ({@link PendingEstimates}) */
-    BatchApplier(DataSource dataSource, String groupId, Duration wakeWithin, int zstdThreshold, QueueEncryption encryption,
-                 int tenantMaxPending, Telemetry telemetry, LongSupplier nanoTime) {
+    BatchApplier(DataSource dataSource, String groupId, Limits limits, QueueEncryption encryption, Telemetry telemetry,
+                 LongSupplier nanoTime) {
         this.telemetry = telemetry;
         this.dataSource = dataSource;
-        this.tenantMaxPending = tenantMaxPending;
-        this.estimates = new PendingEstimates(tenantMaxPending, nanoTime);
+        this.limits = limits;
+        this.estimates = new PendingEstimates(limits.tenantMaxPending(), nanoTime);
         this.groupId = groupId;
-        this.wakeWithin = wakeWithin;
-        this.zstdThreshold = zstdThreshold;
         this.encryption = encryption;
-    }
-
-    /** Sets tenant.max.recurring (default {@link BridgeSettings#DEFAULT_TENANT_MAX_RECURRING}); before the first apply. */
-    public BatchApplier withTenantMaxRecurring(int max) {
-        this.tenantMaxRecurring = max;
-        return this;
     }
 
     private record TimerId(UUID tenant, String queue, String timerKey) {}
@@ -220,8 +212,8 @@ public final class BatchApplier {
         pending.forEach((tenant, n) -> estimates.folded(tenant, n[0]));
         folds.forEach((id, f) -> {
             if (f.state == State.PENDING && f.command != null) {   // no command: every one was rejected (not_owner), the row stays
-                byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.payload()) : null;
-                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, zstdThreshold, f);
+                byte[] stored = sealed.contains(new QueueRef(id.tenant(), id.queue())) ? encryption.seal(f.command.schedule().payload()) : null;
+                rows.upsert(id.tenant(), f.command, f.messageId, f.producerSub, stored, limits.zstdThreshold(), f);
             } else if (f.state == State.ABSENT && f.existed) {
                 rows.delete(id.tenant(), id.queue(), id.timerKey(), false, f);
             } else if (f.state == State.IN_HANDS && f.stopSeries) {
@@ -324,12 +316,12 @@ public final class BatchApplier {
         }
         try (PreparedStatement st = c.prepareStatement(PENDING)) {
             st.setArray(1, c.createArrayOf("uuid", toCount.toArray()));
-            st.setInt(2, tenantMaxPending);
+            st.setInt(2, limits.tenantMaxPending());
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    UUID tenant = rs.getObject(1, UUID.class);
-                    out.put(tenant, new long[] {rs.getLong(2)});
-                    estimates.counted(tenant, rs.getLong(2));
+                    UUID tenant = rs.getObject("tenant_id", UUID.class);
+                    out.put(tenant, new long[] {rs.getLong("pending")});
+                    estimates.counted(tenant, rs.getLong("pending"));
                 }
             }
         }
@@ -366,14 +358,14 @@ public final class BatchApplier {
             st.setArray(1, c.createArrayOf("uuid", t.toArray()));
             st.setArray(2, c.createArrayOf("text", q.toArray()));
             st.setArray(3, c.createArrayOf("text", k.toArray()));
-            st.setInt(4, tenantMaxRecurring);
+            st.setInt(4, limits.tenantMaxRecurring());
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    UUID tenant = rs.getObject(1, UUID.class);
-                    if (rs.getString(2) == null) {
-                        out.put(tenant, new long[] {rs.getLong(4)});
+                    UUID tenant = rs.getObject("tenant_id", UUID.class);
+                    if (rs.getString("queue") == null) {
+                        out.put(tenant, new long[] {rs.getLong("series")});
                     } else {
-                        Fold f = folds.get(new TimerId(tenant, rs.getString(2), rs.getString(3)));
+                        Fold f = folds.get(new TimerId(tenant, rs.getString("queue"), rs.getString("timer_key")));
                         if (f != null) {
                             f.series = true;
                         }
@@ -393,9 +385,9 @@ public final class BatchApplier {
     private Decision fold(Incoming in, Command cmd, Fold f, Rows rows, long[] pending, long[] series) {
         ObjectNode ev = base(in, cmd);
         Verdict v;
-        if (f.state == State.ABSENT && cmd.op().upserts() && pending != null && pending[0] >= tenantMaxPending) {
+        if (f.state == State.ABSENT && cmd.op().upserts() && pending != null && pending[0] >= limits.tenantMaxPending()) {
             Rejection r = new Rejection(RejectReason.TENANT_QUOTA, "tenant " + in.tenant() + " already holds " + pending[0]
-                    + " pending timers (tenant.max.pending = " + tenantMaxPending + "): a new key is refused; a reschedule or cancel"
+                    + " pending timers (tenant.max.pending = " + limits.tenantMaxPending() + "): a new key is refused; a reschedule or cancel"
                     + " of a pending one passes", cmd.kafkaKey());
             return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
         }
@@ -409,9 +401,9 @@ public final class BatchApplier {
             }
         }
         if (f.state != State.IN_HANDS && cmd.op().upserts() && cmd.recurrence() != null && !f.series && series != null
-                && series[0] >= tenantMaxRecurring) {
+                && series[0] >= limits.tenantMaxRecurring()) {
             Rejection r = new Rejection(RejectReason.RECURRING_QUOTA, "tenant " + in.tenant() + " already holds " + series[0]
-                    + " recurring series (tenant.max.recurring = " + tenantMaxRecurring + "): a new series is refused; a reschedule"
+                    + " recurring series (tenant.max.recurring = " + limits.tenantMaxRecurring() + "): a new series is refused; a reschedule"
                     + " of an existing one, or a cancel, passes", cmd.kafkaKey());
             return rows.event(in, in.tenant(), cmd.kafkaKey(), Verdict.REJECTED, rejected(in, r), r);
         }
@@ -442,8 +434,8 @@ public final class BatchApplier {
             f.command = cmd;
             f.producerSub = in.producerSub();
             f.owner = in.producerSub();
-            ev.put("partition", cmd.partition()).put("txn", cmd.txn()).put("messageId", f.messageId.toString())
-                    .put("deliverAt", cmd.deliverAt().toString());
+            ev.put("partition", cmd.partition()).put("txn", cmd.schedule().txn()).put("messageId", f.messageId.toString())
+                    .put("deliverAt", cmd.schedule().deliverAt().toString());
             if (cmd.recurrence() != null) {
                 ev.set("recurrence", Rows.recurrence(cmd)); // the rule as stored; deliverAt is its first occurrence
             }
@@ -509,8 +501,8 @@ public final class BatchApplier {
             st.setArray(3, c.createArrayOf("text", keys.toArray()));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.put(new TimerId(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3)),
-                            new Existing(rs.getObject(4, UUID.class), rs.getBoolean(5), rs.getString(6)));
+                    out.put(new TimerId(rs.getObject("tenant_id", UUID.class), rs.getString("queue"), rs.getString("timer_key")),
+                            new Existing(rs.getObject("message_id", UUID.class), rs.getBoolean("in_hands"), rs.getString("producer_sub")));
                 }
             }
         }
@@ -528,10 +520,10 @@ public final class BatchApplier {
             st.setString(3, JsonRows.write(r.upserts));
             st.setString(4, JsonRows.write(r.deletes));
             st.setString(5, JsonRows.write(r.events));
-            st.setString(6, wakeWithin.toMillis() + " milliseconds");
+            st.setString(6, limits.wakeWithin().toMillis() + " milliseconds");
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return rs.getInt(1);
+                return rs.getInt("fenced");
             }
         }
     }
@@ -580,10 +572,10 @@ public final class BatchApplier {
 
         /** @param sealed the payload's encryption envelope, or null to store the payload as it is */
         void upsert(UUID tenant, Command cmd, UUID messageId, String sub, byte[] sealed, int zstdThreshold, Fold f) {
-            byte[] payload = sealed != null ? sealed : cmd.payload();
+            byte[] payload = sealed != null ? sealed : cmd.schedule().payload();
             boolean zstd = payload.length > zstdThreshold;
-            upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.deliverAt().toEpochMilli(),
-                    cmd.txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, payload.length, sealed != null, sub,
+            upserts.add(new UpsertRow(tenant, cmd.queue(), cmd.timerKey(), cmd.partition(), cmd.schedule().deliverAt().toEpochMilli(),
+                    cmd.schedule().txn(), messageId, zstd ? Compression.compress(payload) : payload, zstd, payload.length, sealed != null, sub,
                     cmd.trace() == null ? null : cmd.trace().bytes(), recurrence(cmd), f.ownerStaged(), f.ownerSub()));
         }
 

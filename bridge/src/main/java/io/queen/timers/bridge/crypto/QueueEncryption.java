@@ -67,7 +67,7 @@ public final class QueueEncryption {
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(ANY_ENABLED);
              ResultSet rs = st.executeQuery()) {
             while (rs.next()) {
-                named.add(rs.getObject(1, UUID.class) + "/" + rs.getString(2));
+                named.add(rs.getObject("tenant_id", UUID.class) + "/" + rs.getString("name"));
             }
         }
         if (!named.isEmpty()) {
@@ -108,7 +108,7 @@ public final class QueueEncryption {
             st.setArray(2, c.createArrayOf("text", names.toArray()));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    enabled.add(new QueueRef(rs.getObject(1, UUID.class), rs.getString(2)));
+                    enabled.add(new QueueRef(rs.getObject("tenant_id", UUID.class), rs.getString("name")));
                 }
             }
         }

@@ -378,8 +378,8 @@ public final class CommandSource implements AutoCloseable {
             p.end = fetcher.isolation() == IsolationLevel.READ_COMMITTED && r.lastStable() >= 0
                     ? r.lastStable() : r.highWatermark();
             if (r.records().sizeInBytes() > 0) {
-                p.reader = new PartitionReader(r.tp(), r.records(), p.position, fetcher.isolation(), r.aborted(),
-                        decoder, checkCrcs, streams);
+                p.reader = new PartitionReader(r.tp(), r.records(), r.aborted(), p.position,
+                        new PartitionReader.Reading(fetcher.isolation(), decoder, checkCrcs, streams));
                 p.response = r.response();
             } else if (p.end <= p.position) { // not when its records were left out of a full response: asked again at once
                 p.quietUntilNanos = nanoTime.getAsLong() + maxWaitNanos;

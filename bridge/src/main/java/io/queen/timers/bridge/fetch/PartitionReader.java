@@ -98,24 +98,28 @@ final class PartitionReader {
     private String unreadableWhy;
 
     /**
-     * @param records the partition's records of one fetch response
-     * @param from    the offset to read from (records below it are dropped)
-     * @param aborted the response's aborted transactions (null or empty when none)
+     * How a source reads its partitions, the same for each of them.
+     *
      * @param decoder reads each record within its limits; shared by the partitions of one source
      * @param streams admits each compressed batch's stream; shared by the partitions of one source
      */
-    PartitionReader(TopicPartition tp, MemoryRecords records, long from, IsolationLevel isolation,
-                    List<FetchResponseData.AbortedTransaction> aborted, RecordDecoder decoder, boolean checkCrcs,
-                    StreamBudget streams) {
+    record Reading(IsolationLevel isolation, RecordDecoder decoder, boolean checkCrcs, StreamBudget streams) {}
+
+    /**
+     * @param records the partition's records of one fetch response
+     * @param aborted the response's aborted transactions (null or empty when none)
+     * @param from    the offset to read from (records below it are dropped)
+     */
+    PartitionReader(TopicPartition tp, MemoryRecords records, List<FetchResponseData.AbortedTransaction> aborted, long from, Reading reading) {
         this.tp = tp;
         this.log = records.buffer();
         this.nextBatchAt = log.position();
         this.batches = records.batches().iterator();
         this.next = from;
-        this.decoder = decoder;
-        this.checkCrcs = checkCrcs;
-        this.streams = streams;
-        if (isolation == IsolationLevel.READ_COMMITTED) {
+        this.decoder = reading.decoder();
+        this.checkCrcs = reading.checkCrcs();
+        this.streams = reading.streams();
+        if (reading.isolation() == IsolationLevel.READ_COMMITTED) {
             this.aborted = new PriorityQueue<>((a, b) -> Long.compare(a.firstOffset(), b.firstOffset()));
             if (aborted != null) {
                 this.aborted.addAll(aborted);
@@ -289,9 +293,9 @@ final class PartitionReader {
 
     private RecordDecoder.Batch view(DefaultRecordBatch b) {
         int epoch = b.partitionLeaderEpoch();
-        return new RecordDecoder.Batch(tp, b.baseOffset(), b.lastOffset(), b.baseTimestamp(), b.timestampType(),
-                b.maxTimestamp(), epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH ? Optional.empty() : Optional.of(epoch),
-                b.isCompressed());
+        return new RecordDecoder.Batch(tp, b.baseOffset(), b.lastOffset(),
+                new RecordDecoder.Timestamps(b.timestampType(), b.baseTimestamp(), b.maxTimestamp()),
+                epoch == RecordBatch.NO_PARTITION_LEADER_EPOCH ? Optional.empty() : Optional.of(epoch), b.isCompressed());
     }
 
     /**

@@ -40,8 +40,16 @@ import org.apache.kafka.common.record.TimestampType;
 final class RecordDecoder {
 
     /** What of its batch a record's fields are relative to; {@code lastOffset} bounds its offsets. */
-    record Batch(TopicPartition tp, long baseOffset, long lastOffset, long baseTimestamp, TimestampType timestampType,
-                 long maxTimestamp, Optional<Integer> leaderEpoch, boolean compressed) {}
+    record Batch(TopicPartition tp, long baseOffset, long lastOffset, Timestamps timestamps, Optional<Integer> leaderEpoch,
+                 boolean compressed) {}
+
+    /** A batch's timestamps: its type, the base a record's delta counts from, and the batch's largest. */
+    record Timestamps(TimestampType type, long base, long max) {
+        /** A record's timestamp from its delta: the broker's append time for the whole batch, else base + delta. */
+        long of(long delta) {
+            return type == TimestampType.LOG_APPEND_TIME ? max : base + delta;
+        }
+    }
 
     /** One record as read. */
     sealed interface Decoded {
@@ -179,9 +187,9 @@ final class RecordDecoder {
             headers[i] = new RecordHeader(key, value < 0 ? null : Arrays.copyOfRange(body, pos, pos + value));
             pos += Math.max(0, value);
         }
-        long timestamp = b.timestampType() == TimestampType.LOG_APPEND_TIME ? b.maxTimestamp() : b.baseTimestamp() + timestampDelta;
+        long timestamp = b.timestamps().of(timestampDelta);
         ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(b.tp().topic(), b.tp().partition(), offset, timestamp,
-                b.timestampType(), keyLength, valueLength, copy(keyAt, keyLength), copy(valueAt, valueLength),
+                b.timestamps().type(), keyLength, valueLength, copy(keyAt, keyLength), copy(valueAt, valueLength),
                 new RecordHeaders(headers), b.leaderEpoch());
         return new Whole(record, RecordLimits.heldBytes(keyLength, valueLength, count, nameBytes, valueBytes));
     }

@@ -91,21 +91,24 @@ public final class IngestLoop implements Runnable, AutoCloseable {
     private final Backoff.Waits waits;
 
     /**
+     * What the loop works with.
+     *
      * @param source     the group's partitions and their records, read in bounded memory; closed when the loop ends
      * @param offsets    the group's stored offsets, read at every rewind
      * @param timestamps the jwt topics' timestamp settings, read again on every assignment and periodically; null when
      *                   no topic checks tokens
      */
-    public IngestLoop(IngestSettings settings, CommandSource source, TopicRoutes routes, CommandParser parser,
-                      BatchApplier applier, OffsetStore offsets, TopicTimestamps timestamps, MeterRegistry registry,
-                      LoopProgress progress) {
+    public record Parts(CommandSource source, TopicRoutes routes, CommandParser parser, BatchApplier applier, OffsetStore offsets,
+                        TopicTimestamps timestamps) {}
+
+    public IngestLoop(IngestSettings settings, Parts parts, MeterRegistry registry, LoopProgress progress) {
         this.settings = settings;
-        this.timestamps = timestamps;
-        this.source = source;
-        this.routes = routes;
-        this.parser = parser;
-        this.applier = applier;
-        this.positions = new PartitionPositions(source, offsets, settings.topics(), routes, settings.startPosition());
+        this.timestamps = parts.timestamps();
+        this.source = parts.source();
+        this.routes = parts.routes();
+        this.parser = parts.parser();
+        this.applier = parts.applier();
+        this.positions = new PartitionPositions(source, parts.offsets(), settings.topics(), routes, settings.startPosition());
         this.waits = new Backoff(MIN_BACKOFF, settings.maxBackoff()).waits();
         this.timestampsWaits = new Backoff(TIMESTAMPS_MIN_BACKOFF, TIMESTAMPS_RECHECK).waits();
         this.registry = registry;

@@ -44,7 +44,7 @@ public final class OffsetStore {
             st.setArray(2, c.createArrayOf("text", topics.toArray()));
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.put(new TopicPartition(rs.getString(1), rs.getInt(2)), rs.getLong(3));
+                    out.put(new TopicPartition(rs.getString("topic"), rs.getInt("partition")), rs.getLong("next_offset"));
                 }
             }
         }
@@ -75,9 +75,9 @@ public final class OffsetStore {
             st.setString(8, clientLabel);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                long previous = rs.getLong(1);
+                long previous = rs.getLong("previous_offset");
                 Long p = rs.wasNull() ? null : previous;
-                return new Moved(p, UUID.fromString(rs.getString(2)));
+                return new Moved(p, UUID.fromString(rs.getString("tenant_id")));
             }
         }
     }
@@ -98,7 +98,7 @@ public final class OffsetStore {
             st.setString(8, tenant.toString());
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return rs.getLong(1);
+                return rs.getLong("next_offset");
             }
         }
     }

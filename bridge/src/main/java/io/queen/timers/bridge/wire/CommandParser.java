@@ -132,8 +132,7 @@ public final class CommandParser {
             return c;
         }
         TraceParent trace = TraceParent.parse(new String(only.value(), StandardCharsets.UTF_8), traceState(headers)).orElse(null);
-        return trace == null ? c : new Command(c.op(), c.queue(), c.timerKey(), c.partition(), c.deliverAt(), c.txn(), c.payload(), trace,
-                c.recurrence());
+        return trace == null ? c : c.withTrace(trace);
     }
 
     /**
@@ -160,8 +159,16 @@ public final class CommandParser {
     }
 
     /** The command's fields as read from either form, before validation. Values are JsonNode (envelope) or String (headers). */
-    private record Fields(Object op, Object queue, Object timerKey, Object partition, Object delayMs, Object deliverAt,
-                          Object txn, byte[] payload, boolean hasPayload, boolean headersForm, Rule rule) {}
+    private record Fields(Object op, Target target, Delivery delivery, Body body, boolean headersForm, Rule rule) {}
+
+    /** Which timer: its queue and key, and the destination partition. */
+    private record Target(Object queue, Object timerKey, Object partition) {}
+
+    /** When it is delivered (a delay or an instant) and as which transaction. */
+    private record Delivery(Object delayMs, Object deliverAt, Object txn) {}
+
+    /** The payload, and whether the command carried one at all (a JSON null is one). */
+    private record Body(byte[] payload, boolean present) {}
 
     /** A recurrence's fields as read from either form (docs/recurring.md), all null for a one-shot command. */
     private record Rule(Object cron, Object zone, Object every, Object startAt, Object endAt, Object maxOccurrences, Object catchUp) {
@@ -196,8 +203,10 @@ public final class CommandParser {
         }
         JsonNode payload = root.get(WireFormat.PAYLOAD);
         byte[] bytes = payload == null ? null : exact(() -> RawJson.field(value, WireFormat.PAYLOAD));
-        return new Fields(root.get(WireFormat.OP), root.get(WireFormat.QUEUE), root.get(WireFormat.TIMER_KEY), root.get(WireFormat.PARTITION), root.get(WireFormat.DELAY_MS),
-                root.get(WireFormat.DELIVER_AT), root.get(WireFormat.TXN), bytes, payload != null, false,
+        return new Fields(root.get(WireFormat.OP),
+                new Target(root.get(WireFormat.QUEUE), root.get(WireFormat.TIMER_KEY), root.get(WireFormat.PARTITION)),
+                new Delivery(root.get(WireFormat.DELAY_MS), root.get(WireFormat.DELIVER_AT), root.get(WireFormat.TXN)),
+                new Body(bytes, payload != null), false,
                 new Rule(root.get(WireFormat.CRON), root.get(WireFormat.ZONE), root.get(WireFormat.EVERY), root.get(WireFormat.START_AT),
                         root.get(WireFormat.END_AT), root.get(WireFormat.MAX_OCCURRENCES), root.get(WireFormat.CATCH_UP)));
     }
@@ -231,8 +240,8 @@ public final class CommandParser {
             }
             payload = exact(() -> RawJson.whole(value));
         }
-        return new Fields(h.get(H_OP), h.get(H_QUEUE), h.get(H_TIMER_KEY), h.get(H_PARTITION), h.get(H_DELAY_MS),
-                h.get(H_DELIVER_AT), h.get(H_TXN), payload, hasPayload, true,
+        return new Fields(h.get(H_OP), new Target(h.get(H_QUEUE), h.get(H_TIMER_KEY), h.get(H_PARTITION)),
+                new Delivery(h.get(H_DELAY_MS), h.get(H_DELIVER_AT), h.get(H_TXN)), new Body(payload, hasPayload), true,
                 new Rule(h.get(WireFormat.H_CRON), h.get(WireFormat.H_ZONE), h.get(WireFormat.H_EVERY), h.get(WireFormat.H_START_AT),
                         h.get(WireFormat.H_END_AT), h.get(WireFormat.H_MAX_OCCURRENCES), h.get(WireFormat.H_CATCH_UP)));
     }
@@ -241,49 +250,50 @@ public final class CommandParser {
         String opName = text(f.op, f.headersForm ? H_OP : WireFormat.OP, f.headersForm);
         Op op = Op.fromWire(opName).orElseThrow(() -> new Reject(RejectReason.UNKNOWN_OP,
                 "op '" + printable(opName) + "' is not schedule, reschedule or cancel"));
-        String queue = text(f.queue, f.headersForm ? H_QUEUE : WireFormat.QUEUE, f.headersForm);
+        String queue = text(f.target.queue, f.headersForm ? H_QUEUE : WireFormat.QUEUE, f.headersForm);
         if (!WireFormat.QUEUE_PATTERN.matcher(queue).matches()) {
             throw new Reject(RejectReason.BAD_QUEUE, "queue '" + printable(queue) + "' is not 1-255 characters of [A-Za-z0-9._-]");
         }
-        String timerKey = text(f.timerKey, f.headersForm ? H_TIMER_KEY : WireFormat.TIMER_KEY, f.headersForm);
+        String timerKey = text(f.target.timerKey, f.headersForm ? H_TIMER_KEY : WireFormat.TIMER_KEY, f.headersForm);
         if (!validText(timerKey, WireFormat.TIMER_KEY_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_TIMER_KEY, "timerKey is not 1-512 characters of Unicode without NUL");
         }
-        String partition = f.partition == null ? WireFormat.DEFAULT_PARTITION : text(f.partition, f.headersForm ? H_PARTITION : WireFormat.PARTITION, f.headersForm);
+        String partition = f.target.partition == null ? WireFormat.DEFAULT_PARTITION : text(f.target.partition, f.headersForm ? H_PARTITION : WireFormat.PARTITION, f.headersForm);
         if (!validText(partition, WireFormat.PARTITION_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_PARTITION, "partition is not 1-255 characters without NUL");
         }
         if (op == Op.CANCEL) {
-            String extra = f.delayMs != null ? "delayMs" : f.deliverAt != null ? "deliverAt" : f.txn != null ? "txn"
-                    : f.hasPayload ? "payload" : f.rule.any() ? "recurrence" : null;
+            String extra = f.delivery.delayMs != null ? "delayMs" : f.delivery.deliverAt != null ? "deliverAt" : f.delivery.txn != null ? "txn"
+                    : f.body.present ? "payload" : f.rule.any() ? "recurrence" : null;
             if (extra != null) {
                 throw new Reject(RejectReason.UNKNOWN_FIELD, "cancel takes no " + extra);
             }
-            return new Command(op, queue, timerKey, partition, null, null, null);
+            return new Command(op, queue, timerKey, partition, null);
         }
-        String txn = text(f.txn, f.headersForm ? H_TXN : WireFormat.TXN, f.headersForm);
+        String txn = text(f.delivery.txn, f.headersForm ? H_TXN : WireFormat.TXN, f.headersForm);
         if (!validText(txn, WireFormat.TXN_MAX_CODE_POINTS)) {
             throw new Reject(RejectReason.BAD_TXN, "txn is not 1-1024 characters without NUL");
         }
         Recurrence rule = f.rule.any() ? rule(f, txn, timestampMs) : null;
         Instant deliverAt = rule != null ? firstOccurrence(rule, timestampMs) : deliverAt(f, timestampMs);
-        if (!f.hasPayload) {
+        if (!f.body.present) {
             throw new Reject(RejectReason.MISSING_FIELD, f.headersForm ? "the record value (the payload) is empty"
                     : "missing field 'payload' (use null for none)");
         }
-        if (f.payload.length > limits.payloadMaxBytes()) {
-            throw new Reject(RejectReason.PAYLOAD_TOO_LARGE, "payload is " + f.payload.length + " bytes, limit "
+        if (f.body.payload.length > limits.payloadMaxBytes()) {
+            throw new Reject(RejectReason.PAYLOAD_TOO_LARGE, "payload is " + f.body.payload.length + " bytes, limit "
                     + limits.payloadMaxBytes() + " (bridge.payload.max.bytes)");
         }
         if (rule != null) {
-            return new Command(op, queue, timerKey, partition, deliverAt, WireFormat.occurrenceTxn(txn, deliverAt), f.payload, null, rule);
+            return new Command(op, queue, timerKey, partition,
+                    new Command.Schedule(deliverAt, WireFormat.occurrenceTxn(txn, deliverAt), f.body.payload, rule));
         }
-        return new Command(op, queue, timerKey, partition, deliverAt, txn, f.payload);
+        return new Command(op, queue, timerKey, partition, Command.Schedule.once(deliverAt, txn, f.body.payload));
     }
 
     /** A recurrence (docs/recurring.md): its fields read and checked by {@link Recurrence}, bad_rule for any it refuses. */
     private Recurrence rule(Fields f, String txn, long timestampMs) {
-        if (f.delayMs != null || f.deliverAt != null) {
+        if (f.delivery.delayMs != null || f.delivery.deliverAt != null) {
             throw new Reject(RejectReason.BAD_RULE, "give exactly one of delayMs, deliverAt, cron and every");
         }
         if (f.rule.cron == null && f.rule.every == null) {
@@ -295,13 +305,13 @@ public final class CommandParser {
         boolean h = f.headersForm;
         Recurrence rule;
         try {
-            rule = Recurrence.of(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
+            rule = Recurrence.of(new Recurrence.Spec(ruleText(f.rule.cron, h ? WireFormat.H_CRON : WireFormat.CRON, h),
                     ruleText(f.rule.zone, h ? WireFormat.H_ZONE : WireFormat.ZONE, h),
                     ruleText(f.rule.every, h ? WireFormat.H_EVERY : WireFormat.EVERY, h),
                     ruleText(f.rule.startAt, h ? WireFormat.H_START_AT : WireFormat.START_AT, h),
                     ruleText(f.rule.endAt, h ? WireFormat.H_END_AT : WireFormat.END_AT, h),
                     maxOccurrences(f.rule.maxOccurrences),
-                    ruleText(f.rule.catchUp, h ? WireFormat.H_CATCH_UP : WireFormat.CATCH_UP, h),
+                    ruleText(f.rule.catchUp, h ? WireFormat.H_CATCH_UP : WireFormat.CATCH_UP, h)),
                     txn, Instant.ofEpochMilli(Math.max(timestampMs, 0)));
         } catch (Recurrence.RuleException e) {
             throw new Reject(RejectReason.BAD_RULE, printable(e.getMessage()));
@@ -349,15 +359,15 @@ public final class CommandParser {
     }
 
     private Instant deliverAt(Fields f, long timestampMs) {
-        if (f.delayMs != null && f.deliverAt != null) {
+        if (f.delivery.delayMs != null && f.delivery.deliverAt != null) {
             throw new Reject(RejectReason.BAD_TIME, "give exactly one of delayMs and deliverAt, not both");
         }
-        if (f.delayMs == null && f.deliverAt == null) {
+        if (f.delivery.delayMs == null && f.delivery.deliverAt == null) {
             throw new Reject(RejectReason.MISSING_FIELD, "missing delayMs or deliverAt");
         }
         Duration horizon = limits.horizon();
-        if (f.delayMs != null) {
-            long delay = delayMs(f.delayMs);
+        if (f.delivery.delayMs != null) {
+            long delay = delayMs(f.delivery.delayMs);
             if (Duration.ofMillis(delay).compareTo(horizon) > 0) {
                 throw new Reject(RejectReason.HORIZON, "delayMs " + delay + " is beyond the horizon of " + horizon + " (bridge.horizon)");
             }
@@ -370,7 +380,7 @@ public final class CommandParser {
             }
             return Instant.ofEpochMilli(timestampMs + delay);
         }
-        String text = text(f.deliverAt, f.headersForm ? H_DELIVER_AT : WireFormat.DELIVER_AT, f.headersForm);
+        String text = text(f.delivery.deliverAt, f.headersForm ? H_DELIVER_AT : WireFormat.DELIVER_AT, f.headersForm);
         Instant at;
         try {
             at = OffsetDateTime.parse(text).toInstant();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.github.luben.zstd.Zstd;
+import io.queen.timers.bridge.BridgeSettings;
 import io.queen.timers.bridge.wire.Command;
 import io.queen.timers.client.command.Op;
 import io.queen.timers.client.command.RejectReason;
@@ -169,8 +170,9 @@ class BatchApplierIT {
     @Test
     void farFromTheCapARecentCountStandsAndABatchThatCouldReachItIsCounted() throws Exception {
         UUID tenant = UUID.randomUUID();
-        BatchApplier capped = new BatchApplier(db.dataSource(), "g", Duration.ofSeconds(30), 4096,
-                io.queen.timers.bridge.crypto.QueueEncryption.none(), 100, io.queen.timers.core.telemetry.Telemetry.off(), () -> 0L);
+        BatchApplier capped = new BatchApplier(db.dataSource(), "g", new BatchApplier.Limits(Duration.ofSeconds(30), 4096, 100,
+                BridgeSettings.DEFAULT_TENANT_MAX_RECURRING), io.queen.timers.bridge.crypto.QueueEncryption.none(),
+                io.queen.timers.core.telemetry.Telemetry.off(), () -> 0L);
         assertThat(applyTo(capped, schedules(tenant, "a", 10))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
         exec("INSERT INTO queen.log_timers (tenant_id, queue, timer_key, deliver_at, txn, message_id, payload)"
                 + " SELECT '" + tenant + "', 'q.other', 'o' || g, now() + interval '1 hour', 'txn-o' || g, queen.timer_uuidv7_v1(now()), '\\x31'"
@@ -192,9 +194,8 @@ class BatchApplierIT {
     void aTenantHoldsAtMostTenantMaxRecurringSeries() throws Exception {
         UUID tenant = UUID.randomUUID();
         UUID other = UUID.randomUUID();
-        BatchApplier capped = new BatchApplier(db.dataSource(), "g", Duration.ofSeconds(30), 4096,
-                io.queen.timers.bridge.crypto.QueueEncryption.none(), 1_000, io.queen.timers.core.telemetry.Telemetry.off())
-                .withTenantMaxRecurring(3);
+        BatchApplier capped = new BatchApplier(db.dataSource(), "g", new BatchApplier.Limits(Duration.ofSeconds(30), 4096, 1_000, 3),
+                io.queen.timers.bridge.crypto.QueueEncryption.none(), io.queen.timers.core.telemetry.Telemetry.off());
         assertThat(applyTo(capped, List.of(series(tenant, "s1"), series(tenant, "s2"), series(tenant, "s3"), series(tenant, "s4"))))
                 .extracting(Decision::verdict, Decision::reason).containsExactly(tuple(Verdict.SCHEDULED, null),
                         tuple(Verdict.SCHEDULED, null), tuple(Verdict.SCHEDULED, null), tuple(Verdict.REJECTED, RejectReason.RECURRING_QUOTA));
@@ -204,9 +205,9 @@ class BatchApplierIT {
         assertThat(applyTo(capped, schedules(tenant, "one-shot", 2))).extracting(Decision::verdict).containsOnly(Verdict.SCHEDULED);
         // s1 made one-shot and s2 cancelled: two places free, in this batch
         Incoming oneShot = new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.RESCHEDULE,
-                "q.series", "s1", Command.DEFAULT_PARTITION, LATER, "t", "1".getBytes(StandardCharsets.UTF_8)));
+                "q.series", "s1", Command.DEFAULT_PARTITION, Command.Schedule.once(LATER, "t", "1".getBytes(StandardCharsets.UTF_8))));
         Incoming cancel = new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.CANCEL,
-                "q.series", "s2", Command.DEFAULT_PARTITION, null, null, null));
+                "q.series", "s2", Command.DEFAULT_PARTITION, null));
         assertThat(applyTo(capped, List.of(oneShot, cancel, series(tenant, "s6"), series(tenant, "s7"), series(tenant, "s8"))))
                 .extracting(Decision::verdict, Decision::reason).containsExactly(tuple(Verdict.RESCHEDULED, null),
                         tuple(Verdict.CANCELLED, null), tuple(Verdict.SCHEDULED, null), tuple(Verdict.SCHEDULED, null),
@@ -216,11 +217,12 @@ class BatchApplierIT {
     }
 
     private Incoming series(UUID tenant, String key) {
-        io.queen.timers.core.recur.Recurrence rule = io.queen.timers.core.recur.Recurrence.of(null, null, "PT1H", null, null, null,
-                null, "txn-" + key, Instant.now());
+        io.queen.timers.core.recur.Recurrence rule = io.queen.timers.core.recur.Recurrence.of(
+                new io.queen.timers.core.recur.Recurrence.Spec(null, null, "PT1H", null, null, null, null), "txn-" + key, Instant.now());
         Instant first = rule.first().orElseThrow();
         return new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.SCHEDULE, "q.series", key,
-                Command.DEFAULT_PARTITION, first, "txn-" + key + "@" + first, "1".getBytes(StandardCharsets.UTF_8), null, rule));
+                Command.DEFAULT_PARTITION,
+                new Command.Schedule(first, "txn-" + key + "@" + first, "1".getBytes(StandardCharsets.UTF_8), rule)));
     }
 
     // ---- helpers ----------------------------------------------------------------------------------
@@ -237,7 +239,7 @@ class BatchApplierIT {
         List<Incoming> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             out.add(new Incoming(new Source(topic, 0, offset.getAndIncrement()), tenant, null, new Command(Op.SCHEDULE, "q.estimates", prefix + i,
-                    Command.DEFAULT_PARTITION, LATER, "txn-" + prefix + i, "1".getBytes(StandardCharsets.UTF_8))));
+                    Command.DEFAULT_PARTITION, Command.Schedule.once(LATER, "txn-" + prefix + i, "1".getBytes(StandardCharsets.UTF_8)))));
         }
         return out;
     }
@@ -261,12 +263,12 @@ class BatchApplierIT {
 
     private Incoming command(Op op, String queue, String key, Instant at, String payload) {
         return new Incoming(new Source(topic, 0, offset.getAndIncrement()), TENANT, null,
-                new Command(op, queue, key, Command.DEFAULT_PARTITION, at, "txn-" + key, payload.getBytes(StandardCharsets.UTF_8)));
+                new Command(op, queue, key, Command.DEFAULT_PARTITION, Command.Schedule.once(at, "txn-" + key, payload.getBytes(StandardCharsets.UTF_8))));
     }
 
     private Incoming cancel(String queue, String key) {
         return new Incoming(new Source(topic, 0, offset.getAndIncrement()), TENANT, null,
-                new Command(Op.CANCEL, queue, key, Command.DEFAULT_PARTITION, null, null, null));
+                new Command(Op.CANCEL, queue, key, Command.DEFAULT_PARTITION, null));
     }
 
     private UUID messageId(String queue, String key) throws SQLException {

@@ -142,8 +142,8 @@ class KafkaInternalSurfaceTest {
             for (TimestampType type : List.of(TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)) {
                 MemoryRecords log = producerBatch(compression, type, 40);
                 List<Fetched> got = new ArrayList<>();
-                PartitionReader reader = new PartitionReader(new TopicPartition("t", 3), log, 40, IsolationLevel.READ_UNCOMMITTED,
-                        List.of(), decoder, true, streams);
+                PartitionReader reader = new PartitionReader(new TopicPartition("t", 3), log, List.of(), 40,
+                        new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, decoder, true, streams));
                 for (Fetched f = reader.next(); f != null; f = reader.next()) {
                     got.add(f);
                 }

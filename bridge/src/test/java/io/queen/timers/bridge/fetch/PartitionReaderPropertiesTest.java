@@ -465,8 +465,8 @@ class PartitionReaderPropertiesTest {
     record Read(Fetched fetched, long allocated, long streamBytes) {}
 
     private List<Read> read(Built log) {
-        PartitionReader reader = new PartitionReader(TP, log.records(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), decoder,
-                true, streams);
+        PartitionReader reader = new PartitionReader(TP, log.records(), List.of(), 0,
+                new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, decoder, true, streams));
         List<Read> out = new ArrayList<>();
         while (true) {
             long opened = streams.openedBytes();

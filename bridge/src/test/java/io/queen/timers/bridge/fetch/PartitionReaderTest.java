@@ -115,8 +115,8 @@ class PartitionReaderTest {
         List<FetchResponseData.AbortedTransaction> abortedTxns = List.of(
                 new FetchResponseData.AbortedTransaction().setProducerId(aborted).setFirstOffset(0));
 
-        PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_COMMITTED, abortedTxns, new RecordDecoder(LIMITS), true,
-                new StreamBudget(BUDGET));
+        PartitionReader r = new PartitionReader(TP, log, abortedTxns, 0,
+                new PartitionReader.Reading(IsolationLevel.READ_COMMITTED, new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET)));
         assertThat(drain(r)).containsExactly("2 y2", "5 z5");
         assertThat(r.position()).isEqualTo(6);
         assertThat(readAll(log, 0, IsolationLevel.READ_UNCOMMITTED)).containsExactly("0 x0", "1 x1", "2 y2", "5 z5");
@@ -246,8 +246,8 @@ class PartitionReaderTest {
                 new Case("gzip", raw(RawBatch.Codec.GZIP, 0, tenLarge), Decompression.GZIP_BYTES));
         for (Case c : cases) {
             StreamBudget streams = new StreamBudget(BUDGET);
-            PartitionReader reader = new PartitionReader(TP, c.log(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS),
-                    true, streams);
+            PartitionReader reader = new PartitionReader(TP, c.log(), List.of(), 0,
+                    new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, new RecordDecoder(LIMITS), true, streams));
             long before = THREADS.getCurrentThreadAllocatedBytes();
             Fetched first = reader.next();
             long opening = THREADS.getCurrentThreadAllocatedBytes() - before;
@@ -341,12 +341,13 @@ class PartitionReaderTest {
     // ---------------------------------------------------------------------------------------------------------------
 
     private static List<String> readAll(MemoryRecords log, long from, IsolationLevel isolation) {
-        return drain(new PartitionReader(TP, log, from, isolation, List.of(), new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET)));
+        return drain(new PartitionReader(TP, log, List.of(), from,
+                new PartitionReader.Reading(isolation, new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET))));
     }
 
     private static PartitionReader reader(MemoryRecords log, long from) {
-        return new PartitionReader(TP, log, from, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS), true,
-                new StreamBudget(BUDGET));
+        return new PartitionReader(TP, log, List.of(), from,
+                new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET)));
     }
 
     private static List<String> drain(PartitionReader r) {
@@ -421,8 +422,8 @@ class PartitionReaderTest {
 
     /** Reads {@code log} whole with a decoder and a budget made beforehand, counting the heap the reading allocates. */
     private static Measured measure(MemoryRecords log) {
-        PartitionReader r = new PartitionReader(TP, log, 0, IsolationLevel.READ_UNCOMMITTED, List.of(), new RecordDecoder(LIMITS), true,
-                new StreamBudget(BUDGET));
+        PartitionReader r = new PartitionReader(TP, log, List.of(), 0,
+                new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, new RecordDecoder(LIMITS), true, new StreamBudget(BUDGET)));
         List<Fetched> out = new ArrayList<>();
         long before = THREADS.getCurrentThreadAllocatedBytes();
         for (Fetched f = r.next(); f != null; f = r.next()) {
@@ -452,7 +453,8 @@ class PartitionReaderTest {
             this.streams = streams;
             this.perTurn = perTurn;
             for (Partition p : partitions) {
-                readers.put(p, new PartitionReader(p.tp(), p.log(), 0, IsolationLevel.READ_UNCOMMITTED, List.of(), decoder, true, streams));
+                readers.put(p, new PartitionReader(p.tp(), p.log(), List.of(), 0,
+                        new PartitionReader.Reading(IsolationLevel.READ_UNCOMMITTED, decoder, true, streams)));
                 offsets.put(p, new ArrayList<>());
             }
         }

@@ -119,10 +119,10 @@ class CommandParserPropertiesTest {
         assertThat(CommandParser.validText(c.timerKey(), 512)).as(what).isTrue();
         assertThat(CommandParser.validText(c.partition(), 255)).as(what).isTrue();
         if (c.op() != Op.CANCEL) {
-            assertThat(c.deliverAt()).as(what).isBetween(java.time.Instant.EPOCH, CommandParser.LATEST);
-            assertThat(CommandParser.validText(c.txn(), 1024)).as(what).isTrue();
+            assertThat(c.schedule().deliverAt()).as(what).isBetween(java.time.Instant.EPOCH, CommandParser.LATEST);
+            assertThat(CommandParser.validText(c.schedule().txn(), 1024)).as(what).isTrue();
             try {
-                JSON.readTree(c.payload());
+                JSON.readTree(c.schedule().payload());
             } catch (java.io.IOException e) {
                 throw new AssertionError(what + ": payload is not JSON: " + e.getMessage(), e);
             }

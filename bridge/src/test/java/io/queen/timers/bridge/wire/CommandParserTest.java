@@ -23,9 +23,9 @@ class CommandParserTest {
         Command c = (Command) parse("q.a/k-1", "{\"op\":\"schedule\",\"queue\":\"q.a\",\"timerKey\":\"k-1\",\"delayMs\":60000,"
                 + "\"txn\":\"t1\",\"payload\":{ \"a\" : [1, 2] }}");
         assertThat(c.op()).isEqualTo(Op.SCHEDULE);
-        assertThat(c.deliverAt()).isEqualTo(Instant.ofEpochMilli(TS + 60_000));
+        assertThat(c.schedule().deliverAt()).isEqualTo(Instant.ofEpochMilli(TS + 60_000));
         assertThat(c.partition()).isEqualTo("Default");
-        assertThat(new String(c.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"a\":[1,2]}");
+        assertThat(new String(c.schedule().payload(), StandardCharsets.UTF_8)).isEqualTo("{\"a\":[1,2]}");
     }
 
     @Test
@@ -34,7 +34,7 @@ class CommandParserTest {
         Command c = (Command) parser.parse(WireFormat.keyBytes("q", "ü/ключ"), TimerCommand.reschedule("q", "ü/ключ").at(at).txn("tx").payload("null").envelope("commands").value(), null, TS);
         assertThat(c.op()).isEqualTo(Op.RESCHEDULE);
         assertThat(c.timerKey()).isEqualTo("ü/ключ");
-        assertThat(c.deliverAt()).isEqualTo(at);
+        assertThat(c.schedule().deliverAt()).isEqualTo(at);
         Command cancel = (Command) parser.parse(WireFormat.keyBytes("q", "k"), TimerCommand.cancel("q", "k").envelope("commands").value(), null, TS);
         assertThat(cancel.op()).isEqualTo(Op.CANCEL);
     }
@@ -45,8 +45,8 @@ class CommandParserTest {
         h.add("queen-op", bytes("schedule")).add("queen-queue", bytes("q")).add("queen-timer-key", bytes("k"))
                 .add("queen-deliver-at", bytes("2026-12-02T13:00:00+01:00")).add("queen-txn", bytes("t")).add("traceparent", bytes("x"));
         Command c = (Command) parser.parse(bytes("q/k"), bytes("[1, 2]"), h, TS);
-        assertThat(c.deliverAt()).isEqualTo(Instant.parse("2026-12-02T12:00:00Z"));
-        assertThat(new String(c.payload(), StandardCharsets.UTF_8)).isEqualTo("[1,2]");
+        assertThat(c.schedule().deliverAt()).isEqualTo(Instant.parse("2026-12-02T12:00:00Z"));
+        assertThat(new String(c.schedule().payload(), StandardCharsets.UTF_8)).isEqualTo("[1,2]");
     }
 
     @Test

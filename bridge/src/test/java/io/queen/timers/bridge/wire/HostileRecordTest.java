@@ -29,9 +29,9 @@ class HostileRecordTest {
 
     @Test
     void oddOffsetsParseOrAreBadTime() {
-        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00+18:00"), TS)).deliverAt()).isEqualTo(Instant.parse("2026-12-01T18:00:00Z"));
-        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00-18:00"), TS)).deliverAt()).isEqualTo(Instant.parse("2026-12-03T06:00:00Z"));
-        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00.123456789+05:45"), TS)).deliverAt())
+        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00+18:00"), TS)).schedule().deliverAt()).isEqualTo(Instant.parse("2026-12-01T18:00:00Z"));
+        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00-18:00"), TS)).schedule().deliverAt()).isEqualTo(Instant.parse("2026-12-03T06:00:00Z"));
+        assertThat(((Command) parse(scheduleAt("2026-12-02T12:00:00.123456789+05:45"), TS)).schedule().deliverAt())
                 .isEqualTo(Instant.parse("2026-12-02T06:15:00.123456789Z"));
         for (String at : new String[] {"2026-12-02T12:00:00+19:00", "2026-12-02T12:00:00+24:00", "2026-12-02T12:00:00", "2026-02-30T00:00:00Z",
                 "2026-12-02T25:00:00Z", "2026-12-02T12:00:00+01:00[Europe/Paris]", "", "now"}) {
@@ -41,7 +41,7 @@ class HostileRecordTest {
 
     @Test
     void deliverAtWithoutATimestampIsBoundedBy9999() {
-        assertThat(((Command) parse(scheduleAt("9999-12-31T23:59:59.999Z"), -1)).deliverAt()).isEqualTo(CommandParser.LATEST);
+        assertThat(((Command) parse(scheduleAt("9999-12-31T23:59:59.999Z"), -1)).schedule().deliverAt()).isEqualTo(CommandParser.LATEST);
         assertThat(reason(scheduleAt("9999-12-31T23:59:59.999Z"), TS)).isEqualTo(RejectReason.HORIZON);
     }
 
@@ -52,7 +52,7 @@ class HostileRecordTest {
             RejectReason r = reason(schedule("\"delayMs\":" + d), TS);
             assertThat(r).as(d).isIn(RejectReason.BAD_TIME, RejectReason.HORIZON);
         }
-        assertThat(((Command) parse(bytes(schedule("\"delayMs\":-0")), TS)).deliverAt()).isEqualTo(Instant.ofEpochMilli(TS));
+        assertThat(((Command) parse(bytes(schedule("\"delayMs\":-0")), TS)).schedule().deliverAt()).isEqualTo(Instant.ofEpochMilli(TS));
         assertThat(reason(schedule("\"delayMs\":1000"), Long.MAX_VALUE)).isEqualTo(RejectReason.BAD_TIME);
         assertThat(reason(schedule("\"delayMs\":1000"), Long.MAX_VALUE - 10)).isEqualTo(RejectReason.BAD_TIME);
         assertThat(reason(schedule("\"delayMs\":1000"), -1)).isEqualTo(RejectReason.BAD_TIME);
@@ -77,12 +77,12 @@ class HostileRecordTest {
         for (int i = 0; i < payloads.length; i++) {
             String envelope = "{ \"op\" : \"schedule\", \"payload\" : " + payloads[i] + " , \"queue\":\"q\",\"timerKey\":\"k\",\"txn\":\"t\",\"delayMs\":1}";
             Command c = (Command) parse(bytes(envelope), TS);
-            assertThat(new String(c.payload(), StandardCharsets.UTF_8)).as("envelope %s", payloads[i]).isEqualTo(expected[i]);
+            assertThat(new String(c.schedule().payload(), StandardCharsets.UTF_8)).as("envelope %s", payloads[i]).isEqualTo(expected[i]);
             Command h = (Command) parser.parse(bytes("q/k"), bytes("\uFEFF \n" + payloads[i] + " \r\n"), headers("1"), TS);
-            assertThat(new String(h.payload(), StandardCharsets.UTF_8)).as("headers %s", payloads[i]).isEqualTo(expected[i]);
+            assertThat(new String(h.schedule().payload(), StandardCharsets.UTF_8)).as("headers %s", payloads[i]).isEqualTo(expected[i]);
             Command sent = (Command) parser.parse(bytes("q/k"), TimerCommand.schedule("q", "k").delay(Duration.ofSeconds(1)).txn("t").payload(payloads[i]).envelope("commands").value(), null, TS);
-            assertThat(new String(sent.payload(), StandardCharsets.UTF_8)).as("TimerCommand %s", payloads[i]).isEqualTo(expected[i]);
-            json.readTree(c.payload()); // still one JSON value
+            assertThat(new String(sent.schedule().payload(), StandardCharsets.UTF_8)).as("TimerCommand %s", payloads[i]).isEqualTo(expected[i]);
+            json.readTree(c.schedule().payload()); // still one JSON value
         }
     }
 

@@ -43,7 +43,7 @@ class SchemaAgreementTest {
                 assertThat(parsed.op()).isEqualTo(c.op());
                 assertThat(parsed.kafkaKey()).isEqualTo(c.key());
                 if (c.op() != Op.CANCEL) {
-                    assertThat(parsed.deliverAt()).isNotNull();
+                    assertThat(parsed.schedule().deliverAt()).isNotNull();
                 }
             }
         }

@@ -17,24 +17,39 @@ import java.time.Duration;
  * service's settings (BridgeSettings, SweeperSettings, HttpSettings); the components take these records, never the
  * {@link Config}.
  *
- * @param database        {@code jdbc.*}
- * @param kafka           {@code kafka.*}, passed through to the Kafka clients
- * @param auditTopic      {@link #AUDIT_TOPIC}
- * @param httpPort        {@link #HTTP_PORT}
- * @param httpBindAddress {@link #HTTP_BIND_ADDRESS}
- * @param startupTimeout  {@link #STARTUP_TIMEOUT}
- * @param retryBackoffMax {@link #DB_RETRY_BACKOFF_MAX}
- * @param migrateOnStart  {@link #MIGRATE_ON_START}
- * @param socketTimeout   {@link #DB_SOCKET_TIMEOUT}
- * @param roleCheck       {@link #DB_ROLE_CHECK}
- * @param logFormat       {@link #LOG_FORMAT}
- * @param health          {@link HealthSettings}
- * @param printed         every setting of the process as one log line, secrets masked ({@link Config#toString()}): what
- *                        a service's start line prints, and this record's {@link #toString()}
+ * <p>{@link #AUDIT_TOPIC} is declared here (every process that runs a relay reads it) and read by {@link AuditTopics}.
+ *
+ * @param database {@code jdbc.*}
+ * @param kafka    {@code kafka.*}, passed through to the Kafka clients
+ * @param ops      where /health and /metrics listen, and how log lines are written
+ * @param outages  how the process meets a database that is away
+ * @param schema   what a start does about the schema and the login
+ * @param health   {@link HealthSettings}
+ * @param printed  every setting of the process as one log line, secrets masked ({@link Config#toString()}): what
+ *                 a service's start line prints, and this record's {@link #toString()}
  */
-public record CommonSettings(DatabaseSettings database, KafkaSettings kafka, String auditTopic, int httpPort,
-        String httpBindAddress, Duration startupTimeout, Duration retryBackoffMax, boolean migrateOnStart, Duration socketTimeout,
-        boolean roleCheck, String logFormat, HealthSettings health, String printed) {
+public record CommonSettings(DatabaseSettings database, KafkaSettings kafka, Ops ops, Outages outages, Schema schema,
+        HealthSettings health, String printed) {
+
+    /**
+     * @param httpPort        {@link #HTTP_PORT}
+     * @param httpBindAddress {@link #HTTP_BIND_ADDRESS}
+     * @param logFormat       {@link #LOG_FORMAT}
+     */
+    public record Ops(int httpPort, String httpBindAddress, String logFormat) {}
+
+    /**
+     * @param startupTimeout  {@link #STARTUP_TIMEOUT}
+     * @param retryBackoffMax {@link #DB_RETRY_BACKOFF_MAX}
+     * @param socketTimeout   {@link #DB_SOCKET_TIMEOUT}
+     */
+    public record Outages(Duration startupTimeout, Duration retryBackoffMax, Duration socketTimeout) {}
+
+    /**
+     * @param migrateOnStart {@link #MIGRATE_ON_START}
+     * @param roleCheck      {@link #DB_ROLE_CHECK}
+     */
+    public record Schema(boolean migrateOnStart, boolean roleCheck) {}
 
     public static final String JDBC_URL = "jdbc.url";
     public static final String JDBC_USER = "jdbc.user";
@@ -104,14 +119,15 @@ public record CommonSettings(DatabaseSettings database, KafkaSettings kafka, Str
     }
 
     public static CommonSettings from(Config c) {
-        return new CommonSettings(DatabaseSettings.from(c), KafkaSettings.from(c), c.string(AUDIT_TOPIC), c.intValue(HTTP_PORT),
-                c.string(HTTP_BIND_ADDRESS), c.duration(STARTUP_TIMEOUT), c.duration(DB_RETRY_BACKOFF_MAX), c.bool(MIGRATE_ON_START),
-                c.duration(DB_SOCKET_TIMEOUT), c.bool(DB_ROLE_CHECK), c.string(LOG_FORMAT), HealthSettings.from(c), c.toString());
+        return new CommonSettings(DatabaseSettings.from(c), KafkaSettings.from(c),
+                new Ops(c.intValue(HTTP_PORT), c.string(HTTP_BIND_ADDRESS), c.string(LOG_FORMAT)),
+                new Outages(c.duration(STARTUP_TIMEOUT), c.duration(DB_RETRY_BACKOFF_MAX), c.duration(DB_SOCKET_TIMEOUT)),
+                new Schema(c.bool(MIGRATE_ON_START), c.bool(DB_ROLE_CHECK)), HealthSettings.from(c), c.toString());
     }
 
     /** {@link HealthSettings#retryPauseMax}: {@code db.retry.backoff.max}, never longer than {@code health.failing.after}. */
     public Duration retryPauseMax() {
-        return health.retryPauseMax(retryBackoffMax);
+        return health.retryPauseMax(outages.retryBackoffMax());
     }
 
     /** The settings of one Kafka client ({@link KafkaSettings#client}). */

@@ -36,21 +36,21 @@ public final class DatabaseRole {
     public static final String OPERATOR = "queen_operator";
 
     private static final String CHECK = """
-            SELECT current_user, r.rolsuper,
-                   has_database_privilege(current_database(), 'CREATE'),
-                   coalesce(has_schema_privilege(n.oid, 'CREATE'), false),
-                   coalesce(pg_has_role(n.nspowner, 'MEMBER'), false),
+            SELECT current_user AS role, r.rolsuper AS superuser,
+                   has_database_privilege(current_database(), 'CREATE') AS creates_in_database,
+                   coalesce(has_schema_privilege(n.oid, 'CREATE'), false) AS creates_in_schema,
+                   coalesce(pg_has_role(n.nspowner, 'MEMBER'), false) AS owns_schema,
                    (SELECT string_agg(c.relnamespace::regnamespace || '.' || c.relname, ', ' ORDER BY c.relname)
                       FROM pg_class c
                      WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN ('queen', 'queen_timers'))
                        AND c.relkind IN ('r', 'p')
-                       AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')),
-                   CASE WHEN EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = ?) THEN pg_has_role(?, 'USAGE') ELSE false END,
-                   r.rolcreaterole,
+                       AND has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')) AS writable_tables,
+                   CASE WHEN EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = ?) THEN pg_has_role(?, 'USAGE') ELSE false END AS in_group,
+                   r.rolcreaterole AS creates_roles,
                    (SELECT string_agg(g.rolname, ', ' ORDER BY g.rolname)
                       FROM pg_roles g
                      WHERE g.rolname IN ('queen_bridge', 'queen_sweeper', 'queen_operator') AND g.rolname <> ?
-                       AND pg_has_role(g.oid, 'MEMBER'))
+                       AND pg_has_role(g.oid, 'MEMBER')) AS other_groups
               FROM pg_roles r
               LEFT JOIN pg_namespace n ON n.nspname = 'queen'
              WHERE r.rolname = current_user
@@ -69,33 +69,33 @@ public final class DatabaseRole {
             st.setString(3, group);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                String role = rs.getString(1);
+                String role = rs.getString("role");
                 List<String> can = new ArrayList<>();
-                if (rs.getBoolean(2)) {
+                if (rs.getBoolean("superuser")) {
                     can.add("it is a superuser");
                 }
-                if (rs.getBoolean(3)) {
+                if (rs.getBoolean("creates_in_database")) {
                     can.add("it may CREATE in the database");
                 }
-                if (rs.getBoolean(4)) {
+                if (rs.getBoolean("creates_in_schema")) {
                     can.add("it may CREATE in schema queen");
                 }
-                if (rs.getBoolean(5)) {
+                if (rs.getBoolean("owns_schema")) {
                     can.add("it is (a member of) the owner of schema queen");
                 }
-                if (rs.getBoolean(8)) {
+                if (rs.getBoolean("creates_roles")) {
                     can.add("it has CREATEROLE (it may grant itself, or a login it creates, any other role)");
                 }
-                String others = rs.getString(9);
+                String others = rs.getString("other_groups");
                 if (others != null) {
                     can.add("it is also a member of " + others + " (it may call that role's functions)");
                 }
-                String writable = rs.getString(6);
+                String writable = rs.getString("writable_tables");
                 if (writable != null) {
                     can.add("it may INSERT, UPDATE, DELETE or TRUNCATE " + shortList(writable));
                 }
                 if (!can.isEmpty()) {
-                    if (!rs.getBoolean(7)) {
+                    if (!rs.getBoolean("in_group")) {
                         can.add("it is not a member of " + group);
                     }
                     throw new ConfigException(service + " refuses to connect to the database as role " + role + ": "
@@ -103,7 +103,7 @@ public final class DatabaseRole {
                             + " and nothing more (it can only EXECUTE the " + service + "'s functions; docs/schema-and-roles.md#database-roles),"
                             + " or set " + CommonSettings.DB_ROLE_CHECK + "=false (QUEEN_DB_ROLE_CHECK) for a single-role development database.");
                 }
-                if (!rs.getBoolean(7)) {
+                if (!rs.getBoolean("in_group")) {
                     throw new ConfigException(service + " refuses to connect to the database as role " + role + ": it is not a member of "
                             + group + ", so every call of the " + service + "'s functions would be refused (42501). GRANT " + group + " TO "
                             + role + " (docs/schema-and-roles.md#database-roles), or set " + CommonSettings.DB_ROLE_CHECK + "=false for a single-role development database.");

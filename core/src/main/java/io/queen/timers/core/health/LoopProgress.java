@@ -22,10 +22,28 @@ import java.util.Optional;
  */
 public final class LoopProgress implements ReadinessCheck {
 
-    /** One consistent view of the loop, for the readiness text and tests. */
-    public record Snapshot(String loop, Instant startedAt, Instant lastCycleAt, Instant lastSuccessAt, Instant failingSince,
-                           long consecutiveFailures, String lastError, String impaired, Instant diedAt, String death,
-                           boolean stopped) {}
+    /**
+     * One consistent view of the loop, for the readiness text and tests: its cycles so far, a standing condition it works
+     * around ({@code impaired}, null when none), and how its thread ended ({@link End#RUNNING} while it runs).
+     */
+    public record Snapshot(String loop, Instant startedAt, Cycles cycles, String impaired, End end) {
+        Snapshot with(Cycles c) {
+            return new Snapshot(loop, startedAt, c, impaired, end);
+        }
+    }
+
+    /**
+     * The loop's cycles: when the last one ended and the last one that did its work, and the run of failed ones (since
+     * when, how many, the last error; null and 0 when the last cycle did not fail).
+     */
+    public record Cycles(Instant lastCycleAt, Instant lastSuccessAt, Instant failingSince, long consecutiveFailures, String lastError) {
+        static final Cycles NONE = new Cycles(null, null, null, 0, null);
+    }
+
+    /** How the loop's thread ended: died of an error ({@code diedAt}, {@code death}), or {@code stopped} when asked. */
+    public record End(Instant diedAt, String death, boolean stopped) {
+        static final End RUNNING = new End(null, null, false);
+    }
 
     private final String name;
     private final HealthSettings bounds;
@@ -46,7 +64,7 @@ public final class LoopProgress implements ReadinessCheck {
         this.bounds = bounds;
         this.clock = clock;
         Instant now = clock.instant();
-        this.state = new Snapshot(name, now, null, null, null, 0, null, null, null, null, false);
+        this.state = new Snapshot(name, now, Cycles.NONE, null, End.RUNNING);
     }
 
     @Override
@@ -73,7 +91,7 @@ public final class LoopProgress implements ReadinessCheck {
         failingHeldUntil = null;
         Snapshot s = state;
         Instant now = clock.instant();
-        state = new Snapshot(name, s.startedAt(), now, now, null, 0, null, s.impaired(), s.diedAt(), s.death(), s.stopped());
+        state = s.with(new Cycles(now, now, null, 0, null));
     }
 
     /**
@@ -86,14 +104,14 @@ public final class LoopProgress implements ReadinessCheck {
     public synchronized void idle(Duration retryWithin) {
         Snapshot s = state;
         Instant now = clock.instant();
-        if (s.failingSince() == null || lastFailedAt == null || Duration.between(lastFailedAt, now).compareTo(retryWithin) > 0) {
+        Cycles c = s.cycles();
+        if (c.failingSince() == null || lastFailedAt == null || Duration.between(lastFailedAt, now).compareTo(retryWithin) > 0) {
             completed();
             return;
         }
         cycleBegan = null;
         failingHeldUntil = lastFailedAt.plus(retryWithin);
-        state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(), s.lastError(),
-                s.impaired(), s.diedAt(), s.death(), s.stopped());
+        state = s.with(new Cycles(now, c.lastSuccessAt(), c.failingSince(), c.consecutiveFailures(), c.lastError()));
     }
 
     /** A cycle ended in an error the loop will retry; {@code why} is one line a person can act on. */
@@ -102,31 +120,29 @@ public final class LoopProgress implements ReadinessCheck {
         failingHeldUntil = null;
         Snapshot s = state;
         Instant now = clock.instant();
-        Instant since = s.failingSince() != null ? s.failingSince() : now;
+        Cycles c = s.cycles();
+        Instant since = c.failingSince() != null ? c.failingSince() : now;
         lastFailedAt = now;
-        state = new Snapshot(name, s.startedAt(), now, s.lastSuccessAt(), since, s.consecutiveFailures() + 1, why, s.impaired(),
-                s.diedAt(), s.death(), s.stopped());
+        state = s.with(new Cycles(now, c.lastSuccessAt(), since, c.consecutiveFailures() + 1, why));
     }
 
     /** A standing condition the loop works around while its cycles go on (null clears it): not ready while set. */
     public synchronized void impaired(String why) {
         Snapshot s = state;
-        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
-                s.lastError(), why, s.diedAt(), s.death(), s.stopped());
+        state = new Snapshot(name, s.startedAt(), s.cycles(), why, s.end());
     }
 
     /** The loop's thread ended on an error: not ready until the process restarts. */
     public synchronized void died(Throwable error) {
         Snapshot s = state;
-        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
-                s.lastError(), s.impaired(), clock.instant(), String.valueOf(error), s.stopped());
+        state = new Snapshot(name, s.startedAt(), s.cycles(), s.impaired(),
+                new End(clock.instant(), String.valueOf(error), s.end().stopped()));
     }
 
     /** The loop ended because it was asked to (process stopping). */
     public synchronized void stopped() {
         Snapshot s = state;
-        state = new Snapshot(name, s.startedAt(), s.lastCycleAt(), s.lastSuccessAt(), s.failingSince(), s.consecutiveFailures(),
-                s.lastError(), s.impaired(), s.diedAt(), s.death(), true);
+        state = new Snapshot(name, s.startedAt(), s.cycles(), s.impaired(), new End(s.end().diedAt(), s.end().death(), true));
     }
 
     /**
@@ -153,29 +169,30 @@ public final class LoopProgress implements ReadinessCheck {
     @Override
     public Optional<String> problem() {
         Snapshot s = state;
+        Cycles c = s.cycles();
         Instant now = clock.instant();
-        if (s.diedAt() != null) {
-            return Optional.of("dead since " + s.diedAt() + ": " + s.death());
+        if (s.end().diedAt() != null) {
+            return Optional.of("dead since " + s.end().diedAt() + ": " + s.end().death());
         }
-        if (s.stopped()) {
+        if (s.end().stopped()) {
             return Optional.of("stopped");
         }
         Instant began = cycleBegan;
         if (began != null && Duration.between(began, now).compareTo(bounds.failingAfter()) > 0) {
             return Optional.of("one cycle has been running since " + began + " (" + Duration.between(began, now).toSeconds() + " s, bound "
-                    + bounds.failingAfter().toSeconds() + " s): a call is not answering" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
+                    + bounds.failingAfter().toSeconds() + " s): a call is not answering" + (c.lastError() == null ? "" : "; last error: " + c.lastError()));
         }
-        Instant lastEnd = s.lastCycleAt() != null ? s.lastCycleAt() : s.startedAt();
+        Instant lastEnd = c.lastCycleAt() != null ? c.lastCycleAt() : s.startedAt();
         Duration quiet = Duration.between(lastEnd, now);
         if (quiet.compareTo(bounds.stallAfter()) > 0) {
-            return Optional.of((s.lastCycleAt() == null ? "no cycle completed since the start at " + s.startedAt()
-                    : "no cycle completed since " + s.lastCycleAt()) + " (" + quiet.toSeconds() + " s, bound " + bounds.stallAfter().toSeconds()
-                    + " s)" + (s.lastError() == null ? "" : "; last error: " + s.lastError()));
+            return Optional.of((c.lastCycleAt() == null ? "no cycle completed since the start at " + s.startedAt()
+                    : "no cycle completed since " + c.lastCycleAt()) + " (" + quiet.toSeconds() + " s, bound " + bounds.stallAfter().toSeconds()
+                    + " s)" + (c.lastError() == null ? "" : "; last error: " + c.lastError()));
         }
         Instant heldUntil = failingHeldUntil;
         boolean heldRunOver = heldUntil != null && began == null && now.isAfter(heldUntil);   // idle since, and no retry came
-        if (s.failingSince() != null && !heldRunOver && Duration.between(s.failingSince(), now).compareTo(bounds.failingAfter()) > 0) {
-            return Optional.of("every cycle failed since " + s.failingSince() + " (" + s.consecutiveFailures() + " cycles): " + s.lastError());
+        if (c.failingSince() != null && !heldRunOver && Duration.between(c.failingSince(), now).compareTo(bounds.failingAfter()) > 0) {
+            return Optional.of("every cycle failed since " + c.failingSince() + " (" + c.consecutiveFailures() + " cycles): " + c.lastError());
         }
         if (s.impaired() != null) {
             return Optional.of(s.impaired());

@@ -41,7 +41,7 @@ public record Dependencies(MeterRegistry registry, Health health, Startup startu
     public Dependencies complete(String service, CommonSettings common, TelemetrySettings tracing) {
         return new Dependencies(registry,
                 health != null ? health : Health.from(common.health()),
-                startup != null ? startup : new Startup(service, common.startupTimeout(), common.retryPauseMax(), Clock.systemUTC()),
+                startup != null ? startup : new Startup(service, common.outages().startupTimeout(), common.retryPauseMax(), Clock.systemUTC()),
                 telemetry != null ? telemetry : Telemetry.process(tracing));
     }
 }

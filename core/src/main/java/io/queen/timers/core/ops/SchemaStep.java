@@ -37,8 +37,8 @@ public final class SchemaStep {
      * database, the version neither: the `migrate` that made the schema checked it.
      */
     public static void atStart(CommonSettings config, MeterRegistry registry, Startup startup, String service, String group) {
-        boolean check = config.roleCheck();
-        if (!check && !config.migrateOnStart()) {
+        boolean check = config.schema().roleCheck();
+        if (!check && !config.schema().migrateOnStart()) {
             return;
         }
         // a migration's statements are not bounded like a batch's (SessionTimeouts.MIGRATION)
@@ -62,7 +62,7 @@ public final class SchemaStep {
                 throw new ConfigException(service + ": " + pending + " schema migration(s) pending, which its least-privilege role may"
                         + " not apply: run `queen-timers migrate` as the owner of the queen schema first (compose's `migrate` service does)");
             }
-            if (config.migrateOnStart()) {
+            if (config.schema().migrateOnStart()) {
                 LOG.info("{}: the schema is current; {} is not applied by a least-privilege role (the owner migrates)", service,
                         CommonSettings.MIGRATE_ON_START);
             }

@@ -70,21 +70,21 @@ public final class ServiceHost implements AutoCloseable {
      */
     public static ServiceHost start(String name, CommonSettings config, Starter starter, java.util.function.IntConsumer listening) {
         // first: every line of the service is in the format the platform reads
-        LogFormat.apply(config.logFormat());
+        LogFormat.apply(config.ops().logFormat());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         JvmGcMetrics gc = bindJvm(registry);
         // this host's wall clock, for local durations and the times readiness shows (start-up's timeout, a loop's last cycle):
         // nothing it measures is compared with a time from the database, whose clock alone decides due-ness
         Clock clock = Clock.systemUTC();
         Health health = Health.from(config.health());
-        Startup startup = new Startup(name, config.startupTimeout(), config.retryPauseMax(), clock);
+        Startup startup = new Startup(name, config.outages().startupTimeout(), config.retryPauseMax(), clock);
         health.add(startup);
         StandardReadiness readiness = new StandardReadiness(config, "queen-" + name, clock, registry);
         readiness.registerWith(health);
         health.exportTo(registry);
         OpsServer ops;
         try {
-            ops = OpsServer.start(config.httpBindAddress(), config.httpPort(), registry, health);
+            ops = OpsServer.start(config.ops().httpBindAddress(), config.ops().httpPort(), registry, health);
         } catch (RuntimeException e) {
             readiness.close();
             gc.close();

@@ -111,29 +111,35 @@ public final class Recurrence {
     private final CatchUp catchUp;
     private final String txn;
 
-    private Recurrence(String cron, ZoneId zone, Duration every, Instant startAt, Instant endAt, Integer maxOccurrences,
-                       CatchUp catchUp, String txn) {
+    /**
+     * A rule as a command or a stored row gives it, each field as written (docs/recurring.md): exactly one of {@code cron}
+     * and {@code every}; the others may be null.
+     */
+    public record Spec(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences, String catchUp) {}
+
+    /** Where a series starts and ends: its first occurrence's anchor, the last instant it may reach, its most occurrences. */
+    private record Span(Instant startAt, Instant endAt, Integer maxOccurrences) {}
+
+    private Recurrence(String cron, ZoneId zone, Duration every, Span span, CatchUp catchUp, String txn) {
         this.cron = cron;
         this.zone = zone;
         this.execution = cron == null ? null : ExecutionTime.forCron(parseCron(cron));
         this.every = every;
-        this.startAt = startAt;
-        this.endAt = endAt;
-        this.maxOccurrences = maxOccurrences;
+        this.startAt = span.startAt();
+        this.endAt = span.endAt();
+        this.maxOccurrences = span.maxOccurrences();
         this.catchUp = catchUp;
         this.txn = txn;
     }
 
     /**
-     * Reads a command's rule. Exactly one of {@code cron} and {@code every}; the others may be null.
-     * {@code defaultStart} (the record's timestamp) anchors a rule without startAt: a cron's first
-     * occurrence is at or after it, an every's first is one period after it.
+     * Reads a command's rule, of the series {@code txn}. {@code defaultStart} (the record's timestamp) anchors a rule without
+     * startAt: a cron's first occurrence is at or after it, an every's first is one period after it.
      *
      * @throws RuleException for bad_rule
      */
-    public static Recurrence of(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences,
-                                String catchUp, String txn, Instant defaultStart) {
-        return read(cron, zone, every, startAt, endAt, maxOccurrences, catchUp, txn, defaultStart, true);
+    public static Recurrence of(Spec rule, String txn, Instant defaultStart) {
+        return read(rule, txn, defaultStart, true);
     }
 
     /**
@@ -141,8 +147,14 @@ public final class Recurrence {
      *                IANA region id; false for a stored rule, which reads as it was stored (a row staged before those checks
      *                keeps its series: "Z" or "+05:00" still read)
      */
-    private static Recurrence read(String cron, String zone, String every, String startAt, String endAt, Long maxOccurrences,
-                                   String catchUp, String txn, Instant defaultStart, boolean command) {
+    private static Recurrence read(Spec rule, String txn, Instant defaultStart, boolean command) {
+        String cron = rule.cron();
+        String zone = rule.zone();
+        String every = rule.every();
+        String startAt = rule.startAt();
+        String endAt = rule.endAt();
+        Long maxOccurrences = rule.maxOccurrences();
+        String catchUp = rule.catchUp();
         if ((cron == null) == (every == null)) {
             throw new RuleException("give exactly one of cron and every");
         }
@@ -192,7 +204,7 @@ public final class Recurrence {
         }
         CatchUp c = catchUp == null ? CatchUp.ONE
                 : CatchUp.fromWire(catchUp).orElseThrow(() -> new RuleException("catchUp '" + catchUp + "' is not one, all or none"));
-        return new Recurrence(cron, z, d, start, end, maxOccurrences == null ? null : maxOccurrences.intValue(), c, txn);
+        return new Recurrence(cron, z, d, new Span(start, end, maxOccurrences == null ? null : maxOccurrences.intValue()), c, txn);
     }
 
     private static Instant instant(String text, String name) {
@@ -443,8 +455,8 @@ public final class Recurrence {
         } catch (IOException e) {
             throw new RuleException("stored recurrence is not JSON: " + e.getMessage());
         }
-        Recurrence r = read(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
-                o.hasNonNull("maxOccurrences") ? o.get("maxOccurrences").asLong() : null, text(o, "catchUp"), text(o, "txn"),
+        Recurrence r = read(new Spec(text(o, "cron"), text(o, "zone"), text(o, "every"), text(o, "startAt"), text(o, "endAt"),
+                o.hasNonNull("maxOccurrences") ? o.get("maxOccurrences").asLong() : null, text(o, "catchUp")), text(o, "txn"),
                 Instant.EPOCH, false);
         return new Stored(r, o.path("seq").asInt(1), text(o, "stopped"));
     }

@@ -16,11 +16,11 @@ class RecurrenceTest {
     private static final Instant T0 = Instant.parse("2026-12-04T10:00:00Z");
 
     private static Recurrence every(String every, String start, Long max, String catchUp) {
-        return Recurrence.of(null, null, every, start, null, max, catchUp, "s", T0);
+        return Recurrence.of(new Recurrence.Spec(null, null, every, start, null, max, catchUp), "s", T0);
     }
 
     private static Recurrence cron(String cron, String zone, String start, String end) {
-        return Recurrence.of(cron, zone, null, start, end, null, "all", "s", T0);
+        return Recurrence.of(new Recurrence.Spec(cron, zone, null, start, end, null, "all"), "s", T0);
     }
 
     private static List<Instant> occurrences(Recurrence r, int limit) {
@@ -50,7 +50,7 @@ class RecurrenceTest {
         assertThatThrownBy(() -> cron("* * * * *", "Mars/Olympus", null, null)).hasMessageContaining("IANA");
         assertThatThrownBy(() -> every("PT1S", null, null, "sometimes")).hasMessageContaining("catchUp");
         assertThatThrownBy(() -> every("PT1S", null, 0L, null)).hasMessageContaining("maxOccurrences");
-        assertThatThrownBy(() -> Recurrence.of("* * * * *", null, "PT1S", null, null, null, null, "s", T0))
+        assertThatThrownBy(() -> Recurrence.of(new Recurrence.Spec("* * * * *", null, "PT1S", null, null, null, null), "s", T0))
                 .hasMessageContaining("exactly one");
     }
 
@@ -137,16 +137,16 @@ class RecurrenceTest {
     @Test
     void aPlanThatStagesNothingSaysWhyTheSeriesEnds() {
         Instant o1 = Instant.parse("2026-12-04T10:00:00Z");
-        Recurrence windowed = Recurrence.of(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "one", "s", T0);
+        Recurrence windowed = Recurrence.of(new Recurrence.Spec(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "one"), "s", T0);
         assertThat(windowed.plan(o1.plusSeconds(20), 3, o1.plusSeconds(20))).isEqualTo(new Plan(true, null, null, null, End.END_AT));
         assertThat(windowed.plan(o1, 1, o1.plusSeconds(1))).isEqualTo(new Plan(true, o1.plusSeconds(10), null, null));
         // late, catchUp one: this one fires and the resumption would be past endAt
         assertThat(windowed.plan(o1, 1, o1.plusSeconds(26)).end()).isEqualTo(End.END_AT);
         // catchUp none: a missed one is not delivered and the series has nothing after now
-        Recurrence none = Recurrence.of(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "none", "s", T0);
+        Recurrence none = Recurrence.of(new Recurrence.Spec(null, null, "PT10S", o1.toString(), "2026-12-04T10:00:25Z", null, "none"), "s", T0);
         assertThat(none.plan(o1, 1, o1.plusSeconds(21))).isEqualTo(new Plan(false, null, o1, o1.plusSeconds(20), End.END_AT));
         // the last instant a timer may have: nothing after it
-        Recurrence last = Recurrence.of(null, null, "P1D", "9999-12-31T00:00:00Z", null, null, "one", "s", T0);
+        Recurrence last = Recurrence.of(new Recurrence.Spec(null, null, "P1D", "9999-12-31T00:00:00Z", null, null, "one"), "s", T0);
         Instant lastDay = Instant.parse("9999-12-31T00:00:00Z");
         assertThat(last.plan(lastDay, 1, lastDay).end()).isEqualTo(End.NO_OCCURRENCE);
         assertThat(new Plan(true, null, null, null, End.END_AT).toJson().get("end").asText()).isEqualTo("end_at");
@@ -198,8 +198,7 @@ class RecurrenceTest {
 
     @Test
     void theStoredFormReadsBackTheSameRule() {
-        Recurrence r = Recurrence.of("30 2 * * *", "Europe/Berlin", null, "2026-10-24T12:00:00+02:00", "2026-11-01T00:00:00Z", 4L,
-                "none", "nightly", T0);
+        Recurrence r = Recurrence.of(new Recurrence.Spec("30 2 * * *", "Europe/Berlin", null, "2026-10-24T12:00:00+02:00", "2026-11-01T00:00:00Z", 4L, "none"), "nightly", T0);
         Recurrence.Stored back = Recurrence.fromJson(r.toJson(3));
         assertThat(back.seq()).isEqualTo(3);
         assertThat(back.rule().toJson(3)).isEqualTo(r.toJson(3));
@@ -209,7 +208,7 @@ class RecurrenceTest {
 
     @Test
     void aRuleATooLateCancelMarkedReadsAsStopped() {
-        Recurrence r = Recurrence.of(null, null, "PT1M", "2026-10-24T12:00:00Z", null, null, "one", "s", T0);
+        Recurrence r = Recurrence.of(new Recurrence.Spec(null, null, "PT1M", "2026-10-24T12:00:00Z", null, null, "one"), "s", T0);
         // what bridge_apply_v4 writes for a cancel that met the occurrence in a sweeper's hands
         String marked = r.toJson(2).replaceFirst("}$", ",\"stopped\":\"cancelled\"}");
         Recurrence.Stored back = Recurrence.fromJson(marked);

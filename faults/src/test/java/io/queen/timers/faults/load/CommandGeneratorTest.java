@@ -137,10 +137,10 @@ class CommandGeneratorTest {
             assertThat(parsed).as("seq %d: %s", seq, parsed).isInstanceOf(Command.class);
             Command cmd = (Command) parsed;
             assertThat(cmd.recurrence()).as("seq %d", seq).isNotNull();
-            assertThat(cmd.deliverAt()).as("seq %d %s", seq, s.rule()).isEqualTo(s.occurrences().get(0));
-            assertThat(cmd.txn()).isEqualTo(WireFormat.occurrenceTxn(s.txn(), s.occurrences().get(0)));
+            assertThat(cmd.schedule().deliverAt()).as("seq %d %s", seq, s.rule()).isEqualTo(s.occurrences().get(0));
+            assertThat(cmd.schedule().txn()).isEqualTo(WireFormat.occurrenceTxn(s.txn(), s.occurrences().get(0)));
             assertThat(cmd.partition()).isEqualTo(c.intent().partition());
-            assertThat(Intent.payloadHash(JSON.readTree(cmd.payload()))).isEqualTo(c.intent().payloadHash());
+            assertThat(Intent.payloadHash(JSON.readTree(cmd.schedule().payload()))).isEqualTo(c.intent().payloadHash());
         }
     }
 
@@ -191,8 +191,8 @@ class CommandGeneratorTest {
     }
 
     private static List<Instant> byRecurrence(Rule r) {
-        Recurrence rec = Recurrence.of(r.cron(), r.zone(), r.every(), r.startAt().toString(), r.endAt() == null ? null : r.endAt().toString(),
-                r.max(), r.catchUp(), r.txn(), r.startAt());
+        Recurrence rec = Recurrence.of(new Recurrence.Spec(r.cron(), r.zone(), r.every(), r.startAt().toString(),
+                r.endAt() == null ? null : r.endAt().toString(), r.max(), r.catchUp()), r.txn(), r.startAt());
         List<Instant> out = new ArrayList<>();
         for (Instant o = rec.first().orElse(null); o != null && (r.max() == null || out.size() < r.max()); o = rec.after(o).orElse(null)) {
             out.add(o);

@@ -48,9 +48,9 @@ class IntentTest {
             assertThat(c.timerKey()).isEqualTo(in.key());
             if (!in.cancel()) {
                 assertThat(c.partition()).isEqualTo(in.partition());
-                assertThat(c.txn()).isEqualTo(in.txn());
-                assertThat(c.deliverAt()).isEqualTo(in.due(timestamp));
-                assertThat(Intent.payloadHash(JSON.readTree(c.payload()))).isEqualTo(in.payloadHash());
+                assertThat(c.schedule().txn()).isEqualTo(in.txn());
+                assertThat(c.schedule().deliverAt()).isEqualTo(in.due(timestamp));
+                assertThat(Intent.payloadHash(JSON.readTree(c.schedule().payload()))).isEqualTo(in.payloadHash());
             }
         }
         // The reasons a record alone decides that the generator covers (docs/commands.md#reject-reasons-closed-list).

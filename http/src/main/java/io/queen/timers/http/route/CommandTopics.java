@@ -161,7 +161,7 @@ public final class CommandTopics {
         List<String> fitting = new ArrayList<>();
         for (Map.Entry<String, TopicRoutes.Route> e : jwt.entrySet()) {
             TokenVerifier.Rules rules = e.getValue().auth().rules();
-            if (rules.issuer().equals(claims.getIssuer()) && claims.getAudience() != null && claims.getAudience().contains(rules.audience())) {
+            if (rules.claims().issuer().equals(claims.getIssuer()) && claims.getAudience() != null && claims.getAudience().contains(rules.claims().audience())) {
                 fitting.add(e.getKey());
             }
         }
@@ -170,7 +170,7 @@ public final class CommandTopics {
         }
         Object tenant = claims.getClaims().get(TENANT_CLAIM);
         List<String> own = fitting.stream().filter(t -> tenant == null
-                ? jwt.get(t).auth().rules().tenantClaim() == TokenVerifier.TenantClaim.OPTIONAL
+                ? jwt.get(t).auth().rules().claims().tenantClaim() == TokenVerifier.TenantClaim.OPTIONAL
                 : tenant instanceof String named && sameTenant(named, jwt.get(t).tenant())).toList();
         return own.isEmpty() ? List.of(fitting.get(0)) : own;
     }

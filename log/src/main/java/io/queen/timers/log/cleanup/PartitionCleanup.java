@@ -54,7 +54,7 @@ public final class PartitionCleanup {
             st.setInt(2, maxPerCall);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    deleted.add(rs.getObject(1, UUID.class));
+                    deleted.add(rs.getObject("id", UUID.class));
                 }
             }
             if (!c.getAutoCommit()) {

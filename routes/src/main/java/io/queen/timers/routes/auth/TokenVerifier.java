@@ -75,24 +75,37 @@ public final class TokenVerifier {
     public enum TenantClaim { REQUIRED, OPTIONAL }
 
     /**
-     * How one topic checks its tokens. {@code audience} and {@code issuer} are required: without them any token
-     * the key signed for another purpose would be accepted here.
+     * How one topic checks its tokens: with which keys, for which claims, within which times.
      */
-    public record Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew,
-            Duration maxLifetime, TenantClaim tenantClaim, String adminClaim) {
+    public record Rules(String topic, Keys keys, Claims claims, Times times) {
         public Rules {
-            if (audience == null || audience.isBlank() || issuer == null || issuer.isBlank()) {
+            java.util.Objects.requireNonNull(keys);
+            java.util.Objects.requireNonNull(times);
+            if (claims.audience() == null || claims.audience().isBlank() || claims.issuer() == null || claims.issuer().isBlank()) {
                 throw new IllegalArgumentException("topic " + topic + ": a jwt topic needs an audience and an issuer");
             }
-            java.util.Objects.requireNonNull(skew);
-            java.util.Objects.requireNonNull(maxLifetime);
+        }
+    }
+
+    /** The topic's verification keys ({@code auth.keys.file}) and whether HS256 tokens are accepted. */
+    public record Keys(Path file, boolean allowHs256) {}
+
+    /**
+     * What a token must claim. {@code audience} and {@code issuer} are required: without them any token the key signed for
+     * another purpose would be accepted here. {@code adminClaim}: null without one (auth.admin.claim unset), so no token
+     * acts on another producer's timers.
+     */
+    public record Claims(String audience, String issuer, TenantClaim tenantClaim, String adminClaim) {
+        public Claims {
             java.util.Objects.requireNonNull(tenantClaim);
         }
+    }
 
-        /** Without an admin claim (auth.admin.claim unset): no token acts on another producer's timers. */
-        public Rules(String topic, Path keysFile, boolean allowHs256, String audience, String issuer, Duration skew,
-                Duration maxLifetime, TenantClaim tenantClaim) {
-            this(topic, keysFile, allowHs256, audience, issuer, skew, maxLifetime, tenantClaim, null);
+    /** How far a token's times may be off the record's timestamp ({@code skew}), and its longest lifetime (exp - iat). */
+    public record Times(Duration skew, Duration maxLifetime) {
+        public Times {
+            java.util.Objects.requireNonNull(skew);
+            java.util.Objects.requireNonNull(maxLifetime);
         }
     }
 
@@ -123,13 +136,13 @@ public final class TokenVerifier {
     public TokenVerifier(Rules rules) {
         this.rules = rules;
         try {
-            this.keyFile = new KeyFile(rules.keysFile());
+            this.keyFile = new KeyFile(rules.keys().file());
         } catch (java.io.IOException | ParseException e) {
-            throw new IllegalArgumentException("setting topic." + rules.topic() + ".auth.keys.file = " + rules.keysFile()
+            throw new IllegalArgumentException("setting topic." + rules.topic() + ".auth.keys.file = " + rules.keys().file()
                     + ": cannot read verification keys: " + e.getMessage());
         }
         Set<JWSAlgorithm> algs = new HashSet<>(ASYMMETRIC);
-        if (rules.allowHs256()) {
+        if (rules.keys().allowHs256()) {
             algs.add(JWSAlgorithm.HS256);
         }
         this.allowed = Set.copyOf(algs);
@@ -211,7 +224,7 @@ public final class TokenVerifier {
         if (timestampMs < 0) {
             return unauthenticated("the record has no timestamp to check the token's exp against");
         }
-        long skew = rules.skew().toMillis();
+        long skew = rules.times().skew().toMillis();
         Date exp = claims.getExpirationTime();
         if (exp == null) {
             return unauthenticated("token has no exp: tokens without an expiry are refused");
@@ -221,29 +234,29 @@ public final class TokenVerifier {
             return unauthenticated("token has no iat: its lifetime cannot be bounded");
         }
         Duration lifetime = Duration.ofMillis(exp.getTime() - iat.getTime());
-        if (lifetime.compareTo(rules.maxLifetime()) > 0) {
-            return unauthenticated("token lifetime (exp - iat) " + lifetime + " exceeds " + rules.maxLifetime()
+        if (lifetime.compareTo(rules.times().maxLifetime()) > 0) {
+            return unauthenticated("token lifetime (exp - iat) " + lifetime + " exceeds " + rules.times().maxLifetime()
                     + " (topic." + rules.topic() + ".auth.max.token.lifetime)");
         }
         // without this, iat a year ahead with exp an hour later would pass the lifetime bound yet replay for a year
         if (timestampMs < iat.getTime() - skew) {
             return unauthenticated("token issued at " + iat.toInstant() + ", after the record's timestamp "
-                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.times().skew() + ")");
         }
         if (timestampMs > exp.getTime() + skew) {
             return unauthenticated("token expired at " + exp.toInstant() + ", before the record's timestamp "
-                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.times().skew() + ")");
         }
         Date nbf = claims.getNotBeforeTime();
         if (nbf != null && timestampMs < nbf.getTime() - skew) {
             return unauthenticated("token not valid before " + nbf.toInstant() + ", after the record's timestamp "
-                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.skew() + ")");
+                    + java.time.Instant.ofEpochMilli(timestampMs) + " (skew " + rules.times().skew() + ")");
         }
         // the token's own aud/iss are not echoed: they may name another tenant's service
-        if (claims.getAudience() == null || !claims.getAudience().contains(rules.audience())) {
+        if (claims.getAudience() == null || !claims.getAudience().contains(rules.claims().audience())) {
             return unauthenticated("token not valid for this topic: its aud is missing or does not include the topic's audience");
         }
-        if (!rules.issuer().equals(claims.getIssuer())) {
+        if (!rules.claims().issuer().equals(claims.getIssuer())) {
             return unauthenticated("token not valid for this topic: its iss is missing or is not the topic's issuer");
         }
         Object subject = claims.getClaim("sub");
@@ -256,7 +269,7 @@ public final class TokenVerifier {
         // getClaims(), not getClaim(): a JSON null is present and refused, never taken as "no claim"
         Map<String, Object> all = claims.getClaims();
         if (!all.containsKey(TENANT_CLAIM)) {
-            if (rules.tenantClaim() == TenantClaim.REQUIRED) {
+            if (rules.claims().tenantClaim() == TenantClaim.REQUIRED) {
                 return forbidden("token not valid for this topic: it has no " + TENANT_CLAIM + " claim (topic." + rules.topic()
                         + ".auth.tenant.claim=required)");
             }
@@ -265,7 +278,7 @@ public final class TokenVerifier {
             return forbidden("token not valid for this topic: its " + TENANT_CLAIM + " claim is not this topic's tenant");
         }
         // auth.admin.claim: JSON true only (not "true", not 1), so a claim some issuer fills with other data is no admin flag
-        return new AuthResult.Verified(sub, rules.adminClaim() != null && Boolean.TRUE.equals(all.get(rules.adminClaim())));
+        return new AuthResult.Verified(sub, rules.claims().adminClaim() != null && Boolean.TRUE.equals(all.get(rules.claims().adminClaim())));
     }
 
     private static AuthResult forbidden(String detail) {

@@ -34,8 +34,9 @@ class TokenVerifierTest {
     }
 
     TokenVerifier verifier(Path keys, boolean hs256, TokenVerifier.TenantClaim tenantClaim) {
-        return new TokenVerifier(new TokenVerifier.Rules("cmds", keys, hs256, TestTokens.AUDIENCE, TestTokens.ISSUER,
-                Duration.ofSeconds(30), Duration.ofHours(1), tenantClaim));
+        return new TokenVerifier(new TokenVerifier.Rules("cmds", new TokenVerifier.Keys(keys, hs256),
+                new TokenVerifier.Claims(TestTokens.AUDIENCE, TestTokens.ISSUER, tenantClaim, null),
+                new TokenVerifier.Times(Duration.ofSeconds(30), Duration.ofHours(1))));
     }
 
     /** A token valid for the topic of {@link #verifier}: its audience, issuer and tenant. */
@@ -189,10 +190,12 @@ class TokenVerifierTest {
     @Test
     void aRulesWithoutAudienceOrIssuerCannotBeBuilt() {
         Path keys = dir.resolve("keys.jwks");
-        assertThatThrownBy(() -> new TokenVerifier.Rules("cmds", keys, false, null, TestTokens.ISSUER, Duration.ZERO, Duration.ofHours(1),
-                TokenVerifier.TenantClaim.REQUIRED)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("audience");
-        assertThatThrownBy(() -> new TokenVerifier.Rules("cmds", keys, false, TestTokens.AUDIENCE, " ", Duration.ZERO, Duration.ofHours(1),
-                TokenVerifier.TenantClaim.REQUIRED)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("issuer");
+        TokenVerifier.Keys k = new TokenVerifier.Keys(keys, false);
+        TokenVerifier.Times times = new TokenVerifier.Times(Duration.ZERO, Duration.ofHours(1));
+        assertThatThrownBy(() -> new TokenVerifier.Rules("cmds", k, new TokenVerifier.Claims(null, TestTokens.ISSUER,
+                TokenVerifier.TenantClaim.REQUIRED, null), times)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("audience");
+        assertThatThrownBy(() -> new TokenVerifier.Rules("cmds", k, new TokenVerifier.Claims(TestTokens.AUDIENCE, " ",
+                TokenVerifier.TenantClaim.REQUIRED, null), times)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("issuer");
     }
 
     @Test

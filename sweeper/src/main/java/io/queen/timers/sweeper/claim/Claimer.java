@@ -58,6 +58,19 @@ public final class Claimer {
         this(dataSource, batchSize, lease, perTenantPerShard, Long.MAX_VALUE);
     }
 
+    /** One row of claim.sql, read by column name (pgjdbc keeps the name-to-index map per result set). */
+    private static ClaimedTimer timer(ResultSet rs, DatabaseTime claimedAt) throws SQLException {
+        return new ClaimedTimer(
+                new ClaimedTimer.Key(rs.getObject("tenant_id", UUID.class), rs.getString("queue"), rs.getString("timer_key")),
+                new ClaimedTimer.Schedule(rs.getTimestamp("deliver_at").toInstant(), rs.getTimestamp("visible_at").toInstant(),
+                        rs.getString("recurrence")),
+                new ClaimedTimer.Message(rs.getString("partition"), rs.getString("txn"), rs.getObject("message_id", UUID.class),
+                        rs.getString("producer_sub"), rs.getBytes("trace_context")),
+                new ClaimedTimer.Payload(rs.getBytes("payload"), rs.getBoolean("payload_zstd"), rs.getBoolean("encrypted")),
+                new ClaimedTimer.Lease(rs.getObject("claim_token", UUID.class), rs.getTimestamp("claimed_until").toInstant(), claimedAt),
+                new ClaimedTimer.History(rs.getInt("attempts"), rs.getString("last_error"), rs.getInt("deaths")));
+    }
+
     public long maxHeldBytes() {
         return maxHeldBytes;
     }
@@ -119,16 +132,12 @@ public final class Claimer {
                     DatabaseTime claimedAt = null;
                     while (rs.next()) {
                         if (claimedAt == null) {
-                            claimedAt = new DatabaseTime(rs.getTimestamp(21).toInstant(), readAtNanos);
+                            claimedAt = new DatabaseTime(rs.getTimestamp("claimed_at").toInstant(), readAtNanos);
                         }
-                        held += rs.getLong(17);
-                        out.add(new ClaimedTimer(
-                                rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
-                                rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getString(7),
-                                rs.getObject(8, UUID.class), rs.getBytes(9), rs.getBoolean(10), rs.getBoolean(11),
-                                rs.getString(12), rs.getInt(13), rs.getString(14), rs.getObject(15, UUID.class),
-                                rs.getTimestamp(16).toInstant(), rs.getBytes(18), rs.getInt(19), rs.getString(20), claimedAt));
-                        taken.merge(out.get(out.size() - 1).tenantId(), 1, Integer::sum);
+                        held += rs.getLong("held_bytes");
+                        ClaimedTimer t = timer(rs, claimedAt);
+                        out.add(t);
+                        taken.merge(t.key().tenantId(), 1, Integer::sum);
                     }
                 }
                 return new Claim(out, held);

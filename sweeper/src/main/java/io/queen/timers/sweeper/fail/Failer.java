@@ -96,8 +96,8 @@ public final class Failer {
             List<FailOutcome> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new FailOutcome(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
-                            rs.getTimestamp(5).toInstant(), rs.getBoolean(6)));
+                    out.add(new FailOutcome(rs.getObject("tenant_id", UUID.class), rs.getString("queue"), rs.getString("timer_key"),
+                            rs.getInt("attempts"), rs.getTimestamp("retry_at").toInstant(), rs.getBoolean("exhausted")));
                 }
             }
             return out;
@@ -123,7 +123,7 @@ public final class Failer {
             st.setString(1, heldRows(timers));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return rs.getInt(1);
+                return rs.getInt("touched");
             }
         }
     }
@@ -143,7 +143,7 @@ public final class Failer {
                 ClaimedTimer t = timers.get(i);
                 // a recurring timer's successor is staged with its dead letter, unless this one makes the run of dead
                 // letters in a row reach the bound: timer_series_next_v1 counts and ends the series, in this transaction
-                rows.add(new DeadLetterRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(),
+                rows.add(new DeadLetterRow(t.key().tenantId(), t.key().queue(), t.key().timerKey(), t.lease().claimToken(),
                         t.recurring() ? t.plan(true).toJson().put("deadLetter", true)
                                 .put("maxDeadLettersInRow", maxConsecutiveDeadLetters) : null));
             }
@@ -152,8 +152,8 @@ public final class Failer {
             List<DeadLettered> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new DeadLettered(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                            rs.getObject(4, UUID.class), rs.getObject(5, UUID.class)));
+                    out.add(new DeadLettered(rs.getObject("tenant_id", UUID.class), rs.getString("queue"), rs.getString("timer_key"),
+                            rs.getObject("dlq_id", UUID.class), rs.getObject("partition_id", UUID.class)));
                 }
             }
             return out;
@@ -171,13 +171,13 @@ public final class Failer {
         }
         List<SkipRow> rows = new ArrayList<>(timers.size());
         for (ClaimedTimer t : timers) {
-            rows.add(new SkipRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken(), t.plan(false).toJson()));
+            rows.add(new SkipRow(t.key().tenantId(), t.key().queue(), t.key().timerKey(), t.lease().claimToken(), t.plan(false).toJson()));
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement st = c.prepareStatement(SKIP)) {
             st.setString(1, JsonRows.write(rows));
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return rs.getInt(1);
+                return rs.getInt("skipped");
             }
         }
     }
@@ -195,7 +195,7 @@ public final class Failer {
     private static String heldRows(List<ClaimedTimer> timers) {
         List<HeldRow> rows = new ArrayList<>(timers.size());
         for (ClaimedTimer t : timers) {
-            rows.add(new HeldRow(t.tenantId(), t.queue(), t.timerKey(), t.claimToken()));
+            rows.add(new HeldRow(t.key().tenantId(), t.key().queue(), t.key().timerKey(), t.lease().claimToken()));
         }
         return JsonRows.write(rows);
     }

@@ -60,7 +60,7 @@ public final class Firer {
             for (ClaimedTimer t : s.timers()) {
                 // the cycle decided to deliver it (Delivery skipped the missed ones of catchUp none): leaving. Planned now, by
                 // the database's clock its claim read (a retried fire plans again, later)
-                timers.add(new TimerRow(t.timerKey(), t.claimToken(), t.recurring() ? t.planJson(true) : null));
+                timers.add(new TimerRow(t.key().timerKey(), t.lease().claimToken(), t.recurring() ? t.planJson(true) : null));
             }
             rows.add(new SegmentRow(s.destination().tenantId(), s.destination().queue(), s.destination().partition(),
                     s.packed().blob().length, timers));
@@ -76,19 +76,19 @@ public final class Firer {
                 List<SegmentOutcome> out = new ArrayList<>(n);
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        Segment s = segs.get(rs.getInt(1) - 1);
-                        FireResult result = FireResult.valueOf(rs.getString(2).toUpperCase(Locale.ROOT));
-                        long base = rs.getLong(4);
+                        Segment s = segs.get(rs.getInt("seg") - 1);
+                        FireResult result = FireResult.valueOf(rs.getString("verdict").toUpperCase(Locale.ROOT));
+                        long base = rs.getLong("base_offset");
                         Long baseOffset = rs.wasNull() ? null : base;
-                        Timestamp created = rs.getTimestamp(5);
+                        Timestamp created = rs.getTimestamp("created_at");
                         List<ClaimedTimer> refused = new ArrayList<>();
-                        Array positions = rs.getArray(6);
+                        Array positions = rs.getArray("refused");
                         if (positions != null) {
                             for (Object pos : (Object[]) positions.getArray()) {
                                 refused.add(s.timers().get(((Number) pos).intValue()));
                             }
                         }
-                        out.add(new SegmentOutcome(s, result, rs.getObject(3, UUID.class), baseOffset,
+                        out.add(new SegmentOutcome(s, result, rs.getObject("partition_id", UUID.class), baseOffset,
                                 created == null ? null : created.toInstant(), refused));
                     }
                 }

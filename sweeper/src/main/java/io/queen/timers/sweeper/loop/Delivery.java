@@ -135,11 +135,11 @@ public final class Delivery {
     public Report deliver(List<ClaimedTimer> claimed, BooleanSupplier stopping) throws SQLException {
         Tally tally = new Tally(System.nanoTime() + splitBudget.toNanos());
         claimed = skipMissed(claimed);
-        List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.attempts() >= failer.maxAttempts()).toList();
+        List<ClaimedTimer> exhausted = claimed.stream().filter(t -> t.history().attempts() >= failer.maxAttempts()).toList();
         if (!exhausted.isEmpty()) {
             deadLetter(exhausted); // under the claim just taken (timer_dead_letter_v3 requires it)
         }
-        PackResult packed = packer.pack(claimed.stream().filter(t -> t.attempts() < failer.maxAttempts()).toList());
+        PackResult packed = packer.pack(claimed.stream().filter(t -> t.history().attempts() < failer.maxAttempts()).toList());
         handBack(packed.deferred()); // beyond the fire's bound in decompressed bytes: the next cycle takes them, unspent
         for (Unpackable u : packed.unpackable()) {
             LOG.warn("{}", u.error());
@@ -178,7 +178,7 @@ public final class Delivery {
      */
     private List<ClaimedTimer> skipMissed(List<ClaimedTimer> claimed) throws SQLException {
         List<ClaimedTimer> missed = claimed.stream()
-                .filter(t -> t.recurring() && t.attempts() < failer.maxAttempts() && !t.plan(false).deliver())
+                .filter(t -> t.recurring() && t.history().attempts() < failer.maxAttempts() && !t.plan(false).deliver())
                 .toList();
         if (missed.isEmpty()) {
             return claimed;
@@ -259,7 +259,7 @@ public final class Delivery {
             } else {
                 ClaimedTimer t = timers.get(0);
                 try (TimerMdc m = mdc(t)) {
-                    LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.attempts() + 1, failer.maxAttempts(), describe(e));
+                    LOG.warn("fire of timer {} failed permanently (attempt {} of {}): {}", t.name(), t.history().attempts() + 1, failer.maxAttempts(), describe(e));
                 }
             }
             fail(timers.stream().map(t -> new Failer.Failure(t, describe(e))).toList(), errorClass);
@@ -273,7 +273,7 @@ public final class Delivery {
                 metrics.fired(FireResult.FIRED, o.segment().size());
                 tally.fired += o.segment().size();
                 for (ClaimedTimer t : o.segment().timers()) {
-                    metrics.lateness(Duration.between(t.deliverAt(), o.createdAt()));
+                    metrics.lateness(Duration.between(t.schedule().deliverAt(), o.createdAt()));
                 }
                 if (startedAt != null) {
                     spans(o, startedAt);
@@ -287,7 +287,7 @@ public final class Delivery {
                 for (ClaimedTimer t : o.refused()) {
                     try (TimerMdc m = mdc(t)) {
                         LOG.warn("timer {} refused and moved to queen.log_dlq (encryption_unavailable): staged in clear, its queue {} now has"
-                                + " encryption_enabled and the sweeper holds no key; never fired in clear", t.name(), t.queue());
+                                + " encryption_enabled and the sweeper holds no key; never fired in clear", t.name(), t.key().queue());
                     }
                 }
             } else {
@@ -314,18 +314,18 @@ public final class Delivery {
                     .setStartTimestamp(startedAt)
                     .setAttribute("messaging.system", "queen")
                     .setAttribute("messaging.operation.type", "send")
-                    .setAttribute("messaging.destination.name", t.queue())
-                    .setAttribute("messaging.destination.partition.id", t.partition())
-                    .setAttribute("messaging.message.id", t.messageId().toString())
-                    .setAttribute("queen.timers.tenant", t.tenantId().toString())
-                    .setAttribute("queen.timers.queue", t.queue())
-                    .setAttribute("queen.timers.timer_key", t.timerKey())
-                    .setAttribute("queen.timers.attempts", t.attempts())
-                    .setAttribute("queen.timers.late_ms", Duration.between(t.deliverAt(), o.createdAt()).toMillis());
+                    .setAttribute("messaging.destination.name", t.key().queue())
+                    .setAttribute("messaging.destination.partition.id", t.message().partition())
+                    .setAttribute("messaging.message.id", t.message().messageId().toString())
+                    .setAttribute("queen.timers.tenant", t.key().tenantId().toString())
+                    .setAttribute("queen.timers.queue", t.key().queue())
+                    .setAttribute("queen.timers.timer_key", t.key().timerKey())
+                    .setAttribute("queen.timers.attempts", t.history().attempts())
+                    .setAttribute("queen.timers.late_ms", Duration.between(t.schedule().deliverAt(), o.createdAt()).toMillis());
             if (o.baseOffset() != null) {
                 b.setAttribute("queen.timers.offset", o.baseOffset() + i);
             }
-            TraceParent.fromBytes(t.traceContext()).flatMap(Telemetry::remote).ifPresent(b::addLink);
+            TraceParent.fromBytes(t.message().traceContext()).flatMap(Telemetry::remote).ifPresent(b::addLink);
             b.startSpan().end(end);
         }
     }
@@ -363,7 +363,7 @@ public final class Delivery {
         for (FailOutcome o : outcomes) {
             if (o.exhausted()) {
                 failures.stream().map(Failer.Failure::timer)
-                        .filter(t -> t.tenantId().equals(o.tenantId()) && t.queue().equals(o.queue()) && t.timerKey().equals(o.timerKey()))
+                        .filter(t -> t.key().tenantId().equals(o.tenantId()) && t.key().queue().equals(o.queue()) && t.key().timerKey().equals(o.timerKey()))
                         .findFirst().ifPresent(exhausted::add);
             }
         }
@@ -376,8 +376,8 @@ public final class Delivery {
         }
         List<DeadLettered> moved = failer.deadLetter(timers);
         for (DeadLettered d : moved) {
-            UUID trace = timers.stream().filter(t -> t.tenantId().equals(d.tenantId()) && t.queue().equals(d.queue())
-                    && t.timerKey().equals(d.timerKey())).findFirst().map(ClaimedTimer::traceId).orElse(null);
+            UUID trace = timers.stream().filter(t -> t.key().tenantId().equals(d.tenantId()) && t.key().queue().equals(d.queue())
+                    && t.key().timerKey().equals(d.timerKey())).findFirst().map(ClaimedTimer::traceId).orElse(null);
             try (TimerMdc m = TimerMdc.of(d.tenantId(), d.queue(), d.timerKey(), TimerMdc.traceId(trace))) {
                 LOG.warn("timer {}/{}/{} moved to queen.log_dlq (id {}) after {} failed attempts",
                         d.tenantId(), d.queue(), d.timerKey(), d.dlqId(), failer.maxAttempts());
@@ -388,7 +388,7 @@ public final class Delivery {
 
     /** The log fields of the one timer a line is about (log.format=json). */
     static TimerMdc mdc(ClaimedTimer t) {
-        return TimerMdc.of(t.tenantId(), t.queue(), t.timerKey(), TimerMdc.traceId(t.traceId()));
+        return TimerMdc.of(t.key().tenantId(), t.key().queue(), t.key().timerKey(), TimerMdc.traceId(t.traceId()));
     }
 
     /** A fire met a broken deployment (SqlStates: DEPLOYMENT); the cause is the database's error. */

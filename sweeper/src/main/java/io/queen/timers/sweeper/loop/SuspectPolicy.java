@@ -50,10 +50,10 @@ final class SuspectPolicy {
         List<ClaimedTimer> later = new ArrayList<>();
         int level = -1;
         for (ClaimedTimer t : claimed) {
-            if (!t.suspect() || t.attempts() >= maxAttempts) {
+            if (!t.suspect() || t.history().attempts() >= maxAttempts) {
                 normal.add(t);
-            } else if (level < 0 || (Math.min(t.deaths(), 3) == level && group.size() < groupSize(level))) {
-                level = Math.min(t.deaths(), 3);
+            } else if (level < 0 || (Math.min(t.history().deaths(), 3) == level && group.size() < groupSize(level))) {
+                level = Math.min(t.history().deaths(), 3);
                 group.add(t);
             } else {
                 later.add(t);

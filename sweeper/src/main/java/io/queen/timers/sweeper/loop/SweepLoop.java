@@ -68,28 +68,29 @@ public final class SweepLoop implements Runnable {
     /** What a failed cycle left in this loop's hands: handed back before anything else (see {@link #handBackOwed}). */
     private List<ClaimedTimer> owed = List.of();
 
-    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes, LoopProgress progress) {
-        this(probe, claimer, delivery, pacer, wake, metrics, maxFireBytes, progress, new FireGate(), Integer.MAX_VALUE, null);
-    }
+    /**
+     * What a loop works with. {@code gate} is shared by every loop of the process (suspects fire holding it alone), as are
+     * the wake signal and the metrics.
+     */
+    public record Parts(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
+                        FireGate gate) {}
 
     /**
-     * @param gate        shared by every loop of the process (suspects fire holding it alone)
-     * @param maxAttempts sweeper.max.attempts: a suspect at it is dead-lettered, not fired ({@link SuspectPolicy})
-     * @param claimMax    sweeper.cycle.claim.max: how long a cycle keeps claiming before it fires (null: half the lease only)
+     * @param maxFireBytes sweeper.max.fire.bytes: a cycle claims up to this many held bytes
+     * @param claimMax     sweeper.cycle.claim.max: how long a cycle keeps claiming before it fires (null: half the lease only)
+     * @param maxAttempts  sweeper.max.attempts: a suspect at it is dead-lettered, not fired ({@link SuspectPolicy})
      */
-    public SweepLoop(DueProbe probe, Claimer claimer, Delivery delivery, Pacer pacer, WakeSignal wake, SweeperMetrics metrics,
-                     int maxFireBytes, LoopProgress progress, FireGate gate, int maxAttempts, Duration claimMax) {
+    public SweepLoop(Parts parts, int maxFireBytes, Duration claimMax, int maxAttempts, LoopProgress progress) {
         this.claimMaxNanos = claimMax == null ? Long.MAX_VALUE : claimMax.toNanos();
-        this.probeEveryNanos = pacer.near().toNanos();
-        this.gate = gate;
+        this.probeEveryNanos = parts.pacer().near().toNanos();
+        this.gate = parts.gate();
         this.suspects = new SuspectPolicy(maxAttempts);
-        this.probe = probe;
-        this.claimer = claimer;
-        this.delivery = delivery;
-        this.pacer = pacer;
-        this.wake = wake;
-        this.metrics = metrics;
+        this.probe = parts.probe();
+        this.claimer = parts.claimer();
+        this.delivery = parts.delivery();
+        this.pacer = parts.pacer();
+        this.wake = parts.wake();
+        this.metrics = parts.metrics();
         this.maxFireBytes = maxFireBytes;
         this.progress = progress;
     }
@@ -118,7 +119,7 @@ public final class SweepLoop implements Runnable {
             // is counted against this group alone (SuspectPolicy)
             try (TimerMdc m = Delivery.mdc(c.group().get(0))) {
                 LOG.warn("firing {} timer(s) a lease of which ran out in a sweeper's hands, alone in this process (first: {}, {} death(s),"
-                        + " attempt {})", c.group().size(), c.group().get(0).name(), c.group().get(0).deaths(), c.group().get(0).attempts());
+                        + " attempt {})", c.group().size(), c.group().get(0).name(), c.group().get(0).history().deaths(), c.group().get(0).history().attempts());
             }
             report = report.plus(gate.alone(() -> {
                 if (c.group().size() == 1) {
@@ -160,9 +161,7 @@ public final class SweepLoop implements Runnable {
     /** Keys and tokens of timers just claimed, without their payloads (what a hand-back needs, nothing it holds). */
     private void holding(List<ClaimedTimer> timers) {
         for (ClaimedTimer t : timers) {
-            inHand.add(new ClaimedTimer(t.tenantId(), t.queue(), t.timerKey(), t.partition(), t.deliverAt(), t.visibleAt(), t.txn(),
-                    t.messageId(), null, false, t.encrypted(), t.producerSub(), t.attempts(), null, t.claimToken(), t.claimedUntil(),
-                    null, t.deaths()));
+            inHand.add(t.keyAndToken());
         }
     }
 

@@ -82,8 +82,8 @@ public final class Packer {
                 continue;
             }
             held += Math.max(1, payload.length);
-            frames.put(t, new Frame(t.messageId(), t.traceId(), t.txn(), t.producerSub(), t.encrypted(), payload));
-            groups.computeIfAbsent(new Destination(t.tenantId(), t.queue(), t.partition()), d -> new ArrayList<>()).add(t);
+            frames.put(t, new Frame(t.message().messageId(), t.traceId(), t.message().txn(), t.message().producerSub(), t.payload().encrypted(), payload));
+            groups.computeIfAbsent(new Destination(t.key().tenantId(), t.key().queue(), t.message().partition()), d -> new ArrayList<>()).add(t);
         }
         List<List<Segment>> rounds = new ArrayList<>();
         for (Map.Entry<Destination, List<ClaimedTimer>> g : groups.entrySet()) {

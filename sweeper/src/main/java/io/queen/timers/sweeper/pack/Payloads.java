@@ -25,11 +25,11 @@ public final class Payloads {
      *         decompress to more than {@code maxBytes}
      */
     public static byte[] of(ClaimedTimer t, int maxBytes) {
-        if (!t.payloadZstd()) {
-            return t.payload();
+        if (!t.payload().zstd()) {
+            return t.payload().bytes();
         }
         try {
-            return Compression.decompress(t.payload(), maxBytes);
+            return Compression.decompress(t.payload().bytes(), maxBytes);
         } catch (CodecException e) {
             throw bad(t, e.getMessage());
         }
@@ -41,10 +41,10 @@ public final class Payloads {
      * declares none or is not zstd, so the caller treats it as unknown. {@link #of} still enforces its bound.
      */
     public static long declaredBytes(ClaimedTimer t) {
-        if (!t.payloadZstd()) {
-            return t.payload().length;
+        if (!t.payload().zstd()) {
+            return t.payload().bytes().length;
         }
-        return Compression.declaredSize(t.payload());
+        return Compression.declaredSize(t.payload().bytes());
     }
 
     private static IllegalArgumentException bad(ClaimedTimer t, String why) {

@@ -38,7 +38,7 @@ public final class CappedCount {
             st.setInt(1, cap);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return rs.getLong(1);
+                return rs.getLong("counted");
             }
         }
     }

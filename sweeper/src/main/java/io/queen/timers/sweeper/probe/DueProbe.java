@@ -27,9 +27,9 @@ public final class DueProbe {
             st.setInt(1, dueCap);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                Timestamp next = rs.getTimestamp(2);
-                return new ProbeResult(rs.getTimestamp(1).toInstant(),
-                        Optional.ofNullable(next).map(Timestamp::toInstant), rs.getInt(3));
+                Timestamp next = rs.getTimestamp("next_visible_at");
+                return new ProbeResult(rs.getTimestamp("db_now").toInstant(),
+                        Optional.ofNullable(next).map(Timestamp::toInstant), rs.getInt("due"));
             }
         }
     }

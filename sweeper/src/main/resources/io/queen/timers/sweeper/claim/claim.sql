@@ -4,5 +4,5 @@
 -- 8 bytes a row, no round trip of its own.
 SELECT tenant_id, queue, timer_key, "partition", deliver_at, visible_at, txn, message_id,
        payload, payload_zstd, encrypted, producer_sub, attempts, last_error, claim_token, claimed_until, held_bytes, trace_context, deaths, recurrence,
-       clock_timestamp()
+       clock_timestamp() AS claimed_at
   FROM queen.timer_claim_v6(?, make_interval(secs => ?), ?, ?, ?, ?::jsonb)
