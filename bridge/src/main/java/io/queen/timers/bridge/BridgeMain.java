@@ -146,8 +146,8 @@ public final class BridgeMain implements AutoCloseable {
             CommandParser parser = new CommandParser(settings.commands().wire());
             QueueEncryption encryption = new QueueEncryption(new EncryptionPolicy(settings.apply().encryption().queues()),
                     settings.apply().encryption().cipher());
-            // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (fault harness,
-            // seed 20261203, 2026-12-05: a fast stop during checkAtStart made the bridge exit "cannot read queen.queues")
+            // each a start-up step: PostgreSQL restarting in between is waited out like the migrations (the fault
+            // harness found a fast stop during checkAtStart making the bridge exit "cannot read queen.queues")
             startup.retry("check the queues that require encryption", () -> {
                 encryption.checkAtStart(dataSource);
                 return null;
@@ -212,14 +212,13 @@ public final class BridgeMain implements AutoCloseable {
         p.putIfAbsent(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, (int) settings.batchMaxBytes());
         // Fair between command topics (tenants): a fetch brings at most 64 KiB per partition (at least one batch), so a
         // poll drains every partition's share in turn instead of a flooding topic's 1 MiB fetches first. PipelineBench
-        // --mode flood, 2026-12-04 (bench/results/2026-12-04/PipelineBench-flood-*): the quiet tenant's schedules applied
-        // 2.1 s into the flood against 2.8-4.7 s at Kafka's default; PRICE: ~15 % of one flooding topic's ingest rate
-        // (3,067 / 3,806 against 3,846 / 4,553 timers/s, two runs each). kafka.max.partition.fetch.bytes overrides it.
+        // --mode flood applied the quiet tenant's schedules sooner into a flood than at Kafka's default; PRICE: some of
+        // one flooding topic's ingest rate (docs/benchmarks.md). kafka.max.partition.fetch.bytes overrides it.
         p.putIfAbsent(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 64 * 1024);
         // A broker answers one request per connection at a time, and a partition drained while the fetch of its
         // neighbours waits for data is fetched only after that fetch returns: the broker's wait (500 ms by default) is
         // the longest a partition's new record can wait behind another's empty long poll. UnreadableRecordIT saw a
-        // quiet tenant's schedule wait 555 ms so (bench/results/2026-12-06/UnreadableRecordIT-4130d3c.txt). PRICE: an
+        // quiet tenant's schedule wait most of that. PRICE: an
         // idle bridge sends 10 fetches a second per broker instead of 2. kafka.fetch.max.wait.ms overrides it.
         p.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         p.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "queen-timers-bridge");

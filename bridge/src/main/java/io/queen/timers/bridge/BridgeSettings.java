@@ -136,8 +136,8 @@ public record BridgeSettings(
     public static final String TENANT_MAX_RECURRING = "tenant.max.recurring";
     /**
      * The default of {@link #TENANT_MAX_RECURRING}. With {@link #RECURRING_MIN_PERIOD}'s 10 s, one tenant's series together
-     * fire at most 1,000 / 10 s = 100 occurrences a second, under 2 % of the 5,770 timers/s the project measures end to end
-     * (bench/results/2026-12-04), for ever: a series has no end unless its producer gives one. Counting them at apply reads at
+     * fire at most 1,000 / 10 s = 100 occurrences a second, a small share of what the pipeline fires end to end
+     * (docs/benchmarks.md), for ever: a series has no end unless its producer gives one. Counting them at apply reads at
      * most this many entries of idx_log_timers_recurring.
      */
     public static final int DEFAULT_TENANT_MAX_RECURRING = 1_000;

@@ -21,8 +21,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * a segment row's arrays: its fields are rendered here, as the view {@code queen.timer_audit_events} renders them in SQL
  * (the same names, values and formats: timestamps as PostgreSQL prints them in UTC, {@code offset} the segment's first
  * plus the frame's position, {@code lateMs} floored). {@code AuditRelayIT} compares every field of both for every kind
- * of event. Why here and not in SQL: building and printing one jsonb per fired timer was about 100 us of PostgreSQL's
- * time per event (issue 48's profile); this is a few microseconds of the relay's.
+ * of event. Why here and not in SQL: building and printing one jsonb per fired timer cost PostgreSQL more time per event
+ * than any other step of the relay (the pipeline's profile); in Java it is a few microseconds of the relay's.
  *
  * <p>PRICE: two renderers of the {@code fired} event, the view and this class, held equal by a test rather than by
  * construction; the field order differs (the view's is jsonb's, this one's is the envelope first), which JSON does not

@@ -46,7 +46,7 @@ import javax.sql.DataSource;
  * it means every event of that timer names the message that will be delivered. A schedule after a
  * cancel (or after the fire) is a new message and gets a new id.
  *
- * <p>Ownership (docs/security.md#producer-identity, issue 37): a timer belongs to the producer sub that staged it. A command
+ * <p>Ownership (docs/security.md#producer-identity): a timer belongs to the producer sub that staged it. A command
  * from a token ({@link Incoming.Authority#OWNER}) on a key staged by another sub, pending or in a sweeper's hands, is
  * rejected {@code not_owner} and changes nothing: a cancel, a reschedule, and a schedule too (on a staged key a
  * schedule IS a reschedule: it would replace the payload and time under the id another producer announced). A

@@ -10,8 +10,7 @@ import java.util.function.LongSupplier;
  * What this bridge knows of each tenant's pending timers between two counts (tenant.max.pending).
  *
  * <p>Counting ({@code queen.timer_tenant_pending_v1}) reads min(pending, cap) index entries of the tenant: at a steady
- * 2,000 schedules/s with 11,000 pending, 10.5 ms of every bridge commit, 135-145 µs per timer, more than the apply
- * itself (PipelineBench --mode steady, bench/results/2026-12-04/ab-cycle-min-*.txt), and a tenant that holds a million
+ * rate with thousands pending, more time per timer than the apply itself (PipelineBench --mode steady), and a tenant that holds a million
  * pays a million entries per commit. So a count is reused for {@link #RECOUNT_AFTER}: the estimate is the last count
  * plus every new key this bridge admitted since (fires and cancels only lower the real number), and it is used only
  * while it plus every schedule of the tenant in the batch stays below the cap less a tenth: a batch that could reach

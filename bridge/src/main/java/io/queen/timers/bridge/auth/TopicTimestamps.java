@@ -28,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Time a token can be checked against (issue 24): a jwt topic's tokens are checked at the RECORD's timestamp,
+ * Time a token can be checked against: a jwt topic's tokens are checked at the RECORD's timestamp,
  * which under {@code message.timestamp.type=CreateTime} the producer chooses: back-dated, an expired token
  * passes forever; forward-dated, a command slides past {@code bridge.horizon}. So the broker must stamp the
  * time ({@code LogAppendTime}) or bound what a producer may write ({@code message.timestamp.before.max.ms} and

@@ -92,7 +92,7 @@ public sealed interface AuditEvent {
      */
     record Occurrence(Instant occurrence, long seq, Instant next, Range skipped, SeriesEnd ended, Integer deadLettersInRow) {
 
-        /** An occurrence's place without an end or a run of dead letters (as written before issue 47). */
+        /** An occurrence's place without an end or a run of dead letters (as written before series could end). */
         public Occurrence(Instant occurrence, long seq, Instant next, Range skipped) {
             this(occurrence, seq, next, skipped, null, null);
         }
@@ -108,7 +108,7 @@ public sealed interface AuditEvent {
         }
 
         /**
-         * Why the series ended with this occurrence; empty while it goes on, and for an event written before issue 47 (a
+         * Why the series ended with this occurrence; empty while it goes on, and for an event written before series could end (a
          * series that ended by its maxOccurrences or endAt then said so by {@code next} alone).
          */
         public Optional<SeriesEnd> endReason() {

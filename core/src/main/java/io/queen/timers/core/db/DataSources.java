@@ -58,9 +58,9 @@ public final class DataSources {
         c.setConnectionTimeout(connectionTimeoutMs);
         // Named, never detected: HikariCP reads the driver's default from the pool's first connection, and when that read
         // fails (PostgreSQL ending connections as it restarts) it keeps -1 and every later connection fails to set it
-        // ("Transaction isolation level -1 not supported", HikariCP issues 1944 and 2269): a pool broken for good. The fault
-        // harness saw a sweeper started during a restart wait 2 minutes on it (2026-12-05). READ COMMITTED is
-        // PostgreSQL's default and what every statement here is written for.
+        // ("Transaction isolation level -1 not supported", github.com/brettwooldridge/HikariCP/issues/1944 and /2269): a
+        // pool broken for good. The fault harness saw a sweeper started during a restart wait minutes on it. READ
+        // COMMITTED is PostgreSQL's default and what every statement here is written for.
         c.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         if (registry != null) {
             c.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));

@@ -11,7 +11,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The start check of least privilege in the database (docs/schema-and-roles.md#database-roles; issue 24, point 6): a service
+ * The start check of least privilege in the database (docs/schema-and-roles.md#database-roles): a service
  * refuses to start connected as a role that could change the database other than through its functions.
  * Enforced, not advised: the roles and grants exist after every migrate (sql module, db/least-privilege.sql),
  * and this check makes a deployment that still runs a service as the owner or a superuser fail at once,
@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * <p>Refused: a superuser; a role that may create in the database or in schema {@code queen}, or is a member
  * of the role owning {@code queen} (it could {@code SET ROLE} to it); a role holding INSERT, UPDATE, DELETE or
  * TRUNCATE on any table of {@code queen} or {@code queen_timers}; a role with CREATEROLE (it can grant itself
- * other roles, or make logins that have them: issue 37, point 5); a role that is also a member of another
+ * other roles, or make logins that have them); a role that is also a member of another
  * service's group role, or of the operator's (it could call that role's functions: a bridge login that is in
  * queen_operator rewrites offsets); a role that is not a member of the service's group role (its calls would
  * fail with 42501, one by one, at run time). PRICE: one catalog read at start.

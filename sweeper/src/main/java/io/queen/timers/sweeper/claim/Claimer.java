@@ -82,7 +82,7 @@ public final class Claimer {
     /**
      * The size of a claim that means "more is waiting": the batch, unless one tenant cannot fill it. A tenant
      * gets at most {@code perTenantPerShard} rows per shard per claim, so with one tenant a claim returns at
-     * most 64 x that however large the batch (FireBench, 2026-12-02: batch 1024 with one tenant never looked
+     * most 64 x that however large the batch (FireBench: batch 1024 with one tenant never looked
      * full, so every cycle fired one small claim, at half the throughput of batch 512).
      */
     public int fullClaim() {

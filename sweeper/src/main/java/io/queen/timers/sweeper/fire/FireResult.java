@@ -14,7 +14,7 @@ public enum FireResult {
      * Not pushed: its destination queue has {@code queen.queues.encryption_enabled} (read in the fire's transaction)
      * and some of its timers were staged in clear. Those ({@link SegmentOutcome#refused()}) were dead-lettered in
      * the same transaction with error {@code encryption_unavailable}, no attempt spent; its other timers were
-     * released and fire in the next cycle. No plaintext enters an encrypted queue (issue 24).
+     * released and fire in the next cycle. No plaintext enters an encrypted queue.
      */
     REFUSED
 }

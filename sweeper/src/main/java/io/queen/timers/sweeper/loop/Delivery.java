@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  *       so a reschedule in between wins.</li>
  *   <li>A timer staged in clear whose queue has {@code encryption_enabled} by the time of its fire is refused by the
  *       fire itself ({@link FireResult#REFUSED}): dead-lettered in the fire's transaction with
- *       {@code encryption_unavailable}, no attempt spent, never pushed in clear (issue 24). Its segment's other
+ *       {@code encryption_unavailable}, no attempt spent, never pushed in clear. Its segment's other
  *       timers are released by the fire and go out in the next cycle. Not an exception: the rest of the fire
  *       stands.</li>
  *   <li>A multi-segment fire that waited out its lock or statement timeout (SQLSTATE 55P03, 57014) is
@@ -335,8 +335,8 @@ public final class Delivery {
      * (SKIP LOCKED) still carries our token and lease. Most often that row was locked for a few
      * milliseconds by another sweeper's claim statement: its SKIP LOCKED scan locks a row it saw due in its
      * snapshot and only then re-checks it against the row's latest version. Left alone, such a row waits
-     * for its whole lease (measured 2026-12-02, FireBench with 2 workers: 243 of 100,000 timers fired 30 s
-     * late in 2 of 7 runs). So the sweeper hands them back now, a few times over {@link #STALE_RELEASE_PAUSES_MS}
+     * for its whole lease (FireBench with 2 workers saw hundreds of a run's timers
+     * fire a lease late). So the sweeper hands them back now, a few times over {@link #STALE_RELEASE_PAUSES_MS}
      * (only rows still carrying our token; never waiting on a row). A row a command holds longer than that
      * keeps waiting for its lease, spending no attempt: the declared price of never waiting.
      */

@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * fire. PRICE: under a backlog the first timers claimed wait for the last claims of the cycle, bounded by
  * {@code sweeper.cycle.claim.max}: without that bound a cycle under another tenant's flood claimed for
  * seconds (8 MiB of timers) before firing, so a quiet tenant's due timers, claimed in its first claim, were
- * a second late (TenantFloodBench, 2026-12-04); the bound makes the segments of a backlog smaller (more fire
+ * a second late (TenantFloodBench); the bound makes the segments of a backlog smaller (more fire
  * transactions per timer). With no backlog the first claim comes back short and is fired at once.
  *
  * <p>A cycle after one that fired claims without probing first, as long as the last probe is younger than
