@@ -42,7 +42,7 @@ class ColumnsByNameTest {
      * position, in a listed file or another, fails, and a file that reads fewer must be taken down here. The price of
      * counting per file: moving a read between two listed files keeps their sum and passes unseen.
      */
-    static final Map<String, Integer> REMAINING = remaining(
+    static final Map<String, Integer> REMAINING = Remaining.of(
             "bench/src/main/java/io/queen/timers/bench/BenchPostgres.java", 1,
             "bench/src/main/java/io/queen/timers/bench/IngestBench.java", 1,
             "bench/src/main/java/io/queen/timers/bench/pipeline/Peers.java", 2,
@@ -103,14 +103,6 @@ class ColumnsByNameTest {
                     });
         }
         return found;
-    }
-
-    private static Map<String, Integer> remaining(Object... fileThenCount) {
-        Map<String, Integer> out = new TreeMap<>();
-        for (int i = 0; i < fileThenCount.length; i += 2) {
-            out.put((String) fileThenCount[i], (Integer) fileThenCount[i + 1]);
-        }
-        return Map.copyOf(out);
     }
 
     @Test

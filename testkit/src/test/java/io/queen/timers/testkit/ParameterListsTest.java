@@ -55,7 +55,7 @@ class ParameterListsTest {
      * shorter must be taken down here. The price of keying by name: a second constructor of a listed type, no longer than
      * the first, passes unseen.
      */
-    static final Map<String, Integer> REMAINING = remaining(
+    static final Map<String, Integer> REMAINING = Remaining.of(
             "method DeadLetters.remove", 8,
             "new ApiServer", 10,
             "new CommandSource", 8,
@@ -110,14 +110,6 @@ class ParameterListsTest {
             }
         }
         return out;
-    }
-
-    private static Map<String, Integer> remaining(Object... declarationThenCount) {
-        Map<String, Integer> out = new TreeMap<>();
-        for (int i = 0; i < declarationThenCount.length; i += 2) {
-            out.put((String) declarationThenCount[i], (Integer) declarationThenCount[i + 1]);
-        }
-        return Map.copyOf(out);
     }
 
     @Test
