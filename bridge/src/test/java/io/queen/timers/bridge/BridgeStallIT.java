@@ -37,7 +37,7 @@ class BridgeStallIT {
 
     private static Consumer<ServiceSettings> stallSettings(String topic, String audit) {
         return s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(CommonSettings.AUDIT_TOPIC, audit)
-                .set(BridgeSettings.GROUP_ID, stack.get().uniqueName("g-stall-"))
+                .set(BridgeSettings.GROUP_ID, stack.get().uniqueName("g-" + topic + "-"))
                 .set(BridgeSettings.LOCK_TIMEOUT, Duration.ofSeconds(1))
                 .set(BridgeSettings.STATEMENT_TIMEOUT, Duration.ofSeconds(2))
                 .set(CommonSettings.DB_SOCKET_TIMEOUT, Duration.ofSeconds(4))
