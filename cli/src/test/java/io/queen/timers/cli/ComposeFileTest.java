@@ -210,12 +210,12 @@ class ComposeFileTest {
         http.get("environment").fields().forEachRemaining(e -> env.put(e.getKey(), resolved(e.getValue().asText())));
         env.remove("QUEEN_JDBC_PASSWORD_FILE");   // /run/secrets/… exists in the container, not here
         HttpSettings settings = HttpSettings.from(io.queen.timers.core.config.ConfigLoader.load(HttpSettings.definition(), null, env));
-        assertThat(settings.readsEnabled()).isTrue();
-        assertThat(settings.consoleEnabled()).isTrue();
+        assertThat(settings.operator().readsEnabled()).isTrue();
+        assertThat(settings.operator().consoleEnabled()).isTrue();
         int ops = settings.common().ops().httpPort();
         assertThat(strings(http.get("healthcheck").get("test"))).contains("http://127.0.0.1:" + ops + "/health/ready");
         assertThat(http.get("healthcheck").has("disable")).isFalse();
-        assertThat(strings(http.get("ports"))).singleElement().satisfies(p -> assertThat(p).endsWith(":" + settings.port()));
+        assertThat(strings(http.get("ports"))).singleElement().satisfies(p -> assertThat(p).endsWith(":" + settings.listen().port()));
         assertThat(http.has("deploy")).as("one replica: a published host port is taken once").isFalse();
     }
 

@@ -451,10 +451,10 @@ class DeploymentManifestsTest {
             } else if (w.process().equals("http")) {
                 HttpSettings http = HttpSettings.from(c);   // its own refusals at start: a tokenless topic beyond loopback, senders >= threads
                 // the API as deployed: the operator reads and the console on, over HTTPS from a file of a mounted Secret
-                assertThat(http.readsEnabled()).as("%s: api.reads.enabled", w.name()).isTrue();
-                assertThat(http.consoleEnabled()).as("%s: api.console.enabled", w.name()).isTrue();
-                assertThat(http.tlsKeyStore()).as("%s: api.tls.keystore.file (HTTPS on api.port)", w.name()).isNotNull();
-                MountedFile tls = mounted(b, w, http.tlsKeyStore().toString());
+                assertThat(http.operator().readsEnabled()).as("%s: api.reads.enabled", w.name()).isTrue();
+                assertThat(http.operator().consoleEnabled()).as("%s: api.console.enabled", w.name()).isTrue();
+                assertThat(http.listen().tlsKeyStore()).as("%s: api.tls.keystore.file (HTTPS on api.port)", w.name()).isNotNull();
+                MountedFile tls = mounted(b, w, http.listen().tlsKeyStore().toString());
                 assertThat(tls != null && tls.fromSecret()).as("%s: the API's key and certificate, from a Secret volume", w.name()).isTrue();
                 assertThat(tls.volume().getSecret().getOptional()).as("%s: no Secret, no start (never plain HTTP by accident)", w.name())
                         .isNotEqualTo(Boolean.TRUE);

@@ -62,15 +62,7 @@ final class KustomizeBuild {
                     }
                 }
             }
-            for (JsonNode f : g.path("files")) {
-                // as configMapGenerator's: `key=path` or `path`; the content from `<path>.example`
-                String spec = f.asText();
-                int eq = spec.indexOf('=');
-                String file = eq < 0 ? spec : spec.substring(eq + 1);
-                String key = eq < 0 ? Path.of(file).getFileName().toString() : spec.substring(0, eq);
-                assertThat(data.has(key)).as("%s: key %s twice", g.get("name").asText(), key).isFalse();
-                data.put(key, read(dir.resolve(file + ".example")));
-            }
+            putFiles(g, data, dir, ".example"); // as configMapGenerator's, the content from `<path>.example`
             out.add(secret);
         }
         for (JsonNode g : k.path("configMapGenerator")) {
@@ -78,15 +70,7 @@ final class KustomizeBuild {
             map.put("apiVersion", "v1").put("kind", "ConfigMap").putObject("metadata").put("name", g.get("name").asText());
             ObjectNode data = map.putObject("data");
             g.fieldNames().forEachRemaining(f -> assertThat(f).as("configMapGenerator field").isIn("name", "files"));
-            for (JsonNode f : g.path("files")) {
-                // `key=path` or `path` (the key is then the file's name)
-                String spec = f.asText();
-                int eq = spec.indexOf('=');
-                String file = eq < 0 ? spec : spec.substring(eq + 1);
-                String key = eq < 0 ? Path.of(file).getFileName().toString() : spec.substring(0, eq);
-                assertThat(data.has(key)).as("%s: key %s twice", g.get("name").asText(), key).isFalse();
-                data.put(key, read(dir.resolve(file)));
-            }
+            putFiles(g, data, dir, "");
             out.add(map);
         }
         for (JsonNode l : k.path("labels")) {
@@ -164,6 +148,18 @@ final class KustomizeBuild {
             return Files.readString(p);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A generator's {@code files}: {@code key=path} or {@code path} (the key is then the file's name), read from {@code path + suffix}. */
+    private static void putFiles(JsonNode generator, ObjectNode data, Path dir, String suffix) {
+        for (JsonNode f : generator.path("files")) {
+            String spec = f.asText();
+            int eq = spec.indexOf('=');
+            String file = eq < 0 ? spec : spec.substring(eq + 1);
+            String key = eq < 0 ? Path.of(file).getFileName().toString() : spec.substring(0, eq);
+            assertThat(data.has(key)).as("%s: key %s twice", generator.get("name").asText(), key).isFalse();
+            data.put(key, read(dir.resolve(file + suffix)));
         }
     }
 }

@@ -79,25 +79,25 @@ public final class HttpMain implements AutoCloseable {
         MeterRegistry registry = deps.registry() != null ? deps.registry() : new SimpleMeterRegistry();
         Startup startup = deps.startup() != null ? deps.startup()
                 : new Startup("http", common.outages().startupTimeout(), common.retryPauseMax(), Clock.systemUTC());
-        TopicRoutes routes = s.routing().routes();
-        CommandTopics topics = new CommandTopics(routes, s.commandTopics());
-        AuditTopics audit = s.auditTopics();
+        TopicRoutes routes = s.topics().routing().routes();
+        CommandTopics topics = new CommandTopics(routes, s.topics().commandTopics());
+        AuditTopics audit = s.topics().auditTopics();
         // it writes commands and reads verdicts: a Kafka cluster older than the oldest supported is refused in one sentence
         KafkaVersion.requireAtStart(common.kafka(KafkaSettings.Client.ADMIN), "http");
         Map<String, SenderPool> senders = new LinkedHashMap<>();
         HikariDataSource operator = null;
         try {
-            if (s.readsEnabled()) {
+            if (s.operator().readsEnabled()) {
                 SchemaStep.atStart(common, registry, startup, "http", DatabaseRole.OPERATOR);
                 operator = DataSources.create(common.database(), SessionTimeouts.OPERATOR.named("queen-http"), registry);
             }
-            for (String topic : s.commandTopics().isEmpty() ? routes.tenants().keySet() : s.commandTopics()) {
+            for (String topic : s.topics().commandTopics().isEmpty() ? routes.tenants().keySet() : s.topics().commandTopics()) {
                 senders.put(topic, new SenderPool(s.common().kafka(KafkaSettings.Client.PRODUCER), s.common().kafka(KafkaSettings.Client.CONSUMER),
-                        audit.topicFor(routes.route(topic).tenant()), s.senders()));
+                        audit.topicFor(routes.route(topic).tenant()), s.limits().senders()));
             }
             ApiServer api = ApiServer.start(s, topics, senders, operator, common.kafka(KafkaSettings.Client.ADMIN), deps.health());
-            LOG.info("HTTP API on {}:{} ({}), writing to {}{}{}", s.bindAddress(), api.port(), s.tlsKeyStore() == null ? "http" : "https",
-                    senders.keySet(), s.readsEnabled() ? ", operator reads on" : "", s.consoleEnabled() ? ", console on /console" : "");
+            LOG.info("HTTP API on {}:{} ({}), writing to {}{}{}", s.listen().bindAddress(), api.port(), s.listen().tlsKeyStore() == null ? "http" : "https",
+                    senders.keySet(), s.operator().readsEnabled() ? ", operator reads on" : "", s.operator().consoleEnabled() ? ", console on /console" : "");
             return new HttpMain(api, senders, operator);
         } catch (RuntimeException e) {
             senders.values().forEach(SenderPool::close);

@@ -33,13 +33,49 @@ import java.util.List;
  * operator read routes connect to PostgreSQL with the common {@code jdbc.*} keys (one owner: CommonSettings), as a login
  * of the {@code queen_operator} role, checked at start as every service's role is ({@code db.role.check}).
  *
- * @param tlsKeyStore null for plain HTTP
+ * <p>Grouped by concern, so a component reads a setting by name ({@code settings.limits().maxOps()}), and two
+ * {@code int}s or {@code Duration}s cannot swap unseen: {@link #listen()} where and how the server listens,
+ * {@link #limits()} what one client, tenant or request may take, {@link #timeouts()} how long each wait may last,
+ * {@link #topics()} where commands go and verdicts come from, {@link #operator()} the operator reads and console. The
+ * price: one more accessor on each read.
  */
-public record HttpSettings(int port, String bindAddress, boolean unauthenticatedRemoteAllowed, int maxBodyBytes, int maxOps,
-        int rateLimit, int rateBurst, List<String> commandTopics, Duration verdictTimeout, int threads, int senders,
-        /* the command topics' routes, read from the keys the bridge reads them from */ RouteSettings routing, AuditTopics auditTopics, CommonSettings common,
-        boolean readsEnabled, boolean consoleEnabled, Path tlsKeyStore, String tlsKeyStorePassword,
-        Duration headerTimeout, Duration idleTimeout, Duration requestTimeout, int maxConnections, String cookiesSecure) {
+public record HttpSettings(Listen listen, Limits limits, Timeouts timeouts, Topics topics, Operator operator,
+        CommonSettings common) {
+
+    /**
+     * Where and how the server listens: {@code api.port}, {@code api.bind.address},
+     * {@code api.unauthenticated.remote.allowed}, {@code api.tls.keystore.file} ({@code tlsKeyStore} null for plain
+     * HTTP) and its password.
+     */
+    public record Listen(int port, String bindAddress, boolean unauthenticatedRemoteAllowed, Path tlsKeyStore,
+            String tlsKeyStorePassword) {
+        @Override
+        public String toString() {
+            // the record's own toString would print the keystore password
+            return "Listen[port=" + port + ", bindAddress=" + bindAddress + ", unauthenticatedRemoteAllowed="
+                    + unauthenticatedRemoteAllowed + ", tls=" + (tlsKeyStore != null) + "]";
+        }
+    }
+
+    /**
+     * What the server and each client, tenant and request may take: {@code api.max.body.bytes}, {@code api.max.ops},
+     * {@code api.rate.limit}, {@code api.rate.burst}, {@code api.threads}, {@code api.senders},
+     * {@code api.max.connections}.
+     */
+    public record Limits(int maxBodyBytes, int maxOps, int rateLimit, int rateBurst, int threads, int senders,
+            int maxConnections) {}
+
+    /** How long each wait may last: {@code api.verdict.timeout}, {@code api.header.timeout}, {@code api.idle.timeout}, {@code api.request.timeout}. */
+    public record Timeouts(Duration verdict, Duration header, Duration idle, Duration request) {}
+
+    /**
+     * Where commands go and verdicts come from: {@code api.command.topics} (empty: every routed topic), the command
+     * topics' routes read from the keys the bridge reads them from, and the audit topics.
+     */
+    public record Topics(List<String> commandTopics, RouteSettings routing, AuditTopics auditTopics) {}
+
+    /** The operator reads and their console: {@code api.reads.enabled}, {@code api.console.enabled}, {@code api.cookies.secure}. */
+    public record Operator(boolean readsEnabled, boolean consoleEnabled, String cookiesSecure) {}
 
     public static final String PORT = "api.port";
     public static final String BIND_ADDRESS = "api.bind.address";
@@ -157,12 +193,15 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
                     + c.intValue(THREADS) + ": each of a tenant's requests waiting on verdicts holds a thread, and one tenant's must"
                     + " leave threads to the others");
         }
-        return new HttpSettings(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED), c.intValue(MAX_BODY_BYTES),
-                c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST), c.list(COMMAND_TOPICS), c.duration(VERDICT_TIMEOUT),
-                c.intValue(THREADS), c.intValue(SENDERS), routing, AuditTopics.from(c), CommonSettings.from(c),
-                c.bool(READS_ENABLED), console(c), c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)),
-                c.string(TLS_KEYSTORE_PASSWORD), c.duration(HEADER_TIMEOUT), c.duration(IDLE_TIMEOUT), c.duration(REQUEST_TIMEOUT),
-                c.intValue(MAX_CONNECTIONS), c.string(COOKIES_SECURE));
+        return new HttpSettings(
+                new Listen(c.intValue(PORT), c.string(BIND_ADDRESS), c.bool(UNAUTHENTICATED_REMOTE_ALLOWED),
+                        c.string(TLS_KEYSTORE_FILE).isEmpty() ? null : Path.of(c.string(TLS_KEYSTORE_FILE)), c.string(TLS_KEYSTORE_PASSWORD)),
+                new Limits(c.intValue(MAX_BODY_BYTES), c.intValue(MAX_OPS), c.intValue(RATE_LIMIT), c.intValue(RATE_BURST),
+                        c.intValue(THREADS), c.intValue(SENDERS), c.intValue(MAX_CONNECTIONS)),
+                new Timeouts(c.duration(VERDICT_TIMEOUT), c.duration(HEADER_TIMEOUT), c.duration(IDLE_TIMEOUT), c.duration(REQUEST_TIMEOUT)),
+                new Topics(c.list(COMMAND_TOPICS), routing, AuditTopics.from(c)),
+                new Operator(c.bool(READS_ENABLED), console(c), c.string(COOKIES_SECURE)),
+                CommonSettings.from(c));
     }
 
     /**
@@ -201,10 +240,8 @@ public record HttpSettings(int port, String bindAddress, boolean unauthenticated
 
     @Override
     public String toString() {
-        // the record's own toString would print the keystore password
-        return "HttpSettings[port=" + port + ", bindAddress=" + bindAddress + ", unauthenticatedRemoteAllowed=" + unauthenticatedRemoteAllowed
-                + ", readsEnabled=" + readsEnabled + ", consoleEnabled=" + consoleEnabled + ", tls="
-                + (tlsKeyStore != null) + ", headerTimeout=" + headerTimeout + ", idleTimeout=" + idleTimeout + ", requestTimeout=" + requestTimeout
-                + ", maxConnections=" + maxConnections + ", cookiesSecure=" + cookiesSecure + ", common=" + common + "]";
+        // not the topics' routes: their token rules may hold keys (Listen's own leaves the keystore password out)
+        return "HttpSettings[listen=" + listen + ", limits=" + limits + ", timeouts=" + timeouts + ", operator=" + operator
+                + ", common=" + common + "]";
     }
 }

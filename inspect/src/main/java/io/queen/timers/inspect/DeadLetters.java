@@ -158,7 +158,7 @@ public final class DeadLetters {
     private List<Letter> read(UUID tenant, String queue, UUID id, int limit) throws SQLException {
         List<Letter> out = new ArrayList<>();
         try (Connection c = ds.getConnection();
-                PreparedStatement st = c.prepareStatement("SELECT id, tenant_id, queue, \"partition\", timer_key, txn, message_id, payload::text,"
+                PreparedStatement st = c.prepareStatement("SELECT id, tenant_id, queue, \"partition\", timer_key, txn, message_id, payload::text AS payload,"
                         + " error, attempts, failed_at FROM queen.timer_dead_letters_v1(?, ?, ?, ?)")) {
             st.setObject(1, tenant, Types.OTHER);
             st.setString(2, queue);
@@ -166,9 +166,10 @@ public final class DeadLetters {
             st.setInt(4, limit);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new Letter(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getString(6), rs.getObject(7, UUID.class), rs.getString(8), rs.getString(9), rs.getInt(10),
-                            rs.getTimestamp(11).toInstant()));
+                    out.add(new Letter(rs.getObject("id", UUID.class), rs.getObject("tenant_id", UUID.class), rs.getString("queue"),
+                            rs.getString("partition"), rs.getString("timer_key"), rs.getString("txn"),
+                            rs.getObject("message_id", UUID.class), rs.getString("payload"), rs.getString("error"), rs.getInt("attempts"),
+                            rs.getTimestamp("failed_at").toInstant()));
                 }
             }
         }
@@ -195,7 +196,8 @@ public final class DeadLetters {
             st.setString(9, clientLabel);
             try (ResultSet rs = st.executeQuery()) {
                 rs.next();
-                return new Removed(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4));
+                return new Removed(rs.getObject("tenant_id", UUID.class), rs.getString("queue"), rs.getString("timer_key"),
+                        rs.getString("state"));
             }
         } catch (SQLException e) {
             // the database's answers an operator acts on: gone already (P0002), refused (55000), a bad argument (22023)
@@ -243,11 +245,11 @@ public final class DeadLetters {
             st.setString(3, timerKey);
             try (ResultSet rs = st.executeQuery()) {
                 if (rs.next()) {
-                    if (rs.getString(1).equals(l.txn())) {
+                    if (rs.getString("txn").equals(l.txn())) {
                         return "pending";
                     }
                     throw new Refused(Refused.Kind.CONFLICT, "timer " + l.queue() + "/" + timerKey + " is pending with another txn ("
-                            + rs.getString(1) + "): a replay would replace it; cancel it first, or drop the dead letter");
+                            + rs.getString("txn") + "): a replay would replace it; cancel it first, or drop the dead letter");
                 }
             }
         }
@@ -311,7 +313,7 @@ public final class DeadLetters {
                     PreparedStatement st = c.prepareStatement("SELECT topic, tenant_id FROM queen.bridge_topics");
                     ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    tenants.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getObject(2, UUID.class));
+                    tenants.computeIfAbsent(rs.getString("topic"), t -> new TreeSet<>()).add(rs.getObject("tenant_id", UUID.class));
                 }
             }
             return tenants;

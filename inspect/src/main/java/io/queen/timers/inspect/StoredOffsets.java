@@ -75,7 +75,8 @@ public final class StoredOffsets {
             st.setString(4, topic);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Stored(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getLong(4), rs.getTimestamp(5).toInstant()));
+                    rows.add(new Stored(rs.getString("group_id"), rs.getString("topic"), rs.getInt("partition"), rs.getLong("next_offset"),
+                            rs.getTimestamp("updated_at").toInstant()));
                 }
             }
         }

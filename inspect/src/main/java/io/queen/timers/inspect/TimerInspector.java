@@ -46,10 +46,13 @@ public final class TimerInspector {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new TimerView(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getString(4),
-                        instant(rs, 5), instant(rs, 6), TimerState.of(rs.getString(7)), rs.getString(8), rs.getObject(9, UUID.class),
-                        rs.getBytes(10), rs.getBoolean(11), rs.getBoolean(12), rs.getString(13), rs.getInt(14), rs.getString(15),
-                        instant(rs, 16), instant(rs, 17), instant(rs, 18), instant(rs, 19), Recurring.of(rs.getString(20))));
+                return Optional.of(new TimerView(rs.getObject("tenant_id", UUID.class), rs.getString("queue"),
+                        rs.getString("timer_key"), rs.getString("partition"), instant(rs, "deliver_at"), instant(rs, "visible_at"),
+                        TimerState.of(rs.getString("state")), rs.getString("txn"), rs.getObject("message_id", UUID.class),
+                        rs.getBytes("payload"), rs.getBoolean("payload_zstd"), rs.getBoolean("encrypted"),
+                        rs.getString("producer_sub"), rs.getInt("attempts"), rs.getString("last_error"),
+                        instant(rs, "claimed_until"), instant(rs, "created_at"), instant(rs, "updated_at"), instant(rs, "db_now"),
+                        Recurring.of(rs.getString("recurrence"))));
             }
         }
     }
@@ -68,10 +71,12 @@ public final class TimerInspector {
             List<TimerSummary> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new TimerSummary(rs.getString(1), rs.getString(2), instant(rs, 3), instant(rs, 4),
-                            TimerState.of(rs.getString(5)), rs.getString(6), rs.getObject(7, UUID.class), rs.getInt(8),
-                            rs.getBoolean(9), rs.getBoolean(10), rs.getString(11), rs.getInt(12), rs.getString(13),
-                            instant(rs, 14), instant(rs, 15), instant(rs, 16), Recurring.of(rs.getString(17))));
+                    out.add(new TimerSummary(rs.getString("timer_key"), rs.getString("partition"), instant(rs, "deliver_at"),
+                            instant(rs, "visible_at"), TimerState.of(rs.getString("state")), rs.getString("txn"),
+                            rs.getObject("message_id", UUID.class), rs.getInt("payload_bytes"), rs.getBoolean("payload_zstd"),
+                            rs.getBoolean("encrypted"), rs.getString("producer_sub"), rs.getInt("attempts"),
+                            rs.getString("last_error"), instant(rs, "claimed_until"), instant(rs, "created_at"),
+                            instant(rs, "updated_at"), Recurring.of(rs.getString("recurrence"))));
                 }
             }
             return out;
@@ -91,8 +96,8 @@ public final class TimerInspector {
             List<PendingSeries> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(new PendingSeries(rs.getString(1), instant(rs, 2), rs.getString(3), TimerState.of(rs.getString(5)),
-                            Recurring.of(rs.getString(4))));
+                    out.add(new PendingSeries(rs.getString("timer_key"), instant(rs, "next_occurrence"), rs.getString("txn"),
+                            TimerState.of(rs.getString("state")), Recurring.of(rs.getString("recurrence"))));
                 }
             }
             return out;
@@ -115,7 +120,7 @@ public final class TimerInspector {
         }
     }
 
-    private static Instant instant(ResultSet rs, int column) throws SQLException {
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
         Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }

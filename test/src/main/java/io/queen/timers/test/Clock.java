@@ -87,7 +87,8 @@ public final class Clock {
             st.setString(3, by == null ? null : by.toNanos() / 1000 + " microseconds");
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    moved.add(new Moved(rs.getString(1), rs.getString(2), rs.getObject(3, OffsetDateTime.class).toInstant(), rs.getBoolean(4)));
+                    moved.add(new Moved(rs.getString("timer_key"), rs.getString("txn"),
+                            rs.getObject("deliver_at", OffsetDateTime.class).toInstant(), rs.getBoolean("due")));
                 }
             }
         } catch (SQLException e) {
@@ -122,7 +123,7 @@ public final class Clock {
 
     private List<String> staged(UUID tenant, String queue, List<Moved> due) {
         String sql = "SELECT t.timer_key FROM queen.log_timers t JOIN unnest(?::text[], ?::text[]) AS m(k, x)"
-                + " ON t.timer_key = m.k COLLATE \"C\" AND t.txn = m.x WHERE t.tenant_id = ? AND t.queue = ? COLLATE \"C\" ORDER BY 1";
+                + " ON t.timer_key = m.k COLLATE \"C\" AND t.txn = m.x WHERE t.tenant_id = ? AND t.queue = ? COLLATE \"C\" ORDER BY t.timer_key";
         try (Connection c = owner.getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
             Array keys = c.createArrayOf("text", due.stream().map(Moved::timerKey).toArray());
             Array txns = c.createArrayOf("text", due.stream().map(Moved::txn).toArray());
@@ -133,7 +134,7 @@ public final class Clock {
             List<String> out = new ArrayList<>();
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    out.add(rs.getString(1));
+                    out.add(rs.getString("timer_key"));
                 }
             }
             return out;

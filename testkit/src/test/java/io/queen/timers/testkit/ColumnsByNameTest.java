@@ -37,19 +37,12 @@ class ColumnsByNameTest {
                     + "|\\bvar\\s+([A-Za-z_$][A-Za-z0-9_$]*)\\s*=\\s*[^;]*\\.(?:executeQuery|getResultSet)\\(");
 
     /**
-     * What still reads by position, file by file with how many reads: work left, not a reason. Everything the bridge,
-     * the sweeper, the relay, the HTTP API and core read is by name; these are the operator's readers ({@code inspect}),
-     * the log's reader, the adopters' test clock and the rigs. The list may only shrink: a new read by
+     * What still reads by position, file by file with how many reads: work left, not a reason. Everything that ships
+     * (the modules of the BOM) reads by name; these are the rigs. The list may only shrink: a new read by
      * position, in a listed file or another, fails, and a file that reads fewer must be taken down here. The price of
      * counting per file: moving a read between two listed files keeps their sum and passes unseen.
      */
-    static final Map<String, Integer> REMAINING = remaining(
-            "inspect/src/main/java/io/queen/timers/inspect/DeadLetters.java", 19,
-            "inspect/src/main/java/io/queen/timers/inspect/StoredOffsets.java", 5,
-            "inspect/src/main/java/io/queen/timers/inspect/TimerInspector.java", 30,
-            "log/src/main/java/io/queen/timers/log/read/LogReader.java", 17,
-            "test/src/main/java/io/queen/timers/test/Clock.java", 5,
-            // the rigs
+    static final Map<String, Integer> REMAINING = Remaining.of(
             "bench/src/main/java/io/queen/timers/bench/BenchPostgres.java", 1,
             "bench/src/main/java/io/queen/timers/bench/IngestBench.java", 1,
             "bench/src/main/java/io/queen/timers/bench/pipeline/Peers.java", 2,
@@ -110,14 +103,6 @@ class ColumnsByNameTest {
                     });
         }
         return found;
-    }
-
-    private static Map<String, Integer> remaining(Object... fileThenCount) {
-        Map<String, Integer> out = new TreeMap<>();
-        for (int i = 0; i < fileThenCount.length; i += 2) {
-            out.put((String) fileThenCount[i], (Integer) fileThenCount[i + 1]);
-        }
-        return Map.copyOf(out);
     }
 
     @Test

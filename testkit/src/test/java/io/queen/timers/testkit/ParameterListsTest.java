@@ -49,13 +49,13 @@ class ParameterListsTest {
      * What still takes more than {@link #MOST}, declaration by declaration with its count: work left, not a reason. The
      * settings of the bridge, the sweeper, core and the relay, a claimed timer and a route's token rules are grouped
      * already; these are the audit events' and the operator's read model's records (field for field their JSON), the
-     * apply's upsert row, the HTTP API's settings and server, a fetch's answer for one partition
+     * apply's upsert row, the HTTP API's server, a fetch's answer for one partition
      * (Kafka's fields) and the command source's constructor that takes a clock.
      * The list may only shrink: a new long declaration, or a listed one that grows, fails, and one that is gone or
      * shorter must be taken down here. The price of keying by name: a second constructor of a listed type, no longer than
      * the first, passes unseen.
      */
-    static final Map<String, Integer> REMAINING = remaining(
+    static final Map<String, Integer> REMAINING = Remaining.of(
             "method DeadLetters.remove", 8,
             "new ApiServer", 10,
             "new CommandSource", 8,
@@ -73,7 +73,6 @@ class ParameterListsTest {
             "record BatchApplier.UpsertRow", 16,
             "record DeadLetters.Letter", 11,
             "record Fetcher.Result", 8,
-            "record HttpSettings", 23,
             "record TimerSummary", 17,
             "record TimerView", 20);
 
@@ -111,14 +110,6 @@ class ParameterListsTest {
             }
         }
         return out;
-    }
-
-    private static Map<String, Integer> remaining(Object... declarationThenCount) {
-        Map<String, Integer> out = new TreeMap<>();
-        for (int i = 0; i < declarationThenCount.length; i += 2) {
-            out.put((String) declarationThenCount[i], (Integer) declarationThenCount[i + 1]);
-        }
-        return Map.copyOf(out);
     }
 
     @Test

@@ -147,8 +147,8 @@ class HostileCallersIT {
         Map<String, String> settings = stack.operatorSettings(Map.of("api.port", Integer.toString(apiPort), "http.port",
                 Integer.toString(freePort())));
         HttpSettings shipped = HttpSettings.from(HttpSettings.definition().parse(settings));
-        Duration headerTimeout = shipped.headerTimeout();
-        int slowCount = 3 * shipped.threads(); // more than api.threads, and than the server's own threads with them
+        Duration headerTimeout = shipped.timeouts().header();
+        int slowCount = 3 * shipped.limits().threads(); // more than api.threads, and than the server's own threads with them
         Properties p = new Properties();
         p.putAll(settings);
         Process child = shipped(p, "hostile-slow-headers");

@@ -242,7 +242,7 @@ class HttpApiEndToEndIT {
 
     @Test
     void aSlowClientIsCutOffWithoutHoldingOthersUp() throws Exception {
-        Duration requestTimeout = HttpSettings.from(config(Map.of())).requestTimeout(); // the documented default
+        Duration requestTimeout = HttpSettings.from(config(Map.of())).timeouts().request(); // the documented default
         try (Socket slow = new Socket("127.0.0.1", api.port())) {
             OutputStream out = slow.getOutputStream();
             out.write(("POST /api/v1/timers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"op\":")

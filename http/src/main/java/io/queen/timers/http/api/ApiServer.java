@@ -110,8 +110,8 @@ public final class ApiServer implements AutoCloseable {
         this.settings = settings;
         this.topics = topics;
         this.senders = senders;
-        this.limiter = new RateLimiter(settings.rateLimit(), settings.rateBurst());
-        this.shares = new TenantShares(settings.senders());
+        this.limiter = new RateLimiter(settings.limits().rateLimit(), settings.limits().rateBurst());
+        this.shares = new TenantShares(settings.limits().senders());
         this.reads = reads;
         this.ranges = ranges;
         this.console = console;
@@ -136,34 +136,34 @@ public final class ApiServer implements AutoCloseable {
         http.setUriCompliance(UriCompliance.UNSAFE);
         HttpConnectionFactory h1 = new HttpConnectionFactory(http);
         ServerConnector connector;
-        if (settings.tlsKeyStore() == null) {
+        if (settings.listen().tlsKeyStore() == null) {
             connector = new ServerConnector(server, 1, 1, h1);
         } else {
             SslContextFactory.Server tls = new SslContextFactory.Server();
-            tls.setSslContext(Tls.context(settings.tlsKeyStore(), settings.tlsKeyStorePassword()));
+            tls.setSslContext(Tls.context(settings.listen().tlsKeyStore(), settings.listen().tlsKeyStorePassword()));
             tls.setIncludeProtocols("TLSv1.3", "TLSv1.2");
             connector = new ServerConnector(server, 1, 1, new SslConnectionFactory(tls, h1.getProtocol()), h1);
         }
-        connector.setHost(settings.bindAddress());
-        connector.setPort(settings.port());
+        connector.setHost(settings.listen().bindAddress());
+        connector.setPort(settings.listen().port());
         connector.setAcceptQueueSize(QUEUE);
-        connector.setIdleTimeout(settings.idleTimeout().toMillis());
+        connector.setIdleTimeout(settings.timeouts().idle().toMillis());
         server.addConnector(connector);
         // past api.max.connections Jetty stops accepting until one closes: they wait in the kernel's backlog, holding nothing here
-        server.addBean(new ConnectionLimit(settings.maxConnections(), connector));
-        HeaderDeadlines headers = new HeaderDeadlines(settings.headerTimeout(), server.getScheduler());
+        server.addBean(new ConnectionLimit(settings.limits().maxConnections(), connector));
+        HeaderDeadlines headers = new HeaderDeadlines(settings.timeouts().header(), server.getScheduler());
         connector.addEventListener(headers);
 
-        ThreadPoolExecutor workers = new ThreadPoolExecutor(settings.threads(), settings.threads(), 30, TimeUnit.SECONDS,
+        ThreadPoolExecutor workers = new ThreadPoolExecutor(settings.limits().threads(), settings.limits().threads(), 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE), r -> {
                     Thread t = new Thread(r, "api-http");
                     t.setDaemon(true);
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());
         LogRanges ranges = operator == null ? null : new LogRanges(admin);
-        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, ranges, senders, settings.verdictTimeout());
-        Console console = reads == null || !settings.consoleEnabled() ? null
-                : new Console(reads, topics, health, settings.tlsKeyStore() != null, settings.cookiesSecure());
+        ReadRoutes reads = operator == null ? null : new ReadRoutes(operator, ranges, senders, settings.timeouts().verdict());
+        Console console = reads == null || !settings.operator().consoleEnabled() ? null
+                : new Console(reads, topics, health, settings.listen().tlsKeyStore() != null, settings.operator().cookiesSecure());
         ApiServer api = new ApiServer(server, connector, headers, workers, settings, topics, senders, reads, ranges, console);
         server.setHandler(new Handler.Abstract() {
             @Override
@@ -179,7 +179,7 @@ public final class ApiServer implements AutoCloseable {
         } catch (Exception e) {
             api.close();
             if (e instanceof IOException io2) {
-                throw new UncheckedIOException("cannot listen on " + settings.bindAddress() + ":" + settings.port() + " (settings "
+                throw new UncheckedIOException("cannot listen on " + settings.listen().bindAddress() + ":" + settings.listen().port() + " (settings "
                         + HttpSettings.BIND_ADDRESS + ", " + HttpSettings.PORT + "): " + io2.getMessage(), io2);
             }
             throw e instanceof RuntimeException r ? r : new IllegalStateException("the API server did not start: " + e, e);
@@ -290,10 +290,10 @@ public final class ApiServer implements AutoCloseable {
         }
         ex.beforeAnswer(share.get()::close);
         if (post) {
-            readBody(request, ex, settings.maxBodyBytes(), body -> dispatch(ex, share.get(),
-                    () -> submit(ex, target, Operations.ofBody(body, settings.maxOps()))), refusal -> {
+            readBody(request, ex, settings.limits().maxBodyBytes(), body -> dispatch(ex, share.get(),
+                    () -> submit(ex, target, Operations.ofBody(body, settings.limits().maxOps()))), refusal -> {
                         share.get().close();
-                        bodyRefused(ex, refusal, settings.maxBodyBytes());
+                        bodyRefused(ex, refusal, settings.limits().maxBodyBytes());
                     });
         } else if (delete) {
             dispatch(ex, share.get(), () -> submit(ex, target, deleted));
@@ -395,7 +395,7 @@ public final class ApiServer implements AutoCloseable {
             header(r, WireFormat.TRACESTATE, traceparent == null ? null : tracestate);
             records.add(r);
         }
-        Optional<List<CommandSender.Answer>> answers = senders.get(target.topic()).sendAll(records, settings.verdictTimeout());
+        Optional<List<CommandSender.Answer>> answers = senders.get(target.topic()).sendAll(records, settings.timeouts().verdict());
         if (answers.isEmpty()) {
             ex.setHeader("Retry-After", "1");
             problem(ex, Problem.tenantBusy());
@@ -453,7 +453,7 @@ public final class ApiServer implements AutoCloseable {
                         + " Content-Type must be utf-8, or be left out"));
             }
         }
-        int max = settings.maxBodyBytes();
+        int max = settings.limits().maxBodyBytes();
         String length = ex.header("Content-Length");
         if (length != null) {
             long declared;
@@ -485,7 +485,7 @@ public final class ApiServer implements AutoCloseable {
                 ex.setHeader("Connection", "close");
                 refused.accept(BodyRefusal.TIMED_OUT);
             }
-        }, settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }, settings.timeouts().request().toMillis(), TimeUnit.MILLISECONDS);
         Runnable reader = new Runnable() {
             @Override
             public void run() {
@@ -542,20 +542,20 @@ public final class ApiServer implements AutoCloseable {
         switch (refusal) {
             case TOO_LARGE -> problem(ex, Problem.tooLarge("the body is more than " + max + " bytes (api.max.body.bytes)"));
             case TIMED_OUT -> problem(ex, Problem.requestTimeout("the body did not arrive whole within "
-                    + settings.requestTimeout().toMillis() + " ms (api.request.timeout), or stopped for "
-                    + settings.idleTimeout().toMillis() + " ms (api.idle.timeout): nothing was written"));
+                    + settings.timeouts().request().toMillis() + " ms (api.request.timeout), or stopped for "
+                    + settings.timeouts().idle().toMillis() + " ms (api.idle.timeout): nothing was written"));
             case FAILED -> { } // the connection is gone: nothing to answer
         }
     }
 
     private void limited(Exchange ex) {
         ex.setHeader("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
-        problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second (api.rate.limit)"));
+        problem(ex, Problem.tooManyRequests("more than " + settings.limits().rateLimit() + " requests a second (api.rate.limit)"));
     }
 
     private void limitedUnverified(Exchange ex) {
         ex.setHeader("Retry-After", String.valueOf(limiter.retryAfterSeconds()));
-        problem(ex, Problem.tooManyRequests("more than " + settings.rateLimit() + " requests a second from this address with tokens"
+        problem(ex, Problem.tooManyRequests("more than " + settings.limits().rateLimit() + " requests a second from this address with tokens"
                 + " this server did not accept (api.rate.limit): no token is checked from it until then"));
     }
 

@@ -47,8 +47,9 @@ public final class LogReader {
             st.setString(2, queue);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next()) {
-                    OffsetDateTime lastWrite = rs.getObject(4, OffsetDateTime.class);
-                    out.add(new PartitionInfo(rs.getObject(1, UUID.class), rs.getString(2), rs.getLong(3),
+                    OffsetDateTime lastWrite = rs.getObject("last_write_at", OffsetDateTime.class);
+                    out.add(new PartitionInfo(rs.getObject("partition_id", UUID.class), rs.getString("partition_name"),
+                            rs.getLong("last_offset"),
                             lastWrite == null ? null : lastWrite.toInstant()));
                 }
             }
@@ -78,10 +79,10 @@ public final class LogReader {
             st.setString(6, partition);
             try (ResultSet rs = st.executeQuery()) {
                 while (rs.next() && out.size() < limit) {
-                    UUID partitionId = rs.getObject(1, UUID.class);
-                    long base = rs.getLong(2);
-                    List<Frame> frames = decode(rs.getBytes(5), partitionId, base, rs.getLong(3));
-                    Instant createdAt = rs.getObject(4, OffsetDateTime.class).toInstant();
+                    UUID partitionId = rs.getObject("partition_id", UUID.class);
+                    long base = rs.getLong("base_offset");
+                    List<Frame> frames = decode(rs.getBytes("blob"), partitionId, base, rs.getLong("end_offset"));
+                    Instant createdAt = rs.getObject("created_at", OffsetDateTime.class).toInstant();
                     int first = (int) Math.min(frames.size(), Math.max(0, from - base)); // from may lie past this segment
                     for (int j = first; j < frames.size() && out.size() < limit; j++) {
                         out.add(new LogMessage(partitionId, partition, base + j, createdAt, frames.get(j)));
@@ -124,8 +125,8 @@ public final class LogReader {
                 st.setBytes(3, hash);
                 try (ResultSet rs = st.executeQuery()) {
                     while (rs.next()) {
-                        candidates.add(new Candidate(rs.getObject(1, UUID.class), rs.getString(2), rs.getLong(3),
-                                rs.getLong(4), rs.getBytes(5)));
+                        candidates.add(new Candidate(rs.getObject("partition_id", UUID.class), rs.getString("partition_name"),
+                                rs.getLong("base_offset"), rs.getLong("end_offset"), rs.getBytes("hashes")));
                     }
                 }
             }
@@ -147,8 +148,8 @@ public final class LogReader {
                 if (!rs.next()) {
                     return; // retention removed the segment: nothing to confirm
                 }
-                List<Frame> frames = decode(rs.getBytes(2), cand.partitionId(), cand.baseOffset(), rs.getLong(1));
-                Instant createdAt = rs.getObject(3, OffsetDateTime.class).toInstant();
+                List<Frame> frames = decode(rs.getBytes("blob"), cand.partitionId(), cand.baseOffset(), rs.getLong("end_offset"));
+                Instant createdAt = rs.getObject("created_at", OffsetDateTime.class).toInstant();
                 for (int j : indexes) {
                     if (j < frames.size() && frames.get(j).txn().equals(txn)) {
                         hits.add(new TxnHit(cand.partitionId(), cand.partition(), cand.baseOffset() + j,

@@ -3,7 +3,7 @@
 -- The segment holding `from` is the last one starting at or before it: one backward probe of the
 -- primary key (max() over an index prefix). From there the primary key is range-scanned up to `to`,
 -- so no segment outside the range is read, let alone decompressed.
-SELECT lp.id, s.base_offset, s.end_offset, s.created_at, s.blob
+SELECT lp.id AS partition_id, s.base_offset, s.end_offset, s.created_at, s.blob
   FROM queen.queues q
   JOIN queen.log_partitions lp ON lp.queue_id = q.id
  CROSS JOIN LATERAL (SELECT coalesce(max(f.base_offset), ?) AS start
