@@ -1,20 +1,19 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static io.queen.timers.bridge.BridgeTestSupport.storedOffsetSum;
 import static io.queen.timers.bridge.BridgeTestSupport.verdictsBySource;
-import static io.queen.timers.bridge.BridgeTestSupport.writeProperties;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.command.Op;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import java.io.File;
 import java.nio.file.Files;
@@ -26,9 +25,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -44,7 +43,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BridgeCrashIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     static final int COMMANDS = 20_000;
     static final int KEYS = 2_000;
@@ -63,64 +62,67 @@ class BridgeCrashIT {
     void killNineDuringIngestNeitherLosesNorReappliesACommand() throws Exception {
         String topic = TestKafka.newTopic("cmd-crash", 3);
         String audit = TestKafka.newTopic("audit", 1);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, audit, group);
-        s.put("kafka.max.poll.records", "200");
-        Path file = writeProperties(s);
+        String group = stack.get().uniqueName("g-crash-");
+        Path file = Bridges.configFile(stack.get(), consuming(topic, audit, group));
         Workload w = Workload.generate("crash", topic, 1);
 
         Process first = startChild(file, "crash-1");
         Thread producer = w.produceSlowly();
         try {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> storedOffsetSum(db.dataSource(), group) >= COMMANDS / 4);
+                    .until(() -> storedOffsetSum(stack.get().owner(), group) >= COMMANDS / 4);
             first.destroyForcibly(); // SIGKILL: no shutdown hook, no graceful anything
             first.waitFor();
-            long atKill = storedOffsetSum(db.dataSource(), group);
+            long atKill = storedOffsetSum(stack.get().owner(), group);
             assertThat(atKill).as("killed mid-ingest").isLessThan(COMMANDS);
 
             Process second = startChild(file, "crash-2");
             producer.join();
-            await().atMost(Duration.ofSeconds(120)).until(() -> storedOffsetSum(db.dataSource(), group) == COMMANDS);
+            await().atMost(Duration.ofSeconds(120)).until(() -> storedOffsetSum(stack.get().owner(), group) == COMMANDS);
             second.destroy(); // SIGTERM: graceful
             second.waitFor();
         } finally {
             producer.interrupt();
             producer.join();
         }
-        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "crash");
+        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, stack.get().owner()), stack.get().owner(), "crash");
     }
 
     @Test
     void twoInstancesOnSixPartitionsOneKilledMidRunNeitherLosesNorReappliesACommand() throws Exception {
         String topic = TestKafka.newTopic("cmd-two", 6);
         String audit = TestKafka.newTopic("audit", 1);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, audit, group);
-        s.put("kafka.max.poll.records", "200");
-        Path file = writeProperties(s);
+        String group = stack.get().uniqueName("g-two-");
+        Consumer<ServiceSettings> s = consuming(topic, audit, group);
+        Path file = Bridges.configFile(stack.get(), s);
         Workload w = Workload.generate("two", topic, 2);
 
         Process child = startChild(file, "two-1");
         Path childLog = Path.of("target", "child-two-1.log");
         Thread producer;
-        try (BridgeMain inProcess = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))) {
+        try (BridgeMain inProcess = Bridges.start(stack.get(), s, new SimpleMeterRegistry())) {
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(childLog).contains("consuming [" + topic));
             producer = w.produceSlowly();
             try {
                 await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(20))
-                        .until(() -> storedOffsetSum(db.dataSource(), group) >= COMMANDS / 3);
+                        .until(() -> storedOffsetSum(stack.get().owner(), group) >= COMMANDS / 3);
                 child.destroyForcibly();
                 child.waitFor();
-                assertThat(storedOffsetSum(db.dataSource(), group)).as("killed mid-run").isLessThan(COMMANDS);
+                assertThat(storedOffsetSum(stack.get().owner(), group)).as("killed mid-run").isLessThan(COMMANDS);
                 producer.join();
-                await().atMost(Duration.ofSeconds(120)).until(() -> storedOffsetSum(db.dataSource(), group) == COMMANDS);
+                await().atMost(Duration.ofSeconds(120)).until(() -> storedOffsetSum(stack.get().owner(), group) == COMMANDS);
             } finally {
                 producer.interrupt();
                 producer.join();
             }
         }
-        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "two");
+        BridgeEndToEndIT.assertExactlyOnce(w.model(), w.indexBySource, verdictsBySource(audit, stack.get().owner()), stack.get().owner(), "two");
+    }
+
+    /** A bridge on {@code topic} as {@code group}, auditing to {@code audit}, in polls of 200 records (many batches). */
+    private static Consumer<ServiceSettings> consuming(String topic, String audit, String group) {
+        return s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(CommonSettings.AUDIT_TOPIC, audit)
+                .set(BridgeSettings.GROUP_ID, group).kafka("max.poll.records", 200);
     }
 
     private Process startChild(Path config, String name) throws Exception {

@@ -1,10 +1,8 @@
 package io.queen.timers.bridge;
 
 import static io.queen.timers.bridge.BridgeTestSupport.awaitRecords;
-import static io.queen.timers.bridge.BridgeTestSupport.config;
 import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
 import static io.queen.timers.bridge.BridgeTestSupport.readAll;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static io.queen.timers.bridge.BridgeTestSupport.storedOffsetSum;
 import static io.queen.timers.bridge.BridgeTestSupport.verdictsBySource;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,14 +10,18 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
 import io.queen.timers.client.command.RejectReason;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import io.queen.timers.testkit.TestPostgres;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -35,6 +37,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -48,14 +51,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BridgeEndToEndIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     static final String OTHER_TENANT = "6a1f0000-0000-4000-8000-00000000beef";
 
     /** One database per class: a test's unpublished verdicts must not reach the next test's audit topic. */
     @BeforeEach
     void emptyOutbox() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement()) {
             st.execute("DELETE FROM queen.timer_audit_outbox");
         }
     }
@@ -66,12 +69,12 @@ class BridgeEndToEndIT {
         String b = TestKafka.newTopic("cmd-b", 1);
         String audit = TestKafka.newTopic("audit", 1);
         TestKafka.createTopic(audit + "." + OTHER_TENANT, 1);
-        Map<String, String> s = settings(db, a + "," + b, audit, "g-" + UUID.randomUUID());
-        s.put("topic." + a + ".producer.sub", "svc-a");
-        s.put("topic." + a + ".tenant", "00000000-0000-0000-0000-000000000001"); // two topics: each names its tenant
-        s.put("topic." + b + ".tenant", OTHER_TENANT);
+        Consumer<ServiceSettings> s = consuming(List.of(a, b), audit, stack.get().uniqueName("g-tenants-"))
+                .andThen(t -> t.topic(a, "producer.sub", "svc-a")
+                        .topic(a, "tenant", "00000000-0000-0000-0000-000000000001") // two topics: each names its tenant
+                        .topic(b, "tenant", OTHER_TENANT));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry));
+        try (BridgeMain bridge = Bridges.start(stack.get(), s, registry);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             Instant at = Instant.now().plus(1, ChronoUnit.HOURS).truncatedTo(ChronoUnit.MILLIS);
             producer.send(TimerCommand.schedule("orders.reminders", "order-42").at(at).txn("remind-42").payload("{\"orderId\":42}").envelope(a));
@@ -103,7 +106,7 @@ class BridgeEndToEndIT {
         assertThat(other.get("tenant").asText()).isEqualTo(OTHER_TENANT);
         assertThat(other.get("type").asText()).isEqualTo("scheduled");
 
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT tenant_id, coalesce(producer_sub, '-'), message_id, convert_from(payload, 'UTF8') "
                         + "FROM queen.log_timers WHERE queue = 'orders.reminders' ORDER BY tenant_id")) {
             rs.next();
@@ -122,17 +125,17 @@ class BridgeEndToEndIT {
     @Test
     void badInputIsRejectedWithItsReasonAndNeverStallsTheConsumer() throws Exception {
         String topic = TestKafka.newTopic("cmd-bad", 3);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false"); // the verdicts stay in the outbox, where this test reads them
-        s.put("bridge.payload.max.bytes", "65536");
+        String group = stack.get().uniqueName("g-bad-");
+        Consumer<ServiceSettings> s = consuming(List.of(topic), stack.get().auditTopic(), group)
+                .andThen(t -> t.set(AuditSettings.RELAY_ENABLED, false) // the verdicts stay in the outbox, where this test reads them
+                        .set(BridgeSettings.PAYLOAD_MAX_BYTES, 65536));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Random random = new Random(42);
         Map<String, String> validPayloadByKey = new HashMap<>();
         List<Future<RecordMetadata>> badSends = new ArrayList<>();
         List<RejectReason> badReasons = new ArrayList<>();
         String[] unicodeKeys = {"😀-%d", "שלום-%d", "e\u0301-%d", "\u200b-%d", "a/b/c-%d", " spaced %d ", "\uFEFF%d", "日本-%d"};
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(registry));
+        try (BridgeMain bridge = Bridges.start(stack.get(), s, registry);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
                 KafkaProducer<byte[], byte[]> hostile = new KafkaProducer<>(TestKafka.producerProps())) {
             for (int i = 0; i < 1000; i++) {
@@ -146,10 +149,10 @@ class BridgeEndToEndIT {
             }
             producer.flush();
             hostile.flush();
-            await().atMost(Duration.ofSeconds(90)).until(() -> storedOffsetSum(db.dataSource(), group) == 2000);
+            await().atMost(Duration.ofSeconds(90)).until(() -> storedOffsetSum(stack.get().owner(), group) == 2000);
             assertThat(registry.counter("queen.timers.bridge.batch.retries").count()).as("batches retried").isZero();
         }
-        DataSource ds = db.dataSource();
+        DataSource ds = stack.get().owner();
         Map<String, List<JsonNode>> bySource = verdictsBySource("no-such-topic-" + UUID.randomUUID(), ds);
         assertThat(bySource).hasSize(2000);
         assertThat(bySource.values()).allSatisfy(v -> assertThat(v).hasSize(1));
@@ -174,15 +177,15 @@ class BridgeEndToEndIT {
     void databaseOutagePausesTheBridgeAndItResumesWithoutLossOrDuplicates() throws Exception {
         String topic = TestKafka.newTopic("cmd-outage", 2);
         String audit = TestKafka.newTopic("audit", 1);
-        String group = "g-" + UUID.randomUUID();
+        String group = stack.get().uniqueName("g-outage-");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Instant at = Instant.now().plus(1, ChronoUnit.DAYS).truncatedTo(ChronoUnit.MILLIS);
         List<TimerModel.Cmd> commands = new ArrayList<>();
         Map<String, Integer> indexBySource = new HashMap<>();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(settings(db, topic, audit, group))), Dependencies.defaults(registry));
+        try (BridgeMain bridge = Bridges.start(stack.get(), consuming(List.of(topic), audit, group), registry);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, commands, indexBySource, 300, at);
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 300);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 300);
 
             allowConnections(false);
             try {
@@ -195,10 +198,10 @@ class BridgeEndToEndIT {
                 allowConnections(true);
             }
             // the test's own pooled connections were ended with the outage: the first reads after it may meet one
-            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> storedOffsetSum(db.dataSource(), group) == 600);
-            await().atMost(Duration.ofSeconds(30)).until(() -> longQuery(db.dataSource(), "SELECT count(*) FROM queen.timer_audit_outbox") == 0);
+            await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> storedOffsetSum(stack.get().owner(), group) == 600);
+            await().atMost(Duration.ofSeconds(30)).until(() -> longQuery(stack.get().owner(), "SELECT count(*) FROM queen.timer_audit_outbox") == 0);
         }
-        assertExactlyOnce(TimerModel.of(commands), indexBySource, verdictsBySource(audit, db.dataSource()), db.dataSource(), "outage");
+        assertExactlyOnce(TimerModel.of(commands), indexBySource, verdictsBySource(audit, stack.get().owner()), stack.get().owner(), "outage");
     }
 
     private static void send(KafkaProducer<byte[], byte[]> producer, String topic, List<TimerModel.Cmd> commands,
@@ -257,11 +260,17 @@ class BridgeEndToEndIT {
         var s = TestPostgres.server();
         try (Connection c = DriverManager.getConnection(s.jdbcUrl(s.adminDatabase()), s.user(), s.password());
                 Statement st = c.createStatement()) {
-            st.execute("ALTER DATABASE " + db.database().name() + " ALLOW_CONNECTIONS " + allow);
+            String database = URI.create(stack.get().jdbcUrl().substring("jdbc:".length())).getPath().substring(1);
+            st.execute("ALTER DATABASE " + database + " ALLOW_CONNECTIONS " + allow);
             if (!allow) {
-                st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db.database().name() + "'");
+                st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + database + "'");
             }
         }
+    }
+
+    /** A bridge on {@code topics} as {@code group}, auditing to {@code audit}. */
+    private static Consumer<ServiceSettings> consuming(List<String> topics, String audit, String group) {
+        return s -> s.set(RouteSettings.COMMAND_TOPICS, topics).set(CommonSettings.AUDIT_TOPIC, audit).set(BridgeSettings.GROUP_ID, group);
     }
 
     static byte[] bytes(String s) {

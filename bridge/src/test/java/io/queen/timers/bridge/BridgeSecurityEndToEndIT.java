@@ -1,8 +1,6 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
 import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static io.queen.timers.bridge.BridgeTestSupport.storedOffsetSum;
 import static io.queen.timers.bridge.BridgeTestSupport.verdictsBySource;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,16 +10,19 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.nimbusds.jwt.PlainJWT;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queen.timers.bridge.crypto.EncryptionSettings;
 import io.queen.timers.client.command.TimerCommand;
 import io.queen.timers.client.command.WireFormat;
+import io.queen.timers.core.config.Config;
 import io.queen.timers.core.config.ConfigException;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.core.ops.ServiceHost;
+import io.queen.timers.relay.AuditSettings;
 import io.queen.timers.routes.RouteSettings;
 import io.queen.timers.routes.auth.TestTokens;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.testkit.IndependentGcm;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,6 +43,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -60,7 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BridgeSecurityEndToEndIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     static final String TENANT = "00000000-0000-0000-0000-000000000001";
     static final UUID TENANT_ID = UUID.fromString(TENANT);
@@ -70,7 +72,7 @@ class BridgeSecurityEndToEndIT {
 
     @BeforeEach
     void clean() throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement()) {
             st.execute("DELETE FROM queen.timer_audit_outbox; DELETE FROM queen.log_timers; DELETE FROM queen.queues");
         }
     }
@@ -78,18 +80,16 @@ class BridgeSecurityEndToEndIT {
     @Test
     void jwtTopicTakesTheProducerSubFromTheTokenAndRejectsEveryOtherRecord() throws Exception {
         String topic = TestKafka.newTopic("cmd-jwt", 1, TestKafka.BROKER_TIMESTAMPS);
-        String group = "g-" + UUID.randomUUID();
+        String group = stack.get().uniqueName("g-" + topic + "-");
         TestTokens.Signer signer = TestTokens.ec("k1");
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(jwt(topic, keys));
         Instant now = Instant.now();
         String valid = signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID).build());
         List<String> expect = new ArrayList<>();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = start(s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             expect.add("scheduled");
@@ -119,9 +119,9 @@ class BridgeSecurityEndToEndIT {
             sends.add(producer.send(new ProducerRecord<>(topic, null, WireFormat.keyBytes("auth.q", "headers-form"), bytes("{\"h\":1}"), h)));
             expect.add("scheduled");
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == sends.size());
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == sends.size());
         }
-        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), stack.get().owner());
         for (int i = 0; i < sends.size(); i++) {
             RecordMetadata m = sends.get(i).get();
             JsonNode e = verdicts.get(topic + "/" + m.partition() + "@" + m.offset()).get(0);
@@ -139,8 +139,8 @@ class BridgeSecurityEndToEndIT {
         RecordMetadata unknownKid = sends.get(7).get();
         assertThat(verdicts.get(topic + "/" + unknownKid.partition() + "@" + unknownKid.offset()).get(0).path("error").asText())
                 .contains("unknown or invalid signing key");
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE producer_sub = 'billing-svc'")).isEqualTo(2);
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE producer_sub = 'billing-svc'")).isEqualTo(2);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
     }
 
     /**
@@ -151,29 +151,27 @@ class BridgeSecurityEndToEndIT {
     @Test
     void aKeyFileBrokenOnReloadRejectsEveryTokenAndLeavesReadinessUntilFixed() throws Exception {
         String topic = TestKafka.newTopic("cmd-jwt-broken", 1, TestKafka.BROKER_TIMESTAMPS);
-        String group = "g-" + UUID.randomUUID();
+        String group = stack.get().uniqueName("g-" + topic + "-");
         TestTokens.Signer signer = TestTokens.ec("k1");
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(jwt(topic, keys));
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (ServiceHost host = BridgeMain.host(BridgeSettings.from(config(s)));
+        try (ServiceHost host = Bridges.host(stack.get(), s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
                     .timeout(Duration.ofSeconds(5)).build();
             sends.add(send(producer, topic, "before", valid));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 1);
             await().atMost(Duration.ofSeconds(60)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
 
             Files.writeString(keys, "{\"keys\": [ half a file");
             sends.add(send(producer, topic, "during", valid));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 2);
             HttpResponse<String> notReady = http.send(ready, HttpResponse.BodyHandlers.ofString());
             assertThat(notReady.statusCode()).as(notReady.body()).isEqualTo(503);
             assertThat(notReady.body()).contains("auth-keys: topic " + topic + ": verification key file " + keys, "cannot read it");
@@ -181,10 +179,10 @@ class BridgeSecurityEndToEndIT {
             TestTokens.writeJwks(keys, List.of(signer));
             sends.add(send(producer, topic, "after", valid));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 3);
             await().atMost(Duration.ofSeconds(30)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
         }
-        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), stack.get().owner());
         List<String> got = new ArrayList<>();
         for (Future<RecordMetadata> f : sends) {
             RecordMetadata m = f.get();
@@ -193,23 +191,21 @@ class BridgeSecurityEndToEndIT {
             got.add(events.get(0).get("type").asText() + events.get(0).path("reason").asText(""));
         }
         assertThat(got).containsExactly("scheduled", "rejectedunauthenticated", "scheduled");
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers")).isEqualTo(2);
     }
 
     @Test
     void jwtTopicWithAFixedProducerSubOrNoKeyFileIsASettingError() {
         String topic = "cmd-conflict";
-        Map<String, String> s = settings(db, topic, "audit", "g");
-        s.put("topic." + topic + ".auth", "jwt");
-        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
-        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
+        Consumer<ServiceSettings> s = outboxOnly(topic, "g").andThen(t -> t.topic(topic, "auth", "jwt")
+                .topic(topic, "auth.audience", TestTokens.AUDIENCE).topic(topic, "auth.issuer", TestTokens.ISSUER));
         assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-conflict.auth.keys.file");
-        s.put("topic." + topic + ".auth.keys.file", "/nonexistent/keys.jwks");
-        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).isInstanceOf(ConfigException.class)
+        Consumer<ServiceSettings> unreadable = s.andThen(t -> t.topic(topic, "auth.keys.file", "/nonexistent/keys.jwks"));
+        assertThatThrownBy(() -> RouteSettings.from(config(unreadable)).routes()).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("cannot read verification keys");
-        s.put("topic." + topic + ".auth", "kerberos");
-        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("not one of [none, jwt]");
+        assertThatThrownBy(() -> RouteSettings.from(config(unreadable.andThen(t -> t.topic(topic, "auth", "kerberos")))).routes())
+                .hasMessageContaining("not one of [none, jwt]");
     }
 
     @Test
@@ -217,24 +213,21 @@ class BridgeSecurityEndToEndIT {
         exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true), ('"
                 + TENANT + "', 'open', false)");
         String topic = TestKafka.newTopic("cmd-enc", 1);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        s.put("encryption.key", KEY_HEX);
-        s.put("encryption.queues", "secret.*");
-        s.put("bridge.payload.zstd.threshold", "200");
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(t -> t.set(EncryptionSettings.KEY, KEY_HEX)
+                .set(EncryptionSettings.QUEUES, List.of("secret.*")).set(BridgeSettings.ZSTD_THRESHOLD, 200));
         String secret = "{\"card\":\"4111-1111-1111-1111\"}";
         String big = "{\"card\":\"4111-1111-1111-1111\",\"pad\":\"" + "x".repeat(600) + "\"}";
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = start(s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (String[] t : new String[][] {{"vault", "a", secret}, {"secret.cards", "b", secret}, {"open", "c", secret},
                     {"vault", "big", big}}) {
                 producer.send(TimerCommand.schedule(t[0], t[1]).delay(Duration.ofHours(1)).txn("t-" + t[1]).payload(t[2]).envelope(topic));
             }
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 4);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 4);
         }
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT queue, timer_key, encrypted, payload_zstd, payload FROM queen.log_timers ORDER BY timer_key")) {
             int n = 0;
             while (rs.next()) {
@@ -261,38 +254,36 @@ class BridgeSecurityEndToEndIT {
             assertThat(n).isEqualTo(4);
         }
         // read, never written: still the two rows this test made
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.queues")).isEqualTo(2);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.queues")).isEqualTo(2);
     }
 
     @Test
     void encryptionRequiredWithoutAKeyIsAStartUpErrorAndLaterARejectionNeverAClearRow() throws Exception {
         String topic = TestKafka.newTopic("cmd-nokey", 1);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        Map<String, String> withPattern = new java.util.HashMap<>(s);
-        withPattern.put("encryption.queues", "secret.*");
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(withPattern)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> s = outboxOnly(topic, group);
+        Consumer<ServiceSettings> withPattern = s.andThen(t -> t.set(EncryptionSettings.QUEUES, List.of("secret.*")));
+        assertThatThrownBy(() -> start(withPattern)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("encryption.queues").hasMessageContaining("QUEEN_ENCRYPTION_KEY");
         exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> start(s)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining(TENANT + "/vault").hasMessageContaining("encryption.key");
 
         exec("DELETE FROM queen.queues");
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = start(s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             exec("INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('" + TENANT + "', 'vault', true)");
             producer.send(TimerCommand.schedule("vault", "a").delay(Duration.ofHours(1)).txn("t-a").payload("{\"card\":\"4111\"}").envelope(topic));
             producer.send(TimerCommand.schedule("other", "b").delay(Duration.ofHours(1)).txn("t-b").payload("{\"x\":1}").envelope(topic));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 2);
         }
-        List<JsonNode> events = BridgeTestSupport.outbox(db.dataSource());
+        List<JsonNode> events = BridgeTestSupport.outbox(stack.get().owner());
         assertThat(events).extracting(e -> e.get("type").asText() + " " + e.path("reason").asText(""))
                 .containsExactly("rejected encryption_unavailable", "scheduled ");
         assertThat(events.get(0).get("error").asText()).contains("encryption.key");
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'vault'")).isZero();
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'other'")).isEqualTo(1);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'vault'")).isZero();
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE queue = 'other'")).isEqualTo(1);
     }
 
     /**
@@ -304,26 +295,21 @@ class BridgeSecurityEndToEndIT {
         String topic = "cmd-unbound";
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(TestTokens.ec("k1")));
-        Map<String, String> s = settings(db, topic, "audit", "g-" + UUID.randomUUID());
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
-        s.remove("topic." + topic + ".auth.audience");
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> keysOnly = outboxOnly(topic, group).andThen(t -> t.topic(topic, "auth", "jwt")
+                .topic(topic, "auth.keys.file", keys.toString()));
+        assertThatThrownBy(() -> start(keysOnly.andThen(t -> t.topic(topic, "auth.issuer", TestTokens.ISSUER)))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.audience");
-        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
-        s.remove("topic." + topic + ".auth.issuer");
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> start(keysOnly.andThen(t -> t.topic(topic, "auth.audience", TestTokens.AUDIENCE)))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("topic.cmd-unbound.auth=jwt needs topic.cmd-unbound.auth.issuer");
-        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
-        s.put("topic." + topic + ".auth.tenant.claim", "sometimes");
-        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("topic.cmd-unbound.auth.tenant.claim")
-                .hasMessageContaining("[required, optional]");
-        s.put("topic." + topic + ".auth.tenant.claim", "optional");
-        s.put("topic." + topic + ".auth.max.token.lifetime", "30d");
-        assertThatThrownBy(() -> RouteSettings.from(config(s)).routes()).hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime")
-                .hasMessageContaining("out of range");
-        s.put("topic." + topic + ".auth.max.token.lifetime", "15m");
-        assertThat(RouteSettings.from(config(s)).routes().route(topic).auth()).isNotNull();
+        Consumer<ServiceSettings> bound = outboxOnly(topic, group).andThen(jwt(topic, keys));
+        assertThatThrownBy(() -> RouteSettings.from(config(bound.andThen(t -> t.topic(topic, "auth.tenant.claim", "sometimes")))).routes())
+                .hasMessageContaining("topic.cmd-unbound.auth.tenant.claim").hasMessageContaining("[required, optional]");
+        Consumer<ServiceSettings> optional = bound.andThen(t -> t.topic(topic, "auth.tenant.claim", "optional"));
+        assertThatThrownBy(() -> RouteSettings.from(config(optional.andThen(t -> t.topic(topic, "auth.max.token.lifetime", "30d")))).routes())
+                .hasMessageContaining("topic.cmd-unbound.auth.max.token.lifetime").hasMessageContaining("out of range");
+        assertThat(RouteSettings.from(config(optional.andThen(t -> t.topic(topic, "auth.max.token.lifetime", "15m")))).routes().route(topic).auth())
+                .isNotNull();
     }
 
     /**
@@ -338,37 +324,31 @@ class BridgeSecurityEndToEndIT {
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
         String unsafe = TestKafka.newTopic("cmd-jwt-createtime", 1);
-        Map<String, String> refused = settings(db, unsafe, TestKafka.newTopic("audit", 1), "g-" + UUID.randomUUID());
-        refused.put("audit.relay.enabled", "false");
-        jwt(refused, unsafe, keys);
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(refused)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        Consumer<ServiceSettings> refused = outboxOnly(unsafe, stack.get().uniqueName("g-unsafe-")).andThen(jwt(unsafe, keys));
+        assertThatThrownBy(() -> start(refused)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("jwt topic " + unsafe + " lets producers choose their record timestamps")
                 .hasMessageContaining("message.timestamp.type=CreateTime")
                 .hasMessageContaining("kafka-configs.sh --bootstrap-server " + TestKafka.bootstrapServers() + " --alter --entity-type topics"
                         + " --entity-name " + unsafe + " --add-config message.timestamp.type=LogAppendTime");
         // a jwt topic that does not exist cannot be checked: refused, with the command that creates it safely
-        refused.put("command.topics", "cmd-jwt-missing-" + UUID.randomUUID());
-        refused.keySet().removeIf(k -> k.startsWith("topic."));
-        jwt(refused, refused.get("command.topics"), keys);
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(refused)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        String missing = "cmd-jwt-missing-" + UUID.randomUUID();
+        assertThatThrownBy(() -> start(outboxOnly(missing, stack.get().uniqueName("g-missing-")).andThen(jwt(missing, keys)))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("does not exist").hasMessageContaining("--config message.timestamp.type=LogAppendTime");
 
         String topic = TestKafka.newTopic("cmd-jwt-logappend", 1, TestKafka.BROKER_TIMESTAMPS);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(jwt(topic, keys));
         Instant now = Instant.now();
         String valid = signer.sign(TestTokens.claims("billing-svc", now, TENANT_ID).build());
         Instant longAgo = now.minus(Duration.ofHours(3));
         String expired = signer.sign(TestTokens.claims("billing-svc", longAgo, TENANT_ID).build());
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = start(s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             sends.add(send(producer, topic, "back-dated", expired, longAgo.plusSeconds(60).toEpochMilli()));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 2);
         }
         assertThat(verdicts(topic, sends)).containsExactly("scheduled", "rejectedunauthenticated");
         assertThat(sends.get(1).get().timestamp()).as("the broker's time").isGreaterThan(now.minusSeconds(60).toEpochMilli());
@@ -385,22 +365,20 @@ class BridgeSecurityEndToEndIT {
         TestTokens.writeJwks(keys, List.of(signer));
         String topic = TestKafka.newTopic("cmd-jwt-bounded", 1, Map.of(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime",
                 TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, "120000", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, "30000"));
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(jwt(topic, keys));
         // 120 s back is more than the default skew (60 s)
-        assertThatThrownBy(() -> BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()))).isInstanceOf(ConfigException.class)
+        assertThatThrownBy(() -> start(s)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("jwt topic " + topic).hasMessageContaining("message.timestamp.before.max.ms=120000")
                 .hasMessageContaining("topic." + topic + ".auth.clock.skew = 60000 ms");
-        s.put("topic." + topic + ".auth.clock.skew", "2m");
+        Consumer<ServiceSettings> skew = s.andThen(t -> t.topic(topic, "auth.clock.skew", Duration.ofMinutes(2)));
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = start(skew);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             sends.add(send(producer, topic, "ok", valid));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 1);
         }
         assertThat(verdicts(topic, sends)).containsExactly("scheduled");
     }
@@ -415,21 +393,19 @@ class BridgeSecurityEndToEndIT {
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
         String topic = TestKafka.newTopic("cmd-jwt-altered", 1, TestKafka.BROKER_TIMESTAMPS);
-        String group = "g-" + UUID.randomUUID();
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        jwt(s, topic, keys);
+        String group = stack.get().uniqueName("g-" + topic + "-");
+        Consumer<ServiceSettings> s = outboxOnly(topic, group).andThen(jwt(topic, keys));
         String valid = signer.sign(TestTokens.claims("billing-svc", Instant.now(), TENANT_ID).build());
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
-        try (ServiceHost host = BridgeMain.host(BridgeSettings.from(config(s)));
+        try (ServiceHost host = Bridges.host(stack.get(), s);
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer();
                 Admin admin = TestKafka.admin()) {
             HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + host.httpPort() + "/health/ready"))
                     .timeout(Duration.ofSeconds(5)).build();
             sends.add(send(producer, topic, "before", valid));
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 1);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 1);
             await().atMost(Duration.ofSeconds(60)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
 
             setTimestampType(admin, topic, "CreateTime");
@@ -440,11 +416,11 @@ class BridgeSecurityEndToEndIT {
             sends.add(send(producer, topic, "during", valid));
             producer.flush();
             Thread.sleep(3000);
-            assertThat(storedOffsetSum(db.dataSource(), group)).as("a paused topic's record is not consumed").isEqualTo(1);
+            assertThat(storedOffsetSum(stack.get().owner(), group)).as("a paused topic's record is not consumed").isEqualTo(1);
             assertThat(http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
 
             setTimestampType(admin, topic, "LogAppendTime");
-            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == 2);
+            await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == 2);
             await().atMost(Duration.ofSeconds(30)).until(() -> http.send(ready, HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
         }
         assertThat(verdicts(topic, sends)).containsExactly("scheduled", "scheduled");
@@ -457,7 +433,7 @@ class BridgeSecurityEndToEndIT {
 
     /** The one verdict of each sent record, as type + reason. */
     private static List<String> verdicts(String topic, List<Future<RecordMetadata>> sends) throws Exception {
-        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), db.dataSource());
+        Map<String, List<JsonNode>> verdicts = verdictsBySource("no-such-topic-" + UUID.randomUUID(), stack.get().owner());
         List<String> got = new ArrayList<>();
         for (Future<RecordMetadata> f : sends) {
             RecordMetadata m = f.get();
@@ -468,12 +444,28 @@ class BridgeSecurityEndToEndIT {
         return got;
     }
 
+    /** A bridge on {@code topic} as {@code group}, its verdicts left in the outbox (the relay off), where the tests read them. */
+    private static Consumer<ServiceSettings> outboxOnly(String topic, String group) {
+        return s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(BridgeSettings.GROUP_ID, group)
+                .set(AuditSettings.RELAY_ENABLED, false);
+    }
+
     /** The settings of a jwt topic bound to the tests' audience and issuer (TestTokens.claims carries them). */
-    private static void jwt(Map<String, String> s, String topic, Path keys) {
-        s.put("topic." + topic + ".auth", "jwt");
-        s.put("topic." + topic + ".auth.keys.file", keys.toString());
-        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
-        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
+    private static Consumer<ServiceSettings> jwt(String topic, Path keys) {
+        return s -> s.topic(topic, "auth", "jwt").topic(topic, "auth.keys.file", keys.toString())
+                .topic(topic, "auth.audience", TestTokens.AUDIENCE).topic(topic, "auth.issuer", TestTokens.ISSUER);
+    }
+
+    /** A test-sized bridge of the stack, as its login, with {@code settings}. */
+    private static BridgeMain start(Consumer<ServiceSettings> settings) {
+        return Bridges.start(stack.get(), settings, new SimpleMeterRegistry());
+    }
+
+    /** {@code settings} on the stack's bridge settings, parsed as the bridge parses them at start. */
+    private static Config config(Consumer<ServiceSettings> settings) {
+        ServiceSettings s = Bridges.testSized(stack.get().settings(BridgeMain.SERVICE));
+        settings.accept(s);
+        return s.config();
     }
 
     static final UUID OTHER_TENANT = UUID.fromString("00000000-0000-0000-0000-0000000000b2");
@@ -495,7 +487,7 @@ class BridgeSecurityEndToEndIT {
     }
 
     private static void exec(String sql) throws Exception {
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement()) {
             st.execute(sql);
         }
     }

@@ -1,30 +1,27 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
 import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static io.queen.timers.bridge.BridgeTestSupport.verdictsBySource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.core.health.ReadinessCheck;
-import io.queen.timers.sql.Migrations;
+import io.queen.timers.core.config.CommonSettings;
+import io.queen.timers.core.config.HealthSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.ServiceSettings;
+import io.queen.timers.stack.Stack;
 import io.queen.timers.testkit.Backends;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,27 +33,27 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BridgeStallIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
-    private static Map<String, String> stallSettings(String topic, String audit) {
-        Map<String, String> s = settings(db, topic, audit, "g-" + UUID.randomUUID());
-        s.put("bridge.lock.timeout", "1s");
-        s.put("bridge.statement.timeout", "2s");
-        s.put("db.socket.timeout", "4s");
-        s.put("health.failing.after", "1s");
-        return s;
+    private static Consumer<ServiceSettings> stallSettings(String topic, String audit) {
+        return s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(topic)).set(CommonSettings.AUDIT_TOPIC, audit)
+                .set(BridgeSettings.GROUP_ID, stack.get().uniqueName("g-" + topic + "-"))
+                .set(BridgeSettings.LOCK_TIMEOUT, Duration.ofSeconds(1))
+                .set(BridgeSettings.STATEMENT_TIMEOUT, Duration.ofSeconds(2))
+                .set(CommonSettings.DB_SOCKET_TIMEOUT, Duration.ofSeconds(4))
+                .set(HealthSettings.FAILING_AFTER, Duration.ofSeconds(1));
     }
 
     @Test
     void aSessionHoldingATimerRowLongerThanTheLockTimeoutDelaysTheBatchButLosesNothing() throws Exception {
         String topic = TestKafka.newTopic("cmd-lock", 1);
         String audit = TestKafka.newTopic("audit-lock", 1);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(stallSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = Bridges.start(stack.get(), stallSettings(topic, audit), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "lock.q", "held", Duration.ofHours(1), "txn-1");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("lock.q") == 1);
 
-            try (Connection holder = db.dataSource().getConnection()) {
+            try (Connection holder = stack.get().owner().getConnection()) {
                 holder.setAutoCommit(false);
                 try (Statement st = holder.createStatement()) {
                     st.execute("SELECT 1 FROM queen.log_timers WHERE queue = 'lock.q' AND timer_key = 'held' FOR UPDATE");
@@ -71,7 +68,7 @@ class BridgeStallIT {
                 holder.rollback();
             }
             await().atMost(30, TimeUnit.SECONDS).until(() -> timers("lock.q") == 2
-                    && longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE txn = 'txn-2'") == 1);
+                    && longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE txn = 'txn-2'") == 1);
             await().atMost(10, TimeUnit.SECONDS).until(() -> problems(bridge).isEmpty());
         }
         assertExactlyOneVerdictPerCommand(audit, 3);
@@ -81,12 +78,12 @@ class BridgeStallIT {
     void aBridgeBackendStoppedWithSigstopIsGivenUpAndTheBridgeResumesByItself() throws Exception {
         String topic = TestKafka.newTopic("cmd-stop", 1);
         String audit = TestKafka.newTopic("audit-stop", 1);
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(stallSettings(topic, audit))), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = Bridges.start(stack.get(), stallSettings(topic, audit), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             send(producer, topic, "stop.q", "first", Duration.ofHours(1), "txn-first");
             await().atMost(60, TimeUnit.SECONDS).until(() -> timers("stop.q") == 1);
 
-            List<Integer> stopped = Backends.pids(db.dataSource(), "queen-bridge");
+            List<Integer> stopped = Backends.pids(stack.get().owner(), "queen-bridge");
             assertThat(stopped).as("the bridge's pool names its connections").isNotEmpty();
             Backends.stop(stopped);
             try {
@@ -109,7 +106,7 @@ class BridgeStallIT {
     }
 
     private static long timers(String queue) throws Exception {
-        return longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "'");
+        return longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE queue = '" + queue + "'");
     }
 
     private static List<String> problems(BridgeMain bridge) {
@@ -117,7 +114,7 @@ class BridgeStallIT {
     }
 
     private static void assertExactlyOneVerdictPerCommand(String audit, int commands) throws Exception {
-        var verdicts = verdictsBySource(audit, db.dataSource());
+        var verdicts = verdictsBySource(audit, stack.get().owner());
         assertThat(verdicts).hasSize(commands);
         assertThat(verdicts.values()).allSatisfy(v -> assertThat(v).hasSize(1));
     }

@@ -2,14 +2,10 @@ package io.queen.timers.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.queen.timers.core.config.Config;
-import io.queen.timers.testkit.PostgresDatabase;
 import io.queen.timers.testkit.TestKafka;
 import io.queen.timers.testkit.WireSchemas;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -20,61 +16,18 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
-/** What the bridge's integration tests share: settings for a test database and topic, and reading the audit trail. */
+/** What the bridge's integration tests share: reading the audit trail and the stored offsets (their bridges: {@link Bridges}). */
 final class BridgeTestSupport {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
     private BridgeTestSupport() {}
-
-    /** Settings of a bridge on {@code db}, consuming {@code commandTopic}, auditing to {@code auditTopic}. */
-    static Map<String, String> settings(PostgresDatabase db, String commandTopic, String auditTopic, String group) {
-        Map<String, String> s = new LinkedHashMap<>();
-        s.put("jdbc.url", db.jdbcUrl());
-        s.put("jdbc.user", db.user());
-        s.put("db.role.check", "false"); // the testkit connects as the server's superuser: the single-role opt-out (docs/schema-and-roles.md#database-roles)
-        s.put("jdbc.password", db.password());
-        s.put("jdbc.pool.size", "4");
-        s.put("kafka.bootstrap.servers", TestKafka.bootstrapServers());
-        s.put("kafka.session.timeout.ms", "6000");
-        s.put("kafka.heartbeat.interval.ms", "500");
-        s.put("command.topics", commandTopic);
-        s.put("audit.topic", auditTopic);
-        s.put("bridge.group.id", group);
-        s.put("bridge.start.position", "earliest"); // most tests fill the topic before the bridge joins
-        s.put("http.port", "0");
-        s.put("db.retry.backoff.max", "1s");
-        s.put("audit.relay.poll.interval", "50ms");
-        s.put("audit.relay.standby.interval", "500ms");
-        return s;
-    }
-
-    static Config config(Map<String, String> settings) {
-        return BridgeSettings.definition().parse(settings);
-    }
-
-    static Path writeProperties(Map<String, String> settings) {
-        try {
-            Path f = Files.createTempFile("bridge", ".properties");
-            Properties p = new Properties();
-            p.putAll(settings);
-            try (var w = Files.newBufferedWriter(f)) {
-                p.store(w, "test bridge");
-            }
-            f.toFile().deleteOnExit();
-            return f;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
 
     /**
      * Every record of the audit topic {@code topic} from the beginning to its current end, values parsed

@@ -1,21 +1,18 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.audit.AuditEvent;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
-import io.queen.timers.testkit.TestKafka;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.UUID;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -25,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReadmeJavaExampleIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     @Test
     void theReadmeSnippetIsTheExampleClass() throws Exception {
@@ -39,11 +36,12 @@ class ReadmeJavaExampleIT {
 
     @Test
     void theExampleSchedulesAndHearsItsVerdict() {
-        String commands = TestKafka.newTopic("readme-cmd", 1);
-        String audit = TestKafka.newTopic("readme-audit", 1);
+        String commands = stack.get().commandTopic();
+        String audit = stack.get().auditTopic();
         Instant before = Instant.now();
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(settings(db, commands, audit, "g-" + UUID.randomUUID()))), Dependencies.defaults(new SimpleMeterRegistry()))) {
-            AuditEvent.Verdict verdict = UseItFromJava.remindLater(TestKafka.bootstrapServers(), commands, audit);
+        try (BridgeMain bridge = Bridges.start(stack.get(), s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(commands))
+                .set(BridgeSettings.GROUP_ID, stack.get().uniqueName("g-readme-")), new SimpleMeterRegistry())) {
+            AuditEvent.Verdict verdict = UseItFromJava.remindLater(stack.get().bootstrapServers(), commands, audit);
             assertThat(verdict).isInstanceOf(AuditEvent.Scheduled.class);
             AuditEvent.Scheduled s = (AuditEvent.Scheduled) verdict;
             assertThat(s.queue()).isEqualTo("orders.reminders");
@@ -51,7 +49,7 @@ class ReadmeJavaExampleIT {
             assertThat(s.source().topic()).isEqualTo(commands);
             assertThat(s.deliverAt()).isBetween(before.plus(Duration.ofMinutes(30)).minusSeconds(5), Instant.now().plus(Duration.ofMinutes(30)));
             // sent again, the same command is the same timer: rescheduled, same message
-            AuditEvent.Verdict again = UseItFromJava.remindLater(TestKafka.bootstrapServers(), commands, audit);
+            AuditEvent.Verdict again = UseItFromJava.remindLater(stack.get().bootstrapServers(), commands, audit);
             assertThat(again).isInstanceOfSatisfying(AuditEvent.Rescheduled.class, r -> assertThat(r.messageId()).isEqualTo(s.messageId()));
         }
     }

@@ -1,25 +1,22 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
 import static io.queen.timers.bridge.BridgeTestSupport.longQuery;
 import static io.queen.timers.bridge.BridgeTestSupport.outbox;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TenantFairnessEndToEndIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     static final String FLOODER = "00000000-0000-0000-0000-000000000001";
     static final String QUIET = "6a1f0000-0000-4000-8000-0000000000b2";
@@ -41,13 +38,12 @@ class TenantFairnessEndToEndIT {
     void aBackDatedTimerIsVisibleNoEarlierThanItsStagingAndATenantStopsAtItsQuota() throws Exception {
         String a = TestKafka.newTopic("cmd-flood", 1);
         String b = TestKafka.newTopic("cmd-quiet", 1);
-        Map<String, String> s = settings(db, a + "," + b, TestKafka.newTopic("audit", 1), "g-" + UUID.randomUUID());
-        s.put("topic." + a + ".tenant", FLOODER);
-        s.put("topic." + b + ".tenant", QUIET);
-        s.put("audit.relay.enabled", "false"); // the verdicts stay in the outbox, where this test reads them
-        s.put("tenant.max.pending", "5");
-        long before = longQuery(db.dataSource(), "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        long before = longQuery(stack.get().owner(), "SELECT floor(extract(epoch FROM now()) * 1000)::bigint");
+        try (BridgeMain bridge = Bridges.start(stack.get(), s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(a, b))
+                        .set(BridgeSettings.GROUP_ID, stack.get().uniqueName("g-fair-"))
+                        .topic(a, "tenant", FLOODER).topic(b, "tenant", QUIET)
+                        .set(AuditSettings.RELAY_ENABLED, false) // the verdicts stay in the outbox, where this test reads them
+                        .set(BridgeSettings.TENANT_MAX_PENDING, 5), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             for (int i = 1; i <= 7; i++) {   // 5 fit, the 6th and 7th new keys do not
                 producer.send(TimerCommand.schedule("flood", "k" + i).at(EPOCH_ISH).txn("t" + i).payload("{}").envelope(a));
@@ -58,25 +54,25 @@ class TenantFairnessEndToEndIT {
             producer.send(TimerCommand.schedule("quiet", "q1").at(Instant.now().plus(1, ChronoUnit.HOURS)).txn("q").payload("{}")
                     .envelope(b)); // the quota is per tenant
             producer.flush();
-            await().atMost(Duration.ofSeconds(60)).until(() -> outbox(db.dataSource()).size() == 11);
+            await().atMost(Duration.ofSeconds(60)).until(() -> outbox(stack.get().owner()).size() == 11);
         }
 
-        List<JsonNode> events = outbox(db.dataSource());
+        List<JsonNode> events = outbox(stack.get().owner());
         assertThat(events.stream().filter(e -> e.get("tenant").asText().equals(FLOODER))
                 .map(e -> e.get("type").asText() + (e.has("reason") ? " " + e.get("reason").asText() : "")))
                 .containsExactly("scheduled", "scheduled", "scheduled", "scheduled", "scheduled",
                         "rejected tenant_quota", "rejected tenant_quota", "rescheduled", "cancelled", "scheduled");
         assertThat(events.stream().filter(e -> e.get("tenant").asText().equals(QUIET)).map(e -> e.get("type").asText()))
                 .containsExactly("scheduled");
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'")).isEqualTo(5);
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'")).isEqualTo(5);
 
         // deliver_at stays what the producer said; visible_at is no earlier than the staging
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'"
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'"
                 + " AND deliver_at = timestamptz '1970-01-01 00:00:01+00'")).isEqualTo(5);
-        assertThat(longQuery(db.dataSource(), "SELECT floor(extract(epoch FROM min(visible_at)) * 1000)::bigint FROM queen.log_timers"
+        assertThat(longQuery(stack.get().owner(), "SELECT floor(extract(epoch FROM min(visible_at)) * 1000)::bigint FROM queen.log_timers"
                 + " WHERE tenant_id = '" + FLOODER + "'")).isGreaterThanOrEqualTo(before);
         // ... and nobody holds them: a staged back-dated timer is due, and cancellable
-        assertThat(longQuery(db.dataSource(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'"
+        assertThat(longQuery(stack.get().owner(), "SELECT count(*) FROM queen.log_timers WHERE tenant_id = '" + FLOODER + "'"
                 + " AND claim_token IS NULL AND queen.timer_state_v1(claim_token, claimed_until, visible_at, now()) = 'due'")).isEqualTo(5);
     }
 }

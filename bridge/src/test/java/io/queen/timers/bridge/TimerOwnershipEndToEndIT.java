@@ -1,7 +1,5 @@
 package io.queen.timers.bridge;
 
-import static io.queen.timers.bridge.BridgeTestSupport.config;
-import static io.queen.timers.bridge.BridgeTestSupport.settings;
 import static io.queen.timers.bridge.BridgeTestSupport.storedOffsetSum;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -9,10 +7,11 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queen.timers.client.command.TimerCommand;
-import io.queen.timers.core.ops.Dependencies;
 import io.queen.timers.routes.auth.TestTokens;
-import io.queen.timers.sql.Migrations;
-import io.queen.timers.testkit.PostgresDatabase;
+import io.queen.timers.relay.AuditSettings;
+import io.queen.timers.routes.RouteSettings;
+import io.queen.timers.stack.Stack;
+import io.queen.timers.testkit.PerClass;
 import io.queen.timers.testkit.TestKafka;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -41,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TimerOwnershipEndToEndIT {
 
     @RegisterExtension
-    static final PostgresDatabase db = PostgresDatabase.initializedWith(Migrations::migrate);
+    static final PerClass<Stack> stack = PerClass.of(Stack::shared);
 
     static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
     static final String Q = "own.q";
@@ -51,17 +50,10 @@ class TimerOwnershipEndToEndIT {
     @Test
     void anotherProducersCommandsOnAKeyAreRejectedNotOwnerAndOnlyTheOwnerOrAnAdminActs() throws Exception {
         String topic = TestKafka.newTopic("cmd-own", 1, TestKafka.BROKER_TIMESTAMPS);
-        String group = "g-" + UUID.randomUUID();
+        String group = stack.get().uniqueName("g-own-");
         TestTokens.Signer signer = TestTokens.ec("k1");
         Path keys = dir.resolve("keys.jwks");
         TestTokens.writeJwks(keys, List.of(signer));
-        Map<String, String> s = settings(db, topic, TestKafka.newTopic("audit", 1), group);
-        s.put("audit.relay.enabled", "false");
-        s.put("topic." + topic + ".auth", "jwt");
-        s.put("topic." + topic + ".auth.keys.file", keys.toString());
-        s.put("topic." + topic + ".auth.audience", TestTokens.AUDIENCE);
-        s.put("topic." + topic + ".auth.issuer", TestTokens.ISSUER);
-        s.put("auth.admin.claim", "queen_admin");
         Instant now = Instant.now();
         String a = signer.sign(TestTokens.claims("billing-svc", now, TENANT).build());
         String b = signer.sign(TestTokens.claims("reports-svc", now, TENANT).build());
@@ -71,7 +63,14 @@ class TimerOwnershipEndToEndIT {
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         List<String> expect = new ArrayList<>();
         Map<String, String> before;
-        try (BridgeMain bridge = BridgeMain.start(BridgeSettings.from(config(s)), Dependencies.defaults(new SimpleMeterRegistry()));
+        try (BridgeMain bridge = Bridges.start(stack.get(), s -> s.set(RouteSettings.COMMAND_TOPICS, List.of(topic))
+                        .set(BridgeSettings.GROUP_ID, group)
+                        .set(AuditSettings.RELAY_ENABLED, false) // the verdicts stay in the outbox, where this test reads them
+                        .topic(topic, "auth", "jwt")
+                        .topic(topic, "auth.keys.file", keys.toString())
+                        .topic(topic, "auth.audience", TestTokens.AUDIENCE)
+                        .topic(topic, "auth.issuer", TestTokens.ISSUER)
+                        .set(RouteSettings.AUTH_ADMIN_CLAIM, "queen_admin"), new SimpleMeterRegistry());
                 KafkaProducer<byte[], byte[]> producer = TestKafka.commandProducer()) {
             // 1. A stages two one-shot timers and a series
             send(producer, topic, sends, expect, TimerCommand.schedule(Q, "a1").delay(Duration.ofHours(1)).txn("t-a1").payload("{\"by\":\"a\"}"), a, "scheduled");
@@ -131,7 +130,7 @@ class TimerOwnershipEndToEndIT {
 
     private static void await(KafkaProducer<byte[], byte[]> p, String group, int n) {
         p.flush();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(db.dataSource(), group) == n);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> storedOffsetSum(stack.get().owner(), group) == n);
     }
 
     /**
@@ -141,7 +140,7 @@ class TimerOwnershipEndToEndIT {
      */
     private static Map<String, List<JsonNode>> verdicts() throws Exception {
         Map<String, List<JsonNode>> out = new java.util.HashMap<>();
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT (jsonb_build_object('eventId', event_id, 'type', type, 'at', created_at, 'tenant',"
                         + " tenant_id) || event)::text FROM queen.timer_audit_events ORDER BY id, seq")) {
             while (rs.next()) {
@@ -162,7 +161,7 @@ class TimerOwnershipEndToEndIT {
     /** Each staged timer as one line of what a reschedule could change: message id, time, txn, payload, owner, rule. */
     private static Map<String, String> rows() throws Exception {
         Map<String, String> out = new LinkedHashMap<>();
-        try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        try (Connection c = stack.get().owner().getConnection(); Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT queue || '/' || timer_key, concat_ws(' ', message_id, deliver_at, txn,"
                         + " encode(payload, 'escape'), producer_sub, recurrence::text) FROM queen.log_timers ORDER BY 1")) {
             while (rs.next()) {
