@@ -237,7 +237,10 @@ class HttpApiEndToEndIT {
         // (Jetty takes no NUL in a path), nothing written either way
         assertThat(reasons(post("[{\"op\":\"cancel\",\"queue\":\"api.q\",\"timerKey\":\"a\\u0000b\"}]", null).body()))
                 .containsExactly("bad_timer_key");
-        assertProblem(delete("/api/v1/timers/api.q/a%00b", null), 400);
+        // on a client of its own: Jetty's parser refuses it and closes the connection, which the shared client could
+        // otherwise take from its pool for the next test's request before it sees the close
+        assertProblem(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
+                .send(HttpRequest.newBuilder(uri("/api/v1/timers/api.q/a%00b")).DELETE().build(), HttpResponse.BodyHandlers.ofString()), 400);
     }
 
     @Test
